@@ -1,0 +1,3 @@
+"""ktop: a terminal dashboard for very large Kubernetes control planes."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Pure analysis: turns snapshots into findings with stable codes."""

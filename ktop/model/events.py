@@ -1,0 +1,297 @@
+"""Events: the only thing sources hand to the model.
+
+Every source (the simulator, a live cluster, a recording, an offline bundle)
+emits these and nothing else. They hold plain data only (strings, numbers,
+tuples, other events' records) so that a recording is the event stream
+itself and replay needs no field-by-field copying.
+
+Times are Unix seconds (float). ``at`` is when the source observed the
+thing, on the source's clock: the simulator's virtual clock, the live
+clock, or the recorded clock on replay.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Component(StrEnum):
+    """Which control-plane component a metrics target is."""
+
+    APISERVER = "apiserver"
+    ETCD = "etcd"
+    SCHEDULER = "scheduler"
+    CONTROLLER_MANAGER = "controller-manager"
+
+
+class Area(StrEnum):
+    """The five signal areas of the overview."""
+
+    APF = "apf"
+    APISERVERS = "apiservers"
+    ETCD = "etcd"
+    SCHEDULER = "scheduler"
+    NODES = "nodes"
+
+
+Labels = tuple[tuple[str, str], ...]
+"""Metric labels as a tuple of ``(name, value)`` pairs sorted by name."""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One metrics endpoint: a component instance."""
+
+    component: Component
+    instance: str
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One sample of a Prometheus exposition (histogram buckets included)."""
+
+    name: str
+    labels: Labels
+    value: float
+
+
+# --------------------------------------------------------------------------
+# Metrics
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsScraped:
+    """A target's metrics were read (already filtered to what ktop uses)."""
+
+    at: float
+    target: Target
+    samples: tuple[Sample, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ScrapeFailed:
+    """A target's metrics could not be read; ``reason`` says why."""
+
+    at: float
+    target: Target
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ApfLevelDump:
+    """One row of ``/debug/api_priority_and_fairness/dump_priority_levels``.
+
+    Counters are cumulative since the apiserver started; fields absent in
+    older formats are ``None``.
+    """
+
+    priority_level: str
+    active_queues: int | None
+    is_idle: bool | None
+    is_quiescing: bool | None
+    waiting_requests: int | None
+    executing_requests: int | None
+    dispatched_requests: int | None = None
+    rejected_requests: int | None = None
+    timedout_requests: int | None = None
+    cancelled_requests: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ApfDumpRead:
+    """An apiserver instance's APF priority-level dump was read."""
+
+    at: float
+    instance: str
+    levels: tuple[ApfLevelDump, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ApfDumpFailed:
+    """An apiserver instance's APF dump could not be read."""
+
+    at: float
+    instance: str
+    reason: str
+
+
+# --------------------------------------------------------------------------
+# Kubernetes objects, in compact form (converters live beside the sources)
+
+
+class Readiness(StrEnum):
+    """The status of a node's Ready condition (missing counts as unknown)."""
+
+    TRUE = "True"
+    FALSE = "False"
+    UNKNOWN = "Unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRecord:
+    """What ktop keeps of a Node: a few small fields, strings interned.
+
+    ``ready_since`` is the Ready condition's lastTransitionTime (Unix s) or
+    ``None``. ``exclude_disruption`` mirrors the label
+    ``node.kubernetes.io/exclude-disruption`` that the node lifecycle
+    controller honours when it computes zone states.
+    """
+
+    name: str
+    region: str
+    zone: str
+    rack: str
+    ready: Readiness
+    ready_since: float | None
+    unreachable_taint: bool = False
+    not_ready_taint: bool = False
+    unschedulable: bool = False
+    exclude_disruption: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class NodeUpserted:
+    """A node was listed, added or changed."""
+
+    at: float
+    node: NodeRecord
+
+
+@dataclass(frozen=True, slots=True)
+class NodeDeleted:
+    """A node was deleted."""
+
+    at: float
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseRenewed:
+    """A node's Lease in ``kube-node-lease`` has this ``spec.renewTime``."""
+
+    at: float
+    node: str
+    renew_time: float
+
+
+class PodWait(StrEnum):
+    """Why a pending pod has not started, at the coarsest level."""
+
+    NOT_ATTEMPTED = "not-attempted"
+    """Unscheduled and without a PodScheduled condition yet."""
+    UNSCHEDULABLE = "unschedulable"
+    """The scheduler tried and no node fits (PodScheduled=False, Unschedulable)."""
+    SCHEDULER_ERROR = "scheduler-error"
+    """PodScheduled=False with reason SchedulerError."""
+    GATED = "gated"
+    """Held by scheduling gates (quota or queue admission, e.g. Kueue)."""
+    BOUND_NOT_STARTED = "bound-not-started"
+    """Bound to a node but still Pending (image pull, volumes, sandbox...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPodRecord:
+    """What ktop keeps of a Pending pod."""
+
+    namespace: str
+    name: str
+    created: float
+    wait: PodWait
+    node: str = ""
+    message: str = ""
+    """The PodScheduled condition's full message (FailedScheduling text)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPodUpserted:
+    """A Pending pod was listed, added or changed."""
+
+    at: float
+    pod: PendingPodRecord
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPodDeleted:
+    """A pod stopped being Pending (started, deleted or failed)."""
+
+    at: float
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class WarningEvent:
+    """A Warning Event the triage paths use (FailedScheduling, FailedCreate, ...)."""
+
+    at: float
+    reason: str
+    namespace: str
+    object_kind: str
+    object_name: str
+    message: str
+    count: int = 1
+
+
+# --------------------------------------------------------------------------
+# Source state
+
+
+@dataclass(frozen=True, slots=True)
+class SourceStarted:
+    """A source describes itself: what it is and what it reads."""
+
+    at: float
+    kind: str
+    """``demo``, ``live``, ``replay`` or ``bundle``."""
+    context: str
+    """The kube context, or the scenario name for the simulator."""
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FeedSynced:
+    """A feed (e.g. ``nodes``, ``leases``, ``pending-pods``) finished its initial list."""
+
+    at: float
+    feed: str
+
+
+@dataclass(frozen=True, slots=True)
+class FeedFailed:
+    """A feed could not be read; the data it feeds is unknown until it recovers."""
+
+    at: float
+    feed: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClockTick:
+    """The source's clock advanced (lets ages grow when nothing else happens)."""
+
+    at: float
+
+
+Event = (
+    MetricsScraped
+    | ScrapeFailed
+    | ApfDumpRead
+    | ApfDumpFailed
+    | NodeUpserted
+    | NodeDeleted
+    | LeaseRenewed
+    | PendingPodUpserted
+    | PendingPodDeleted
+    | WarningEvent
+    | SourceStarted
+    | FeedSynced
+    | FeedFailed
+    | ClockTick
+)
+"""Any event a source may emit."""
+
+FEED_NODES = "nodes"
+FEED_LEASES = "leases"
+FEED_PENDING_PODS = "pending-pods"
+FEED_EVENTS = "events"

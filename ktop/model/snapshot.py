@@ -1,0 +1,316 @@
+"""Immutable snapshots: what the model hands to analysis and views.
+
+A snapshot never shares mutable state with the model. Views render it;
+analysis reads it; neither can change it. Formulas for every field are in
+``docs/panes.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from ktop.model.events import Area, PodWait
+from ktop.model.values import Val
+
+# --------------------------------------------------------------------------
+# Freshness
+
+
+@dataclass(frozen=True, slots=True)
+class Freshness:
+    """How fresh one input is (a scrape target, a feed, an APF dump)."""
+
+    name: str
+    area: Area
+    last_ok: float | None
+    """When the input last delivered data (source clock), or never."""
+    error: str = ""
+    """The last error, empty when the last attempt succeeded."""
+
+    def age_s(self, now: float) -> float | None:
+        """Seconds since the input last delivered data, or None if it never did."""
+        return None if self.last_ok is None else max(0.0, now - self.last_ok)
+
+
+# --------------------------------------------------------------------------
+# APF
+
+
+@dataclass(frozen=True, slots=True)
+class ApfRow:
+    """APF numbers for one priority level (and flow schema, unless rolled up).
+
+    ``instance`` is empty for the cluster-wide roll-up; ``flow_schema`` is
+    empty for the per-priority-level roll-up.
+    """
+
+    instance: str
+    priority_level: str
+    flow_schema: str
+    in_queue: Val
+    executing: Val
+    seats_in_use: Val
+    seats_limit: Val
+    """``apiserver_flowcontrol_current_limit_seats`` (nominal when absent)."""
+    wait_p50_s: Val
+    wait_p99_s: Val
+    dispatched_per_s: Val
+    rejected_per_s: Mapping[str, Val]
+    """Rejections per second by reason (queue-full, concurrency-limit, time-out)."""
+
+    @property
+    def rejected_total_per_s(self) -> Val:
+        """Rejections per second over all reasons (0 when none are recorded)."""
+        from ktop.model.values import sum_vals
+
+        if not self.rejected_per_s:
+            return Val.of(0.0)
+        return sum_vals(list(self.rejected_per_s.values()))
+
+
+@dataclass(frozen=True, slots=True)
+class ApfSnapshot:
+    """API Priority and Fairness across apiserver instances."""
+
+    levels: tuple[ApfRow, ...]
+    """Per priority level, summed across instances, sorted worst first."""
+    flows: tuple[ApfRow, ...]
+    """Per (priority level, flow schema), summed across instances."""
+    per_instance: tuple[ApfRow, ...]
+    """Per (instance, priority level)."""
+    unknown_reason: str = ""
+    """Why APF data is unknown (empty when at least one instance reported)."""
+
+
+# --------------------------------------------------------------------------
+# apiservers
+
+
+@dataclass(frozen=True, slots=True)
+class ApiserverRow:
+    """One kube-apiserver instance."""
+
+    instance: str
+    version: str
+    requests_per_s: Val
+    reads_per_s: Val
+    """GET and LIST."""
+    writes_per_s: Val
+    """POST, PUT, PATCH, APPLY, DELETE, DELETECOLLECTION."""
+    inflight_readonly: Val
+    inflight_mutating: Val
+    watches: Val
+    """Long-running WATCH requests (``apiserver_longrunning_requests{verb="WATCH"}``)."""
+    cpu_cores: Val
+    rss_bytes: Val
+    start_time: Val
+    """``process_start_time_seconds``: a jump means a restart."""
+    throttled_per_s: Val
+    """Responses with code 429 per second."""
+    terminations_per_s: Val
+    last_ok: float | None
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ApiserversSnapshot:
+    """kube-apiserver instances side by side."""
+
+    instances: tuple[ApiserverRow, ...]
+    request_skew: Val
+    """max(requests/s) / mean(requests/s) across reachable instances."""
+    watch_skew: Val
+    """max(watches) / mean(watches) across reachable instances."""
+
+
+# --------------------------------------------------------------------------
+# etcd
+
+
+@dataclass(frozen=True, slots=True)
+class EtcdMemberRow:
+    """One etcd member."""
+
+    instance: str
+    is_leader: Val
+    has_leader: Val
+    leader_changes: Val
+    """Increase of ``etcd_server_leader_changes_seen_total`` over the window."""
+    wal_fsync_p50_s: Val
+    wal_fsync_p99_s: Val
+    backend_commit_p99_s: Val
+    proposals_pending: Val
+    proposals_failed_per_s: Val
+    db_size_bytes: Val
+    db_in_use_bytes: Val
+    quota_bytes: Val
+    fragmentation: Val
+    """1 - in_use / total."""
+    peer_rtt_p99_s: Val
+    last_ok: float | None
+    error: str = ""
+
+    @property
+    def db_quota_ratio(self) -> Val:
+        """db size / quota."""
+        from ktop.model.values import ratio
+
+        return ratio(self.db_size_bytes, self.quota_bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class EtcdSnapshot:
+    """The etcd cluster."""
+
+    members: tuple[EtcdMemberRow, ...]
+    leader: str
+    """Instance that reports ``etcd_server_is_leader 1``; empty if none does."""
+    leader_known: bool
+    """False when no member could be read."""
+
+
+# --------------------------------------------------------------------------
+# scheduler
+
+
+@dataclass(frozen=True, slots=True)
+class ReasonCount:
+    """One FailedScheduling reason and how many pending pods it blocks."""
+
+    reason: str
+    pods: int
+    nodes: int
+    """Nodes that reported this reason, summed over the pods' latest messages."""
+    sample_pods: tuple[str, ...]
+    """A few ``namespace/name`` examples."""
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerSnapshot:
+    """Pending pods and why."""
+
+    queue: Mapping[str, Val]
+    """``scheduler_pending_pods`` by queue: active, backoff, unschedulable, gated."""
+    attempts_per_s: Mapping[str, Val]
+    """``scheduler_schedule_attempts_total`` rate by result."""
+    pending_by_wait: Mapping[PodWait, int]
+    """Pending pods seen through the API by why they wait."""
+    reasons: tuple[ReasonCount, ...]
+    """Parsed FailedScheduling reasons, most pods first."""
+    quota_rejections: int
+    """Recent FailedCreate events for exceeded quota (pods never created)."""
+    oldest_pending_s: Val
+    pods_known: bool
+    """False until the pending-pods feed has synced."""
+    pods_reason: str = ""
+
+
+# --------------------------------------------------------------------------
+# nodes
+
+
+class ZoneState(StrEnum):
+    """Zone states as the node lifecycle controller computes them."""
+
+    INITIAL = "Initial"
+    NORMAL = "Normal"
+    PARTIAL_DISRUPTION = "PartialDisruption"
+    FULL_DISRUPTION = "FullDisruption"
+
+
+@dataclass(frozen=True, slots=True)
+class DomainRollup:
+    """Node health in one failure domain (a zone, or a rack within a zone)."""
+
+    region: str
+    zone: str
+    rack: str
+    """Empty for a zone-level roll-up."""
+    total: int
+    ready: int
+    not_ready: int
+    """Ready=False."""
+    unknown: int
+    """Ready=Unknown or no Ready condition."""
+    cordoned: int
+    lease_lag_max_s: Val
+    lease_lag_p50_s: Val
+    state: ZoneState | None = None
+    """Zone state (zone roll-ups only)."""
+
+    @property
+    def unhealthy(self) -> int:
+        """Nodes whose Ready condition is not True."""
+        return self.not_ready + self.unknown
+
+
+@dataclass(frozen=True, slots=True)
+class NotReadyNode:
+    """A node that is not Ready, for lists."""
+
+    name: str
+    region: str
+    zone: str
+    rack: str
+    ready: str
+    since: float | None
+    lease_lag_s: Val
+    tainted_unreachable: bool
+    tainted_not_ready: bool
+
+
+@dataclass(frozen=True, slots=True)
+class NodesSnapshot:
+    """Nodes grouped by failure domain."""
+
+    total: int
+    ready: int
+    not_ready: int
+    unknown: int
+    cordoned: int
+    zones: tuple[DomainRollup, ...]
+    racks: tuple[DomainRollup, ...]
+    """Per rack, only racks with unhealthy nodes or lease lag first; capped."""
+    not_ready_nodes: tuple[NotReadyNode, ...]
+    """The longest-NotReady nodes first; capped."""
+    lease_lag_p99_s: Val
+    heartbeat_writes_per_s: Val
+    """nodes / lease renew interval (capacity arithmetic, 000 §1.2)."""
+    nodes_known: bool
+    nodes_reason: str = ""
+    rack_label: str = ""
+
+
+# --------------------------------------------------------------------------
+# the whole
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSnapshot:
+    """Everything the views need at one instant."""
+
+    at: float
+    """The source clock when the snapshot was taken."""
+    source_kind: str
+    context: str
+    source_detail: str
+    apf: ApfSnapshot
+    apiservers: ApiserversSnapshot
+    etcd: EtcdSnapshot
+    scheduler: SchedulerSnapshot
+    nodes: NodesSnapshot
+    freshness: tuple[Freshness, ...] = field(default=())
+    window_s: float = 300.0
+    seq: int = 0
+    """Increases by one with every published snapshot."""
+
+    def area_freshness(self, area: Area) -> tuple[Freshness, ...]:
+        """The inputs that feed one area."""
+        return tuple(f for f in self.freshness if f.area == area)
+
+    def area_age_s(self, area: Area) -> float | None:
+        """Age of the stalest input that has delivered data for an area."""
+        ages = [a for f in self.area_freshness(area) if (a := f.age_s(self.at)) is not None]
+        return max(ages) if ages else None

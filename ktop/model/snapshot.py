@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ktop.model.events import Area, PodWait
-from ktop.model.values import Val
+from ktop.model.values import Val, ratio, sum_vals
+
+NOT_EXPOSED = Val(None, "not exposed")
 
 # --------------------------------------------------------------------------
 # Freshness
@@ -63,8 +65,6 @@ class ApfRow:
     @property
     def rejected_total_per_s(self) -> Val:
         """Rejections per second over all reasons (0 when none are recorded)."""
-        from ktop.model.values import sum_vals
-
         if not self.rejected_per_s:
             return Val.of(0.0)
         return sum_vals(list(self.rejected_per_s.values()))
@@ -112,6 +112,8 @@ class ApiserverRow:
     terminations_per_s: Val
     last_ok: float | None
     error: str = ""
+    write_p99_s: Val = NOT_EXPOSED
+    """p99 of ``apiserver_request_duration_seconds`` for mutating verbs over the window."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +125,8 @@ class ApiserversSnapshot:
     """max(requests/s) / mean(requests/s) across reachable instances."""
     watch_skew: Val
     """max(watches) / mean(watches) across reachable instances."""
+    unknown_reason: str = ""
+    """Why there are no instances (empty when at least one was seen)."""
 
 
 # --------------------------------------------------------------------------
@@ -154,9 +158,7 @@ class EtcdMemberRow:
 
     @property
     def db_quota_ratio(self) -> Val:
-        """db size / quota."""
-        from ktop.model.values import ratio
-
+        """Db size / quota."""
         return ratio(self.db_size_bytes, self.quota_bytes)
 
 
@@ -169,6 +171,8 @@ class EtcdSnapshot:
     """Instance that reports ``etcd_server_is_leader 1``; empty if none does."""
     leader_known: bool
     """False when no member could be read."""
+    unknown_reason: str = ""
+    """Why the members are unknown (empty when at least one was read)."""
 
 
 # --------------------------------------------------------------------------
@@ -205,6 +209,8 @@ class SchedulerSnapshot:
     pods_known: bool
     """False until the pending-pods feed has synced."""
     pods_reason: str = ""
+    metrics_reason: str = ""
+    """Why scheduler metrics are unknown (empty when a scheduler was scraped)."""
 
 
 # --------------------------------------------------------------------------

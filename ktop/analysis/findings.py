@@ -1,0 +1,32 @@
+"""Findings: what analysis concludes from a snapshot, with stable codes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+from ktop.model.events import Area
+
+
+class Severity(IntEnum):
+    """How bad a finding is. ``UNKNOWN`` ranks above OK: unknown is never healthy."""
+
+    OK = 0
+    INFO = 1
+    UNKNOWN = 2
+    WARNING = 3
+    CRITICAL = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One conclusion about the cluster, with the evidence it rests on."""
+
+    code: str
+    """Stable code from the catalogue, e.g. ``KT-ETCD-002``."""
+    severity: Severity
+    area: Area
+    title: str
+    """One line, numbers included, e.g. ``WAL fsync p99 612 ms on etcd-1 (>500 ms)``."""
+    evidence: tuple[str, ...] = ()
+    """The readings the finding rests on, one per line."""

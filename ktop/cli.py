@@ -1,0 +1,170 @@
+"""Command line: argument parsing and the composition root.
+
+``ktop`` and ``ktop --context NAME`` read a live cluster; ``ktop demo``
+runs the built-in simulated cluster. Subcommands that later work adds
+(``record``, ``replay``, ``triage``, ``bundle``) say plainly that they are
+not available yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ktop import __version__
+
+NOT_YET = {
+    "record": "recording a session",
+    "replay": "replaying a recording",
+    "triage": "the triage walk-through",
+    "bundle": "offline bundles",
+}
+DEFAULT_RACK_LABEL = "topology.ktop.dev/rack"
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--theme", help="colour theme: ktop-dark (default), ktop-light, ansi-dark, ...")
+    p.add_argument(
+        "--rack-label",
+        default=DEFAULT_RACK_LABEL,
+        help=f"node label that names a node's rack (default {DEFAULT_RACK_LABEL})",
+    )
+    p.add_argument(
+        "--refresh",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="screen refresh interval (default 1)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ktop`` argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="ktop",
+        description="A terminal dashboard for very large Kubernetes control planes.",
+        epilog="Run 'ktop demo' to see it on a built-in simulated cluster.",
+    )
+    parser.add_argument("--version", action="version", version=f"ktop {__version__}")
+    parser.add_argument("--context", help="kubeconfig context to read (default: current)")
+    parser.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube)")
+    _common(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    demo = sub.add_parser(
+        "demo",
+        help="run against the built-in simulated cluster",
+        description="Run ktop against a built-in, deterministic simulated cluster.",
+    )
+    demo.add_argument("--scenario", default="steady", help="scenario to play (see --list)")
+    demo.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    demo.add_argument("--nodes", type=int, default=5000, help="number of nodes (default 5000)")
+    demo.add_argument("--zones", type=int, default=3, help="number of zones (default 3)")
+    demo.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    demo.add_argument(
+        "--speed", type=float, default=1.0, help="time compression: 10 = ten times faster"
+    )
+    demo.add_argument(
+        "--kind",
+        action="store_true",
+        help="create a kind cluster with KWOK nodes and inject the scenario there",
+    )
+    _common(demo)
+
+    for name, what in NOT_YET.items():
+        p = sub.add_parser(name, help=f"{what} (not available yet)")
+        p.add_argument("args", nargs=argparse.REMAINDER)
+    return parser
+
+
+def _list_scenarios() -> int:
+    from ktop.sources.sim.scenarios import SCENARIOS
+
+    width = max(len(n) for n in SCENARIOS)
+    for name, spec in SCENARIOS.items():
+        print(f"{name:<{width}}  {spec.summary}")
+    return 0
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from ktop.sources.sim.scenarios import SCENARIOS
+
+    if args.list:
+        return _list_scenarios()
+    if args.scenario not in SCENARIOS:
+        print(
+            f"ktop demo: unknown scenario {args.scenario!r}; "
+            f"choose one of: {', '.join(SCENARIOS)}",
+            file=sys.stderr,
+        )
+        return 2
+    if args.nodes < 1 or args.zones < 1 or args.speed <= 0:
+        print("ktop demo: --nodes and --zones must be >= 1 and --speed > 0", file=sys.stderr)
+        return 2
+    if args.kind:
+        return _run_kind(args)
+
+    from ktop.hub import Hub
+    from ktop.model.cluster import ClusterModel, ModelConfig
+    from ktop.sources.sim.simulator import Simulator
+    from ktop.sources.sim.source import SimulatorSource
+    from ktop.ui.app import KtopApp
+
+    sim = Simulator(
+        args.scenario, nodes=args.nodes, zones=args.zones, seed=args.seed,
+        rack_label=args.rack_label,
+    )
+    hub = Hub(ClusterModel(ModelConfig(rack_label=args.rack_label)))
+    app = KtopApp(
+        hub, [SimulatorSource(sim, speed=args.speed)], refresh_s=args.refresh, theme=args.theme
+    )
+    app.run()
+    return 0
+
+
+def _run_kind(args: argparse.Namespace) -> int:
+    from ktop.lab.kind import kind_demo, missing_kind_tools
+
+    missing = missing_kind_tools()
+    if missing:
+        print("ktop demo --kind cannot start:", file=sys.stderr)
+        for line in missing:
+            print(f"  - {line}", file=sys.stderr)
+        return 2
+    return kind_demo(scenario=args.scenario, nodes=args.nodes)
+
+
+def _run_live(args: argparse.Namespace) -> int:
+    from ktop.sources.kubeconfig import KubeconfigError, resolve_context
+
+    try:
+        ctx = resolve_context(args.kubeconfig, args.context)
+    except KubeconfigError as exc:
+        print(f"ktop: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"ktop: context {ctx.name!r} (server {ctx.server}) found, but reading a live "
+        "cluster is not available in this version yet.\n"
+        "Run 'ktop demo' for the simulated cluster.",
+        file=sys.stderr,
+    )
+    return 3
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``ktop`` command."""
+    args = build_parser().parse_args(argv)
+    if args.command == "demo":
+        return _run_demo(args)
+    if args.command in NOT_YET:
+        print(
+            f"ktop {args.command}: {NOT_YET[args.command]} is not available in this version yet.",
+            file=sys.stderr,
+        )
+        return 2
+    return _run_live(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

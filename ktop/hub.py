@@ -1,0 +1,76 @@
+"""The hub: the one stateful piece outside the UI.
+
+Sources hand it batches of events; it folds them into the model, passes
+them to sinks (the recorder), and on demand publishes a snapshot and the
+findings analysis draws from it. It publishes at the screen's cadence, not
+once per event: folding is cheap, snapshots are not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ktop.analysis.findings import Finding
+from ktop.analysis.rules import evaluate
+from ktop.model.cluster import ClusterModel
+from ktop.model.events import Event
+from ktop.model.snapshot import ClusterSnapshot
+
+Sink = Callable[[Sequence[Event]], None]
+"""Receives every batch of events, in order (the recorder is one)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """A snapshot and the findings drawn from it."""
+
+    snapshot: ClusterSnapshot
+    findings: tuple[Finding, ...]
+
+
+class Hub:
+    """Merges sources, folds events, feeds sinks, publishes snapshots."""
+
+    def __init__(self, model: ClusterModel | None = None, sinks: Sequence[Sink] = ()) -> None:
+        self.model = model or ClusterModel()
+        self._sinks = list(sinks)
+        self._latest: Published | None = None
+        self._events_since_publish = 0
+        self.events_total = 0
+        self.sink_errors: list[str] = []
+
+    def add_sink(self, sink: Sink) -> None:
+        """Send every later batch to ``sink`` too."""
+        self._sinks.append(sink)
+
+    def ingest(self, events: Sequence[Event]) -> None:
+        """Fold a batch of events into the model and hand it to the sinks."""
+        if not events:
+            return
+        self.model.apply_all(events)
+        self._events_since_publish += len(events)
+        self.events_total += len(events)
+        for sink in self._sinks:
+            try:
+                sink(events)
+            except Exception as exc:  # a broken sink must not stop the dashboard
+                self.sink_errors.append(f"{type(exc).__name__}: {exc}")
+
+    def publish(self, *, force: bool = False) -> Published | None:
+        """A new snapshot and findings if anything changed since the last call."""
+        if not force and self._events_since_publish == 0 and self._latest is not None:
+            return None
+        snapshot = self.model.snapshot()
+        self._latest = Published(snapshot, evaluate(snapshot))
+        self._events_since_publish = 0
+        return self._latest
+
+    @property
+    def latest(self) -> Published:
+        """The last published snapshot (publishing one if none exists yet)."""
+        if self._latest is None:
+            published = self.publish(force=True)
+            assert published is not None
+            return published
+        return self._latest

@@ -1,0 +1,171 @@
+"""API Priority and Fairness: from per-instance series to the APF snapshot."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ktop.model.events import ApfLevelDump
+from ktop.model.series import Buckets, Key, TargetSeries, merge_buckets
+from ktop.model.snapshot import ApfRow, ApfSnapshot
+from ktop.model.values import Val, sum_vals
+
+INQ = "apiserver_flowcontrol_current_inqueue_requests"
+EXEC = "apiserver_flowcontrol_current_executing_requests"
+SEATS = "apiserver_flowcontrol_current_executing_seats"
+LIMIT = "apiserver_flowcontrol_current_limit_seats"
+NOMINAL = "apiserver_flowcontrol_nominal_limit_seats"
+WAIT = "apiserver_flowcontrol_request_wait_duration_seconds"
+REJECTED = "apiserver_flowcontrol_rejected_requests_total"
+DISPATCHED = "apiserver_flowcontrol_dispatched_requests_total"
+
+PL_FS = ("priority_level", "flow_schema")
+PL = ("priority_level",)
+
+
+@dataclass(slots=True)
+class _Acc:
+    """Accumulates one row's inputs before they become an ApfRow."""
+
+    in_queue: list[Val] = field(default_factory=list)
+    executing: list[Val] = field(default_factory=list)
+    seats: list[Val] = field(default_factory=list)
+    limit: list[Val] = field(default_factory=list)
+    dispatched: list[Val] = field(default_factory=list)
+    rejected: dict[str, list[Val]] = field(default_factory=dict)
+    wait: list[Buckets] = field(default_factory=list)
+
+    def add(self, other: _Acc) -> None:
+        self.in_queue += other.in_queue
+        self.executing += other.executing
+        self.seats += other.seats
+        self.dispatched += other.dispatched
+        self.wait += other.wait
+        for reason, vals in other.rejected.items():
+            self.rejected.setdefault(reason, []).extend(vals)
+
+    def row(self, instance: str, pl: str, fs: str, limit: Val | None = None) -> ApfRow:
+        wait = merge_buckets(self.wait)
+        no_wait = Val.unknown("no wait histogram")
+        return ApfRow(
+            instance=instance,
+            priority_level=pl,
+            flow_schema=fs,
+            in_queue=sum_vals(self.in_queue, empty_reason="not exposed"),
+            executing=sum_vals(self.executing, empty_reason="not exposed"),
+            seats_in_use=sum_vals(self.seats, empty_reason="not exposed"),
+            seats_limit=limit if limit is not None else Val.unknown("per priority level only"),
+            wait_p50_s=wait.quantile(0.5) if wait else no_wait,
+            wait_p99_s=wait.quantile(0.99) if wait else no_wait,
+            dispatched_per_s=sum_vals(self.dispatched, empty_reason="not exposed"),
+            rejected_per_s={r: sum_vals(v) for r, v in sorted(self.rejected.items())},
+        )
+
+
+def _flows(ts: TargetSeries) -> dict[Key, _Acc]:
+    """Per (priority level, flow schema) inputs of one instance."""
+    accs: dict[Key, _Acc] = {}
+
+    def acc(k: Key) -> _Acc:
+        return accs.setdefault(k, _Acc())
+
+    for k, v in ts.gauge_by(INQ, PL_FS).items():
+        acc(k).in_queue.append(v)
+    for k, v in ts.gauge_by(EXEC, PL_FS).items():
+        acc(k).executing.append(v)
+    for k, v in ts.gauge_by(SEATS, PL_FS).items():
+        acc(k).seats.append(v)
+    for k, v in ts.rate_by(DISPATCHED, PL_FS).items():
+        acc(k).dispatched.append(v)
+    for (pl, fs, reason), v in ts.rate_by(REJECTED, (*PL_FS, "reason")).items():
+        acc((pl, fs)).rejected.setdefault(reason, []).append(v)
+    for k, b in ts.buckets_by(WAIT, PL_FS).items():
+        acc(k).wait.append(b)
+    # A gauge family the instance exposes but without a series for this flow
+    # means nothing is queued or executing there: zero, not unknown.
+    exposed = {n: bool(ts.label_values(n, "priority_level")) for n in (INQ, EXEC, SEATS)}
+    for a in accs.values():
+        for name, vals in ((INQ, a.in_queue), (EXEC, a.executing), (SEATS, a.seats)):
+            if not vals and exposed[name]:
+                vals.append(Val.of(0.0))
+    return accs
+
+
+def _limits(ts: TargetSeries) -> dict[str, Val]:
+    limits = {k[0]: v for k, v in ts.gauge_by(NOMINAL, PL).items()}
+    limits.update({k[0]: v for k, v in ts.gauge_by(LIMIT, PL).items()})
+    return limits
+
+
+def _from_dump(levels: tuple[ApfLevelDump, ...]) -> dict[str, _Acc]:
+    out: dict[str, _Acc] = {}
+    for lv in levels:
+        a = _Acc()
+        if lv.waiting_requests is not None:
+            a.in_queue.append(Val.of(lv.waiting_requests))
+        if lv.executing_requests is not None:
+            a.executing.append(Val.of(lv.executing_requests))
+        out[lv.priority_level] = a
+    return out
+
+
+def _severity_key(row: ApfRow) -> tuple[float, float, float, str]:
+    return (
+        -row.rejected_total_per_s.or_(0.0),
+        -row.in_queue.or_(0.0),
+        -row.wait_p99_s.or_(0.0),
+        row.priority_level,
+    )
+
+
+def build_apf(
+    series: Mapping[str, TargetSeries],
+    dumps: Mapping[str, tuple[ApfLevelDump, ...]],
+    unknown_reason: str,
+) -> ApfSnapshot:
+    """Build the APF snapshot from each apiserver's series (and APF dumps as fallback).
+
+    ``series`` and ``dumps`` are keyed by apiserver instance. An instance
+    whose metrics have no APF families contributes its dump's waiting and
+    executing counts instead.
+    """
+    per_instance: list[ApfRow] = []
+    flows: dict[Key, _Acc] = {}
+    levels: dict[str, _Acc] = {}
+    level_limits: dict[str, list[Val]] = {}
+    for instance in sorted(set(series) | set(dumps)):
+        ts = series.get(instance)
+        inst_flows = _flows(ts) if ts is not None else {}
+        inst_levels: dict[str, _Acc] = {}
+        if inst_flows:
+            for (pl, fs), a in inst_flows.items():
+                flows.setdefault((pl, fs), _Acc()).add(a)
+                inst_levels.setdefault(pl, _Acc()).add(a)
+        elif instance in dumps:
+            inst_levels = _from_dump(dumps[instance])
+        limits = _limits(ts) if ts is not None else {}
+        if inst_flows:
+            # A level with a seat limit but no flow traffic is idle, not absent.
+            for pl in limits:
+                if pl not in inst_levels:
+                    idle = inst_levels[pl] = _Acc()
+                    idle.in_queue.append(Val.of(0.0))
+                    idle.executing.append(Val.of(0.0))
+                    idle.seats.append(Val.of(0.0))
+        for pl, a in inst_levels.items():
+            levels.setdefault(pl, _Acc()).add(a)
+            limit = limits.get(pl, Val.unknown("no seat limit exposed"))
+            level_limits.setdefault(pl, []).append(limit)
+            per_instance.append(a.row(instance, pl, "", limit))
+    level_rows = [
+        a.row("", pl, "", sum_vals(level_limits.get(pl, []), empty_reason="no seat limit"))
+        for pl, a in levels.items()
+    ]
+    flow_rows = [a.row("", pl, fs) for (pl, fs), a in flows.items()]
+    reason = "" if (levels or flows) else (unknown_reason or "no apiserver reported APF data")
+    return ApfSnapshot(
+        levels=tuple(sorted(level_rows, key=_severity_key)),
+        flows=tuple(sorted(flow_rows, key=_severity_key)),
+        per_instance=tuple(sorted(per_instance, key=lambda r: (r.priority_level, r.instance))),
+        unknown_reason=reason,
+    )

@@ -1,0 +1,81 @@
+"""apiserver instances side by side, and the skew between them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ktop.model.series import TargetSeries
+from ktop.model.snapshot import ApiserverRow, ApiserversSnapshot
+from ktop.model.values import Val
+
+REQUESTS = "apiserver_request_total"
+READ_VERBS = frozenset({"GET", "LIST"})
+WRITE_VERBS = frozenset({"POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION"})
+
+
+def _version(ts: TargetSeries) -> str:
+    versions = [v for v in ts.label_values("kubernetes_build_info", "git_version") if v]
+    return versions[0] if versions else "?"
+
+
+def apiserver_row(
+    instance: str, ts: TargetSeries | None, last_ok: float | None, error: str
+) -> ApiserverRow:
+    """One instance's row; every value unknown (with ``error``) if never scraped."""
+    if ts is None:
+        unknown = Val.unknown(error or "never scraped")
+        return ApiserverRow(
+            instance, "?", *([unknown] * 11), last_ok=last_ok, error=error, write_p99_s=unknown
+        )
+    return ApiserverRow(
+        instance=instance,
+        version=_version(ts),
+        requests_per_s=ts.rate(REQUESTS),
+        reads_per_s=ts.rate(REQUESTS, {"verb": READ_VERBS}),
+        writes_per_s=ts.rate(REQUESTS, {"verb": WRITE_VERBS}),
+        inflight_readonly=ts.gauge(
+            "apiserver_current_inflight_requests", {"request_kind": "readOnly"}
+        ),
+        inflight_mutating=ts.gauge(
+            "apiserver_current_inflight_requests", {"request_kind": "mutating"}
+        ),
+        watches=ts.gauge("apiserver_longrunning_requests", {"verb": "WATCH"}),
+        cpu_cores=ts.rate("process_cpu_seconds_total"),
+        rss_bytes=ts.gauge("process_resident_memory_bytes"),
+        start_time=ts.gauge("process_start_time_seconds"),
+        throttled_per_s=ts.rate(REQUESTS, {"code": "429"}),
+        terminations_per_s=ts.rate("apiserver_request_terminations_total"),
+        last_ok=last_ok,
+        error=error,
+        write_p99_s=ts.quantile(0.99, "apiserver_request_duration_seconds", {"verb": WRITE_VERBS}),
+    )
+
+
+def skew(values: list[Val]) -> Val:
+    """Max / mean over the known values; unknown with fewer than two instances."""
+    known = [v.value for v in values if v.value is not None]
+    if len(known) < 2:
+        return Val.unknown("needs two instances with data")
+    mean = sum(known) / len(known)
+    if mean == 0:
+        return Val.unknown("no load")
+    return Val.of(max(known) / mean)
+
+
+def build_apiservers(
+    series: Mapping[str, TargetSeries],
+    health: Mapping[str, tuple[float | None, str]],
+    unknown_reason: str,
+) -> ApiserversSnapshot:
+    """All instances (scraped or failed), sorted by name, with skew ratios."""
+    rows = []
+    for instance in sorted(set(series) | set(health)):
+        last_ok, error = health.get(instance, (None, ""))
+        rows.append(apiserver_row(instance, series.get(instance), last_ok, error))
+    live = [r for r in rows if not r.error]
+    return ApiserversSnapshot(
+        instances=tuple(rows),
+        request_skew=skew([r.requests_per_s for r in live]),
+        watch_skew=skew([r.watches for r in live]),
+        unknown_reason="" if rows else (unknown_reason or "no apiserver metrics source"),
+    )

@@ -1,0 +1,69 @@
+"""etcd members: leader, disk latency, proposals, db size against quota."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ktop.model.series import TargetSeries
+from ktop.model.snapshot import EtcdMemberRow, EtcdSnapshot
+from ktop.model.values import Val, ratio
+
+DB_SIZE = "etcd_mvcc_db_total_size_in_bytes"
+DB_SIZE_OLD = "etcd_debugging_mvcc_db_total_size_in_bytes"
+"""The 3.4 name, deprecated in 3.5."""
+
+
+def _fragmentation(in_use: Val, total: Val) -> Val:
+    r = ratio(in_use, total, zero_reason="empty database")
+    return r if r.value is None else Val.of(1.0 - r.value)
+
+
+def member_row(
+    instance: str, ts: TargetSeries | None, last_ok: float | None, error: str
+) -> EtcdMemberRow:
+    """One member's row; every value unknown (with ``error``) if never scraped."""
+    if ts is None:
+        u = Val.unknown(error or "never scraped")
+        return EtcdMemberRow(instance, *([u] * 13), last_ok=last_ok, error=error)
+    db = ts.gauge(DB_SIZE)
+    if not db.known:
+        db = ts.gauge(DB_SIZE_OLD)
+    in_use = ts.gauge("etcd_mvcc_db_total_size_in_use_in_bytes")
+    return EtcdMemberRow(
+        instance=instance,
+        is_leader=ts.gauge("etcd_server_is_leader"),
+        has_leader=ts.gauge("etcd_server_has_leader"),
+        leader_changes=ts.increase("etcd_server_leader_changes_seen_total"),
+        wal_fsync_p50_s=ts.quantile(0.5, "etcd_disk_wal_fsync_duration_seconds"),
+        wal_fsync_p99_s=ts.quantile(0.99, "etcd_disk_wal_fsync_duration_seconds"),
+        backend_commit_p99_s=ts.quantile(0.99, "etcd_disk_backend_commit_duration_seconds"),
+        proposals_pending=ts.gauge("etcd_server_proposals_pending"),
+        proposals_failed_per_s=ts.rate("etcd_server_proposals_failed_total"),
+        db_size_bytes=db,
+        db_in_use_bytes=in_use,
+        quota_bytes=ts.gauge("etcd_server_quota_backend_bytes"),
+        fragmentation=_fragmentation(in_use, db),
+        peer_rtt_p99_s=ts.quantile(0.99, "etcd_network_peer_round_trip_time_seconds"),
+        last_ok=last_ok,
+        error=error,
+    )
+
+
+def build_etcd(
+    series: Mapping[str, TargetSeries],
+    health: Mapping[str, tuple[float | None, str]],
+    unknown_reason: str,
+) -> EtcdSnapshot:
+    """All members, the leader among the members that answered."""
+    rows = []
+    for instance in sorted(set(series) | set(health)):
+        last_ok, error = health.get(instance, (None, ""))
+        rows.append(member_row(instance, series.get(instance), last_ok, error))
+    readable = [r for r in rows if not r.error and r.is_leader.known]
+    leaders = [r.instance for r in readable if r.is_leader.value == 1.0]
+    return EtcdSnapshot(
+        members=tuple(rows),
+        leader=leaders[0] if leaders else "",
+        leader_known=bool(readable),
+        unknown_reason="" if rows else (unknown_reason or "no etcd metrics source"),
+    )

@@ -1,0 +1,114 @@
+"""Pending pods and why: scheduler queues, attempts, parsed FailedScheduling reasons."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+
+from ktop.model.events import PendingPodRecord, PodWait, WarningEvent
+from ktop.model.failed_scheduling import SchedulingFailure, parse_failed_scheduling, reason_key
+from ktop.model.series import TargetSeries
+from ktop.model.snapshot import ReasonCount, SchedulerSnapshot
+from ktop.model.values import Val, sum_vals
+
+QUEUES = ("active", "backoff", "unschedulable", "gated")
+RESULTS = ("scheduled", "unschedulable", "error")
+SAMPLES_PER_REASON = 3
+
+
+@lru_cache(maxsize=4096)
+def _parsed(message: str) -> SchedulingFailure:
+    # Thousands of pods usually share a handful of messages: parse each once.
+    return parse_failed_scheduling(message)
+
+
+class PendingPods:
+    """The Pending pods seen through the API, and recent quota rejections."""
+
+    def __init__(self, window_s: float) -> None:
+        self.window_s = window_s
+        self.pods: dict[tuple[str, str], PendingPodRecord] = {}
+        self._quota: deque[tuple[float, int]] = deque()
+
+    def upsert(self, pod: PendingPodRecord) -> None:
+        """Add or replace a pod."""
+        self.pods[(pod.namespace, pod.name)] = pod
+
+    def delete(self, namespace: str, name: str) -> None:
+        """Forget a pod (no longer Pending)."""
+        self.pods.pop((namespace, name), None)
+
+    def warning(self, ev: WarningEvent) -> None:
+        """Note a Warning event; only quota rejections are kept here."""
+        if ev.reason == "FailedCreate" and "exceeded quota" in ev.message:
+            self._quota.append((ev.at, ev.count))
+
+    def quota_rejections(self, now: float) -> int:
+        """FailedCreate events for exceeded quota within the window."""
+        while self._quota and self._quota[0][0] < now - self.window_s:
+            self._quota.popleft()
+        return sum(c for _, c in self._quota)
+
+
+def _reasons(pods: Sequence[PendingPodRecord]) -> tuple[ReasonCount, ...]:
+    counts: dict[str, list[int]] = {}
+    samples: dict[str, list[str]] = {}
+    for pod in pods:
+        if pod.wait is not PodWait.UNSCHEDULABLE or not pod.message:
+            continue
+        failure = _parsed(pod.message)
+        entries = failure.reasons or ((failure.prefilter or failure.raw, 0),)
+        for reason, nodes in entries:
+            key = reason_key(reason)
+            c = counts.setdefault(key, [0, 0])
+            c[0] += 1
+            c[1] += nodes
+            s = samples.setdefault(key, [])
+            if len(s) < SAMPLES_PER_REASON:
+                s.append(f"{pod.namespace}/{pod.name}")
+    rows = [ReasonCount(k, c[0], c[1], tuple(samples[k])) for k, c in counts.items()]
+    return tuple(sorted(rows, key=lambda r: (-r.pods, -r.nodes, r.reason)))
+
+
+def build_scheduler(
+    series: Mapping[str, TargetSeries],
+    pending: PendingPods,
+    now: float,
+    pods_known: bool,
+    pods_reason: str,
+    metrics_reason: str,
+) -> SchedulerSnapshot:
+    """Scheduler metrics summed over scheduler instances, plus the pods' own view."""
+    queue: dict[str, Val] = {}
+    attempts: dict[str, Val] = {}
+    for q in QUEUES:
+        queue[q] = sum_vals(
+            [ts.gauge("scheduler_pending_pods", {"queue": q}) for ts in series.values()],
+            empty_reason=metrics_reason or "no scheduler metrics",
+        )
+    for r in RESULTS:
+        attempts[r] = sum_vals(
+            [ts.rate("scheduler_schedule_attempts_total", {"result": r}) for ts in series.values()],
+            empty_reason=metrics_reason or "no scheduler metrics",
+        )
+    pods = list(pending.pods.values())
+    by_wait = {w: 0 for w in PodWait}
+    for p in pods:
+        by_wait[p.wait] += 1
+    oldest = min((p.created for p in pods), default=None)
+    return SchedulerSnapshot(
+        queue=queue,
+        attempts_per_s=attempts,
+        pending_by_wait=by_wait,
+        reasons=_reasons(pods),
+        quota_rejections=pending.quota_rejections(now),
+        oldest_pending_s=(
+            Val.of(max(0.0, now - oldest))
+            if oldest is not None
+            else (Val.of(0.0) if pods_known else Val.unknown(pods_reason or "pods not listed"))
+        ),
+        pods_known=pods_known,
+        pods_reason=pods_reason,
+        metrics_reason="" if series else (metrics_reason or "no scheduler metrics source"),
+    )

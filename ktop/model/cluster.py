@@ -1,0 +1,260 @@
+"""The cluster model: folds events into state and takes immutable snapshots.
+
+``apply`` is deterministic and does no I/O: the same events give the same
+snapshots, live or replayed. State is per input (metric series per target,
+nodes, leases, pending pods); snapshots are built from it on demand and an
+area's snapshot is reused while none of its inputs changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ktop.model import events as ev
+from ktop.model.area_apf import build_apf
+from ktop.model.area_apiservers import build_apiservers
+from ktop.model.area_etcd import build_etcd
+from ktop.model.area_nodes import build_nodes
+from ktop.model.area_scheduler import PendingPods, build_scheduler
+from ktop.model.events import Area, Component, Target
+from ktop.model.series import TargetSeries
+from ktop.model.snapshot import ClusterSnapshot, Freshness
+from ktop.model.zones import DEFAULT_UNHEALTHY_ZONE_THRESHOLD
+
+COMPONENT_AREAS: dict[Component, tuple[Area, ...]] = {
+    Component.APISERVER: (Area.APISERVERS, Area.APF),
+    Component.ETCD: (Area.ETCD,),
+    Component.SCHEDULER: (Area.SCHEDULER,),
+    Component.CONTROLLER_MANAGER: (Area.NODES,),
+}
+FEED_AREAS: dict[str, Area] = {
+    ev.FEED_NODES: Area.NODES,
+    ev.FEED_LEASES: Area.NODES,
+    ev.FEED_PENDING_PODS: Area.SCHEDULER,
+    ev.FEED_EVENTS: Area.SCHEDULER,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelConfig:
+    """Tunables of the model."""
+
+    window_s: float = 300.0
+    rack_label: str = "topology.ktop.dev/rack"
+    unhealthy_zone_threshold: float = DEFAULT_UNHEALTHY_ZONE_THRESHOLD
+    lease_renew_interval_s: float = 10.0
+
+
+@dataclass(slots=True)
+class _Health:
+    last_ok: float | None = None
+    error: str = ""
+    synced: bool = False
+
+
+class ClusterModel:
+    """Folds events; hands out snapshots."""
+
+    def __init__(self, config: ModelConfig | None = None) -> None:
+        self.config = config or ModelConfig()
+        self.now = 0.0
+        self.source_kind = ""
+        self.context = ""
+        self.source_detail = ""
+        self.series: dict[Target, TargetSeries] = {}
+        self.targets: dict[Target, _Health] = {}
+        self.apf_dumps: dict[str, tuple[ev.ApfLevelDump, ...]] = {}
+        self.apf_dump_health: dict[str, _Health] = {}
+        self.feeds: dict[str, _Health] = {}
+        self.nodes: dict[str, ev.NodeRecord] = {}
+        self.leases: dict[str, float] = {}
+        self.pending = PendingPods(self.config.window_s)
+        self._dirty: set[Area] = set(Area)
+        self._cache: dict[Area, Any] = {}
+        self._seq = 0
+        self._handlers: dict[type, Callable[[Any], None]] = {
+            ev.MetricsScraped: self._scraped,
+            ev.ScrapeFailed: self._scrape_failed,
+            ev.ApfDumpRead: self._apf_dump,
+            ev.ApfDumpFailed: self._apf_dump_failed,
+            ev.NodeUpserted: self._node,
+            ev.NodeDeleted: self._node_deleted,
+            ev.LeaseRenewed: self._lease,
+            ev.PendingPodUpserted: self._pod,
+            ev.PendingPodDeleted: self._pod_deleted,
+            ev.WarningEvent: self._warning,
+            ev.SourceStarted: self._source,
+            ev.FeedSynced: self._feed_synced,
+            ev.FeedFailed: self._feed_failed,
+            ev.ClockTick: self._tick,
+        }
+
+    # ------------------------------------------------------------- folding
+
+    def apply(self, event: ev.Event) -> None:
+        """Fold one event into the state."""
+        self.now = max(self.now, event.at)
+        self._handlers[type(event)](event)
+
+    def apply_all(self, events: Iterable[ev.Event]) -> None:
+        """Fold a batch of events, in order."""
+        for event in events:
+            self.apply(event)
+
+    def _scraped(self, e: ev.MetricsScraped) -> None:
+        ts = self.series.get(e.target)
+        if ts is None:
+            ts = self.series[e.target] = TargetSeries(e.target, self.config.window_s)
+        ts.ingest(e.at, e.samples)
+        h = self.targets.setdefault(e.target, _Health())
+        h.last_ok, h.error = e.at, ""
+        self._dirty.update(COMPONENT_AREAS[e.target.component])
+
+    def _scrape_failed(self, e: ev.ScrapeFailed) -> None:
+        self.targets.setdefault(e.target, _Health()).error = e.reason
+        self._dirty.update(COMPONENT_AREAS[e.target.component])
+
+    def _apf_dump(self, e: ev.ApfDumpRead) -> None:
+        self.apf_dumps[e.instance] = e.levels
+        h = self.apf_dump_health.setdefault(e.instance, _Health())
+        h.last_ok, h.error = e.at, ""
+        self._dirty.add(Area.APF)
+
+    def _apf_dump_failed(self, e: ev.ApfDumpFailed) -> None:
+        self.apf_dump_health.setdefault(e.instance, _Health()).error = e.reason
+        self._dirty.add(Area.APF)
+
+    def _node(self, e: ev.NodeUpserted) -> None:
+        self.nodes[e.node.name] = e.node
+        self._feed_ok(ev.FEED_NODES, e.at)
+
+    def _node_deleted(self, e: ev.NodeDeleted) -> None:
+        self.nodes.pop(e.name, None)
+        self.leases.pop(e.name, None)
+        self._feed_ok(ev.FEED_NODES, e.at)
+
+    def _lease(self, e: ev.LeaseRenewed) -> None:
+        self.leases[e.node] = e.renew_time
+        self._feed_ok(ev.FEED_LEASES, e.at)
+
+    def _pod(self, e: ev.PendingPodUpserted) -> None:
+        self.pending.upsert(e.pod)
+        self._feed_ok(ev.FEED_PENDING_PODS, e.at)
+
+    def _pod_deleted(self, e: ev.PendingPodDeleted) -> None:
+        self.pending.delete(e.namespace, e.name)
+        self._feed_ok(ev.FEED_PENDING_PODS, e.at)
+
+    def _warning(self, e: ev.WarningEvent) -> None:
+        self.pending.warning(e)
+        self._feed_ok(ev.FEED_EVENTS, e.at)
+
+    def _source(self, e: ev.SourceStarted) -> None:
+        self.source_kind, self.context, self.source_detail = e.kind, e.context, e.detail
+
+    def _feed_ok(self, feed: str, at: float) -> None:
+        h = self.feeds.get(feed)
+        if h is None:
+            h = self.feeds[feed] = _Health()
+        h.last_ok = at
+        self._dirty.add(FEED_AREAS.get(feed, Area.NODES))
+
+    def _feed_synced(self, e: ev.FeedSynced) -> None:
+        h = self.feeds.setdefault(e.feed, _Health())
+        h.synced, h.error, h.last_ok = True, "", e.at
+        self._dirty.add(FEED_AREAS.get(e.feed, Area.NODES))
+
+    def _feed_failed(self, e: ev.FeedFailed) -> None:
+        self.feeds.setdefault(e.feed, _Health()).error = e.reason
+        self._dirty.add(FEED_AREAS.get(e.feed, Area.NODES))
+
+    def _tick(self, e: ev.ClockTick) -> None:
+        # Ages and lags grow with the clock even when nothing arrives.
+        self._dirty.update((Area.NODES, Area.SCHEDULER))
+
+    # ------------------------------------------------------------ snapshots
+
+    def _component(
+        self, component: Component
+    ) -> tuple[dict[str, TargetSeries], dict[str, tuple[float | None, str]]]:
+        series = {t.instance: s for t, s in self.series.items() if t.component is component}
+        health = {
+            t.instance: (h.last_ok, h.error)
+            for t, h in self.targets.items()
+            if t.component is component
+        }
+        return series, health
+
+    def _feed_state(self, feed: str) -> tuple[bool, str]:
+        h = self.feeds.get(feed)
+        if h is None:
+            return False, f"{feed} not read by this source"
+        if h.error:
+            return h.synced, h.error
+        return (h.synced or h.last_ok is not None), ""
+
+    def _build(self, area: Area) -> Any:
+        c = self.config
+        if area is Area.APF:
+            series, health = self._component(Component.APISERVER)
+            errors = [e for _, e in health.values() if e]
+            return build_apf(series, self.apf_dumps, "; ".join(errors))
+        if area is Area.APISERVERS:
+            series, health = self._component(Component.APISERVER)
+            return build_apiservers(series, health, "")
+        if area is Area.ETCD:
+            series, health = self._component(Component.ETCD)
+            return build_etcd(series, health, "")
+        if area is Area.SCHEDULER:
+            series, health = self._component(Component.SCHEDULER)
+            known, reason = self._feed_state(ev.FEED_PENDING_PODS)
+            errors = "; ".join(e for _, e in health.values() if e)
+            return build_scheduler(series, self.pending, self.now, known, reason, errors)
+        nodes_known, nodes_reason = self._feed_state(ev.FEED_NODES)
+        leases_known, _ = self._feed_state(ev.FEED_LEASES)
+        return build_nodes(
+            self.nodes,
+            self.leases,
+            self.now,
+            nodes_known=nodes_known,
+            nodes_reason=nodes_reason,
+            leases_known=leases_known,
+            rack_label=c.rack_label,
+            unhealthy_zone_threshold=c.unhealthy_zone_threshold,
+            lease_renew_interval_s=c.lease_renew_interval_s,
+        )
+
+    def _freshness(self) -> tuple[Freshness, ...]:
+        out: list[Freshness] = []
+        for t, h in sorted(self.targets.items(), key=lambda kv: (kv[0].component, kv[0].instance)):
+            for area in COMPONENT_AREAS[t.component]:
+                out.append(Freshness(f"{t.component} {t.instance}", area, h.last_ok, h.error))
+        for inst, h in sorted(self.apf_dump_health.items()):
+            out.append(Freshness(f"apf dump {inst}", Area.APF, h.last_ok, h.error))
+        for feed, h in sorted(self.feeds.items()):
+            out.append(Freshness(feed, FEED_AREAS.get(feed, Area.NODES), h.last_ok, h.error))
+        return tuple(out)
+
+    def snapshot(self) -> ClusterSnapshot:
+        """An immutable snapshot; unchanged areas reuse their previous snapshot."""
+        for area in Area:
+            if area in self._dirty or area not in self._cache:
+                self._cache[area] = self._build(area)
+        self._dirty.clear()
+        self._seq += 1
+        return ClusterSnapshot(
+            at=self.now,
+            source_kind=self.source_kind,
+            context=self.context,
+            source_detail=self.source_detail,
+            apf=self._cache[Area.APF],
+            apiservers=self._cache[Area.APISERVERS],
+            etcd=self._cache[Area.ETCD],
+            scheduler=self._cache[Area.SCHEDULER],
+            nodes=self._cache[Area.NODES],
+            freshness=self._freshness(),
+            window_s=self.config.window_s,
+            seq=self._seq,
+        )

@@ -1,0 +1,265 @@
+"""Windowed metric series per target, and the PromQL-like math over them.
+
+Each scrape of a target appends one point per kept series. Counters and
+histogram buckets keep the points of the observation window; the math
+follows Prometheus where it matters:
+
+* ``increase`` sums the differences of consecutive points and treats a
+  drop as a counter reset (the new value is the increase since the reset);
+* ``rate`` is that increase over the time the points span (no
+  extrapolation to the window edges, unlike PromQL);
+* ``quantile`` applies ``histogram_quantile`` to the per-bucket increases.
+
+With a single point there is no window yet: rates are unknown and
+quantiles fall back to the cumulative buckets, marked ``lifetime``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ktop.model.events import Labels, Sample, Target
+from ktop.model.histogram import bucket_quantile
+from ktop.model.values import Val
+from ktop.model.wanted import FAMILIES, HISTOGRAMS
+
+Match = Mapping[str, str | frozenset[str]]
+"""Label matchers: a value, or a set of accepted values."""
+
+Key = tuple[str, ...]
+"""A group key: the values of the ``by`` labels, in order."""
+
+NEEDS_TWO = "needs two scrapes"
+
+
+@dataclass(slots=True)
+class _Series:
+    points: deque[tuple[float, float]] = field(default_factory=deque)
+
+
+def _reduce(labels: Labels, kept: tuple[str, ...] | None, keep_le: bool) -> Labels:
+    if kept is None:
+        return labels
+    return tuple((k, v) for k, v in labels if k in kept or (keep_le and k == "le"))
+
+
+def _family(name: str) -> tuple[str, bool]:
+    """The family of a sample name and whether it is a histogram bucket."""
+    for suffix in ("_bucket", "_sum", "_count"):
+        if name.endswith(suffix):
+            base = name[: -len(suffix)]
+            if base in HISTOGRAMS:
+                return base, suffix == "_bucket"
+    return name, False
+
+
+def _matches(labels: Labels, match: Match | None) -> bool:
+    if not match:
+        return True
+    d = dict(labels)
+    for k, want in match.items():
+        got = d.get(k, "")
+        if isinstance(want, frozenset):
+            if got not in want:
+                return False
+        elif got != want:
+            return False
+    return True
+
+
+def _group(labels: Labels, by: Sequence[str]) -> Key:
+    d = dict(labels)
+    return tuple(d.get(k, "") for k in by)
+
+
+def _increase(points: deque[tuple[float, float]]) -> float:
+    total = 0.0
+    prev: float | None = None
+    for _, v in points:
+        if prev is not None:
+            total += v - prev if v >= prev else v
+        prev = v
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class Buckets:
+    """Histogram bucket counts (upper bound -> count) of one group."""
+
+    counts: Mapping[float, float]
+    lifetime: bool
+
+    def quantile(self, q: float) -> Val:
+        """The q-quantile of these buckets, unknown when they hold no observations."""
+        value = bucket_quantile(q, sorted(self.counts.items()))
+        if value is None:
+            return Val.unknown("no observations in window")
+        return Val.of(value, lifetime=self.lifetime)
+
+    def merged(self, other: Buckets) -> Buckets:
+        """The sum of two bucket sets (e.g. the same histogram on two instances)."""
+        counts = dict(self.counts)
+        for bound, count in other.counts.items():
+            counts[bound] = counts.get(bound, 0.0) + count
+        return Buckets(counts, self.lifetime or other.lifetime)
+
+
+def merge_buckets(parts: Iterable[Buckets]) -> Buckets | None:
+    """Sum bucket sets; ``None`` when there are none."""
+    out: Buckets | None = None
+    for b in parts:
+        out = b if out is None else out.merged(b)
+    return out
+
+
+class TargetSeries:
+    """All kept series of one target."""
+
+    def __init__(self, target: Target, window_s: float) -> None:
+        self.target = target
+        self.window_s = window_s
+        self._series: dict[tuple[str, Labels], _Series] = {}
+        self.last_at: float | None = None
+        self.scrapes = 0
+
+    def ingest(self, at: float, samples: Iterable[Sample]) -> None:
+        """Add one scrape: sum samples that differ only in dropped labels."""
+        families = FAMILIES[self.target.component]
+        summed: dict[tuple[str, Labels], float] = {}
+        for s in samples:
+            family, is_bucket = _family(s.name)
+            if family not in families:
+                continue
+            key = (s.name, _reduce(s.labels, families[family], is_bucket))
+            summed[key] = summed.get(key, 0.0) + s.value
+        horizon = at - self.window_s
+        for key, value in summed.items():
+            series = self._series.get(key)
+            if series is None:
+                series = self._series[(sys.intern(key[0]), key[1])] = _Series()
+            series.points.append((at, value))
+        for key, series in list(self._series.items()):
+            pts = series.points
+            while pts and pts[0][0] < horizon:
+                pts.popleft()
+            if not pts:
+                del self._series[key]
+        self.last_at = at
+        self.scrapes += 1
+
+    def _select(self, name: str, match: Match | None) -> list[tuple[Labels, _Series]]:
+        return [
+            (labels, s)
+            for (n, labels), s in self._series.items()
+            if n == name and _matches(labels, match)
+        ]
+
+    # ---------------------------------------------------------------- gauges
+
+    def gauge_by(self, name: str, by: Sequence[str], match: Match | None = None) -> dict[Key, Val]:
+        """Latest value of each series present in the last scrape, summed per group."""
+        out: dict[Key, float] = {}
+        for labels, s in self._select(name, match):
+            t, v = s.points[-1]
+            if t != self.last_at:
+                continue
+            k = _group(labels, by)
+            out[k] = out.get(k, 0.0) + v
+        return {k: Val.of(v) for k, v in out.items()}
+
+    def gauge(self, name: str, match: Match | None = None) -> Val:
+        """Sum of the latest values of matching series; unknown when none exist."""
+        return self.gauge_by(name, (), match).get((), Val.unknown(f"{name} not exposed"))
+
+    # -------------------------------------------------------------- counters
+
+    def increase_by(
+        self, name: str, by: Sequence[str], match: Match | None = None, *, per_s: bool = False
+    ) -> dict[Key, Val]:
+        """Increase (or rate) over the window per group, counter resets handled."""
+        acc: dict[Key, tuple[float, float]] = {}
+        for labels, s in self._select(name, match):
+            pts = s.points
+            k = _group(labels, by)
+            inc, span = acc.get(k, (0.0, 0.0))
+            span = max(span, pts[-1][0] - pts[0][0]) if len(pts) > 1 else span
+            acc[k] = (inc + _increase(pts), span)
+        out: dict[Key, Val] = {}
+        for k, (inc, span) in acc.items():
+            if span <= 0:
+                out[k] = Val.unknown(NEEDS_TWO)
+            else:
+                out[k] = Val.of(inc / span if per_s else inc)
+        return out
+
+    def rate_by(self, name: str, by: Sequence[str], match: Match | None = None) -> dict[Key, Val]:
+        """Per-second rate over the window per group."""
+        return self.increase_by(name, by, match, per_s=True)
+
+    def _single(self, vals: dict[Key, Val], name: str) -> Val:
+        if () in vals:
+            return vals[()]
+        if self.scrapes < 2:
+            return Val.unknown(NEEDS_TWO)
+        return Val.of(0.0)
+
+    def rate(self, name: str, match: Match | None = None) -> Val:
+        """Per-second rate summed over matching series (0 when the counter is absent
+        but the target has been scraped twice: absent counters have not counted yet).
+        """
+        return self._single(self.rate_by(name, (), match), name)
+
+    def increase(self, name: str, match: Match | None = None) -> Val:
+        """Increase over the window summed over matching series."""
+        return self._single(self.increase_by(name, (), match), name)
+
+    # ------------------------------------------------------------ histograms
+
+    def buckets_by(
+        self, name: str, by: Sequence[str], match: Match | None = None
+    ) -> dict[Key, Buckets]:
+        """Per group, each bucket's increase over the window (``sum by (by, le)``).
+
+        With a single point the cumulative counts are used and the result is
+        marked ``lifetime``.
+        """
+        groups: dict[Key, dict[float, float]] = {}
+        lifetime: dict[Key, bool] = {}
+        for labels, s in self._select(name + "_bucket", match):
+            le = dict(labels).get("le", "")
+            try:
+                bound = float(le)
+            except ValueError:
+                continue
+            pts = s.points
+            k = _group(labels, by)
+            count = _increase(pts) if len(pts) > 1 else pts[-1][1]
+            lifetime[k] = lifetime.get(k, False) or len(pts) < 2
+            buckets = groups.setdefault(k, {})
+            buckets[bound] = buckets.get(bound, 0.0) + count
+        return {k: Buckets(b, lifetime[k]) for k, b in groups.items()}
+
+    def quantile_by(
+        self, q: float, name: str, by: Sequence[str], match: Match | None = None
+    ) -> dict[Key, Val]:
+        """``histogram_quantile(q, sum by (by, le) (increase(name_bucket[window])))``."""
+        return {k: b.quantile(q) for k, b in self.buckets_by(name, by, match).items()}
+
+    def quantile(self, q: float, name: str, match: Match | None = None) -> Val:
+        """A quantile over all matching series."""
+        return self.quantile_by(q, name, (), match).get((), Val.unknown(f"{name} not exposed"))
+
+    def label_values(self, name: str, label: str) -> list[str]:
+        """Distinct values of a label among a family's current series."""
+        seen: dict[str, None] = {}
+        for (n, labels), _ in self._series.items():
+            if n == name:
+                seen.setdefault(dict(labels).get(label, ""), None)
+        return list(seen)
+
+    def series_count(self) -> int:
+        """How many series are held (for the benchmarks)."""
+        return len(self._series)

@@ -1,0 +1,99 @@
+"""Pure converters from Kubernetes API objects (as JSON dicts) to compact records.
+
+They keep only what the model needs, intern repeated strings (zone, region,
+rack, namespace) and never keep the object itself.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from typing import Any
+
+from ktop.model.events import NodeRecord, PendingPodRecord, PodWait, Readiness
+
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+EXCLUDE_DISRUPTION = "node.kubernetes.io/exclude-disruption"
+TAINT_UNREACHABLE = "node.kubernetes.io/unreachable"
+TAINT_NOT_READY = "node.kubernetes.io/not-ready"
+
+
+def parse_time(value: Any) -> float | None:
+    """An RFC 3339 timestamp as Unix seconds, or None."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _label(labels: dict[str, str], keys: tuple[str, ...]) -> str:
+    # The node lifecycle controller prefers the beta label when both are set;
+    # they agree on every real node, so the first present one is taken.
+    for k in keys:
+        if labels.get(k):
+            return sys.intern(labels[k])
+    return ""
+
+
+def _condition(conditions: Any, kind: str) -> dict[str, Any] | None:
+    for c in conditions or []:
+        if isinstance(c, dict) and c.get("type") == kind:
+            return c
+    return None
+
+
+def node_record(obj: dict[str, Any], rack_label: str) -> NodeRecord:
+    """A Node object as a :class:`NodeRecord`."""
+    meta = obj.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    spec = obj.get("spec") or {}
+    ready = _condition((obj.get("status") or {}).get("conditions"), "Ready")
+    status = str(ready.get("status")) if ready else "Unknown"
+    readiness = Readiness(status) if status in ("True", "False") else Readiness.UNKNOWN
+    taints = {t.get("key") for t in spec.get("taints") or [] if isinstance(t, dict)}
+    return NodeRecord(
+        name=str(meta.get("name", "")),
+        region=_label(labels, REGION_LABELS),
+        zone=_label(labels, ZONE_LABELS),
+        rack=sys.intern(labels.get(rack_label, "")),
+        ready=readiness,
+        ready_since=parse_time(ready.get("lastTransitionTime")) if ready else None,
+        unreachable_taint=TAINT_UNREACHABLE in taints,
+        not_ready_taint=TAINT_NOT_READY in taints,
+        unschedulable=bool(spec.get("unschedulable", False)),
+        exclude_disruption=EXCLUDE_DISRUPTION in labels,
+    )
+
+
+def pending_pod_record(obj: dict[str, Any]) -> PendingPodRecord | None:
+    """A Pending pod as a :class:`PendingPodRecord`; None when the pod is not Pending."""
+    status = obj.get("status") or {}
+    if status.get("phase", "Pending") != "Pending":
+        return None
+    meta = obj.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    node = str(spec.get("nodeName") or "")
+    cond = _condition(status.get("conditions"), "PodScheduled")
+    message = str(cond.get("message", "")) if cond else ""
+    reason = str(cond.get("reason", "")) if cond else ""
+    if node:
+        wait = PodWait.BOUND_NOT_STARTED
+    elif spec.get("schedulingGates") or reason == "SchedulingGated":
+        wait = PodWait.GATED
+    elif cond and cond.get("status") == "False" and reason == "Unschedulable":
+        wait = PodWait.UNSCHEDULABLE
+    elif cond and cond.get("status") == "False" and reason == "SchedulerError":
+        wait = PodWait.SCHEDULER_ERROR
+    else:
+        wait = PodWait.NOT_ATTEMPTED
+    return PendingPodRecord(
+        namespace=sys.intern(str(meta.get("namespace", ""))),
+        name=str(meta.get("name", "")),
+        created=parse_time(meta.get("creationTimestamp")) or 0.0,
+        wait=wait,
+        node=node,
+        message=message,
+    )

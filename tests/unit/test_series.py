@@ -1,0 +1,92 @@
+"""Windowed series math: rates, resets, windows, quantiles over increases."""
+
+from __future__ import annotations
+
+import pytest
+
+from ktop.model.events import Component, Sample, Target
+from ktop.model.series import NEEDS_TWO, TargetSeries
+
+ETCD = Target(Component.ETCD, "e0")
+API = Target(Component.APISERVER, "a0")
+
+
+def _counter(v: float) -> list[Sample]:
+    return [Sample("etcd_server_proposals_failed_total", (), v)]
+
+
+def test_rate_needs_two_scrapes() -> None:
+    ts = TargetSeries(ETCD, 300)
+    ts.ingest(0, _counter(5))
+    r = ts.rate("etcd_server_proposals_failed_total")
+    assert not r.known and r.reason == NEEDS_TWO
+
+
+def test_rate_survives_counter_reset() -> None:
+    ts = TargetSeries(ETCD, 300)
+    for t, v in [(0, 100), (5, 150), (10, 20), (15, 60)]:
+        ts.ingest(t, _counter(v))
+    # 50 before the reset, 20 counted since the reset, then 40: 110 over 15 s.
+    assert ts.increase("etcd_server_proposals_failed_total").value == pytest.approx(110)
+    assert ts.rate("etcd_server_proposals_failed_total").value == pytest.approx(110 / 15)
+
+
+def test_points_older_than_the_window_are_dropped() -> None:
+    ts = TargetSeries(ETCD, 10)
+    for t, v in [(0, 0), (5, 1000), (10, 1010), (15, 1020)]:
+        ts.ingest(t, _counter(v))
+    # Only t=5..15 remain: 20 over 10 s.
+    assert ts.rate("etcd_server_proposals_failed_total").value == pytest.approx(2.0)
+
+
+def test_gauge_from_an_earlier_scrape_is_not_current() -> None:
+    ts = TargetSeries(ETCD, 300)
+    ts.ingest(0, [Sample("etcd_server_proposals_pending", (), 3)])
+    ts.ingest(5, [Sample("etcd_server_is_leader", (), 1)])
+    assert not ts.gauge("etcd_server_proposals_pending").known
+    assert ts.gauge("etcd_server_is_leader").value == 1
+
+
+def test_labels_outside_the_kept_set_are_summed() -> None:
+    ts = TargetSeries(API, 300)
+
+    def scrape(t: float, n: float) -> None:
+        ts.ingest(t, [
+            Sample("apiserver_request_total",
+                   (("code", "200"), ("resource", r), ("verb", "LIST")), n)
+            for r in ("pods", "nodes", "leases")
+        ])
+
+    scrape(0, 10)
+    scrape(10, 20)
+    assert ts.series_count() == 1
+    assert ts.rate("apiserver_request_total", {"verb": "LIST"}).value == pytest.approx(3.0)
+    assert ts.rate("apiserver_request_total", {"verb": frozenset({"GET"})}).value == 0.0
+
+
+def _hist(t: float, counts: dict[str, float]) -> list[Sample]:
+    return [
+        Sample("etcd_disk_wal_fsync_duration_seconds_bucket", (("le", le),), c)
+        for le, c in counts.items()
+    ]
+
+
+def test_quantile_uses_the_increase_over_the_window() -> None:
+    ts = TargetSeries(ETCD, 300)
+    ts.ingest(0, _hist(0, {"0.001": 1000, "0.002": 1000, "0.004": 1000, "+Inf": 1000}))
+    lifetime = ts.quantile(0.99, "etcd_disk_wal_fsync_duration_seconds")
+    assert lifetime.lifetime and lifetime.value == pytest.approx(0.00099)
+    # In the window 100 new observations, all between 2 and 4 ms.
+    ts.ingest(5, _hist(5, {"0.001": 1000, "0.002": 1000, "0.004": 1100, "+Inf": 1100}))
+    q = ts.quantile(0.5, "etcd_disk_wal_fsync_duration_seconds")
+    assert not q.lifetime
+    assert q.value == pytest.approx(0.002 + 0.002 * 0.5)
+
+
+def test_quantile_unknown_without_observations_in_window() -> None:
+    ts = TargetSeries(ETCD, 300)
+    same = {"0.001": 5, "+Inf": 5}
+    ts.ingest(0, _hist(0, same))
+    ts.ingest(5, _hist(5, same))
+    q = ts.quantile(0.99, "etcd_disk_wal_fsync_duration_seconds")
+    assert not q.known and "no observations" in q.reason

@@ -94,8 +94,7 @@ def _run_demo(args: argparse.Namespace) -> int:
         return _list_scenarios()
     if args.scenario not in SCENARIOS:
         print(
-            f"ktop demo: unknown scenario {args.scenario!r}; "
-            f"choose one of: {', '.join(SCENARIOS)}",
+            f"ktop demo: unknown scenario {args.scenario!r}; choose one of: {', '.join(SCENARIOS)}",
             file=sys.stderr,
         )
         return 2
@@ -112,7 +111,10 @@ def _run_demo(args: argparse.Namespace) -> int:
     from ktop.ui.app import KtopApp
 
     sim = Simulator(
-        args.scenario, nodes=args.nodes, zones=args.zones, seed=args.seed,
+        args.scenario,
+        nodes=args.nodes,
+        zones=args.zones,
+        seed=args.seed,
         rack_label=args.rack_label,
     )
     hub = Hub(ClusterModel(ModelConfig(rack_label=args.rack_label)))

@@ -1,13 +1,16 @@
 """Nodes by failure domain: readiness, Lease lag and zone state.
 
-Per-node state is one small frozen record plus one float (the Lease renew
-time). Roll-ups are recomputed when a snapshot is taken: a single pass over
-the nodes, grouping by interned (region, zone, rack) keys.
+Per node ktop holds one small frozen record and one float (the Lease renew
+time). Readiness counts per (region, zone, rack) are kept up to date as
+nodes change, so a snapshot does not recount 100,000 nodes; it only reads
+the renew times of each rack's members to compute Lease lag, and builds the
+NotReady list from the set of nodes that are not Ready.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import heapq
+from dataclasses import dataclass
 
 from ktop.model.events import NodeRecord, Readiness
 from ktop.model.snapshot import DomainRollup, NodesSnapshot, NotReadyNode
@@ -17,132 +20,205 @@ from ktop.model.zones import zone_state
 NOT_READY_LIST_CAP = 200
 RACK_LIST_CAP = 200
 
+Domain = tuple[str, str, str]
+"""(region, zone, rack)."""
 
-@dataclass(slots=True)
-class _Dom:
-    total: int = 0
-    ready: int = 0
-    not_ready: int = 0
-    unknown: int = 0
-    cordoned: int = 0
-    counted_ready: int = 0
-    counted_not_ready: int = 0
-    lags: list[float] = field(default_factory=list)
+# Positions in a domain's counter list.
+TOTAL, READY, NOT_READY, UNKNOWN, CORDONED, COUNTED_READY, COUNTED_NOT_READY = range(7)
 
-    def rollup(
-        self, region: str, zone: str, rack: str, zone_level: bool, thr: float
-    ) -> DomainRollup:
-        lags = sorted(self.lags)
-        return DomainRollup(
-            region=region,
-            zone=zone,
-            rack=rack,
-            total=self.total,
-            ready=self.ready,
-            not_ready=self.not_ready,
-            unknown=self.unknown,
-            cordoned=self.cordoned,
-            lease_lag_max_s=Val.of(lags[-1]) if lags else Val.unknown("no leases seen"),
-            lease_lag_p50_s=Val.of(lags[len(lags) // 2]) if lags else Val.unknown("no leases seen"),
-            state=(
-                zone_state(self.counted_ready, self.counted_not_ready, thr) if zone_level else None
-            ),
+
+def _contribution(node: NodeRecord) -> list[int]:
+    c = [0] * 7
+    c[TOTAL] = 1
+    if node.ready is Readiness.TRUE:
+        c[READY] = 1
+    elif node.ready is Readiness.FALSE:
+        c[NOT_READY] = 1
+    else:
+        c[UNKNOWN] = 1
+    c[CORDONED] = int(node.unschedulable)
+    if not node.exclude_disruption:
+        c[COUNTED_READY if node.ready is Readiness.TRUE else COUNTED_NOT_READY] = 1
+    return c
+
+
+class NodesState:
+    """Nodes, their Lease renew times, and per-domain counts kept incrementally."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, NodeRecord] = {}
+        self.leases: dict[str, float] = {}
+        self.members: dict[Domain, dict[str, None]] = {}
+        self.counts: dict[Domain, list[int]] = {}
+        self.unhealthy: dict[str, None] = {}
+
+    def _account(self, node: NodeRecord, sign: int) -> None:
+        dom = (node.region, node.zone, node.rack)
+        counts = self.counts.get(dom)
+        if counts is None:
+            counts = self.counts[dom] = [0] * 7
+            self.members[dom] = {}
+        for i, v in enumerate(_contribution(node)):
+            counts[i] += sign * v
+        if sign > 0:
+            self.members[dom][node.name] = None
+            if node.ready is not Readiness.TRUE:
+                self.unhealthy[node.name] = None
+        else:
+            self.members[dom].pop(node.name, None)
+            self.unhealthy.pop(node.name, None)
+            if counts[TOTAL] == 0:
+                del self.counts[dom], self.members[dom]
+
+    def upsert(self, node: NodeRecord) -> None:
+        """Add or replace a node."""
+        old = self.nodes.get(node.name)
+        if old == node:
+            return
+        if old is not None:
+            self._account(old, -1)
+        self.nodes[node.name] = node
+        self._account(node, +1)
+
+    def delete(self, name: str) -> None:
+        """Forget a node and its Lease."""
+        old = self.nodes.pop(name, None)
+        if old is not None:
+            self._account(old, -1)
+        self.leases.pop(name, None)
+
+    def renew(self, name: str, renew_time: float) -> None:
+        """Record a Lease renewal."""
+        self.leases[name] = renew_time
+
+
+@dataclass(frozen=True, slots=True)
+class NodesConfig:
+    """Settings that shape the nodes snapshot."""
+
+    rack_label: str
+    unhealthy_zone_threshold: float
+    lease_renew_interval_s: float
+
+
+def _lag_vals(renews: list[float], now: float, reason: str) -> tuple[Val, Val]:
+    """Max and median Lease lag from renew times (sorted in place)."""
+    if not renews:
+        return Val.unknown(reason), Val.unknown(reason)
+    renews.sort()
+    return Val.of(max(0.0, now - renews[0])), Val.of(max(0.0, now - renews[len(renews) // 2]))
+
+
+def _rollup(
+    dom: Domain,
+    counts: list[int],
+    renews: list[float],
+    now: float,
+    zone_level: bool,
+    cfg: NodesConfig,
+) -> DomainRollup:
+    lag_max, lag_p50 = _lag_vals(renews, now, "no leases seen")
+    return DomainRollup(
+        region=dom[0],
+        zone=dom[1],
+        rack=dom[2],
+        total=counts[TOTAL],
+        ready=counts[READY],
+        not_ready=counts[NOT_READY],
+        unknown=counts[UNKNOWN],
+        cordoned=counts[CORDONED],
+        lease_lag_max_s=lag_max,
+        lease_lag_p50_s=lag_p50,
+        state=(
+            zone_state(
+                counts[COUNTED_READY], counts[COUNTED_NOT_READY], cfg.unhealthy_zone_threshold
+            )
+            if zone_level
+            else None
+        ),
+    )
+
+
+def _not_ready(state: NodesState, now: float) -> list[NotReadyNode]:
+    """The longest-NotReady nodes (only the listed ones become objects)."""
+    nodes = state.nodes
+
+    def key(name: str) -> tuple[float, str]:
+        since = nodes[name].ready_since
+        return (since if since is not None else now, name)
+
+    out = []
+    for name in heapq.nsmallest(NOT_READY_LIST_CAP, state.unhealthy, key=key):
+        node = nodes[name]
+        renew = state.leases.get(name)
+        out.append(
+            NotReadyNode(
+                name=name,
+                region=node.region,
+                zone=node.zone,
+                rack=node.rack,
+                ready=node.ready.value,
+                since=node.ready_since,
+                lease_lag_s=(
+                    Val.of(max(0.0, now - renew)) if renew is not None else Val.unknown("no lease")
+                ),
+                tainted_unreachable=node.unreachable_taint,
+                tainted_not_ready=node.not_ready_taint,
+            )
         )
-
-
-def _percentile(sorted_vals: list[float], q: float) -> Val:
-    if not sorted_vals:
-        return Val.unknown("no leases seen")
-    idx = min(len(sorted_vals) - 1, int(q * len(sorted_vals)))
-    return Val.of(sorted_vals[idx])
+    return out
 
 
 def build_nodes(
-    nodes: dict[str, NodeRecord],
-    leases: dict[str, float],
+    state: NodesState,
     now: float,
+    cfg: NodesConfig,
     *,
     nodes_known: bool,
     nodes_reason: str,
     leases_known: bool,
-    rack_label: str,
-    unhealthy_zone_threshold: float,
-    lease_renew_interval_s: float,
 ) -> NodesSnapshot:
     """Roll nodes up per zone and rack; list the NotReady ones, longest first."""
-    zones: dict[tuple[str, str], _Dom] = {}
-    racks: dict[tuple[str, str, str], _Dom] = {}
-    all_lags: list[float] = []
-    bad: list[NotReadyNode] = []
-    totals = _Dom()
-    for node in nodes.values():
-        z = zones.get((node.region, node.zone))
-        if z is None:
-            z = zones[(node.region, node.zone)] = _Dom()
-        r = racks.get((node.region, node.zone, node.rack))
-        if r is None:
-            r = racks[(node.region, node.zone, node.rack)] = _Dom()
-        renew = leases.get(node.name)
-        lag = None if renew is None else max(0.0, now - renew)
-        ready = node.ready is Readiness.TRUE
-        for d in (z, r, totals):
-            d.total += 1
-            if ready:
-                d.ready += 1
-            elif node.ready is Readiness.FALSE:
-                d.not_ready += 1
-            else:
-                d.unknown += 1
-            if node.unschedulable:
-                d.cordoned += 1
-            if not node.exclude_disruption:
-                if ready:
-                    d.counted_ready += 1
-                else:
-                    d.counted_not_ready += 1
-            if lag is not None:
-                d.lags.append(lag)
-        if lag is not None:
-            all_lags.append(lag)
-        if not ready:
-            bad.append(
-                NotReadyNode(
-                    name=node.name,
-                    region=node.region,
-                    zone=node.zone,
-                    rack=node.rack,
-                    ready=node.ready.value,
-                    since=node.ready_since,
-                    lease_lag_s=Val.of(lag) if lag is not None else Val.unknown("no lease seen"),
-                    tainted_unreachable=node.unreachable_taint,
-                    tainted_not_ready=node.not_ready_taint,
-                )
-            )
-    thr = unhealthy_zone_threshold
-    zone_rows = [d.rollup(rg, zn, "", True, thr) for (rg, zn), d in sorted(zones.items())]
-    rack_rows = [d.rollup(rg, zn, rk, False, thr) for (rg, zn, rk), d in racks.items()]
-    rack_rows.sort(key=lambda x: (-x.unhealthy, -x.lease_lag_max_s.or_(0.0), x.zone, x.rack))
-    bad.sort(key=lambda n: (n.since if n.since is not None else now, n.name))
-    all_lags.sort()
-    leases_reason = "" if leases_known else "leases not listed"
+    get = state.leases.get
+    zone_counts: dict[Domain, list[int]] = {}
+    zone_renews: dict[Domain, list[float]] = {}
+    racks: list[DomainRollup] = []
+    for dom, counts in state.counts.items():
+        renews = [r for r in map(get, state.members[dom]) if r is not None]
+        zdom = (dom[0], dom[1], "")
+        zc = zone_counts.setdefault(zdom, [0] * 7)
+        for i, v in enumerate(counts):
+            zc[i] += v
+        zone_renews.setdefault(zdom, []).extend(renews)
+        racks.append(_rollup(dom, counts, renews, now, False, cfg))
+    all_renews = [r for rs in zone_renews.values() for r in rs]
+    zones = [
+        _rollup(d, zone_counts[d], zone_renews[d], now, True, cfg) for d in sorted(zone_counts)
+    ]
+    racks.sort(key=lambda x: (-x.unhealthy, -x.lease_lag_max_s.or_(0.0), x.zone, x.rack))
+    total = sum(z.total for z in zones)
+    if leases_known and all_renews:
+        # p99 of lag = now - the renew time at the 1st percentile (oldest first).
+        k = len(all_renews) - min(len(all_renews) - 1, int(0.99 * len(all_renews)))
+        p99 = Val.of(max(0.0, now - heapq.nsmallest(k, all_renews)[-1]))
+    else:
+        p99 = Val.unknown("leases not listed" if not leases_known else "no leases seen")
     return NodesSnapshot(
-        total=totals.total,
-        ready=totals.ready,
-        not_ready=totals.not_ready,
-        unknown=totals.unknown,
-        cordoned=totals.cordoned,
-        zones=tuple(zone_rows),
-        racks=tuple(rack_rows[:RACK_LIST_CAP]),
-        not_ready_nodes=tuple(bad[:NOT_READY_LIST_CAP]),
-        lease_lag_p99_s=(
-            _percentile(all_lags, 0.99) if leases_known else Val.unknown(leases_reason)
-        ),
+        total=total,
+        ready=sum(z.ready for z in zones),
+        not_ready=sum(z.not_ready for z in zones),
+        unknown=sum(z.unknown for z in zones),
+        cordoned=sum(z.cordoned for z in zones),
+        zones=tuple(zones),
+        racks=tuple(racks[:RACK_LIST_CAP]),
+        not_ready_nodes=tuple(_not_ready(state, now)),
+        lease_lag_p99_s=p99,
         heartbeat_writes_per_s=(
-            Val.of(totals.total / lease_renew_interval_s)
+            Val.of(total / cfg.lease_renew_interval_s)
             if nodes_known
             else Val.unknown(nodes_reason or "nodes not listed")
         ),
         nodes_known=nodes_known,
         nodes_reason=nodes_reason,
-        rack_label=rack_label,
+        rack_label=cfg.rack_label,
     )

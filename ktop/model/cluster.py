@@ -16,7 +16,7 @@ from ktop.model import events as ev
 from ktop.model.area_apf import build_apf
 from ktop.model.area_apiservers import build_apiservers
 from ktop.model.area_etcd import build_etcd
-from ktop.model.area_nodes import build_nodes
+from ktop.model.area_nodes import NodesConfig, NodesState, build_nodes
 from ktop.model.area_scheduler import PendingPods, build_scheduler
 from ktop.model.events import Area, Component, Target
 from ktop.model.series import TargetSeries
@@ -68,8 +68,12 @@ class ClusterModel:
         self.apf_dumps: dict[str, tuple[ev.ApfLevelDump, ...]] = {}
         self.apf_dump_health: dict[str, _Health] = {}
         self.feeds: dict[str, _Health] = {}
-        self.nodes: dict[str, ev.NodeRecord] = {}
-        self.leases: dict[str, float] = {}
+        self.nodes = NodesState()
+        self._nodes_cfg = NodesConfig(
+            self.config.rack_label,
+            self.config.unhealthy_zone_threshold,
+            self.config.lease_renew_interval_s,
+        )
         self.pending = PendingPods(self.config.window_s)
         self._dirty: set[Area] = set(Area)
         self._cache: dict[Area, Any] = {}
@@ -127,16 +131,15 @@ class ClusterModel:
         self._dirty.add(Area.APF)
 
     def _node(self, e: ev.NodeUpserted) -> None:
-        self.nodes[e.node.name] = e.node
+        self.nodes.upsert(e.node)
         self._feed_ok(ev.FEED_NODES, e.at)
 
     def _node_deleted(self, e: ev.NodeDeleted) -> None:
-        self.nodes.pop(e.name, None)
-        self.leases.pop(e.name, None)
+        self.nodes.delete(e.name)
         self._feed_ok(ev.FEED_NODES, e.at)
 
     def _lease(self, e: ev.LeaseRenewed) -> None:
-        self.leases[e.node] = e.renew_time
+        self.nodes.renew(e.node, e.renew_time)
         self._feed_ok(ev.FEED_LEASES, e.at)
 
     def _pod(self, e: ev.PendingPodUpserted) -> None:
@@ -196,7 +199,6 @@ class ClusterModel:
         return (h.synced or h.last_ok is not None), ""
 
     def _build(self, area: Area) -> Any:
-        c = self.config
         if area is Area.APF:
             series, health = self._component(Component.APISERVER)
             errors = [e for _, e in health.values() if e]
@@ -216,14 +218,11 @@ class ClusterModel:
         leases_known, _ = self._feed_state(ev.FEED_LEASES)
         return build_nodes(
             self.nodes,
-            self.leases,
             self.now,
+            self._nodes_cfg,
             nodes_known=nodes_known,
             nodes_reason=nodes_reason,
             leases_known=leases_known,
-            rack_label=c.rack_label,
-            unhealthy_zone_threshold=c.unhealthy_zone_threshold,
-            lease_renew_interval_s=c.lease_renew_interval_s,
         )
 
     def _freshness(self) -> tuple[Freshness, ...]:

@@ -33,7 +33,10 @@ def test_real_nodes_carry_region_zone_and_readiness() -> None:
 
 def test_rack_label_and_taints_and_cordon() -> None:
     node = {
-        "metadata": {"name": "n1", "labels": {"rack": "r7", "node.kubernetes.io/exclude-disruption": ""}},
+        "metadata": {
+            "name": "n1",
+            "labels": {"rack": "r7", "node.kubernetes.io/exclude-disruption": ""},
+        },
         "spec": {
             "unschedulable": True,
             "taints": [{"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}],
@@ -60,8 +63,11 @@ def test_real_pending_pod_is_unschedulable_with_scheduler_message() -> None:
 
 
 def test_gated_bound_and_running_pods() -> None:
-    gated = {"metadata": {"name": "g"}, "spec": {"schedulingGates": [{"name": "kueue"}]},
-             "status": {"phase": "Pending"}}
+    gated = {
+        "metadata": {"name": "g"},
+        "spec": {"schedulingGates": [{"name": "kueue"}]},
+        "status": {"phase": "Pending"},
+    }
     bound = {"metadata": {"name": "b"}, "spec": {"nodeName": "n1"}, "status": {"phase": "Pending"}}
     running = {"metadata": {"name": "r"}, "status": {"phase": "Running"}}
     g, b = pending_pod_record(gated), pending_pod_record(bound)

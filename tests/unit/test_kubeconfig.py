@@ -16,7 +16,10 @@ JS = FIXTURES / "kubeconfig_k8s-client-js_testdata.yaml"
 def test_current_context_is_used_when_none_is_given() -> None:
     ctx = resolve_context(str(JS), None, env={})
     assert (ctx.name, ctx.cluster, ctx.user, ctx.namespace) == (
-        "context2", "cluster2", "user2", "namespace2"
+        "context2",
+        "cluster2",
+        "user2",
+        "namespace2",
     )
     assert ctx.server == "http://example2.com"
 

@@ -51,7 +51,9 @@ def _independent_quantile(q: float, buckets: dict[float, float]) -> float:
         if buckets[b] >= rank:
             if b == math.inf:
                 return lower_bound
-            return lower_bound + (b - lower_bound) * (rank - lower_count) / (buckets[b] - lower_count)
+            return lower_bound + (b - lower_bound) * (rank - lower_count) / (
+                buckets[b] - lower_count
+            )
         lower_bound, lower_count = b, buckets[b]
     raise AssertionError("unreachable")
 
@@ -79,10 +81,15 @@ def _hist(text: str, name: str, **match: str) -> dict[float, float]:
 def test_etcd_member_matches_independent_reading(fixture: str) -> None:
     text = _text(fixture)
     row = _model(Component.ETCD, fixture).snapshot().etcd.members[0]
-    gauge = {n: _samples(text, n)[0][1] for n in (
-        "etcd_server_is_leader", "etcd_server_has_leader", "etcd_server_quota_backend_bytes",
-        "etcd_server_proposals_pending",
-    )}
+    gauge = {
+        n: _samples(text, n)[0][1]
+        for n in (
+            "etcd_server_is_leader",
+            "etcd_server_has_leader",
+            "etcd_server_quota_backend_bytes",
+            "etcd_server_proposals_pending",
+        )
+    }
     assert row.is_leader.value == gauge["etcd_server_is_leader"]
     assert row.has_leader.value == gauge["etcd_server_has_leader"]
     assert row.quota_bytes.value == gauge["etcd_server_quota_backend_bytes"]
@@ -104,28 +111,33 @@ def test_apiserver_row_matches_independent_reading() -> None:
     text = _text(fixture)
     snap = _model(Component.APISERVER, fixture).snapshot()
     row = snap.apiservers.instances[0]
-    watches = sum(v for l, v in _samples(text, "apiserver_longrunning_requests")
-                  if l.get("verb") == "WATCH")
+    watches = sum(
+        v for lb, v in _samples(text, "apiserver_longrunning_requests") if lb.get("verb") == "WATCH"
+    )
     assert row.watches.value == watches
-    inflight = {l["request_kind"]: v for l, v in _samples(text, "apiserver_current_inflight_requests")}
+    inflight = {
+        lb["request_kind"]: v for lb, v in _samples(text, "apiserver_current_inflight_requests")
+    }
     assert row.inflight_readonly.value == inflight["readOnly"]
     assert row.inflight_mutating.value == inflight["mutating"]
     assert row.rss_bytes.value == _samples(text, "process_resident_memory_bytes")[0][1]
     assert row.version == _samples(text, "kubernetes_build_info")[0][0]["git_version"]
     # APF: every priority level's seat limit equals the independent reading.
-    limits = {l["priority_level"]: v for l, v in _samples(
-        text, "apiserver_flowcontrol_current_limit_seats")}
+    limits = {
+        lb["priority_level"]: v
+        for lb, v in _samples(text, "apiserver_flowcontrol_current_limit_seats")
+    }
     assert {r.priority_level: r.seats_limit.value for r in snap.apf.levels} == limits
     executing: dict[str, float] = defaultdict(float)
-    for l, v in _samples(text, "apiserver_flowcontrol_current_executing_seats"):
-        executing[l["priority_level"]] += v
+    for lb, v in _samples(text, "apiserver_flowcontrol_current_executing_seats"):
+        executing[lb["priority_level"]] += v
     for r in snap.apf.levels:
         assert r.seats_in_use.value == executing.get(r.priority_level, 0.0)
     # p99 wait of one level from its lifetime buckets.
     level = snap.apf.levels[0].priority_level
     expected = _independent_quantile(
-        0.99, _hist(text, "apiserver_flowcontrol_request_wait_duration_seconds",
-                    priority_level=level)
+        0.99,
+        _hist(text, "apiserver_flowcontrol_request_wait_duration_seconds", priority_level=level),
     )
     assert snap.apf.levels[0].wait_p99_s.value == pytest.approx(expected)
 
@@ -144,16 +156,18 @@ def test_second_scrape_gives_window_rates() -> None:
     text = _text(fixture)
     parsed = parse_exposition(text, FAMILIES[Component.APISERVER])
     bumped = tuple(
-        s.__class__(s.name, s.labels, s.value + (30.0 if s.name == "apiserver_request_total" else 0))
+        s.__class__(
+            s.name, s.labels, s.value + (30.0 if s.name == "apiserver_request_total" else 0)
+        )
         for s in parsed.samples
     )
     m = ClusterModel()
     target = Target(Component.APISERVER, "i0")
     m.apply(MetricsScraped(AT, target, parsed.samples))
     m.apply(MetricsScraped(AT + 10, target, bumped))
-    n_series = len({
-        (l.get("verb"), l.get("code")) for l, _ in _samples(text, "apiserver_request_total")
-    })
+    n_series = len(
+        {(lb.get("verb"), lb.get("code")) for lb, _ in _samples(text, "apiserver_request_total")}
+    )
     # Every kept (verb, code) series grew by 30 x the number of raw series folded into it.
     raw_series = len(_samples(text, "apiserver_request_total"))
     row = m.snapshot().apiservers.instances[0]

@@ -51,11 +51,17 @@ def test_labels_outside_the_kept_set_are_summed() -> None:
     ts = TargetSeries(API, 300)
 
     def scrape(t: float, n: float) -> None:
-        ts.ingest(t, [
-            Sample("apiserver_request_total",
-                   (("code", "200"), ("resource", r), ("verb", "LIST")), n)
-            for r in ("pods", "nodes", "leases")
-        ])
+        ts.ingest(
+            t,
+            [
+                Sample(
+                    "apiserver_request_total",
+                    (("code", "200"), ("resource", r), ("verb", "LIST")),
+                    n,
+                )
+                for r in ("pods", "nodes", "leases")
+            ],
+        )
 
     scrape(0, 10)
     scrape(10, 20)

@@ -1,0 +1,40 @@
+# ktop: the two commands are `make demo` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+ARGS ?= --scenario zone-outage --speed 5
+
+.PHONY: setup demo test check unit e2e controlplane snapshots clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+## setup: create .venv with ktop and its test tools
+setup: $(STAMP)
+
+## demo: set up and run `ktop demo` (override with ARGS="--scenario steady")
+demo: setup
+	$(BIN)/ktop demo $(ARGS)
+
+## test: set up and run the whole suite (lint, types, layering, unit, UI, e2e)
+test: setup
+	bash scripts/run-tests.sh
+
+## check: lint, format, types and layering only
+check: setup
+	bash scripts/run-tests.sh --check-only
+
+## controlplane: build or reuse the real control-plane components for e2e tests
+controlplane:
+	bash scripts/controlplane/install.sh
+
+## snapshots: regenerate the SVG snapshots after an intended UI change
+snapshots: setup
+	$(BIN)/pytest tests/functional --snapshot-update -q
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

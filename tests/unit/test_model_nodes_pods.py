@@ -1,0 +1,125 @@
+"""Nodes and pending pods folded by the model: zone states, lease lag, reasons."""
+
+from __future__ import annotations
+
+import pytest
+
+from ktop.analysis.rules import evaluate
+from ktop.model.cluster import ClusterModel
+from ktop.model.events import (
+    FEED_LEASES,
+    FEED_NODES,
+    FEED_PENDING_PODS,
+    FeedFailed,
+    FeedSynced,
+    LeaseRenewed,
+    NodeRecord,
+    NodeUpserted,
+    PendingPodRecord,
+    PendingPodUpserted,
+    PodWait,
+    Readiness,
+    WarningEvent,
+)
+from ktop.model.snapshot import ZoneState
+
+T0 = 10_000.0
+
+
+def _node(i: int, zone: str, ready: Readiness, rack: str = "r1") -> NodeRecord:
+    return NodeRecord(f"n{zone}{i}", "reg", zone, rack, ready, T0 - 100 + i)
+
+
+def _model(nodes: list[NodeRecord], leases: dict[str, float]) -> ClusterModel:
+    m = ClusterModel()
+    m.apply_all(NodeUpserted(T0, n) for n in nodes)
+    m.apply_all(LeaseRenewed(T0, k, v) for k, v in leases.items())
+    m.apply_all([FeedSynced(T0, FEED_NODES), FeedSynced(T0, FEED_LEASES)])
+    return m
+
+
+def test_zone_states_follow_the_controller_rule() -> None:
+    nodes = (
+        [_node(i, "a", Readiness.TRUE) for i in range(10)]
+        + [_node(i, "b", Readiness.UNKNOWN) for i in range(6)]
+        + [_node(i, "b", Readiness.TRUE) for i in range(6, 10)]
+        + [_node(i, "c", Readiness.FALSE) for i in range(4)]
+    )
+    snap = _model(nodes, {}).snapshot().nodes
+    states = {z.zone: z.state for z in snap.zones}
+    assert states == {
+        "a": ZoneState.NORMAL,
+        "b": ZoneState.PARTIAL_DISRUPTION,  # 6 of 10 not ready >= 0.55 and > 2
+        "c": ZoneState.FULL_DISRUPTION,
+    }
+    assert (snap.total, snap.ready, snap.not_ready, snap.unknown) == (24, 14, 4, 6)
+    zb = next(z for z in snap.zones if z.zone == "b")
+    assert zb.unhealthy == 6 and zb.total == 10
+
+
+def test_excluded_nodes_do_not_count_towards_zone_state() -> None:
+    excluded = [
+        NodeRecord(f"x{i}", "reg", "a", "r", Readiness.FALSE, None, exclude_disruption=True)
+        for i in range(5)
+    ]
+    snap = _model([*excluded, _node(0, "a", Readiness.TRUE)], {}).snapshot().nodes
+    assert snap.zones[0].state is ZoneState.NORMAL
+
+
+def test_lease_lag_and_not_ready_list() -> None:
+    nodes = [_node(i, "a", Readiness.TRUE) for i in range(3)] + [_node(9, "a", Readiness.UNKNOWN)]
+    leases = {"na0": T0 - 5, "na1": T0 - 10, "na2": T0 - 1, "na9": T0 - 120}
+    snap = _model(nodes, leases).snapshot().nodes
+    assert snap.zones[0].lease_lag_max_s.value == pytest.approx(120)
+    assert [n.name for n in snap.not_ready_nodes] == ["na9"]
+    assert snap.not_ready_nodes[0].lease_lag_s.value == pytest.approx(120)
+
+
+def test_nodes_unknown_until_listed_and_failed_feed_keeps_reason() -> None:
+    m = ClusterModel()
+    snap = m.snapshot()
+    assert not snap.nodes.nodes_known
+    assert any(f.code == "KT-NODE-010" for f in evaluate(snap))
+    m.apply(FeedFailed(T0, FEED_NODES, "403 Forbidden: list nodes"))
+    snap = m.snapshot()
+    assert not snap.nodes.nodes_known and "403" in snap.nodes.nodes_reason
+
+
+MSG_GPU = (
+    "0/6 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
+    "1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, "
+    "4 Insufficient nvidia.com/gpu. preemption: 0/6 nodes are available: "
+    "2 Preemption is not helpful for scheduling, 4 No preemption victims found for incoming pod."
+)
+
+
+def test_pending_reasons_are_aggregated_and_quota_kept_apart() -> None:
+    m = ClusterModel()
+    pods = [
+        PendingPodRecord("ml", f"train-{i}", T0 - 60 + i, PodWait.UNSCHEDULABLE, "", MSG_GPU)
+        for i in range(5)
+    ]
+    pods.append(PendingPodRecord("batch", "gated-0", T0 - 30, PodWait.GATED))
+    m.apply_all(PendingPodUpserted(T0, p) for p in pods)
+    m.apply(FeedSynced(T0, FEED_PENDING_PODS))
+    m.apply(
+        WarningEvent(
+            T0,
+            "FailedCreate",
+            "batch",
+            "ReplicaSet",
+            "rs",
+            'pods "x" is forbidden: exceeded quota: compute',
+            3,
+        )
+    )
+    s = m.snapshot().scheduler
+    assert s.pending_by_wait[PodWait.UNSCHEDULABLE] == 5
+    assert s.pending_by_wait[PodWait.GATED] == 1
+    top = {r.reason: r for r in s.reasons}
+    gpu = next(r for k, r in top.items() if "nvidia.com/gpu" in k)
+    assert gpu.pods == 5 and gpu.nodes == 20 and len(gpu.sample_pods) == 3
+    assert s.quota_rejections == 3
+    assert s.oldest_pending_s.value == pytest.approx(60)
+    codes = {f.code for f in evaluate(m.snapshot())}
+    assert {"KT-SCHED-001", "KT-SCHED-002", "KT-SCHED-003"} <= codes

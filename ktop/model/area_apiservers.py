@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import fields
 
 from ktop.model.series import TargetSeries
 from ktop.model.snapshot import ApiserverRow, ApiserversSnapshot
@@ -24,9 +25,8 @@ def apiserver_row(
     """One instance's row; every value unknown (with ``error``) if never scraped."""
     if ts is None:
         unknown = Val.unknown(error or "never scraped")
-        return ApiserverRow(
-            instance, "?", *([unknown] * 11), last_ok=last_ok, error=error, write_p99_s=unknown
-        )
+        vals = {f.name: unknown for f in fields(ApiserverRow) if f.type in ("Val", Val)}
+        return ApiserverRow(instance=instance, version="?", last_ok=last_ok, error=error, **vals)
     return ApiserverRow(
         instance=instance,
         version=_version(ts),

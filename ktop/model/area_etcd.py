@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import fields
 
 from ktop.model.series import TargetSeries
 from ktop.model.snapshot import EtcdMemberRow, EtcdSnapshot
@@ -24,7 +25,8 @@ def member_row(
     """One member's row; every value unknown (with ``error``) if never scraped."""
     if ts is None:
         u = Val.unknown(error or "never scraped")
-        return EtcdMemberRow(instance, *([u] * 13), last_ok=last_ok, error=error)
+        vals = {f.name: u for f in fields(EtcdMemberRow) if f.type in ("Val", Val)}
+        return EtcdMemberRow(instance=instance, last_ok=last_ok, error=error, **vals)
     db = ts.gauge(DB_SIZE)
     if not db.known:
         db = ts.gauge(DB_SIZE_OLD)

@@ -78,6 +78,7 @@ class ClusterModel:
         self._dirty: set[Area] = set(Area)
         self._cache: dict[Area, Any] = {}
         self._seq = 0
+        self.self_cost: ev.SelfCost | None = None
         self._handlers: dict[type, Callable[[Any], None]] = {
             ev.MetricsScraped: self._scraped,
             ev.ScrapeFailed: self._scrape_failed,
@@ -92,6 +93,7 @@ class ClusterModel:
             ev.SourceStarted: self._source,
             ev.FeedSynced: self._feed_synced,
             ev.FeedFailed: self._feed_failed,
+            ev.SelfCost: self._self_cost,
             ev.ClockTick: self._tick,
         }
 
@@ -162,6 +164,7 @@ class ClusterModel:
         if h is None:
             h = self.feeds[feed] = _Health()
         h.last_ok = at
+        h.error = ""  # data flows again: the last error is over
         self._dirty.add(FEED_AREAS.get(feed, Area.NODES))
 
     def _feed_synced(self, e: ev.FeedSynced) -> None:
@@ -172,6 +175,9 @@ class ClusterModel:
     def _feed_failed(self, e: ev.FeedFailed) -> None:
         self.feeds.setdefault(e.feed, _Health()).error = e.reason
         self._dirty.add(FEED_AREAS.get(e.feed, Area.NODES))
+
+    def _self_cost(self, e: ev.SelfCost) -> None:
+        self.self_cost = e
 
     def _tick(self, e: ev.ClockTick) -> None:
         # Ages and lags grow with the clock even when nothing arrives.
@@ -212,8 +218,8 @@ class ClusterModel:
         if area is Area.SCHEDULER:
             series, health = self._component(Component.SCHEDULER)
             known, reason = self._feed_state(ev.FEED_PENDING_PODS)
-            errors = "; ".join(e for _, e in health.values() if e)
-            return build_scheduler(series, self.pending, self.now, known, reason, errors)
+            failures = "; ".join(e for _, e in health.values() if e)
+            return build_scheduler(series, self.pending, self.now, known, reason, failures)
         nodes_known, nodes_reason = self._feed_state(ev.FEED_NODES)
         leases_known, _ = self._feed_state(ev.FEED_LEASES)
         return build_nodes(
@@ -256,4 +262,5 @@ class ClusterModel:
             freshness=self._freshness(),
             window_s=self.config.window_s,
             seq=self._seq,
+            self_cost=self.self_cost,
         )

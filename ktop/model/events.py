@@ -267,6 +267,24 @@ class FeedFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class SelfCost:
+    """What ktop itself costs the cluster, measured by the source over ``window_s``."""
+
+    at: float
+    window_s: float
+    requests_per_s: float
+    bytes_per_s: float
+    open_watches: int
+    requests_total: int
+    bytes_total: int
+    priority_level: str = ""
+    """The APF priority level ktop's requests land in (from response headers)."""
+    flow_schema: str = ""
+    throttled_total: int = 0
+    """Responses with code 429 ktop received."""
+
+
+@dataclass(frozen=True, slots=True)
 class ClockTick:
     """The source's clock advanced (lets ages grow when nothing else happens)."""
 
@@ -287,6 +305,7 @@ Event = (
     | SourceStarted
     | FeedSynced
     | FeedFailed
+    | SelfCost
     | ClockTick
 )
 """Any event a source may emit."""

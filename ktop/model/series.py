@@ -16,6 +16,7 @@ quantiles fall back to the cumulative buckets, marked ``lifetime``.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -95,7 +96,7 @@ class Buckets:
     def quantile(self, q: float) -> Val:
         """The q-quantile of these buckets, unknown when they hold no observations."""
         value = bucket_quantile(q, sorted(self.counts.items()))
-        if value is None:
+        if value is None or math.isnan(value):
             return Val.unknown("no observations in window")
         return Val.of(value, lifetime=self.lifetime)
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ktop.model.events import Area, PodWait
+from ktop.model.events import Area, PodWait, SelfCost
 from ktop.model.values import Val, ratio, sum_vals
 
 NOT_EXPOSED = Val(None, "not exposed")
@@ -311,6 +311,8 @@ class ClusterSnapshot:
     window_s: float = 300.0
     seq: int = 0
     """Increases by one with every published snapshot."""
+    self_cost: SelfCost | None = None
+    """ktop's own load on the cluster (live sources only)."""
 
     def area_freshness(self, area: Area) -> tuple[Freshness, ...]:
         """The inputs that feed one area."""

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import struct
+
 from ktop.model.snapshot import ZoneState
 
 DEFAULT_UNHEALTHY_ZONE_THRESHOLD = 0.55
+"""``--unhealthy-zone-threshold`` default of kube-controller-manager."""
+
+_F32 = struct.Struct("<f")
+
+
+def _float32(x: float) -> float:
+    """``x`` rounded to the nearest float32, as Go's ``float32(x)``."""
+    value: float = _F32.unpack(_F32.pack(x))[0]
+    return value
 
 
 def zone_state(
@@ -13,10 +24,23 @@ def zone_state(
     """``ComputeZoneState``: FullDisruption when no node is ready and some are not;
     PartialDisruption when more than 2 are not ready and their share is at
     least ``threshold``; Normal otherwise (``not_ready`` counts every node whose
-    Ready condition is not True)."""
-    raise NotImplementedError
+    Ready condition is not True).
+
+    The share is compared in float32 as the controller does
+    (``float32(notReady)/float32(notReady+ready) >= unhealthyZoneThreshold``,
+    the threshold being a float32 flag), so boundary cases match it exactly.
+    """
+    if ready == 0 and not_ready > 0:
+        return ZoneState.FULL_DISRUPTION
+    if not_ready > 2:
+        share = _float32(_float32(not_ready) / _float32(not_ready + ready))
+        if share >= _float32(threshold):
+            return ZoneState.PARTIAL_DISRUPTION
+    return ZoneState.NORMAL
 
 
 def zone_key(region: str, zone: str) -> str:
     """``GetZoneKey``: ``region + ":\\x00:" + zone``, or "" when both are empty."""
-    raise NotImplementedError
+    if not region and not zone:
+        return ""
+    return region + ":\x00:" + zone

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pytest
 
 from ktop.model.events import Component, Sample, Target
@@ -70,7 +72,7 @@ def test_labels_outside_the_kept_set_are_summed() -> None:
     assert ts.rate("apiserver_request_total", {"verb": frozenset({"GET"})}).value == 0.0
 
 
-def _hist(t: float, counts: dict[str, float]) -> list[Sample]:
+def _hist(t: float, counts: Mapping[str, float]) -> list[Sample]:
     return [
         Sample("etcd_disk_wal_fsync_duration_seconds_bucket", (("le", le),), c)
         for le, c in counts.items()

@@ -1,0 +1,77 @@
+"""ktop's own cost: every request it makes is counted here."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+
+from ktop.model.events import SelfCost
+
+PF_FLOW_SCHEMA_UID = "X-Kubernetes-PF-FlowSchema-UID"
+PF_PRIORITY_LEVEL_UID = "X-Kubernetes-PF-PriorityLevel-UID"
+
+
+class CostMeter:
+    """Counts requests, bytes, open watches and 429s; remembers the APF headers.
+
+    The clock is passed in, so the meter is deterministic in tests.
+    """
+
+    def __init__(self, window_s: float = 60.0) -> None:
+        self.window_s = window_s
+        self.requests_total = 0
+        self.bytes_total = 0
+        self.throttled_total = 0
+        self.open_watches = 0
+        self.flow_schema_uid = ""
+        self.priority_level_uid = ""
+        self._marks: deque[tuple[float, int, int]] = deque()
+        self.by_path: dict[str, int] = {}
+
+    def request(self, path: str, headers: Mapping[str, str], status: int) -> None:
+        """Count one request (a list page, a GET, a scrape or a watch being opened)."""
+        self.requests_total += 1
+        key = path.split("?", 1)[0]
+        self.by_path[key] = self.by_path.get(key, 0) + 1
+        if status == 429:
+            self.throttled_total += 1
+        fs = headers.get(PF_FLOW_SCHEMA_UID)
+        pl = headers.get(PF_PRIORITY_LEVEL_UID)
+        if fs:
+            self.flow_schema_uid = fs
+        if pl:
+            self.priority_level_uid = pl
+
+    def received(self, nbytes: int) -> None:
+        """Count bytes of response bodies (watch streams included)."""
+        self.bytes_total += nbytes
+
+    def watch_opened(self) -> None:
+        """A watch stream is open."""
+        self.open_watches += 1
+
+    def watch_closed(self) -> None:
+        """A watch stream ended."""
+        self.open_watches = max(0, self.open_watches - 1)
+
+    def sample(self, now: float, names: Mapping[str, str]) -> SelfCost:
+        """The cost over the last window, with APF UIDs resolved through ``names``."""
+        self._marks.append((now, self.requests_total, self.bytes_total))
+        while len(self._marks) > 1 and self._marks[0][0] < now - self.window_s:
+            self._marks.popleft()
+        t0, r0, b0 = self._marks[0]
+        span = now - t0
+        rps = (self.requests_total - r0) / span if span > 0 else 0.0
+        bps = (self.bytes_total - b0) / span if span > 0 else 0.0
+        return SelfCost(
+            at=now,
+            window_s=span,
+            requests_per_s=rps,
+            bytes_per_s=bps,
+            open_watches=self.open_watches,
+            requests_total=self.requests_total,
+            bytes_total=self.bytes_total,
+            priority_level=names.get(self.priority_level_uid, self.priority_level_uid),
+            flow_schema=names.get(self.flow_schema_uid, self.flow_schema_uid),
+            throttled_total=self.throttled_total,
+        )

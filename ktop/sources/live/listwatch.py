@@ -1,0 +1,239 @@
+"""List then watch one resource, for as long as the source runs.
+
+* The list is paginated (``limit``, ``continue``): never an unpaginated LIST.
+* The watch starts at the list's resourceVersion, asks for bookmarks, and is
+  re-opened from the last resourceVersion seen when the server closes it.
+* 410 Gone (on the watch, or an expired ``continue`` token) re-lists after a
+  jittered delay; objects missing from the new list are reported deleted.
+* Other failures back off exponentially with jitter (capped), and are
+  reported as ``FeedFailed`` with a message that names what is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ktop.model.events import Event, FeedFailed, FeedSynced
+from ktop.sources.base import Emit
+from ktop.sources.live.errors import ApiError
+from ktop.sources.live.transport import JSON, TABLE, KubeTransport, Query
+
+Item = dict[str, Any]
+"""An object as JSON, or for Tables ``{"metadata": ..., "cells": {column: value}}``."""
+
+
+class Handler(Protocol):
+    """Turns a resource's objects into events."""
+
+    def key(self, item: Item) -> str:
+        """A unique key (``namespace/name`` or ``name``)."""
+        ...
+
+    def upsert(self, at: float, item: Item) -> Sequence[Event]:
+        """Events for an added or changed object."""
+        ...
+
+    def delete(self, at: float, key: str) -> Sequence[Event]:
+        """Events for a deleted object."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """What to list and watch."""
+
+    feed: str
+    path: str
+    what: str
+    """For messages, e.g. ``nodes`` or ``pods (status.phase=Pending)``."""
+    query: Query = ()
+    table: bool = False
+    """Ask for server-side Tables with object metadata (far smaller than objects)."""
+    page_size: int = 500
+
+
+@dataclass(slots=True)
+class Backoff:
+    """Exponential back-off with full jitter."""
+
+    base_s: float = 1.0
+    cap_s: float = 60.0
+    attempt: int = 0
+    rng: random.Random = field(default_factory=random.Random)
+
+    def next_delay(self) -> float:
+        """The next delay, growing with each failure."""
+        self.attempt += 1
+        return self.rng.uniform(0, min(self.cap_s, self.base_s * 2 ** (self.attempt - 1)))
+
+    def reset(self) -> None:
+        """A success: start again from the base delay."""
+        self.attempt = 0
+
+
+class GoneError(Exception):
+    """The resourceVersion or continue token expired (410)."""
+
+
+def _table_items(table: dict[str, Any], columns: list[str]) -> list[Item]:
+    if table.get("columnDefinitions"):
+        columns[:] = [str(c.get("name", "")) for c in table["columnDefinitions"]]
+    items = []
+    for row in table.get("rows") or []:
+        cells = row.get("cells") or []
+        obj = row.get("object") or {}
+        items.append({"metadata": obj.get("metadata") or {}, "cells": dict(zip(columns, cells))})
+    return items
+
+
+class ListWatch:
+    """Keeps one resource's objects flowing into events."""
+
+    def __init__(
+        self,
+        transport: KubeTransport,
+        resource: Resource,
+        handler: Handler,
+        clock: Callable[[], float],
+        *,
+        watch_timeout_s: int = 300,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.t = transport
+        self.r = resource
+        self.h = handler
+        self.clock = clock
+        self.watch_timeout_s = watch_timeout_s
+        self.rng = rng or random.Random()
+        self.backoff = Backoff(rng=self.rng)
+        self.keys: set[str] = set()
+        self.rv = ""
+        self._columns: list[str] = []
+        self.relists = 0
+
+    def _accept(self) -> str:
+        return TABLE if self.r.table else JSON
+
+    def _base_query(self) -> list[tuple[str, str | int]]:
+        q: list[tuple[str, str | int]] = list(self.r.query)
+        if self.r.table:
+            q.append(("includeObject", "Metadata"))
+        return q
+
+    def _items(self, body: dict[str, Any]) -> list[Item]:
+        if self.r.table:
+            return _table_items(body, self._columns)
+        return list(body.get("items") or [])
+
+    async def list_all(self, emit: Emit) -> None:
+        """A paginated list; report upserts, and deletions of objects no longer listed."""
+        seen: set[str] = set()
+        cont = ""
+        while True:
+            query = [*self._base_query(), ("limit", self.r.page_size)]
+            if cont:
+                query.append(("continue", cont))
+            try:
+                resp = await self.t.get(self.r.path, query, self._accept(), timeout_s=60)
+            except ApiError as e:
+                if e.status == 410:
+                    raise GoneError(str(e)) from e
+                raise
+            body = resp.json()
+            now = self.clock()
+            events: list[Event] = []
+            for item in self._items(body):
+                seen.add(self.h.key(item))
+                events.extend(self.h.upsert(now, item))
+            emit(events)
+            meta = body.get("metadata") or {}
+            cont = str(meta.get("continue") or "")
+            if not cont:
+                self.rv = str(meta.get("resourceVersion") or "")
+                break
+        now = self.clock()
+        gone: list[Event] = []
+        for key in self.keys - seen:
+            gone.extend(self.h.delete(now, key))
+        self.keys = seen
+        emit([*gone, FeedSynced(now, self.r.feed)])
+
+    async def watch_once(self, emit: Emit) -> None:
+        """One watch stream, until the server closes it; raises GoneError on 410."""
+        timeout = self.watch_timeout_s + self.rng.randint(0, self.watch_timeout_s // 5)
+        query = [
+            *self._base_query(),
+            ("resourceVersion", self.rv),
+            ("allowWatchBookmarks", "true"),
+            ("timeoutSeconds", timeout),
+        ]
+        try:
+            async with self.t.watch(self.r.path, query, self._accept()) as lines:
+                async for line in lines:
+                    self._on_event(json.loads(line), emit)
+                    self.backoff.reset()
+        except ApiError as e:
+            if e.status == 410:
+                raise GoneError(str(e)) from e
+            raise
+
+    def _on_event(self, ev: dict[str, Any], emit: Emit) -> None:
+        kind = ev.get("type")
+        obj = ev.get("object") or {}
+        if kind == "ERROR":
+            code = int(obj.get("code") or 0)
+            if code == 410:
+                raise GoneError(str(obj.get("message", "410 Gone")))
+            raise ApiError(code, "watch", self.r.what, str(obj.get("message", "")))
+        rv = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+        if rv:
+            self.rv = rv
+        if kind == "BOOKMARK":
+            return
+        items = _table_items(obj, self._columns) if self.r.table else [obj]
+        now = self.clock()
+        events: list[Event] = []
+        for item in items:
+            key = self.h.key(item)
+            if kind == "DELETED":
+                self.keys.discard(key)
+                events.extend(self.h.delete(now, key))
+            else:
+                self.keys.add(key)
+                events.extend(self.h.upsert(now, item))
+        emit(events)
+
+    async def run(self, emit: Emit) -> None:
+        """List, then watch, forever; failures become FeedFailed events, never exceptions."""
+        need_list = True
+        while True:
+            try:
+                if need_list:
+                    await self.list_all(emit)
+                    need_list = False
+                    self.backoff.reset()
+                await self.watch_once(emit)
+            except asyncio.CancelledError:
+                raise
+            except GoneError as e:
+                self.relists += 1
+                need_list = True
+                emit(
+                    [FeedFailed(self.clock(), self.r.feed, f"410 Gone on {self.r.what}: relisting")]
+                )
+                del e
+                await asyncio.sleep(self.rng.uniform(0.5, 3.0))
+            except ApiError as e:
+                emit([FeedFailed(self.clock(), self.r.feed, str(e))])
+                if e.status in (401, 403):
+                    need_list = True
+                await asyncio.sleep(self.backoff.next_delay())
+            except Exception as e:  # network errors, timeouts, bad JSON: retry
+                reason = f"{self.r.what}: {type(e).__name__}: {e}".rstrip(": ")
+                emit([FeedFailed(self.clock(), self.r.feed, reason)])
+                await asyncio.sleep(self.backoff.next_delay())

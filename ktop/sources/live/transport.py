@@ -1,0 +1,107 @@
+"""Every request ktop makes to a cluster goes through here, and is counted.
+
+kubernetes-asyncio provides configuration, authentication (tokens, client
+certificates, exec plugins) and the HTTP session; ktop issues raw requests
+through ``ApiClient.call_api`` so that it can ask for server-side Tables,
+read watch streams line by line, count bytes and read the APF headers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+from kubernetes_asyncio.client import ApiClient
+
+from ktop import __version__
+from ktop.sources.live.cost import CostMeter
+from ktop.sources.live.errors import ApiError, status_message
+
+JSON = "application/json"
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+TEXT = "text/plain"
+USER_AGENT = f"ktop/{__version__}"
+WATCH_READ_TIMEOUT_S = 150.0
+"""A watch that sends nothing (not even a bookmark) for this long is dead."""
+
+Query = Sequence[tuple[str, str | int]]
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A whole response."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        """The body as JSON."""
+        return json.loads(self.body)
+
+
+class KubeTransport:
+    """Raw, counted requests over one authenticated ApiClient."""
+
+    def __init__(self, api: ApiClient, meter: CostMeter, host: str | None = None) -> None:
+        self.api = api
+        self.api.user_agent = USER_AGENT
+        self.meter = meter
+        self.host = host
+        """Send to this base URL instead of the kubeconfig server (one apiserver instance)."""
+
+    async def _call(
+        self, path: str, query: Query, accept: str, timeout: aiohttp.ClientTimeout
+    ) -> aiohttp.ClientResponse:
+        resp: aiohttp.ClientResponse = await self.api.call_api(
+            path,
+            "GET",
+            query_params=list(query),
+            header_params={"Accept": accept, "User-Agent": USER_AGENT},
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            _request_timeout=timeout,
+            _host=self.host,
+        )
+        self.meter.request(path, resp.headers, resp.status)
+        return resp
+
+    async def get(
+        self, path: str, query: Query = (), accept: str = JSON, timeout_s: float = 30.0
+    ) -> Response:
+        """GET a path; raise :class:`ApiError` for an HTTP error status."""
+        resp = await self._call(path, query, accept, aiohttp.ClientTimeout(total=timeout_s))
+        async with resp:
+            body = await resp.read()
+        self.meter.received(len(body))
+        if resp.status >= 400:
+            raise ApiError(resp.status, "get", path, status_message(body))
+        return Response(resp.status, dict(resp.headers), body)
+
+    @asynccontextmanager
+    async def watch(
+        self, path: str, query: Query, accept: str = JSON
+    ) -> AsyncIterator[AsyncIterator[bytes]]:
+        """Open a watch stream; yields an iterator over its newline-delimited events."""
+        timeout = aiohttp.ClientTimeout(total=None, sock_read=WATCH_READ_TIMEOUT_S)
+        resp = await self._call(path, [*query, ("watch", "true")], accept, timeout)
+        async with resp:
+            if resp.status >= 400:
+                body = await resp.read()
+                self.meter.received(len(body))
+                raise ApiError(resp.status, "watch", path, status_message(body))
+            self.meter.watch_opened()
+            try:
+                yield self._lines(resp)
+            finally:
+                self.meter.watch_closed()
+
+    async def _lines(self, resp: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
+        async for line in resp.content:
+            self.meter.received(len(line))
+            if line.strip():
+                yield line

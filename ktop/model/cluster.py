@@ -52,6 +52,7 @@ class _Health:
     last_ok: float | None = None
     error: str = ""
     synced: bool = False
+    note: str = ""
 
 
 class ClusterModel:
@@ -116,6 +117,11 @@ class ClusterModel:
         ts.ingest(e.at, e.samples)
         h = self.targets.setdefault(e.target, _Health())
         h.last_ok, h.error = e.at, ""
+        h.note = (
+            f"{len(e.parse_errors)} malformed line(s) skipped: {'; '.join(e.parse_errors[:3])}"
+            if e.parse_errors
+            else ""
+        )
         self._dirty.update(COMPONENT_AREAS[e.target.component])
 
     def _scrape_failed(self, e: ev.ScrapeFailed) -> None:
@@ -235,7 +241,8 @@ class ClusterModel:
         out: list[Freshness] = []
         for t, h in sorted(self.targets.items(), key=lambda kv: (kv[0].component, kv[0].instance)):
             for area in COMPONENT_AREAS[t.component]:
-                out.append(Freshness(f"{t.component} {t.instance}", area, h.last_ok, h.error))
+                name = f"{t.component} {t.instance}"
+                out.append(Freshness(name, area, h.last_ok, h.error, h.note))
         for inst, h in sorted(self.apf_dump_health.items()):
             out.append(Freshness(f"apf dump {inst}", Area.APF, h.last_ok, h.error))
         for feed, h in sorted(self.feeds.items()):

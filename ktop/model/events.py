@@ -67,6 +67,8 @@ class MetricsScraped:
     at: float
     target: Target
     samples: tuple[Sample, ...]
+    parse_errors: tuple[str, ...] = ()
+    """Malformed lines that were skipped (the rest was read)."""
 
 
 @dataclass(frozen=True, slots=True)

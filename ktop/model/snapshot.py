@@ -30,6 +30,8 @@ class Freshness:
     """When the input last delivered data (source clock), or never."""
     error: str = ""
     """The last error, empty when the last attempt succeeded."""
+    note: str = ""
+    """A problem that lost nothing but should be seen (e.g. malformed lines skipped)."""
 
     def age_s(self, now: float) -> float | None:
         """Seconds since the input last delivered data, or None if it never did."""

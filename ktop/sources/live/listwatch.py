@@ -87,7 +87,8 @@ def _table_items(table: dict[str, Any], columns: list[str]) -> list[Item]:
     for row in table.get("rows") or []:
         cells = row.get("cells") or []
         obj = row.get("object") or {}
-        items.append({"metadata": obj.get("metadata") or {}, "cells": dict(zip(columns, cells))})
+        named = dict(zip(columns, cells, strict=False))
+        items.append({"metadata": obj.get("metadata") or {}, "cells": named})
     return items
 
 

@@ -1,0 +1,69 @@
+"""Direct reads of etcd, scheduler and controller-manager metrics endpoints.
+
+Managed clusters often hide these from Prometheus; when the user gives
+their URLs, ktop reads them itself: etcd with client certificates, the
+scheduler and controller-manager with the kubeconfig's bearer token (they
+delegate authentication to the apiserver).
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import aiohttp
+
+from ktop.sources.live.errors import describe
+
+Fetch = Callable[[], Awaitable[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class TlsFiles:
+    """Client certificate, key and CA bundle for an endpoint (all optional)."""
+
+    cert: str | None = None
+    key: str | None = None
+    ca: str | None = None
+    insecure: bool = False
+
+
+def ssl_context(tls: TlsFiles) -> ssl.SSLContext:
+    """An SSL context from the files given."""
+    ctx = ssl.create_default_context(cafile=tls.ca)
+    if tls.cert:
+        ctx.load_cert_chain(tls.cert, keyfile=tls.key)
+    if tls.insecure:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
+def http_fetcher(
+    session: aiohttp.ClientSession,
+    url: str,
+    *,
+    token: Callable[[], str] | None = None,
+    tls: TlsFiles | None = None,
+    timeout_s: float = 10.0,
+) -> Fetch:
+    """A fetch function for one metrics URL."""
+    ctx = ssl_context(tls) if tls is not None and url.startswith("https") else None
+
+    async def fetch() -> str:
+        headers = {"Accept": "text/plain"}
+        if token is not None:
+            bearer = token()
+            if bearer:
+                headers["Authorization"] = bearer
+        async with session.get(
+            url, headers=headers, ssl=ctx if ctx is not None else True,
+            timeout=aiohttp.ClientTimeout(total=timeout_s),
+        ) as resp:  # fmt: skip
+            body = await resp.text(errors="replace")
+            if resp.status >= 400:
+                raise RuntimeError(describe(resp.status, "get", url, body[:200].strip()))
+            return body
+
+    return fetch

@@ -1,0 +1,204 @@
+"""Handlers: API objects of each watched resource to events.
+
+Nodes are watched as server-side Tables with object metadata: labels and
+the printed status (``Ready``, ``NotReady``, ``SchedulingDisabled``) for a
+fraction of a full Node's size. The printed status cannot tell Ready=False
+from Ready=Unknown, and carries no taints or transition time, so a node
+whose status is not Ready is fetched whole once it changes (rate-limited
+and capped by :class:`NodeDetails`); until then it counts as NotReady
+(Ready=False), which is right for the zone-state rule either way.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ktop.model.events import (
+    Event,
+    LeaseRenewed,
+    NodeDeleted,
+    NodeRecord,
+    NodeUpserted,
+    PendingPodDeleted,
+    PendingPodUpserted,
+    Readiness,
+    WarningEvent,
+)
+from ktop.sources.convert import (
+    EXCLUDE_DISRUPTION,
+    REGION_LABELS,
+    ZONE_LABELS,
+    parse_time,
+    pending_pod_record,
+)
+
+Item = dict[str, Any]
+
+TRIAGE_WARNING_REASONS = frozenset(
+    {
+        "FailedScheduling",
+        "FailedCreate",
+        "Failed",
+        "BackOff",
+        "FailedMount",
+        "FailedAttachVolume",
+        "FailedCreatePodSandBox",
+        "FailedKillPod",
+        "NodeNotReady",
+        "Evicted",
+    }
+)
+"""Warning reasons the triage paths read (scheduling, image pull, volumes, sandbox, nodes)."""
+
+
+def _meta(item: Item) -> dict[str, Any]:
+    meta = item.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _ns_name(item: Item) -> str:
+    m = _meta(item)
+    return f"{m.get('namespace', '')}/{m.get('name', '')}"
+
+
+def _label(labels: dict[str, str], keys: tuple[str, ...]) -> str:
+    for k in keys:
+        if labels.get(k):
+            return sys.intern(labels[k])
+    return ""
+
+
+def table_node_record(item: Item, rack_label: str) -> NodeRecord:
+    """A node from a Table row with metadata (readiness from the printed status)."""
+    meta = _meta(item)
+    labels = meta.get("labels") or {}
+    status = str((item.get("cells") or {}).get("Status", ""))
+    parts = set(status.split(","))
+    if "Ready" in parts:
+        ready = Readiness.TRUE
+    elif "NotReady" in parts:
+        ready = Readiness.FALSE
+    else:
+        ready = Readiness.UNKNOWN
+    return NodeRecord(
+        name=str(meta.get("name", "")),
+        region=_label(labels, REGION_LABELS),
+        zone=_label(labels, ZONE_LABELS),
+        rack=sys.intern(labels.get(rack_label, "")),
+        ready=ready,
+        ready_since=None,
+        unschedulable="SchedulingDisabled" in parts,
+        exclude_disruption=EXCLUDE_DISRUPTION in labels,
+    )
+
+
+class NodesHandler:
+    """Nodes as Table rows; not-Ready nodes are detailed through ``want_detail``."""
+
+    def __init__(self, rack_label: str, want_detail: Callable[[str], None]) -> None:
+        self.rack_label = rack_label
+        self.want_detail = want_detail
+        self.detailed: dict[str, NodeRecord] = {}
+
+    def key(self, item: Item) -> str:
+        """The node name."""
+        return str(_meta(item).get("name", ""))
+
+    def upsert(self, at: float, item: Item) -> Sequence[Event]:
+        """A Ready node as printed; a not-Ready one keeps its detail and asks for a refresh."""
+        rec = table_node_record(item, self.rack_label)
+        if rec.ready is Readiness.TRUE:
+            self.detailed.pop(rec.name, None)
+            return [NodeUpserted(at, rec)]
+        self.want_detail(rec.name)
+        known = self.detailed.get(rec.name)
+        if known is not None:
+            rec = NodeRecord(
+                rec.name, rec.region, rec.zone, rec.rack, known.ready, known.ready_since,
+                known.unreachable_taint, known.not_ready_taint, rec.unschedulable,
+                rec.exclude_disruption,
+            )  # fmt: skip
+        return [NodeUpserted(at, rec)]
+
+    def detail(self, at: float, rec: NodeRecord) -> Sequence[Event]:
+        """A whole Node was fetched."""
+        if rec.ready is not Readiness.TRUE:
+            self.detailed[rec.name] = rec
+        return [NodeUpserted(at, rec)]
+
+    def delete(self, at: float, key: str) -> Sequence[Event]:
+        """The node is gone."""
+        self.detailed.pop(key, None)
+        return [NodeDeleted(at, key)]
+
+
+class LeasesHandler:
+    """Node Leases in ``kube-node-lease``: the heartbeat."""
+
+    def key(self, item: Item) -> str:
+        """The lease (= node) name."""
+        return str(_meta(item).get("name", ""))
+
+    def upsert(self, at: float, item: Item) -> Sequence[Event]:
+        """A renewal."""
+        renew = parse_time((item.get("spec") or {}).get("renewTime"))
+        if renew is None:
+            return []
+        return [LeaseRenewed(at, self.key(item), renew)]
+
+    def delete(self, at: float, key: str) -> Sequence[Event]:
+        """A lease disappears with its node; the node's deletion says it."""
+        return []
+
+
+class PendingPodsHandler:
+    """Pods with ``status.phase=Pending``: unscheduled and bound-but-not-started."""
+
+    def key(self, item: Item) -> str:
+        """``namespace/name``."""
+        return _ns_name(item)
+
+    def upsert(self, at: float, item: Item) -> Sequence[Event]:
+        """A pending pod, or its end when it is no longer Pending."""
+        rec = pending_pod_record(item)
+        if rec is None:
+            ns, _, name = self.key(item).partition("/")
+            return [PendingPodDeleted(at, ns, name)]
+        return [PendingPodUpserted(at, rec)]
+
+    def delete(self, at: float, key: str) -> Sequence[Event]:
+        """The pod left Pending (or was deleted)."""
+        ns, _, name = key.partition("/")
+        return [PendingPodDeleted(at, ns, name)]
+
+
+class WarningEventsHandler:
+    """Warning Events whose reasons the triage paths read."""
+
+    def key(self, item: Item) -> str:
+        """``namespace/name`` of the Event."""
+        return _ns_name(item)
+
+    def upsert(self, at: float, item: Item) -> Sequence[Event]:
+        """A Warning event of interest."""
+        reason = str(item.get("reason", ""))
+        if reason not in TRIAGE_WARNING_REASONS:
+            return []
+        inv = item.get("involvedObject") or {}
+        return [
+            WarningEvent(
+                at=at,
+                reason=sys.intern(reason),
+                namespace=str(inv.get("namespace") or _meta(item).get("namespace", "")),
+                object_kind=str(inv.get("kind", "")),
+                object_name=str(inv.get("name", "")),
+                message=str(item.get("message", "")),
+                count=int(item.get("count") or 1),
+            )
+        ]
+
+    def delete(self, at: float, key: str) -> Sequence[Event]:
+        """Events expire; nothing to report."""
+        return []

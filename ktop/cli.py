@@ -11,8 +11,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ktop import __version__
+
+if TYPE_CHECKING:
+    from ktop.sources.live.source import LiveOptions
 
 NOT_YET = {
     "record": "recording a session",
@@ -39,6 +43,37 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _live_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("live cluster")
+    g.add_argument("--prometheus", metavar="URL", help="read metrics from this Prometheus")
+    g.add_argument(
+        "--apiserver",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="an apiserver instance URL (repeat; default: found from EndpointSlices)",
+    )
+    g.add_argument("--etcd-metrics", action="append", default=[], metavar="URL")
+    g.add_argument("--etcd-cert", metavar="FILE", help="client certificate for etcd")
+    g.add_argument("--etcd-key", metavar="FILE", help="client key for etcd")
+    g.add_argument("--etcd-ca", metavar="FILE", help="CA bundle for etcd")
+    g.add_argument("--scheduler-metrics", action="append", default=[], metavar="URL")
+    g.add_argument("--controller-manager-metrics", action="append", default=[], metavar="URL")
+    g.add_argument("--component-ca", metavar="FILE", help="CA bundle for scheduler/controller")
+    g.add_argument(
+        "--insecure-components",
+        action="store_true",
+        help="skip TLS verification of scheduler and controller-manager endpoints",
+    )
+    g.add_argument(
+        "--scrape-interval",
+        type=float,
+        default=15.0,
+        metavar="SECONDS",
+        help="seconds between metrics reads (default 15)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``ktop`` argument parser."""
     parser = argparse.ArgumentParser(
@@ -50,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--context", help="kubeconfig context to read (default: current)")
     parser.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube)")
     _common(parser)
+    _live_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     demo = sub.add_parser(
@@ -137,21 +173,60 @@ def _run_kind(args: argparse.Namespace) -> int:
     return kind_demo(scenario=args.scenario, nodes=args.nodes)
 
 
-def _run_live(args: argparse.Namespace) -> int:
-    from ktop.sources.kubeconfig import KubeconfigError, resolve_context
+def _live_opts(args: argparse.Namespace) -> LiveOptions:
+    from ktop.sources.live.components import TlsFiles
+    from ktop.sources.live.source import LiveOptions
+
+    every = args.scrape_interval
+    return LiveOptions(
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+        rack_label=args.rack_label,
+        apiserver_scrape_s=every,
+        apf_dump_s=every,
+        prometheus=args.prometheus,
+        prometheus_s=every,
+        etcd_metrics=tuple(args.etcd_metrics),
+        etcd_tls=TlsFiles(args.etcd_cert, args.etcd_key, args.etcd_ca),
+        scheduler_metrics=tuple(args.scheduler_metrics),
+        controller_manager_metrics=tuple(args.controller_manager_metrics),
+        component_tls=TlsFiles(ca=args.component_ca, insecure=args.insecure_components),
+        component_scrape_s=every,
+        apiservers=tuple(args.apiserver),
+    )
+
+
+async def _live_main(args: argparse.Namespace) -> int:
+    from ktop.hub import Hub
+    from ktop.model.cluster import ClusterModel, ModelConfig
+    from ktop.sources.kubeconfig import KubeconfigError
+    from ktop.sources.live.client import ConnectError, connect, probe
+    from ktop.sources.live.source import LiveSource
+    from ktop.ui.app import KtopApp
 
     try:
-        ctx = resolve_context(args.kubeconfig, args.context)
+        # Credentials (and exec plugins that may prompt) before the UI takes the terminal.
+        conn = await connect(args.kubeconfig, args.context)
     except KubeconfigError as exc:
         print(f"ktop: {exc}", file=sys.stderr)
         return 2
-    print(
-        f"ktop: context {ctx.name!r} (server {ctx.server}) found, but reading a live "
-        "cluster is not available in this version yet.\n"
-        "Run 'ktop demo' for the simulated cluster.",
-        file=sys.stderr,
-    )
-    return 3
+    try:
+        await probe(conn)
+    except ConnectError as exc:
+        await conn.close()
+        print(f"ktop: {exc}", file=sys.stderr)
+        return 2
+    hub = Hub(ClusterModel(ModelConfig(rack_label=args.rack_label)))
+    source = LiveSource(_live_opts(args), conn=conn)
+    app = KtopApp(hub, [source], refresh_s=args.refresh, theme=args.theme)
+    await app.run_async()
+    return 0
+
+
+def _run_live(args: argparse.Namespace) -> int:
+    import asyncio
+
+    return asyncio.run(_live_main(args))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

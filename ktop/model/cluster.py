@@ -246,7 +246,10 @@ class ClusterModel:
         for inst, h in sorted(self.apf_dump_health.items()):
             out.append(Freshness(f"apf dump {inst}", Area.APF, h.last_ok, h.error))
         for feed, h in sorted(self.feeds.items()):
-            out.append(Freshness(feed, FEED_AREAS.get(feed, Area.NODES), h.last_ok, h.error))
+            # A synced watch without an error is current even when nothing changed:
+            # a dead stream is detected by the source and reported as FeedFailed.
+            last = self.now if (h.synced and not h.error) else h.last_ok
+            out.append(Freshness(feed, FEED_AREAS.get(feed, Area.NODES), last, h.error))
         return tuple(out)
 
     def snapshot(self) -> ClusterSnapshot:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ktop import __version__
 
@@ -162,37 +162,51 @@ def _run_demo(args: argparse.Namespace) -> int:
 
 
 def _run_kind(args: argparse.Namespace) -> int:
-    from ktop.lab.kind import kind_demo, missing_kind_tools
+    from ktop.lab.kind import KIND_SCENARIOS, kind_demo, missing_kind_tools, missing_tools_message
 
     missing = missing_kind_tools()
     if missing:
-        print("ktop demo --kind cannot start:", file=sys.stderr)
-        for line in missing:
-            print(f"  - {line}", file=sys.stderr)
+        print(missing_tools_message(missing), file=sys.stderr)
         return 2
-    return kind_demo(scenario=args.scenario, nodes=args.nodes)
+    if args.scenario not in KIND_SCENARIOS:
+        print(
+            f"ktop demo --kind: scenario {args.scenario!r} needs the local control plane; "
+            f"on kind choose one of: {', '.join(KIND_SCENARIOS)}",
+            file=sys.stderr,
+        )
+        return 2
+    result = kind_demo(scenarios=(args.scenario,))
+    if not result.ok or result.kubeconfig is None:
+        print(result.message, file=sys.stderr)
+        return 1
+    print(result.message, file=sys.stderr)
+    args.kubeconfig, args.context = str(result.kubeconfig), None
+    return _run_live(args)
 
 
 def _live_opts(args: argparse.Namespace) -> LiveOptions:
     from ktop.sources.live.components import TlsFiles
     from ktop.sources.live.source import LiveOptions
 
-    every = args.scrape_interval
+    def opt(name: str, default: object = None) -> Any:
+        return getattr(args, name, default)
+
+    every = float(opt("scrape_interval", 15.0))
     return LiveOptions(
         kubeconfig=args.kubeconfig,
         context=args.context,
         rack_label=args.rack_label,
         apiserver_scrape_s=every,
         apf_dump_s=every,
-        prometheus=args.prometheus,
+        prometheus=opt("prometheus"),
         prometheus_s=every,
-        etcd_metrics=tuple(args.etcd_metrics),
-        etcd_tls=TlsFiles(args.etcd_cert, args.etcd_key, args.etcd_ca),
-        scheduler_metrics=tuple(args.scheduler_metrics),
-        controller_manager_metrics=tuple(args.controller_manager_metrics),
-        component_tls=TlsFiles(ca=args.component_ca, insecure=args.insecure_components),
+        etcd_metrics=tuple(opt("etcd_metrics", [])),
+        etcd_tls=TlsFiles(opt("etcd_cert"), opt("etcd_key"), opt("etcd_ca")),
+        scheduler_metrics=tuple(opt("scheduler_metrics", [])),
+        controller_manager_metrics=tuple(opt("controller_manager_metrics", [])),
+        component_tls=TlsFiles(ca=opt("component_ca"), insecure=bool(opt("insecure_components"))),
         component_scrape_s=every,
-        apiservers=tuple(args.apiserver),
+        apiservers=tuple(opt("apiserver", [])),
     )
 
 

@@ -1,0 +1,224 @@
+"""APF: worst priority levels for the overview; levels, flows, instances for the drill-down."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from ktop.model.snapshot import ApfRow, ApfSnapshot
+from ktop.model.values import Val, ratio, sum_vals
+from ktop.ui.render.fmt import fmt_duration, fmt_pct, fmt_rate, fmt_si, fmt_val
+from ktop.ui.render.level import (
+    APF_WAIT_CRIT_S,
+    APF_WAIT_WARN_S,
+    SEATS_WARN,
+    SYMBOL,
+    Level,
+    above,
+    worst,
+)
+from ktop.ui.render.view import (
+    Cell,
+    Column,
+    PanelView,
+    Row,
+    TableSpec,
+    degrade,
+    fit,
+    line,
+    num_cell,
+    text_cell,
+    title,
+    val_cell,
+)
+
+WIDE = 60
+"""Panels at least this wide show the extra columns."""
+
+
+def seats_text(row: ApfRow) -> str:
+    """``used/limit`` seats, ``?`` for unknown parts."""
+    return f"{fmt_val(row.seats_in_use)}/{fmt_val(row.seats_limit)}"
+
+
+def seats_pct_text(row: ApfRow) -> str:
+    """Seats in use as a share of the limit: ``92%``; ``?`` when either is unknown."""
+    return fmt_val(ratio(row.seats_in_use, row.seats_limit, zero_reason="no limit"), fmt_pct)
+
+
+def seats_level(row: ApfRow) -> Level:
+    """WARN when seats in use reach 90 % of the limit."""
+    used, limit = row.seats_in_use.value, row.seats_limit.value
+    if used is None or limit is None:
+        return Level.UNKNOWN
+    return Level.WARN if limit > 0 and used >= SEATS_WARN * limit else Level.NEUTRAL
+
+
+def row_level(row: ApfRow) -> Level:
+    """How bad one APF row looks: rejections are critical, queueing a warning."""
+    rejected = row.rejected_total_per_s
+    levels = [
+        Level.CRIT if rejected.or_(0) > 0 else Level.NEUTRAL,
+        Level.WARN if row.in_queue.or_(0) > 0 else Level.NEUTRAL,
+        above(row.wait_p99_s, APF_WAIT_WARN_S, APF_WAIT_CRIT_S),
+        seats_level(row),
+    ]
+    if not (row.in_queue.known and row.executing.known):
+        levels.append(Level.UNKNOWN)
+    return worst(levels) if max(levels) > Level.NEUTRAL else Level.OK
+
+
+def rejected_text(row: ApfRow) -> str:
+    """Rejections per second by reason, e.g. ``queue-full 10/s, time-out 2/s``."""
+    parts = [
+        f"{reason} {fmt_val(v, fmt_rate)}"
+        for reason, v in sorted(row.rejected_per_s.items())
+        if not v.known or v.or_(0) > 0
+    ]
+    return ", ".join(parts) or "-"
+
+
+def panel(
+    apf: ApfSnapshot, note: Text | None, rows: int, width: int, *, failing: bool = False
+) -> PanelView:
+    """The APF overview panel: the worst priority levels first."""
+    if not apf.levels:
+        level = Level.UNKNOWN
+        summary = "no data" if apf.unknown_reason else "no priority levels"
+        return PanelView(title("APF", summary, level), fit([], note, rows), level)
+    in_queue = sum_vals([r.in_queue for r in apf.levels])
+    rejected = sum_vals([r.rejected_total_per_s for r in apf.levels])
+    level = degrade(worst([row_level(r) for r in apf.levels]), failing)
+    summary = f"{fmt_val(in_queue, fmt_si)} queued · {fmt_val(rejected, fmt_rate)} rejected"
+    wide = width >= WIDE
+    header_cells = [Cell("level", 0, "left"), Cell("inq", 5)]
+    if wide:
+        header_cells += [Cell("exec", 5)]
+    header_cells += [Cell("seats", 9) if wide else Cell("seats", 6)]
+    if wide:
+        header_cells += [Cell("p50", 6)]
+    header_cells += [Cell("p99", 6 if wide else 5)]
+    if wide:
+        header_cells += [Cell("disp", 7)]
+    header_cells += [Cell("rej", 7 if wide else 5)]
+    body = [_panel_row(r, wide, width) for r in apf.levels]
+    header = line([Cell(c.text, c.width, c.align, Level.NEUTRAL) for c in header_cells], width)
+    header.stylize("dim")
+    return PanelView(title("APF", summary, level), fit(body, note, rows, header), level)
+
+
+def _panel_row(r: ApfRow, wide: bool, width: int) -> Text:
+    lvl = row_level(r)
+    cells = [
+        Cell(r.priority_level, 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL),
+        Cell(fmt_val(r.in_queue), 5, level=Level.WARN if r.in_queue.or_(0) > 0 else Level.NEUTRAL),
+    ]
+    if wide:
+        cells.append(Cell(fmt_val(r.executing), 5))
+    seats = seats_text(r) if wide else seats_pct_text(r)
+    cells.append(Cell(seats, 9 if wide else 6, level=seats_level(r)))
+    if wide:
+        cells.append(Cell(fmt_val(r.wait_p50_s, fmt_duration), 6))
+    p99_level = above(r.wait_p99_s, APF_WAIT_WARN_S, APF_WAIT_CRIT_S)
+    cells.append(Cell(fmt_val(r.wait_p99_s, fmt_duration), 6 if wide else 5, level=p99_level))
+    if wide:
+        cells.append(Cell(fmt_val(r.dispatched_per_s, fmt_rate), 7))
+    rejected = r.rejected_total_per_s
+    rej_level = Level.CRIT if rejected.or_(0) > 0 else Level.NEUTRAL
+    rej_text = fmt_val(rejected, fmt_rate) if wide else fmt_val(rejected)
+    cells.append(Cell(rej_text, 7 if wide else 5, level=rej_level))
+    return line(cells, width)
+
+
+def _num(v: Val, level: Level = Level.NEUTRAL) -> Text:
+    return val_cell(v, level=level)
+
+
+def _common_cells(r: ApfRow, *, limit: bool = True) -> list[Text]:
+    seats = num_cell(seats_text(r), seats_level(r)) if limit else val_cell(r.seats_in_use)
+    return [
+        _num(r.in_queue, level=Level.WARN if r.in_queue.or_(0) > 0 else Level.NEUTRAL),
+        _num(r.executing),
+        seats,
+        num_cell(fmt_val(r.wait_p50_s, fmt_duration)),
+        num_cell(
+            fmt_val(r.wait_p99_s, fmt_duration),
+            above(r.wait_p99_s, APF_WAIT_WARN_S, APF_WAIT_CRIT_S),
+        ),
+        num_cell(fmt_val(r.dispatched_per_s, fmt_rate)),
+        num_cell(
+            fmt_val(r.rejected_total_per_s, fmt_rate),
+            Level.CRIT if r.rejected_total_per_s.or_(0) > 0 else Level.NEUTRAL,
+        ),
+    ]
+
+
+def _columns(*, limit: bool = True) -> tuple[Column, ...]:
+    seats = Column("seats", "seats used/limit", 16) if limit else Column("seats", "seats", 6)
+    return (
+        Column("in_queue", "in queue", 8),
+        Column("executing", "exec", 6),
+        seats,
+        Column("p50", "wait p50", 8),
+        Column("p99", "wait p99", 8),
+        Column("dispatched", "disp/s", 8),
+        Column("rejected", "rej/s", 8),
+    )
+
+
+def tables(apf: ApfSnapshot) -> tuple[TableSpec, ...]:
+    """Drill-down tables: by priority level, by flow schema, per instance."""
+    levels = TableSpec(
+        "levels",
+        "Priority levels (all instances)",
+        (
+            Column("status", "", 1),
+            Column("level", "priority level"),
+            *_columns(),
+            Column("reasons", "rejected by reason"),
+        ),
+        tuple(
+            Row(
+                r.priority_level,
+                (
+                    text_cell(SYMBOL[row_level(r)], row_level(r)),
+                    text_cell(r.priority_level),
+                    *_common_cells(r),
+                    text_cell(rejected_text(r)),
+                ),
+            )
+            for r in apf.levels
+        ),
+    )
+    flows = TableSpec(
+        "flows",
+        "Flow schemas",
+        (
+            Column("level", "priority level"),
+            Column("flow", "flow schema"),
+            *_columns(limit=False),
+        ),
+        tuple(
+            Row(
+                f"{r.priority_level}/{r.flow_schema}",
+                (
+                    text_cell(r.priority_level),
+                    text_cell(r.flow_schema),
+                    *_common_cells(r, limit=False),
+                ),
+            )
+            for r in apf.flows
+        ),
+    )
+    instances = TableSpec(
+        "instances",
+        "Per apiserver instance",
+        (Column("instance", "instance"), Column("level", "priority level"), *_columns()),
+        tuple(
+            Row(
+                f"{r.instance}/{r.priority_level}",
+                (text_cell(r.instance), text_cell(r.priority_level), *_common_cells(r)),
+            )
+            for r in apf.per_instance
+        ),
+    )
+    return (levels, flows, instances)

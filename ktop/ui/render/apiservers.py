@@ -1,0 +1,218 @@
+"""kube-apiserver instances: per-instance rows for the overview, side by side in the drill-down."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.text import Text
+
+from ktop.model.snapshot import ApiserverRow, ApiserversSnapshot
+from ktop.model.values import Val, max_val, sum_vals
+from ktop.ui.render.fmt import (
+    fmt_age,
+    fmt_bytes,
+    fmt_cores,
+    fmt_duration,
+    fmt_rate,
+    fmt_si,
+    fmt_times,
+    fmt_val,
+    short_instance,
+)
+from ktop.ui.render.level import (
+    RECENT_RESTART_S,
+    SKEW_CRIT,
+    SKEW_WARN,
+    STYLE,
+    Level,
+    above,
+    worst,
+)
+from ktop.ui.render.view import (
+    Cell,
+    Column,
+    PanelView,
+    Row,
+    TableSpec,
+    degrade,
+    fit,
+    line,
+    num_cell,
+    text_cell,
+    title,
+    val_cell,
+)
+
+WIDE = 60
+
+
+def inflight(row: ApiserverRow) -> Val:
+    """Read-only plus mutating requests in flight."""
+    return sum_vals([row.inflight_readonly, row.inflight_mutating])
+
+
+def uptime(row: ApiserverRow, now: float) -> Val:
+    """Seconds since the process started (a short uptime means a restart)."""
+    if row.start_time.value is None:
+        return row.start_time
+    return Val.of(max(0.0, now - row.start_time.value))
+
+
+def uptime_level(row: ApiserverRow, now: float) -> Level:
+    """WARN when the instance restarted within the last ten minutes."""
+    up = uptime(row, now)
+    if up.value is None:
+        return Level.UNKNOWN
+    return Level.WARN if up.value < RECENT_RESTART_S else Level.NEUTRAL
+
+
+def instance_level(row: ApiserverRow, now: float) -> Level:
+    """How one instance looks: unreachable is unknown, throttling or a restart a warning."""
+    if row.error or not row.requests_per_s.known:
+        return Level.UNKNOWN
+    levels = [uptime_level(row, now), above(row.throttled_per_s, 0.0)]
+    return worst(levels) if max(levels) > Level.NEUTRAL else Level.OK
+
+
+def panel(
+    api: ApiserversSnapshot,
+    now: float,
+    note: Text | None,
+    rows: int,
+    width: int,
+    *,
+    failing: bool = False,
+) -> PanelView:
+    """The apiservers overview panel: one line per instance, skew in the title."""
+    if not api.instances:
+        return PanelView(
+            title("apiservers", "none seen", Level.UNKNOWN), fit([], note, rows), Level.UNKNOWN
+        )
+    up = sum(1 for r in api.instances if not r.error and r.requests_per_s.known)
+    skew = max_val([api.request_skew, api.watch_skew])
+    skew_level = above(skew, SKEW_WARN, SKEW_CRIT)
+    levels = [instance_level(r, now) for r in api.instances]
+    level = degrade(
+        worst([*levels, skew_level if skew_level != Level.UNKNOWN else Level.OK]), failing
+    )
+    summary = f"{up}/{len(api.instances)} up · skew {fmt_val(skew, fmt_times)}"
+    wide = width >= WIDE
+    spec: list[tuple[str, int]] = [("req", 7), ("infl", 5), ("watch", 6)]
+    if wide:
+        spec += [("cpu", 5), ("rss", 8), ("429", 6)]
+    spec += [("up", 5)]
+    header = line([Cell("instance", 0, "left"), *(Cell(n, w) for n, w in spec)], width)
+    header.stylize("dim")
+    body = [_panel_row(r, now, wide, width) for r in api.instances]
+    body.append(skew_line(api))
+    return PanelView(title("apiservers", summary, level), fit(body, note, rows, header), level)
+
+
+def skew_line(api: ApiserversSnapshot) -> Text:
+    """``skew requests 1.1x · watches 1.9x``, each styled by its level."""
+    out = Text("skew ", style="dim")
+    for i, (name, v) in enumerate((("requests", api.request_skew), ("watches", api.watch_skew))):
+        if i:
+            out.append(" · ", style="dim")
+        out.append(f"{name} ")
+        out.append(fmt_val(v, fmt_times), style=STYLE[above(v, SKEW_WARN, SKEW_CRIT)])
+    return out
+
+
+def _panel_row(r: ApiserverRow, now: float, wide: bool, width: int) -> Text:
+    lvl = instance_level(r, now)
+    cells = [
+        Cell(short_instance(r.instance), 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL),
+        Cell(fmt_val(r.requests_per_s, fmt_rate), 7),
+        Cell(fmt_val(inflight(r)), 5),
+        Cell(fmt_val(r.watches), 6),
+    ]
+    if wide:
+        cells += [
+            Cell(fmt_val(r.cpu_cores, fmt_cores), 5),
+            Cell(fmt_val(r.rss_bytes, fmt_bytes), 8),
+            Cell(fmt_val(r.throttled_per_s, fmt_rate), 6, level=above(r.throttled_per_s, 0.0)),
+        ]
+    if r.error:  # numbers are the last ones read; uptime is meaningless while unreachable
+        cells.append(Cell("err", 5, level=Level.UNKNOWN))
+    else:
+        cells.append(Cell(fmt_val(uptime(r, now), fmt_age), 5, level=uptime_level(r, now)))
+    return line(cells, width)
+
+
+Metric = tuple[str, str, Callable[[ApiserverRow, float], Text]]
+
+
+def _v(
+    get: Callable[[ApiserverRow], Val], fmt: Callable[[float], str] = fmt_si
+) -> Callable[[ApiserverRow, float], Text]:
+    return lambda r, _now: val_cell(get(r), fmt)
+
+
+METRICS: tuple[Metric, ...] = (
+    (
+        "status",
+        "status",
+        lambda r, now: text_cell("error" if r.error else "up", instance_level(r, now)),
+    ),
+    ("version", "version", lambda r, _now: num_cell(r.version or "?")),
+    ("requests", "requests/s", _v(lambda r: r.requests_per_s, fmt_rate)),
+    ("reads", "reads/s (GET, LIST)", _v(lambda r: r.reads_per_s, fmt_rate)),
+    ("writes", "writes/s", _v(lambda r: r.writes_per_s, fmt_rate)),
+    ("write_p99", "write latency p99", _v(lambda r: r.write_p99_s, fmt_duration)),
+    ("inflight_ro", "inflight read-only", _v(lambda r: r.inflight_readonly)),
+    ("inflight_mut", "inflight mutating", _v(lambda r: r.inflight_mutating)),
+    ("watches", "watches", _v(lambda r: r.watches)),
+    ("cpu", "CPU cores", _v(lambda r: r.cpu_cores, fmt_cores)),
+    ("rss", "RSS", _v(lambda r: r.rss_bytes, fmt_bytes)),
+    (
+        "uptime",
+        "uptime",
+        lambda r, now: num_cell(fmt_val(uptime(r, now), fmt_age), uptime_level(r, now)),
+    ),
+    (
+        "throttled",
+        "429/s",
+        lambda r, _now: num_cell(
+            fmt_val(r.throttled_per_s, fmt_rate), above(r.throttled_per_s, 0.0)
+        ),
+    ),
+    (
+        "terminations",
+        "terminations/s",
+        lambda r, _now: num_cell(
+            fmt_val(r.terminations_per_s, fmt_rate), above(r.terminations_per_s, 0.0)
+        ),
+    ),
+    (
+        "last_ok",
+        "last scrape",
+        lambda r, now: num_cell(fmt_age(None if r.last_ok is None else now - r.last_ok)),
+    ),
+)
+"""Rows of the side-by-side table: key, label, cell per instance."""
+
+
+def tables(api: ApiserversSnapshot, now: float) -> tuple[TableSpec, ...]:
+    """One table, instances side by side (a column each), metrics as rows."""
+    columns = (
+        Column("metric", "metric"),
+        *(Column(f"i:{r.instance}", r.instance, max(9, len(r.instance))) for r in api.instances),
+    )
+    rows = tuple(
+        Row(key, (text_cell(label), *(cell(r, now) for r in api.instances)))
+        for key, label, cell in METRICS
+    )
+    return (TableSpec("instances", "Instances side by side", columns, rows),)
+
+
+def summary_line(api: ApiserversSnapshot) -> Text:
+    """Skew ratios for the drill-down header."""
+    req = above(api.request_skew, SKEW_WARN, SKEW_CRIT)
+    watch = above(api.watch_skew, SKEW_WARN, SKEW_CRIT)
+    out = Text("request skew ")
+    out.append(fmt_val(api.request_skew, fmt_times), style=STYLE[req])
+    out.append(" · watch skew ")
+    out.append(fmt_val(api.watch_skew, fmt_times), style=STYLE[watch])
+    out.append(" (max / mean across reachable instances)", style="dim")
+    return out

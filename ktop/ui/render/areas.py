@@ -1,0 +1,81 @@
+"""Dispatch by area: overview panels and drill-down views from a cluster snapshot."""
+
+from __future__ import annotations
+
+from ktop.model.events import Area
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.ui.render import apf, apiservers, etcd, nodes, scheduler
+from ktop.ui.render.reasons import drill_reason_lines, input_errors, panel_note
+from ktop.ui.render.view import DrillView, PanelView
+
+AREA_KEYS: dict[Area, str] = {
+    Area.APF: "1",
+    Area.APISERVERS: "2",
+    Area.ETCD: "3",
+    Area.SCHEDULER: "4",
+    Area.NODES: "5",
+}
+"""The key that opens each area's drill-down."""
+
+AREA_TITLES: dict[Area, str] = {
+    Area.APF: "API Priority and Fairness",
+    Area.APISERVERS: "kube-apiserver instances",
+    Area.ETCD: "etcd members",
+    Area.SCHEDULER: "Scheduler: pending pods",
+    Area.NODES: "Nodes by failure domain",
+}
+
+
+PANEL_CLOCK_AREAS = frozenset({Area.APISERVERS})
+"""Areas whose overview panel shows times relative to the source clock (uptime)."""
+DRILL_CLOCK_AREAS = frozenset({Area.APISERVERS, Area.ETCD, Area.NODES})
+"""Areas whose drill-down shows times relative to the source clock (ages, uptime)."""
+
+
+def render_key(snapshot: ClusterSnapshot, area: Area, *, drill: bool = False) -> object:
+    """What an area's rendering depends on: equal keys render the same.
+
+    The area snapshot and the area's failing inputs, plus the source clock
+    where the view shows ages or uptimes.
+    """
+    part = getattr(snapshot, area.value)
+    errors = input_errors(snapshot.area_freshness(area))
+    if area in (DRILL_CLOCK_AREAS if drill else PANEL_CLOCK_AREAS):
+        return (part, errors, snapshot.at)
+    return (part, errors)
+
+
+def overview_panel(snapshot: ClusterSnapshot, area: Area, rows: int, width: int) -> PanelView:
+    """One overview panel fitted to ``rows`` x ``width`` content cells."""
+    note = panel_note(snapshot, area, width)
+    failing = any(f.error for f in snapshot.area_freshness(area))
+    if area is Area.APF:
+        return apf.panel(snapshot.apf, note, rows, width, failing=failing)
+    if area is Area.APISERVERS:
+        api = snapshot.apiservers
+        return apiservers.panel(api, snapshot.at, note, rows, width, failing=failing)
+    if area is Area.ETCD:
+        return etcd.panel(snapshot.etcd, note, rows, width, failing=failing)
+    if area is Area.SCHEDULER:
+        return scheduler.panel(snapshot.scheduler, note, rows, width, failing=failing)
+    return nodes.panel(snapshot.nodes, note, rows, width, failing=failing)
+
+
+def drill_view(snapshot: ClusterSnapshot, area: Area) -> DrillView:
+    """An area's drill-down: reasons for unknown values, a summary, and tables."""
+    reasons = drill_reason_lines(snapshot, area)
+    if area is Area.APF:
+        return DrillView(reasons, apf.tables(snapshot.apf))
+    if area is Area.APISERVERS:
+        api = snapshot.apiservers
+        return DrillView(
+            (*reasons, apiservers.summary_line(api)), apiservers.tables(api, snapshot.at)
+        )
+    if area is Area.ETCD:
+        return DrillView(reasons, etcd.tables(snapshot.etcd, snapshot.at))
+    if area is Area.SCHEDULER:
+        sched = snapshot.scheduler
+        return DrillView((*reasons, scheduler.summary_line(sched)), scheduler.tables(sched))
+    return DrillView(
+        (*reasons, nodes.summary_line(snapshot.nodes)), nodes.tables(snapshot.nodes, snapshot.at)
+    )

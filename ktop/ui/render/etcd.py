@@ -1,0 +1,191 @@
+"""etcd members: fsync, commit, db size, fragmentation, leadership."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from ktop.model.snapshot import EtcdMemberRow, EtcdSnapshot
+from ktop.model.values import Val, sum_vals
+from ktop.ui.render.fmt import (
+    fmt_age,
+    fmt_bytes,
+    fmt_duration,
+    fmt_pct,
+    fmt_rate,
+    fmt_val,
+    short_instance,
+)
+from ktop.ui.render.level import (
+    COMMIT_CRIT_S,
+    COMMIT_WARN_S,
+    DB_QUOTA_CRIT,
+    DB_QUOTA_WARN,
+    FRAGMENTATION_WARN,
+    FSYNC_CRIT_S,
+    FSYNC_WARN_S,
+    PEER_RTT_WARN_S,
+    SYMBOL,
+    Level,
+    above,
+    worst,
+)
+from ktop.ui.render.view import (
+    Cell,
+    Column,
+    PanelView,
+    Row,
+    TableSpec,
+    degrade,
+    fit,
+    line,
+    num_cell,
+    text_cell,
+    title,
+    val_cell,
+)
+
+WIDE = 60
+LEADER_MARK = "*"
+"""Marks the leader in member lists."""
+
+
+def fsync_level(m: EtcdMemberRow) -> Level:
+    """WAL fsync p99 against the mixin's 0.5 s / 1 s."""
+    return above(m.wal_fsync_p99_s, FSYNC_WARN_S, FSYNC_CRIT_S)
+
+
+def commit_level(m: EtcdMemberRow) -> Level:
+    """Backend commit p99 against the mixin's 0.25 s."""
+    return above(m.backend_commit_p99_s, COMMIT_WARN_S, COMMIT_CRIT_S)
+
+
+def quota_level(m: EtcdMemberRow) -> Level:
+    """Db size / quota against 80 % / 95 %."""
+    return above(m.db_quota_ratio, DB_QUOTA_WARN, DB_QUOTA_CRIT)
+
+
+def member_level(m: EtcdMemberRow) -> Level:
+    """How one member looks; unreachable or unknown readings are unknown, never healthy."""
+    if m.error or not m.wal_fsync_p99_s.known:
+        return Level.UNKNOWN
+    levels = [
+        fsync_level(m),
+        commit_level(m),
+        quota_level(m),
+        above(m.fragmentation, FRAGMENTATION_WARN),
+        Level.CRIT if m.has_leader.value == 0 else Level.NEUTRAL,
+    ]
+    return worst(levels) if max(levels) > Level.NEUTRAL else Level.OK
+
+
+def member_name(m: EtcdMemberRow, leader: str) -> str:
+    """The member name without its port, with ``*`` when it is the leader."""
+    return short_instance(m.instance) + (LEADER_MARK if m.instance == leader else "")
+
+
+def leader_changes(etcd: EtcdSnapshot) -> Val:
+    """Leader changes over the window, the largest any member saw."""
+    known = [m.leader_changes for m in etcd.members if m.leader_changes.known]
+    if not known:
+        return sum_vals([m.leader_changes for m in etcd.members], empty_reason="no members")
+    return max(known, key=lambda v: v.or_(0))
+
+
+def panel(
+    etcd: EtcdSnapshot, note: Text | None, rows: int, width: int, *, failing: bool = False
+) -> PanelView:
+    """The etcd overview panel: leader in the title, one line per member."""
+    if not etcd.members:
+        return PanelView(
+            title("etcd", "no members", Level.UNKNOWN), fit([], note, rows), Level.UNKNOWN
+        )
+    if not etcd.leader_known:
+        lead, lead_level = "leader ?", Level.UNKNOWN
+    elif etcd.leader:
+        lead, lead_level = f"leader {short_instance(etcd.leader)}", Level.OK
+    else:
+        lead, lead_level = "NO LEADER", Level.CRIT
+    changes = leader_changes(etcd)
+    change_level = above(changes, 0.0, 3.0)
+    level = degrade(
+        worst([lead_level, change_level, *(member_level(m) for m in etcd.members)]), failing
+    )
+    summary = f"{lead} · {fmt_val(changes)} changes"
+    wide = width >= WIDE
+    spec: list[tuple[str, int]] = [("fsync", 6), ("commit", 6), ("db/quota", 8)]
+    if wide:
+        spec += [("db", 8), ("frag", 5), ("pend", 5)]
+    header = line([Cell("member", 0, "left"), *(Cell(n, w) for n, w in spec)], width)
+    header.stylize("dim")
+    body = [_panel_row(m, etcd.leader, wide, width) for m in etcd.members]
+    return PanelView(title("etcd", summary, level), fit(body, note, rows, header), level)
+
+
+def _panel_row(m: EtcdMemberRow, leader: str, wide: bool, width: int) -> Text:
+    lvl = member_level(m)
+    cells = [
+        Cell(member_name(m, leader), 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL),
+        Cell(fmt_val(m.wal_fsync_p99_s, fmt_duration), 6, level=fsync_level(m)),
+        Cell(fmt_val(m.backend_commit_p99_s, fmt_duration), 6, level=commit_level(m)),
+        Cell(fmt_val(m.db_quota_ratio, fmt_pct), 8, level=quota_level(m)),
+    ]
+    if wide:
+        cells += [
+            Cell(fmt_val(m.db_size_bytes, fmt_bytes), 8),
+            Cell(
+                fmt_val(m.fragmentation, fmt_pct),
+                5,
+                level=above(m.fragmentation, FRAGMENTATION_WARN),
+            ),
+            Cell(fmt_val(m.proposals_pending), 5),
+        ]
+    return line(cells, width)
+
+
+def tables(etcd: EtcdSnapshot, now: float) -> tuple[TableSpec, ...]:
+    """Drill-down: one row per member."""
+    columns = (
+        Column("status", "", 1),
+        Column("member", "member"),
+        Column("leader", "role", 8),
+        Column("fsync_p50", "fsync p50", 9),
+        Column("fsync_p99", "fsync p99", 9),
+        Column("commit_p99", "commit p99", 10),
+        Column("db", "db size", 9),
+        Column("in_use", "in use", 9),
+        Column("quota", "quota", 9),
+        Column("db_quota", "db/quota", 8),
+        Column("frag", "frag", 6),
+        Column("changes", "leader chg", 10),
+        Column("pending", "proposals", 9),
+        Column("failed", "failed/s", 8),
+        Column("rtt", "peer rtt p99", 12),
+        Column("last_ok", "scraped", 8),
+        Column("error", "error"),
+    )
+    rows = tuple(Row(m.instance, _member_cells(m, etcd.leader, now)) for m in etcd.members)
+    return (TableSpec("members", "Members", columns, rows),)
+
+
+def _member_cells(m: EtcdMemberRow, leader: str, now: float) -> tuple[Text, ...]:
+    lvl = member_level(m)
+    role = {None: "?", 1.0: "leader"}.get(m.is_leader.value, "follower")
+    return (
+        text_cell(SYMBOL[lvl], lvl),
+        text_cell(member_name(m, leader)),
+        text_cell(role, Level.CRIT if m.has_leader.value == 0 else Level.NEUTRAL),
+        val_cell(m.wal_fsync_p50_s, fmt_duration),
+        val_cell(m.wal_fsync_p99_s, fmt_duration, fsync_level(m)),
+        val_cell(m.backend_commit_p99_s, fmt_duration, commit_level(m)),
+        val_cell(m.db_size_bytes, fmt_bytes),
+        val_cell(m.db_in_use_bytes, fmt_bytes),
+        val_cell(m.quota_bytes, fmt_bytes),
+        val_cell(m.db_quota_ratio, fmt_pct, quota_level(m)),
+        val_cell(m.fragmentation, fmt_pct, above(m.fragmentation, FRAGMENTATION_WARN)),
+        val_cell(m.leader_changes),
+        val_cell(m.proposals_pending),
+        val_cell(m.proposals_failed_per_s, fmt_rate, above(m.proposals_failed_per_s, 0.0)),
+        val_cell(m.peer_rtt_p99_s, fmt_duration, above(m.peer_rtt_p99_s, PEER_RTT_WARN_S)),
+        num_cell(fmt_age(None if m.last_ok is None else now - m.last_ok)),
+        text_cell(m.error, Level.UNKNOWN if m.error else Level.NEUTRAL),
+    )

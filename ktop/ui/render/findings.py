@@ -1,0 +1,74 @@
+"""Findings: the strip on the overview and the full list with evidence."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+
+from ktop.analysis.findings import Finding, Severity
+from ktop.ui.render.fmt import truncate
+from ktop.ui.render.level import SEVERITY_LEVEL, SEVERITY_SYMBOL, STYLE
+
+SEVERITY_ORDER = (Severity.CRITICAL, Severity.WARNING, Severity.UNKNOWN, Severity.INFO)
+"""Severities in the order counts and lists show them (OK findings are not listed)."""
+
+
+def ranked(findings: Sequence[Finding]) -> list[Finding]:
+    """Findings worse than OK, worst first, then by code."""
+    shown = [f for f in findings if f.severity > Severity.OK]
+    return sorted(shown, key=lambda f: (-f.severity, f.code))
+
+
+def counts(findings: Sequence[Finding]) -> Text:
+    """``✖2 ▲3 ?1 i4`` (only severities present); ``✓ 0`` when there are none."""
+    out = Text()
+    for sev in SEVERITY_ORDER:
+        n = sum(1 for f in findings if f.severity == sev)
+        if n:
+            if out:
+                out.append(" ")
+            out.append(f"{SEVERITY_SYMBOL[sev]}{n}", style=STYLE[SEVERITY_LEVEL[sev]])
+    return out or Text("✓ no findings", style=STYLE[SEVERITY_LEVEL[Severity.OK]])
+
+
+def finding_line(f: Finding, width: int) -> Text:
+    """``✖ KT-ETCD-002 WAL fsync p99 612 ms on etcd-1 (>500 ms)``."""
+    style = STYLE[SEVERITY_LEVEL[f.severity]]
+    out = Text(f"{SEVERITY_SYMBOL[f.severity]} {f.code} ", style=style)
+    out.append(truncate(f.title, max(4, width - len(out))))
+    return out
+
+
+def strip_lines(findings: Sequence[Finding], rows: int, width: int) -> tuple[Text, ...]:
+    """The top findings that fit ``rows`` lines; the last line says how many more."""
+    top = ranked(findings)
+    if not top:
+        return (Text("✓ no findings", style=STYLE[SEVERITY_LEVEL[Severity.OK]]),)
+    rows = max(1, rows)
+    if len(top) <= rows:
+        return tuple(finding_line(f, width) for f in top)
+    more = Text(f"  +{len(top) - rows + 1} more — press f for all", style="dim")
+    if rows == 1:
+        first = finding_line(top[0], max(4, width - 16))
+        first.append(f"  (+{len(top) - 1}, f)", style="dim")
+        return (first,)
+    return (*(finding_line(f, width) for f in top[: rows - 1]), more)
+
+
+def full_text(findings: Sequence[Finding]) -> Text:
+    """Every finding with its area and evidence, for the findings screen."""
+    top = ranked(findings)
+    if not top:
+        return Text("✓ no findings: nothing in the catalogue matched this snapshot.")
+    out = Text()
+    for i, f in enumerate(top):
+        if i:
+            out.append("\n")
+        style = STYLE[SEVERITY_LEVEL[f.severity]]
+        out.append(f"{SEVERITY_SYMBOL[f.severity]} {f.severity.name:<8} {f.code}", style=style)
+        out.append(f"  [{f.area.value}]  ", style="dim")
+        out.append(f.title + "\n", style="bold")
+        for evidence in f.evidence:
+            out.append(f"      · {evidence}\n")
+    return out

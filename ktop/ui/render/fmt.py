@@ -1,0 +1,152 @@
+"""Number formatting: units, unknown values, ages.
+
+Every function returns a short plain string. Unknown values render as
+``?``; values computed over the whole process life (``Val.lifetime``) get a
+leading ``~``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from ktop.model.values import Val
+
+UNKNOWN = "?"
+"""What an unknown value renders as."""
+
+LIFETIME_MARK = "~"
+"""Prefix for values computed over the process lifetime, not the window."""
+
+_BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+
+
+def fmt_bytes(n: float) -> str:
+    """Bytes in binary units: ``512B``, ``1.5KiB``, ``12MiB``, ``8.0GiB``."""
+    size = float(n)
+    for unit in _BINARY_UNITS:
+        if abs(size) < 1024 or unit == _BINARY_UNITS[-1]:
+            if unit == "B":
+                return f"{size:.0f}B"
+            return f"{size:.1f}{unit}" if abs(size) < 100 else f"{size:.0f}{unit}"
+        size /= 1024
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def fmt_duration(seconds: float) -> str:
+    """A duration: ``450µs``, ``4.2ms``, ``612ms``, ``4.2s``, ``42s``, ``3.5m``, ``2.0h``."""
+    s = float(seconds)
+    if s < 0:
+        return "-" + fmt_duration(-s)
+    if s == 0:
+        return "0s"
+    if s < 0.0009995:
+        return f"{s * 1e6:.0f}µs"
+    if s < 0.00995:
+        return f"{s * 1000:.1f}ms"
+    if s < 0.9995:
+        return f"{s * 1000:.0f}ms"
+    if s < 9.95:
+        return f"{s:.1f}s"
+    if s < 59.5:
+        return f"{s:.0f}s"
+    if s < 595:
+        return f"{s / 60:.1f}m"
+    if s < 3570:
+        return f"{s / 60:.0f}m"
+    if s < 86400:
+        return f"{s / 3600:.1f}h"
+    return f"{s / 86400:.1f}d"
+
+
+def fmt_age(seconds: float | None) -> str:
+    """A coarse age: ``12s``, ``3m``, ``2h``, ``4d``; ``never`` for None."""
+    if seconds is None:
+        return "never"
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m"
+    if s < 86400:
+        return f"{s // 3600}h"
+    return f"{s // 86400}d"
+
+
+def fmt_si(x: float) -> str:
+    """A number with SI suffix: ``0``, ``0.3``, ``12``, ``812``, ``1.2k``, ``34k``, ``1.2M``."""
+    v = float(x)
+    if v < 0:
+        return "-" + fmt_si(-v)
+    if v == 0:
+        return "0"
+    if v < 10:
+        text = f"{v:.1f}"
+        return text[:-2] if text.endswith(".0") else text
+    if v < 1000:
+        return f"{v:.0f}"
+    for div, suffix in ((1e3, "k"), (1e6, "M"), (1e9, "G")):
+        scaled = v / div
+        if scaled < 10:
+            return f"{scaled:.1f}{suffix}"
+        if scaled < 1000 or suffix == "G":
+            return f"{scaled:.0f}{suffix}"
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def fmt_rate(per_s: float) -> str:
+    """Events per second: ``0/s``, ``0.3/s``, ``812/s``, ``1.2k/s``."""
+    return fmt_si(per_s) + "/s"
+
+
+def fmt_count(n: float) -> str:
+    """An exact count with thousands separators: ``1,234``."""
+    return f"{round(n):,}"
+
+
+def fmt_pct(ratio: float) -> str:
+    """A ratio as a percentage: ``0%``, ``4.5%``, ``45%``, ``100%``."""
+    p = float(ratio) * 100
+    if p != 0 and abs(p) < 10:
+        return f"{p:.1f}%"
+    return f"{p:.0f}%"
+
+
+def fmt_times(ratio: float) -> str:
+    """A multiplier such as a skew ratio: ``1.0x``, ``2.4x``, ``12x``."""
+    return f"{ratio:.1f}x" if ratio < 10 else f"{ratio:.0f}x"
+
+
+def fmt_cores(cores: float) -> str:
+    """CPU cores: ``0.25``, ``3.2``, ``12``."""
+    if cores < 1:
+        return f"{cores:.2f}"
+    return f"{cores:.1f}" if cores < 10 else f"{cores:.0f}"
+
+
+def fmt_val(v: Val, fmt: Callable[[float], str] = fmt_si) -> str:
+    """Format a :class:`Val`: ``?`` when unknown, ``~`` prefix for lifetime values."""
+    if v.value is None:
+        return UNKNOWN
+    text = fmt(v.value)
+    return LIFETIME_MARK + text if v.lifetime else text
+
+
+def fmt_clock(at: float) -> str:
+    """The source clock as UTC ``HH:MM:SS``."""
+    return datetime.fromtimestamp(at, tz=UTC).strftime("%H:%M:%S")
+
+
+def short_instance(instance: str) -> str:
+    """An instance name without its port: ``apiserver-0:6443`` -> ``apiserver-0``."""
+    host, sep, port = instance.rpartition(":")
+    return host if sep and host and port.isdigit() else instance
+
+
+def truncate(text: str, width: int) -> str:
+    """Cut ``text`` to ``width`` cells, ending in ``…`` when cut."""
+    if width <= 0:
+        return ""
+    if len(text) <= width:
+        return text
+    return text[: width - 1] + "…"

@@ -1,0 +1,217 @@
+"""Nodes by failure domain: zones with state, racks, the NotReady list."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from ktop.model.snapshot import DomainRollup, NodesSnapshot, NotReadyNode
+from ktop.model.values import Val, max_val
+from ktop.ui.render.fmt import fmt_age, fmt_count, fmt_duration, fmt_rate, fmt_val
+from ktop.ui.render.level import (
+    LEASE_LAG_CRIT_S,
+    LEASE_LAG_WARN_S,
+    STYLE,
+    SYMBOL,
+    ZONE_LEVEL,
+    Level,
+    above,
+    worst,
+)
+from ktop.ui.render.view import (
+    Cell,
+    Column,
+    PanelView,
+    Row,
+    TableSpec,
+    degrade,
+    fit,
+    line,
+    num_cell,
+    text_cell,
+    title,
+    val_cell,
+)
+
+WIDE = 90
+
+
+def zone_level(d: DomainRollup) -> Level:
+    """The zone state's level; for racks, by unhealthy nodes."""
+    if d.state is not None:
+        return ZONE_LEVEL[d.state]
+    return Level.WARN if d.unhealthy else Level.OK
+
+
+def lag_level(v: Val) -> Level:
+    """Lease lag against the node monitor grace period (40 s)."""
+    return above(v, LEASE_LAG_WARN_S, LEASE_LAG_CRIT_S)
+
+
+def domain_name(d: DomainRollup) -> str:
+    """A unique key: ``zone`` (``region/zone`` when regions are set); racks add ``/rack``."""
+    name = f"{d.region}/{d.zone}" if d.region else d.zone
+    return f"{name}/{d.rack}" if d.rack else (name or "(no zone)")
+
+
+def short_name(d: DomainRollup) -> str:
+    """What a panel shows: the rack, else the zone."""
+    return d.rack or d.zone or "(no zone)"
+
+
+def level(n: NodesSnapshot) -> Level:
+    """The worst zone state; unknown when the node feed is not synced."""
+    if not n.nodes_known:
+        return Level.UNKNOWN
+    return worst([zone_level(z) for z in n.zones])
+
+
+def panel(
+    n: NodesSnapshot, note: Text | None, rows: int, width: int, *, failing: bool = False
+) -> PanelView:
+    """The nodes overview panel: per zone ready/total, NotReady+Unknown, state, lease lag."""
+    lvl = degrade(level(n), failing)
+    lag = max_val([z.lease_lag_max_s for z in n.zones], empty_reason="no zones")
+    ready = f"{fmt_count(n.ready)}/{fmt_count(n.total)}" if n.nodes_known else "?"
+    unhealthy = fmt_count(n.not_ready + n.unknown) if n.nodes_known else "?"
+    summary = f"{ready} ready · {unhealthy} not ready"
+    summary += f" · max lease lag {fmt_val(lag, fmt_duration)}"
+    wide = width >= WIDE
+    spec: list[tuple[str, int]] = [("ready/total", 13), ("NR+Unk", 7), ("state", 17)]
+    if wide:
+        spec += [("NotReady", 8), ("Unknown", 8), ("cordon", 6), ("lag p50", 8)]
+    spec += [("lag max", 8)]
+    header = line([Cell(" zone", 0, "left"), *(Cell(t, w) for t, w in spec)], width)
+    header.stylize("dim")
+    body = [_panel_row(z, wide, width) for z in n.zones]
+    racks = [r for r in n.racks if r.unhealthy]
+    if racks and rows >= len(body) + 4:
+        body.append(Text(" racks with unhealthy nodes", style="dim"))
+        body += [_panel_row(r, wide, width) for r in racks]
+    return PanelView(title("nodes", summary, lvl), fit(body, note, rows, header), lvl)
+
+
+def _panel_row(z: DomainRollup, wide: bool, width: int) -> Text:
+    lvl = zone_level(z)
+    state = z.state.value if z.state is not None else ("-" if z.rack else "?")
+    cells = [
+        Cell(f"{SYMBOL[lvl]} {short_name(z)}", 0, "left", lvl if lvl > Level.OK else Level.OK),
+        Cell(f"{fmt_count(z.ready)}/{fmt_count(z.total)}", 13),
+        Cell(fmt_count(z.unhealthy), 7, level=Level.WARN if z.unhealthy else Level.NEUTRAL),
+        Cell(state, 17, level=lvl),
+    ]
+    if wide:
+        cells += [
+            Cell(fmt_count(z.not_ready), 8),
+            Cell(fmt_count(z.unknown), 8),
+            Cell(fmt_count(z.cordoned), 6),
+            Cell(fmt_val(z.lease_lag_p50_s, fmt_duration), 8),
+        ]
+    lag = z.lease_lag_max_s
+    cells.append(Cell(fmt_val(lag, fmt_duration), 8, level=lag_level(lag)))
+    return line(cells, width)
+
+
+_DOMAIN_COLUMNS = (
+    Column("ready", "ready/total", 13),
+    Column("not_ready", "NotReady", 9),
+    Column("unknown", "Unknown", 8),
+    Column("cordoned", "cordoned", 8),
+    Column("lag_max", "lease lag max", 13),
+    Column("lag_p50", "lease lag p50", 13),
+)
+
+
+def _domain_cells(d: DomainRollup) -> tuple[Text, ...]:
+    return (
+        num_cell(f"{fmt_count(d.ready)}/{fmt_count(d.total)}"),
+        num_cell(fmt_count(d.not_ready), Level.WARN if d.not_ready else Level.NEUTRAL),
+        num_cell(fmt_count(d.unknown), Level.WARN if d.unknown else Level.NEUTRAL),
+        num_cell(fmt_count(d.cordoned)),
+        val_cell(d.lease_lag_max_s, fmt_duration, lag_level(d.lease_lag_max_s)),
+        val_cell(d.lease_lag_p50_s, fmt_duration),
+    )
+
+
+def _taints(node: NotReadyNode) -> str:
+    names = [("unreachable", node.tainted_unreachable), ("not-ready", node.tainted_not_ready)]
+    return ", ".join(name for name, on in names if on) or "-"
+
+
+def tables(n: NodesSnapshot, now: float) -> tuple[TableSpec, ...]:
+    """Drill-down: zones with state, racks, and the NotReady node list."""
+    zones = TableSpec(
+        "zones",
+        "Zones",
+        (
+            Column("status", "", 1),
+            Column("region", "region"),
+            Column("zone", "zone"),
+            Column("state", "state", 17),
+            *_DOMAIN_COLUMNS,
+        ),
+        tuple(
+            Row(
+                domain_name(z),
+                (
+                    text_cell(SYMBOL[zone_level(z)], zone_level(z)),
+                    text_cell(z.region or "-"),
+                    text_cell(z.zone or "(no zone)"),
+                    text_cell(z.state.value if z.state else "?", zone_level(z)),
+                    *_domain_cells(z),
+                ),
+            )
+            for z in n.zones
+        ),
+    )
+    racks = TableSpec(
+        "racks",
+        f"Racks ({n.rack_label})" if n.rack_label else "Racks",
+        (Column("zone", "zone"), Column("rack", "rack"), *_DOMAIN_COLUMNS),
+        tuple(
+            Row(domain_name(r), (text_cell(r.zone), text_cell(r.rack), *_domain_cells(r)))
+            for r in n.racks
+        ),
+    )
+    nodes = TableSpec(
+        "not_ready",
+        "NotReady nodes (longest first)",
+        (
+            Column("name", "node"),
+            Column("zone", "zone"),
+            Column("rack", "rack"),
+            Column("ready", "Ready", 7),
+            Column("since", "for", 6),
+            Column("lag", "lease lag", 9),
+            Column("taints", "taints"),
+        ),
+        tuple(
+            Row(
+                node.name,
+                (
+                    text_cell(node.name),
+                    text_cell(node.zone),
+                    text_cell(node.rack),
+                    text_cell(node.ready, Level.CRIT if node.ready == "False" else Level.WARN),
+                    num_cell(fmt_age(None if node.since is None else now - node.since)),
+                    val_cell(node.lease_lag_s, fmt_duration, lag_level(node.lease_lag_s)),
+                    text_cell(_taints(node)),
+                ),
+            )
+            for node in n.not_ready_nodes
+        ),
+    )
+    return (zones, racks, nodes)
+
+
+def summary_line(n: NodesSnapshot) -> Text:
+    """Drill-down header: totals, lease lag p99, heartbeat writes."""
+    lvl = level(n)
+    out = Text(f"{SYMBOL[lvl]} ", style=STYLE[lvl])
+    out.append(
+        f"{fmt_count(n.total)} nodes · {fmt_count(n.ready)} ready · "
+        f"{fmt_count(n.not_ready)} NotReady · {fmt_count(n.unknown)} Unknown · "
+        f"{fmt_count(n.cordoned)} cordoned · lease lag p99 "
+        f"{fmt_val(n.lease_lag_p99_s, fmt_duration)} · heartbeats "
+        f"{fmt_val(n.heartbeat_writes_per_s, fmt_rate)}"
+    )
+    return out

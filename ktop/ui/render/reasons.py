@@ -1,0 +1,127 @@
+"""Why data is unknown: reasons collected from an area snapshot and its inputs."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from rich.text import Text
+
+from ktop.model.events import Area
+from ktop.model.snapshot import ApfSnapshot, ClusterSnapshot, Freshness
+from ktop.model.values import Val
+from ktop.ui.render.fmt import fmt_age, short_instance, truncate
+from ktop.ui.render.level import STYLE, Level
+
+
+def val_reasons(obj: object) -> tuple[str, ...]:
+    """Reasons of every unknown :class:`Val` inside ``obj``, first seen first, deduplicated.
+
+    Walks dataclasses, tuples and mappings; also picks up ``error``,
+    ``unknown_reason``, ``pods_reason``, ``nodes_reason`` and
+    ``metrics_reason`` fields. Reasons found inside a row with an
+    ``instance`` are prefixed with it (``etcd-1: connection refused``).
+    """
+    seen: dict[str, None] = {}
+    _walk(obj, seen, "")
+    return tuple(seen)
+
+
+_REASON_FIELDS = ("error", "unknown_reason", "pods_reason", "nodes_reason", "metrics_reason")
+
+
+def _add(seen: dict[str, None], prefix: str, reason: str) -> None:
+    seen.setdefault(f"{prefix}: {reason}" if prefix and prefix not in reason else reason, None)
+
+
+def _walk(obj: object, seen: dict[str, None], prefix: str) -> None:
+    if isinstance(obj, Val):
+        if obj.value is None and obj.reason:
+            _add(seen, prefix, obj.reason)
+        return
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        instance = getattr(obj, "instance", "")
+        prefix = instance if isinstance(instance, str) and instance else prefix
+        fields = dataclasses.fields(obj)
+        # the object's own reasons first: they explain the values below them
+        for f in fields:
+            value = getattr(obj, f.name)
+            if f.name in _REASON_FIELDS and isinstance(value, str) and value:
+                _add(seen, prefix, value)
+        for f in fields:
+            if f.name not in _REASON_FIELDS:
+                _walk(getattr(obj, f.name), seen, prefix)
+        return
+    if isinstance(obj, Mapping):
+        for value in obj.values():
+            _walk(value, seen, prefix)
+        return
+    if isinstance(obj, tuple | list):
+        for value in obj:
+            _walk(value, seen, prefix)
+
+
+def input_errors(freshness: tuple[Freshness, ...]) -> tuple[str, ...]:
+    """``name: error`` for every input that failed on its last attempt."""
+    return tuple(f"{f.name}: {f.error}" for f in freshness if f.error)
+
+
+def brief_input_error(f: Freshness) -> str:
+    """A short form for panels: the instance without port, and the innermost cause.
+
+    ``apiserver apiserver-1:6443`` failing with ``Get "...": dial tcp ...: connect:
+    connection refused`` becomes ``apiserver-1: connection refused``.
+    """
+    name = short_instance(f.name.split()[-1]) if f.name.strip() else "input"
+    return f"{name}: {f.error.rsplit(': ', 1)[-1]}"
+
+
+def area_reasons(snapshot: ClusterSnapshot, area: Area) -> tuple[str, ...]:
+    """All reasons an area has unknown values: failed inputs first, then values."""
+    failed = [f for f in snapshot.area_freshness(area) if f.error]
+    seen: dict[str, None] = dict.fromkeys(input_errors(tuple(failed)))
+    part = getattr(snapshot, area.value)
+    if isinstance(part, ApfSnapshot):
+        # flows and per-instance rows have no seat limit of their own: not shown, not a gap
+        part = dataclasses.replace(part, flows=(), per_instance=())
+    for reason in val_reasons(part):
+        covered = any(f.error in reason for f in failed)
+        if not covered:
+            seen.setdefault(reason, None)
+    return tuple(seen)
+
+
+def panel_note(snapshot: ClusterSnapshot, area: Area, width: int) -> Text | None:
+    """A one-line note for an overview panel: the first reason, short, and how many more."""
+    failed = [f for f in snapshot.area_freshness(area) if f.error]
+    brief = list(dict.fromkeys(brief_input_error(f) for f in failed))
+    reasons = area_reasons(snapshot, area)
+    if not reasons:
+        return None
+    shown = brief[0] if brief else reasons[0]
+    hidden = len(reasons) - 1
+    more = f" (+{hidden})" if hidden else ""
+    text = "? " + truncate(shown, max(4, width - 2 - len(more))) + more
+    return Text(text, style=STYLE[Level.UNKNOWN])
+
+
+def drill_reason_lines(snapshot: ClusterSnapshot, area: Area) -> tuple[Text, ...]:
+    """Header lines for a drill-down, one per failed input or unknown reason.
+
+    e.g. ``etcd: unknown — etcd-1: connection refused (stale 2m)``.
+    """
+    lines: list[Text] = []
+    shown: list[str] = []
+    for f in snapshot.area_freshness(area):
+        if not f.error:
+            continue
+        age = f.age_s(snapshot.at)
+        stale = "never read" if age is None else f"stale {fmt_age(age)}"
+        text = f"{area.value}: unknown — {f.name}: {f.error} ({stale})"
+        lines.append(Text(text, style=STYLE[Level.UNKNOWN]))
+        shown.append(f"{f.name}: {f.error}")
+    for reason in area_reasons(snapshot, area):
+        if reason in shown:
+            continue
+        lines.append(Text(f"{area.value}: unknown — {reason}", style=STYLE[Level.UNKNOWN]))
+    return tuple(lines)

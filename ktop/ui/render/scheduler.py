@@ -1,0 +1,184 @@
+"""Scheduler: pending pods by queue and wait category, FailedScheduling reasons, quota."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from ktop.model.events import PodWait
+from ktop.model.snapshot import SchedulerSnapshot
+from ktop.model.values import Val
+from ktop.ui.render.fmt import fmt_count, fmt_duration, fmt_rate, fmt_val, truncate
+from ktop.ui.render.level import STYLE, SYMBOL, Level
+from ktop.ui.render.view import (
+    Column,
+    PanelView,
+    Row,
+    TableSpec,
+    degrade,
+    fit,
+    num_cell,
+    text_cell,
+    title,
+    val_cell,
+)
+
+QUEUES = ("active", "backoff", "unschedulable", "gated")
+"""``scheduler_pending_pods`` queues in display order."""
+
+WAIT_ORDER = (
+    PodWait.UNSCHEDULABLE,
+    PodWait.SCHEDULER_ERROR,
+    PodWait.NOT_ATTEMPTED,
+    PodWait.BOUND_NOT_STARTED,
+    PodWait.GATED,
+)
+"""Wait categories: capacity and scheduler problems first, admission (gated) apart."""
+
+WAIT_MEANING: dict[PodWait, str] = {
+    PodWait.UNSCHEDULABLE: "tried, no node fits",
+    PodWait.SCHEDULER_ERROR: "scheduler error",
+    PodWait.NOT_ATTEMPTED: "not attempted yet",
+    PodWait.BOUND_NOT_STARTED: "bound, not started (image, volumes, sandbox)",
+    PodWait.GATED: "held by scheduling gates (admission, not capacity)",
+}
+
+
+def pending_total(s: SchedulerSnapshot) -> Val:
+    """Pending pods seen through the API (all wait categories)."""
+    if not s.pods_known:
+        return Val.unknown(s.pods_reason or "pending-pods feed not synced")
+    return Val.of(sum(s.pending_by_wait.values()))
+
+
+def waiting(s: SchedulerSnapshot, wait: PodWait) -> int:
+    """Pods in one wait category (0 when none)."""
+    return s.pending_by_wait.get(wait, 0)
+
+
+def level(s: SchedulerSnapshot) -> Level:
+    """Unschedulable or erroring pods are a warning; no pod feed is unknown."""
+    if not s.pods_known:
+        return Level.UNKNOWN
+    if waiting(s, PodWait.SCHEDULER_ERROR) or waiting(s, PodWait.UNSCHEDULABLE):
+        return Level.WARN
+    return Level.OK
+
+
+def queue_line(s: SchedulerSnapshot, width: int) -> Text:
+    """``queue active 3 · backoff 10 · unsched 1.2k`` (the scheduler's own gauge)."""
+    names = {"unschedulable": "unsched"}
+    parts = [
+        f"{names.get(q, q)} {fmt_val(s.queue[q])}" for q in QUEUES if q in s.queue and q != "gated"
+    ]
+    return Text(truncate("queue " + (" · ".join(parts) or "?"), width))
+
+
+def apart_line(s: SchedulerSnapshot, width: int) -> Text:
+    """Gated pods and quota rejections, kept apart from unschedulable ones."""
+    gated = fmt_count(waiting(s, PodWait.GATED)) if s.pods_known else "?"
+    text = f"gated {gated} · quota-rej {fmt_count(s.quota_rejections)} (admission)"
+    return Text(truncate(text, width), style="dim" if not s.quota_rejections else "")
+
+
+def reason_line(count: int, reason: str, width: int) -> Text:
+    """``  1,100 Insufficient cpu``."""
+    out = Text(f"{fmt_count(count):>6} ", style=STYLE[Level.WARN])
+    out.append(truncate(reason, max(4, width - 7)))
+    return out
+
+
+def panel(
+    s: SchedulerSnapshot, note: Text | None, rows: int, width: int, *, failing: bool = False
+) -> PanelView:
+    """The scheduler overview panel: queues, gated/quota apart, top reasons."""
+    lvl = degrade(level(s), failing)
+    summary = f"{fmt_val(pending_total(s), fmt_count)} pending"
+    if s.oldest_pending_s.known:
+        summary += f" · oldest {fmt_val(s.oldest_pending_s, fmt_duration)}"
+    body = [queue_line(s, width), apart_line(s, width)]
+    body += [reason_line(r.pods, r.reason, width) for r in s.reasons]
+    return PanelView(title("scheduler", summary, lvl), fit(body, note, rows), lvl)
+
+
+def tables(s: SchedulerSnapshot) -> tuple[TableSpec, ...]:
+    """Drill-down: reasons with example pods, pending by wait category, queues and attempts."""
+    reasons = TableSpec(
+        "reasons",
+        "FailedScheduling reasons (pending pods blocked)",
+        (
+            Column("pods", "pods", 7),
+            Column("nodes", "nodes", 7),
+            Column("reason", "reason"),
+            Column("examples", "example pods"),
+        ),
+        tuple(
+            Row(
+                r.reason,
+                (
+                    num_cell(fmt_count(r.pods), Level.WARN),
+                    num_cell(fmt_count(r.nodes)),
+                    text_cell(r.reason),
+                    text_cell(", ".join(r.sample_pods)),
+                ),
+            )
+            for r in s.reasons
+        ),
+    )
+    wait_rows = [
+        Row(
+            wait.value,
+            (
+                text_cell(wait.value),
+                num_cell(
+                    fmt_count(waiting(s, wait)) if s.pods_known else "?",
+                    Level.NEUTRAL if s.pods_known else Level.UNKNOWN,
+                ),
+                text_cell(WAIT_MEANING[wait], Level.NEUTRAL),
+            ),
+        )
+        for wait in WAIT_ORDER
+    ]
+    wait_rows.append(
+        Row(
+            "quota",
+            (
+                text_cell("quota-rejected"),
+                num_cell(fmt_count(s.quota_rejections)),
+                text_cell("FailedCreate: exceeded quota, pods never created"),
+            ),
+        )
+    )
+    waits = TableSpec(
+        "waits",
+        "Pending by wait category",
+        (Column("category", "category"), Column("pods", "pods", 8), Column("meaning", "meaning")),
+        tuple(wait_rows),
+    )
+    queue_rows = [
+        Row(f"queue:{q}", (text_cell(f"queue {q}"), val_cell(v))) for q, v in s.queue.items()
+    ]
+    queue_rows += [
+        Row(f"attempts:{r}", (text_cell(f"attempts {r}"), val_cell(v, fmt_rate)))
+        for r, v in s.attempts_per_s.items()
+    ]
+    queue_rows.append(
+        Row("oldest", (text_cell("oldest pending"), val_cell(s.oldest_pending_s, fmt_duration)))
+    )
+    queues = TableSpec(
+        "queues",
+        "Scheduler queues and attempts",
+        (Column("what", "what"), Column("value", "value", 9)),
+        tuple(queue_rows),
+    )
+    return (reasons, waits, queues)
+
+
+def summary_line(s: SchedulerSnapshot) -> Text:
+    """Drill-down header: pending total and the headline reason."""
+    lvl = level(s)
+    out = Text(f"{SYMBOL[lvl]} ", style=STYLE[lvl])
+    out.append(f"{fmt_val(pending_total(s), fmt_count)} pending")
+    if s.reasons:
+        top = s.reasons[0]
+        out.append(f" · top reason: {top.reason} ({fmt_count(top.pods)} pods)")
+    return out

@@ -1,0 +1,72 @@
+"""The status line: source, source clock, per-area data age, findings counts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+
+from ktop.analysis.findings import Finding
+from ktop.model.events import Area
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.ui.render.findings import counts
+from ktop.ui.render.fmt import fmt_age, fmt_clock, truncate
+from ktop.ui.render.level import STALE_AFTER_S, STYLE, Level
+
+AREA_SHORT: dict[Area, str] = {
+    Area.APF: "apf",
+    Area.APISERVERS: "api",
+    Area.ETCD: "etcd",
+    Area.SCHEDULER: "sched",
+    Area.NODES: "nodes",
+}
+SEP = " │ "
+
+
+def area_age(snapshot: ClusterSnapshot, area: Area) -> tuple[str, bool]:
+    """The area's data age text and whether it is stale (too old, failing or never read)."""
+    age = snapshot.area_age_s(area)
+    failing = any(f.error for f in snapshot.area_freshness(area))
+    return fmt_age(age), age is None or age > STALE_AFTER_S or failing
+
+
+def ages(snapshot: ClusterSnapshot) -> Text:
+    """``apf 2s api 1s etcd 5m! sched 1s nodes never!``; stale ones highlighted."""
+    out = Text()
+    for area in Area:
+        text, stale = area_age(snapshot, area)
+        if out:
+            out.append(" ")
+        out.append(f"{AREA_SHORT[area]} ")
+        if stale:
+            out.append(text + "!", style=f"{STYLE[Level.WARN]} reverse")
+        else:
+            out.append(text)
+    return out
+
+
+def status_line(snapshot: ClusterSnapshot, findings: Sequence[Finding], width: int) -> Text:
+    """One line that fits ``width``: source and context, clock, ages, findings counts.
+
+    Separators shrink before the source name is cut.
+    """
+    clock = f"{fmt_clock(snapshot.at)}Z" if snapshot.at else "--:--:--"
+    tail = counts(findings)
+    age_text = ages(snapshot)
+    source = f"{snapshot.source_kind or 'no source'} {snapshot.context}".strip()
+    sep = SEP
+    for sep in (SEP, "│"):
+        room = width - len(clock) - len(age_text) - len(tail) - 3 * len(sep)
+        if room >= len(source):
+            break
+    out = Text(truncate(source, max(4, room)), style="bold")
+    for part in (Text(clock), age_text, tail):
+        out.append(sep, style="dim")
+        out.append_text(part)
+    out.truncate(width)
+    return out
+
+
+def error_lines(errors: Sequence[str], width: int) -> tuple[Text, ...]:
+    """One line per source error."""
+    return tuple(Text(truncate(f"✖ {e}", width), style=STYLE[Level.CRIT]) for e in errors)

@@ -1,0 +1,156 @@
+"""What renderers return: overview panel content and drill-down tables."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rich.text import Text
+
+from ktop.model.values import Val
+from ktop.ui.render.fmt import fmt_si, fmt_val, truncate
+from ktop.ui.render.level import STYLE, SYMBOL, Level
+
+Align = Literal["left", "right"]
+
+
+@dataclass(frozen=True, slots=True)
+class PanelView:
+    """One overview panel: a title with status, and lines that fit its box."""
+
+    title: Text
+    lines: tuple[Text, ...]
+    level: Level = Level.NEUTRAL
+
+    @property
+    def plain(self) -> str:
+        """Title and lines as plain text (for tests and logs)."""
+        return "\n".join([self.title.plain, *(line.plain for line in self.lines)])
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A drill-down table column; ``width`` None sizes it to the content."""
+
+    key: str
+    label: str
+    width: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """A drill-down table row with a stable key."""
+
+    key: str
+    cells: tuple[Text, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TableSpec:
+    """A drill-down table: what columns, which rows."""
+
+    key: str
+    title: str
+    columns: tuple[Column, ...]
+    rows: tuple[Row, ...]
+    empty: str = "(none)"
+    """Shown in the title when there are no rows."""
+
+
+@dataclass(frozen=True, slots=True)
+class DrillView:
+    """A whole drill-down screen: header lines (unknown reasons, summary) and tables."""
+
+    header: tuple[Text, ...]
+    tables: tuple[TableSpec, ...] = field(default=())
+
+    @property
+    def plain(self) -> str:
+        """Header lines as plain text."""
+        return "\n".join(line.plain for line in self.header)
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """A cell for a fixed-width line: text, width, alignment, level."""
+
+    text: str
+    width: int
+    align: Align = "right"
+    level: Level = Level.NEUTRAL
+
+
+FLEX_MAX = 28
+"""The flexible (name) column never grows wider than this."""
+
+
+def line(cells: Sequence[Cell], width: int) -> Text:
+    """Join cells into one line of at most ``width`` cells.
+
+    A cell with width 0 is flexible: it takes the room the others leave (at
+    least 4 and at most :data:`FLEX_MAX` cells), and its text is cut to fit.
+    """
+    fixed = sum(c.width for c in cells if c.width > 0) + max(0, len(cells) - 1)
+    flex_width = min(FLEX_MAX, max(4, width - fixed))
+    out = Text()
+    for i, cell in enumerate(cells):
+        if i:
+            out.append(" ")
+        w = cell.width if cell.width > 0 else flex_width
+        text = truncate(cell.text, w)
+        padded = text.ljust(w) if cell.align == "left" else text.rjust(w)
+        out.append(padded, style=STYLE[cell.level])
+    out.truncate(width)
+    out.rstrip()
+    return out
+
+
+def fit(
+    body: Sequence[Text], note: Text | None, rows: int, header: Text | None = None
+) -> tuple[Text, ...]:
+    """Fit a header, body lines and an optional note into ``rows`` lines.
+
+    The note (an unknown reason) always survives; body lines are cut first,
+    with a ``+N more`` marker when some are hidden and there is room.
+    """
+    rows = max(1, rows)
+    top = [header] if header is not None and rows >= 3 else []
+    tail = [note] if note is not None else []
+    room = rows - len(top) - len(tail)
+    shown = list(body)
+    if room < len(shown):
+        keep = max(0, room - 1)
+        hidden = len(shown) - keep
+        shown = [*shown[:keep], Text(f"  +{hidden} more", style="dim")] if room > 0 else []
+    return tuple([*top, *shown, *tail][:rows])
+
+
+def degrade(level: Level, failing: bool) -> Level:
+    """At least UNKNOWN when an input of the area is failing: unknown is never healthy."""
+    return max(level, Level.UNKNOWN) if failing else level
+
+
+def title(name: str, summary: str, level: Level) -> Text:
+    """A panel title: ``name``, the level symbol and a one-line summary."""
+    out = Text(name, style="bold")
+    out.append(" ")
+    out.append(SYMBOL[level], style=STYLE[level])
+    if summary:
+        out.append(" " + summary, style=STYLE[level])
+    return out
+
+
+def text_cell(text: str, level: Level = Level.NEUTRAL) -> Text:
+    """A table cell styled by level."""
+    return Text(text, style=STYLE[level])
+
+
+def num_cell(text: str, level: Level = Level.NEUTRAL) -> Text:
+    """A right-aligned table cell styled by level."""
+    return Text(text, style=STYLE[level], justify="right")
+
+
+def val_cell(v: Val, fmt: Callable[[float], str] = fmt_si, level: Level = Level.NEUTRAL) -> Text:
+    """A right-aligned table cell for a value: ``?`` styled as unknown when unknown."""
+    return num_cell(fmt_val(v, fmt), level if v.known else Level.UNKNOWN)

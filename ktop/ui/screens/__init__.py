@@ -1,0 +1,1 @@
+"""ktop's screens: overview, one drill-down per area, findings, help."""

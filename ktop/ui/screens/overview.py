@@ -1,0 +1,42 @@
+"""The overview: all five areas at once, the findings strip, the status line."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Grid
+from textual.events import Resize
+
+from ktop.model.events import Area
+from ktop.ui.frame import Frame
+from ktop.ui.screens.base import KtopScreen
+from ktop.ui.widgets.area_panel import AreaPanel
+from ktop.ui.widgets.findings_strip import FindingsStrip
+
+TALL = 36
+"""Terminals at least this tall get a multi-line findings strip."""
+
+
+class OverviewScreen(KtopScreen):
+    """Five area panels in a grid (nodes spans the full width) and the top findings."""
+
+    def compose_body(self) -> ComposeResult:
+        """The panel grid and the findings strip."""
+        with Grid(id="overview-grid"):
+            for area in Area:
+                yield AreaPanel(area)
+        yield FindingsStrip(id="findings-strip")
+
+    def on_resize(self, event: Resize) -> None:
+        """Give the findings strip more lines on tall terminals."""
+        self.set_class(event.size.height >= TALL, "-tall")
+
+    def show_body(self, frame: Frame) -> None:
+        """Hand the snapshot to each panel; each skips if its area is unchanged."""
+        self.set_class(self.size.height >= TALL, "-tall")
+        for panel in self.query(AreaPanel):
+            panel.show(frame.snapshot)
+        self.query_one(FindingsStrip).show(frame.findings)
+
+    def panel(self, area: Area) -> AreaPanel:
+        """The panel of one area."""
+        return self.query_one(f"#panel-{area.value}", AreaPanel)

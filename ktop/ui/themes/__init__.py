@@ -1,0 +1,1 @@
+"""Bundled theme files (``*.toml``), shipped as package data."""

@@ -1,0 +1,1 @@
+"""ktop's widgets: one per module."""

@@ -1,0 +1,76 @@
+"""An overview panel for one area."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.content import Content
+from textual.events import Resize
+from textual.widgets import Static
+
+from ktop.model.events import Area
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.ui.render.areas import AREA_KEYS, overview_panel, render_key
+from ktop.ui.render.level import Level
+from ktop.ui.render.status import area_age
+
+_LEVEL_CLASSES = {
+    Level.CRIT: "-crit",
+    Level.WARN: "-warn",
+    Level.UNKNOWN: "-unknown",
+    Level.OK: "-ok",
+}
+
+
+class AreaPanel(Static):
+    """The most important lines of one area, fitted to the panel's size.
+
+    Keeps what it last rendered and skips a refresh when the area's data
+    (``render_key``) and its own size are unchanged.
+    """
+
+    def __init__(self, area: Area, *, id: str | None = None) -> None:
+        super().__init__("", id=id or f"panel-{area.value}")
+        self.area = area
+        self.renders = 0
+        """How many times the content was rebuilt (tests check skipping)."""
+        self._shown_key: object = None
+        self._shown_size: tuple[int, int] = (0, 0)
+        self._snapshot: ClusterSnapshot | None = None
+
+    def show(self, snapshot: ClusterSnapshot) -> None:
+        """Render ``snapshot`` unless it shows the same as the last one."""
+        self._snapshot = snapshot
+        text, stale = area_age(snapshot, self.area)
+        self.border_subtitle = Text(f"{text} stale" if stale else text, style="")
+        key = render_key(snapshot, self.area)
+        size = (self.content_size.height, self.content_size.width)
+        if size == self._shown_size and (key is self._shown_key or key == self._shown_key):
+            return
+        self._shown_key, self._shown_size = key, size
+        self._rebuild(snapshot)
+
+    def on_resize(self, _event: Resize) -> None:
+        """Fit the content to the new size."""
+        if self._snapshot is not None:
+            self.show(self._snapshot)
+
+    def _rebuild(self, snapshot: ClusterSnapshot) -> None:
+        rows, width = self._shown_size
+        if rows <= 0 or width <= 0:
+            return
+        view = overview_panel(snapshot, self.area, rows, width)
+        title = Text(f"{AREA_KEYS[self.area]} ", style="dim")
+        title.append_text(view.title)
+        self.border_title = title
+        self.update(Text("\n").join(view.lines))
+        for level, name in _LEVEL_CLASSES.items():
+            self.set_class(view.level == level, name)
+        self.renders += 1
+
+    @property
+    def plain(self) -> str:
+        """The title and content as plain text."""
+        content = self.content
+        body = content.plain if isinstance(content, Text) else str(content)
+        title = Content.from_markup(self.border_title).plain if self.border_title else ""
+        return f"{title}\n{body}"

@@ -1,0 +1,45 @@
+"""The status line at the bottom of every screen."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.events import Resize
+from textual.widgets import Static
+
+from ktop.ui.frame import Frame
+from ktop.ui.render.status import error_lines, status_line
+
+
+class StatusBar(Static):
+    """Source and context, the source clock, per-area data age, findings counts.
+
+    Source failures add one line each below.
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id)
+        self._shown_frame: Frame | None = None
+        self._shown_width = 0
+
+    def show(self, frame: Frame) -> None:
+        """Render the status of ``frame``."""
+        width = self.size.width
+        if frame is self._shown_frame and width == self._shown_width:
+            return
+        self._shown_frame, self._shown_width = frame, width
+        if width <= 0:
+            return
+        lines = [status_line(frame.snapshot, frame.findings, width)]
+        lines += error_lines(frame.errors, width)
+        self.update(Text("\n").join(lines))
+
+    def on_resize(self, _event: Resize) -> None:
+        """Fit the line to the new width."""
+        if self._shown_frame is not None:
+            self.show(self._shown_frame)
+
+    @property
+    def plain(self) -> str:
+        """The content as plain text."""
+        content = self.content
+        return content.plain if isinstance(content, Text) else str(content)

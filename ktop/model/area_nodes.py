@@ -48,27 +48,32 @@ class NodesState:
     def __init__(self) -> None:
         self.nodes: dict[str, NodeRecord] = {}
         self.leases: dict[str, float] = {}
-        self.members: dict[Domain, dict[str, None]] = {}
+        self.renews: dict[Domain, dict[str, float]] = {}
+        """Per domain, its nodes' Lease renew times (copied out in C at snapshot time)."""
         self.counts: dict[Domain, list[int]] = {}
-        self.unhealthy: dict[str, None] = {}
+        self.unhealthy: dict[str, tuple[float, str]] = {}
+        """Not-Ready nodes with their sort key (since, name), longest first when sorted."""
 
     def _account(self, node: NodeRecord, sign: int) -> None:
         dom = (node.region, node.zone, node.rack)
         counts = self.counts.get(dom)
         if counts is None:
             counts = self.counts[dom] = [0] * 7
-            self.members[dom] = {}
+            self.renews[dom] = {}
         for i, v in enumerate(_contribution(node)):
             counts[i] += sign * v
         if sign > 0:
-            self.members[dom][node.name] = None
+            renew = self.leases.get(node.name)
+            if renew is not None:
+                self.renews[dom][node.name] = renew
             if node.ready is not Readiness.TRUE:
-                self.unhealthy[node.name] = None
+                since = node.ready_since if node.ready_since is not None else float("inf")
+                self.unhealthy[node.name] = (since, node.name)
         else:
-            self.members[dom].pop(node.name, None)
+            self.renews[dom].pop(node.name, None)
             self.unhealthy.pop(node.name, None)
             if counts[TOTAL] == 0:
-                del self.counts[dom], self.members[dom]
+                del self.counts[dom], self.renews[dom]
 
     def upsert(self, node: NodeRecord) -> None:
         """Add or replace a node."""
@@ -90,6 +95,9 @@ class NodesState:
     def renew(self, name: str, renew_time: float) -> None:
         """Record a Lease renewal."""
         self.leases[name] = renew_time
+        node = self.nodes.get(name)
+        if node is not None:
+            self.renews[(node.region, node.zone, node.rack)][name] = renew_time
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,13 +150,8 @@ def _rollup(
 def _not_ready(state: NodesState, now: float) -> list[NotReadyNode]:
     """The longest-NotReady nodes (only the listed ones become objects)."""
     nodes = state.nodes
-
-    def key(name: str) -> tuple[float, str]:
-        since = nodes[name].ready_since
-        return (since if since is not None else now, name)
-
     out = []
-    for name in heapq.nsmallest(NOT_READY_LIST_CAP, state.unhealthy, key=key):
+    for _, name in heapq.nsmallest(NOT_READY_LIST_CAP, state.unhealthy.values()):
         node = nodes[name]
         renew = state.leases.get(name)
         out.append(
@@ -179,28 +182,38 @@ def build_nodes(
     leases_known: bool,
 ) -> NodesSnapshot:
     """Roll nodes up per zone and rack; list the NotReady ones, longest first."""
-    get = state.leases.get
     zone_counts: dict[Domain, list[int]] = {}
     zone_renews: dict[Domain, list[float]] = {}
-    racks: list[DomainRollup] = []
+    rack_keys: list[tuple[int, float, str, str, Domain]] = []
     for dom, counts in state.counts.items():
-        renews = [r for r in map(get, state.members[dom]) if r is not None]
+        renews = state.renews[dom]
         zdom = (dom[0], dom[1], "")
         zc = zone_counts.setdefault(zdom, [0] * 7)
         for i, v in enumerate(counts):
             zc[i] += v
-        zone_renews.setdefault(zdom, []).extend(renews)
-        racks.append(_rollup(dom, counts, renews, now, False, cfg))
-    all_renews = [r for rs in zone_renews.values() for r in rs]
+        zone_renews.setdefault(zdom, []).extend(renews.values())
+        oldest = min(renews.values()) if renews else now
+        unhealthy = counts[NOT_READY] + counts[UNKNOWN]
+        rack_keys.append((-unhealthy, oldest, dom[1], dom[2], dom))
+    # Worst racks first; only the listed ones get their median computed.
+    rack_keys.sort()
+    racks = [
+        _rollup(k[4], state.counts[k[4]], list(state.renews[k[4]].values()), now, False, cfg)
+        for k in rack_keys[:RACK_LIST_CAP]
+    ]
+    # Zone lists are sorted by _rollup; their concatenation sorts in near-linear time.
     zones = [
         _rollup(d, zone_counts[d], zone_renews[d], now, True, cfg) for d in sorted(zone_counts)
     ]
-    racks.sort(key=lambda x: (-x.unhealthy, -x.lease_lag_max_s.or_(0.0), x.zone, x.rack))
+    all_renews: list[float] = []
+    for d in sorted(zone_renews):
+        all_renews += zone_renews[d]
+    all_renews.sort()
     total = sum(z.total for z in zones)
     if leases_known and all_renews:
         # p99 of lag = now - the renew time at the 1st percentile (oldest first).
         k = len(all_renews) - min(len(all_renews) - 1, int(0.99 * len(all_renews)))
-        p99 = Val.of(max(0.0, now - heapq.nsmallest(k, all_renews)[-1]))
+        p99 = Val.of(max(0.0, now - all_renews[k - 1]))
     else:
         p99 = Val.unknown("leases not listed" if not leases_known else "no leases seen")
     return NodesSnapshot(
@@ -210,7 +223,7 @@ def build_nodes(
         unknown=sum(z.unknown for z in zones),
         cordoned=sum(z.cordoned for z in zones),
         zones=tuple(zones),
-        racks=tuple(racks[:RACK_LIST_CAP]),
+        racks=tuple(racks),
         not_ready_nodes=tuple(_not_ready(state, now)),
         lease_lag_p99_s=p99,
         heartbeat_writes_per_s=(

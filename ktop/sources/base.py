@@ -21,5 +21,6 @@ class Source(Protocol):
 
     async def run(self, emit: Emit) -> None:
         """Emit events until cancelled. Must not raise for data errors:
-        those become ``ScrapeFailed`` / ``FeedFailed`` events."""
+        those become ``ScrapeFailed`` / ``FeedFailed`` events.
+        """
         ...

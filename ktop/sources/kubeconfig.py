@@ -104,7 +104,9 @@ def resolve_context(
     cluster_name = str(ctx.get("cluster", ""))
     cluster = merged["clusters"].get(cluster_name)
     if cluster is None:
-        raise KubeconfigError(f"context {name!r} names cluster {cluster_name!r}, which is not defined")
+        raise KubeconfigError(
+            f"context {name!r} names cluster {cluster_name!r}, which is not defined"
+        )
     user = str(ctx.get("user", ""))
     if user and user not in merged["users"]:
         raise KubeconfigError(f"context {name!r} names user {user!r}, which is not defined")

@@ -15,7 +15,11 @@ set -Eeuo pipefail
 
 log() { printf '[install.sh %(%H:%M:%S)T] %s\n' -1 "$*"; }
 die() { printf '[install.sh] ERROR: %s\n' "$*" >&2; exit 1; }
-trap 'rc=$?; printf "[install.sh] FAILED (exit %s) at line %s: %s\n" "$rc" "$LINENO" "$BASH_COMMAND" >&2' ERR
+on_err() {
+  local rc=$?
+  printf '[install.sh] FAILED (exit %s) at line %s: %s\n' "$rc" "${BASH_LINENO[0]}" "$BASH_COMMAND" >&2
+}
+trap on_err ERR
 
 CACHE_DIR=${KTOP_CACHE_DIR:-$HOME/.cache/ktop}
 BIN_ROOT=$CACHE_DIR/bin
@@ -31,7 +35,7 @@ log "using $("$GO" version) at $GO; cache $CACHE_DIR"
 
 # ---------------------------------------------------------------------------------------------
 # helpers
-have_bins() { # dir bin...  -> true when every binary exists and runs
+have_bins() { # dir bin...  -> true when every binary exists and is executable
   local dir=$1; shift
   local b
   for b in "$@"; do
@@ -40,8 +44,16 @@ have_bins() { # dir bin...  -> true when every binary exists and runs
   return 0
 }
 
+first_line() { # cmd args... -> first line of its output (no pipe: avoids SIGPIPE + pipefail)
+  local out
+  out=$("$@" 2>&1) || die "$* failed: $out"
+  printf '%s\n' "${out%%$'\n'*}"
+}
+
 proxy_has() { # module version -> true when the Go module proxy serves that version
-  "$GO" list -m -versions "$1" 2>/dev/null | tr ' ' '\n' | grep -qx "$2"
+  local versions
+  versions=" $("$GO" list -m -versions "$1" 2>/dev/null || true) "
+  [[ "$versions" == *" $2 "* ]]
 }
 
 # build_wrapped NAME MODULE VERSION OUTDIR STAGING_VERSION LDFLAGS PKG...
@@ -121,7 +133,7 @@ if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet prometheu
   log "prometheus: stopping the Debian service (the lab runs its own instance)"
   systemctl stop prometheus || true
 fi
-PROM_VERSION=$("$PROMETHEUS" --version 2>&1 | head -1)
+PROM_VERSION=$(first_line "$PROMETHEUS" --version)
 log "prometheus: $PROM_VERSION ($((SECONDS - t0))s)"
 
 # ---------------------------------------------------------------------------------------------
@@ -134,10 +146,11 @@ if have_bins "$ETCD_DIR" etcd; then
 else
   build_wrapped etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" "$ETCD_DIR" "$ETCD_VERSION" "" \
     go.etcd.io/etcd/server/v3
-  mv "$ETCD_DIR/v3" "$ETCD_DIR/etcd" 2>/dev/null || true
+  # go build names the binary after the last non-version path element ("server").
+  if [[ -x "$ETCD_DIR/server" ]]; then mv "$ETCD_DIR/server" "$ETCD_DIR/etcd"; fi
 fi
 [[ -x "$ETCD_DIR/etcd" ]] || die "etcd binary missing in $ETCD_DIR"
-"$ETCD_DIR/etcd" --version | head -1 | sed 's/^/[install.sh] etcd: /'
+log "etcd: $(first_line "$ETCD_DIR/etcd" --version)"
 log "etcd: ok ($((SECONDS - t0))s)"
 
 # ---------------------------------------------------------------------------------------------
@@ -166,7 +179,7 @@ else
   [[ -n "$ok" ]] || die "could not go install kwok"
 fi
 KWOK=$BIN_ROOT/kwok-$KWOK_VERSION/kwok
-"$KWOK" --version 2>&1 | head -1 | sed 's/^/[install.sh] kwok: /' || true
+log "kwok: $(first_line "$KWOK" --version)"
 log "kwok: ok ($((SECONDS - t0))s)"
 
 # ---------------------------------------------------------------------------------------------
@@ -199,7 +212,7 @@ else
 fi
 for b in "${K8S_BINS[@]}"; do
   [[ -x "$K8S_DIR/$b" ]] || die "$b missing in $K8S_DIR"
-  log "$b: $("$K8S_DIR/$b" --version 2>&1 | head -1)"
+  log "$b: $(first_line "$K8S_DIR/$b" --version)"
 done
 log "kubernetes: ok ($((SECONDS - t0))s)"
 

@@ -1,0 +1,26 @@
+"""ktop.lab: a real Kubernetes control plane on loopback for tests and demos.
+
+Self-contained: imports nothing from the rest of ktop. See docs/testing.md.
+"""
+
+from ktop.lab.binaries import Binaries, find_binaries, missing_binaries
+from ktop.lab.cluster import Lab, load_info, stop_lab
+from ktop.lab.config import LabConfig
+from ktop.lab.inject import SCENARIOS, inject, recover
+from ktop.lab.target import NotALabClusterError, Target, resolve_target
+
+__all__ = [
+    "SCENARIOS",
+    "Binaries",
+    "Lab",
+    "LabConfig",
+    "NotALabClusterError",
+    "Target",
+    "find_binaries",
+    "inject",
+    "load_info",
+    "missing_binaries",
+    "recover",
+    "resolve_target",
+    "stop_lab",
+]

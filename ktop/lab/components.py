@@ -1,0 +1,255 @@
+"""Command lines of every lab component, and the Prometheus scrape configuration."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ktop.lab.binaries import Binaries
+from ktop.lab.config import LabConfig, Layout
+
+HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class EtcdMember:
+    """One etcd member's identity and loopback ports."""
+
+    name: str
+    client_port: int
+    peer_port: int
+
+    @property
+    def client_url(self) -> str:  # noqa: D102
+        return f"http://{HOST}:{self.client_port}"
+
+    @property
+    def peer_url(self) -> str:  # noqa: D102
+        return f"http://{HOST}:{self.peer_port}"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A named HTTP(S) endpoint on loopback."""
+
+    name: str
+    port: int
+    scheme: str = "https"
+
+    @property
+    def url(self) -> str:  # noqa: D102
+        return f"{self.scheme}://{HOST}:{self.port}"
+
+
+def etcd_argv(
+    bins: Binaries, layout: Layout, member: EtcdMember, cluster: list[EtcdMember]
+) -> list[str]:
+    """Etcd member command line (plain HTTP on loopback; /metrics on the client port)."""
+    initial = ",".join(f"{m.name}={m.peer_url}" for m in cluster)
+    return [
+        bins.etcd,
+        f"--name={member.name}",
+        f"--data-dir={layout.data(member.name)}",
+        f"--listen-client-urls={member.client_url}",
+        f"--advertise-client-urls={member.client_url}",
+        f"--listen-peer-urls={member.peer_url}",
+        f"--initial-advertise-peer-urls={member.peer_url}",
+        f"--initial-cluster={initial}",
+        "--initial-cluster-state=new",
+        "--initial-cluster-token=ktop-lab",
+        "--logger=zap",
+        "--log-level=warn",
+        # A throwaway lab on a small VM: fsync costs seconds under load and buys nothing here.
+        "--unsafe-no-fsync",
+    ]
+
+
+def apiserver_argv(
+    bins: Binaries,
+    layout: Layout,
+    cfg: LabConfig,
+    api: Endpoint,
+    etcd: list[EtcdMember],
+    *,
+    reconcile_endpoints: bool,
+) -> list[str]:
+    """kube-apiserver command line: token auth, Node+RBAC authz, shared SA key pair."""
+    pki = layout.pki
+    argv = [
+        bins.kube_apiserver,
+        f"--etcd-servers={','.join(m.client_url for m in etcd)}",
+        f"--bind-address={HOST}",
+        f"--advertise-address={HOST}",
+        f"--secure-port={api.port}",
+        f"--cert-dir={layout.data(api.name)}",
+        f"--tls-cert-file={pki / 'apiserver.crt'}",
+        f"--tls-private-key-file={pki / 'apiserver.key'}",
+        f"--client-ca-file={pki / 'ca.crt'}",
+        # No front proxy, but components look for this CA and log errors every few seconds
+        # without it. Only certs for CN front-proxy-client signed by the lab CA would pass.
+        f"--requestheader-client-ca-file={pki / 'ca.crt'}",
+        "--requestheader-allowed-names=front-proxy-client",
+        "--requestheader-username-headers=X-Remote-User",
+        "--requestheader-group-headers=X-Remote-Group",
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+        f"--token-auth-file={layout.tokens_file}",
+        "--authorization-mode=Node,RBAC",
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+        f"--service-account-key-file={pki / 'sa.pub'}",
+        f"--service-account-signing-key-file={pki / 'sa.key'}",
+        "--service-cluster-ip-range=10.96.0.0/16",
+        "--allow-privileged=true",
+        "--enable-priority-and-fairness=true",
+        f"--max-requests-inflight={cfg.max_requests_inflight}",
+        f"--max-mutating-requests-inflight={cfg.max_mutating_requests_inflight}",
+        # Two apiservers advertise the same IP with different ports: only one may own the
+        # `kubernetes` Service endpoints, else they overwrite each other forever.
+        f"--endpoint-reconciler-type={'lease' if reconcile_endpoints else 'none'}",
+        "--profiling=false",
+        "--v=1",
+    ]
+    return argv + list(cfg.extra_apiserver_args)
+
+
+def scheduler_argv(bins: Binaries, layout: Layout, ep: Endpoint) -> list[str]:
+    """kube-scheduler command line (secure metrics port, delegated authn/authz)."""
+    kubeconfig = layout.component_kubeconfig("kube-scheduler")
+    return [
+        bins.kube_scheduler,
+        f"--kubeconfig={kubeconfig}",
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        f"--bind-address={HOST}",
+        f"--secure-port={ep.port}",
+        f"--cert-dir={layout.data(ep.name)}",
+        "--leader-elect=false",
+        "--kube-api-qps=200",
+        "--kube-api-burst=400",
+        "--v=1",
+    ]
+
+
+def controller_manager_argv(
+    bins: Binaries, layout: Layout, cfg: LabConfig, ep: Endpoint
+) -> list[str]:
+    """kube-controller-manager command line with a fast node lifecycle controller."""
+    kubeconfig = layout.component_kubeconfig("kube-controller-manager")
+    pki = layout.pki
+    return [
+        bins.kube_controller_manager,
+        f"--kubeconfig={kubeconfig}",
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        f"--bind-address={HOST}",
+        f"--secure-port={ep.port}",
+        f"--cert-dir={layout.data(ep.name)}",
+        "--leader-elect=false",
+        # The default client QPS (20) lets the node lifecycle controller lift start-up
+        # not-ready taints at ~5 nodes/s; large clusters raise it too.
+        "--kube-api-qps=300",
+        "--kube-api-burst=600",
+        "--controllers=*",
+        f"--service-account-private-key-file={pki / 'sa.key'}",
+        f"--root-ca-file={pki / 'ca.crt'}",
+        f"--cluster-signing-cert-file={pki / 'ca.crt'}",
+        f"--cluster-signing-key-file={pki / 'ca.key'}",
+        "--use-service-account-credentials=false",
+        "--allocate-node-cidrs=false",
+        "--node-monitor-period=2s",
+        f"--node-monitor-grace-period={cfg.node_monitor_grace_period_s}s",
+        f"--large-cluster-size-threshold={cfg.large_cluster_size_threshold}",
+        "--unhealthy-zone-threshold=0.55",
+        f"--node-eviction-rate={cfg.node_eviction_rate}",
+        f"--secondary-node-eviction-rate={cfg.secondary_node_eviction_rate}",
+        "--v=1",
+    ]
+
+
+def kwok_argv(
+    bins: Binaries, layout: Layout, cfg: LabConfig, zone: str, index: int, ep: Endpoint
+) -> list[str]:
+    """One kwok controller that manages only the nodes of `zone` (and their pods/leases)."""
+    return [
+        bins.kwok,
+        f"--kubeconfig={layout.component_kubeconfig(ep.name)}",
+        f"--config={layout.stages}",
+        "--manage-all-nodes=false",
+        f"--manage-nodes-with-label-selector=topology.kubernetes.io/zone={zone}",
+        f"--node-lease-duration-seconds={cfg.node_lease_duration_s}",
+        f"--server-address={HOST}:{ep.port}",
+        f"--cidr=10.{100 + index}.0.0/16",
+        f"--node-ip=10.{100 + index}.255.254",
+    ]
+
+
+def prometheus_argv(bins: Binaries, layout: Layout, ep: Endpoint) -> list[str]:
+    """Debian's Prometheus on loopback with a 1 h, lab-local TSDB."""
+    return [
+        bins.prometheus,
+        f"--config.file={layout.prometheus_config}",
+        f"--storage.tsdb.path={layout.data('prometheus')}",
+        f"--web.listen-address={HOST}:{ep.port}",
+        "--storage.tsdb.retention.time=1h",
+        "--log.level=warn",
+    ]
+
+
+def prometheus_config(
+    layout: Layout,
+    apiservers: list[Endpoint],
+    etcd: list[EtcdMember],
+    scheduler: Endpoint,
+    controller_manager: Endpoint,
+    kwoks: dict[str, Endpoint],
+    prometheus: Endpoint,
+) -> str:
+    """Scrape config (1 s) for every component; TLS targets use the admin token file."""
+    token_file = str(layout.root / "admin.token")
+
+    def https_job(job: str, eps: list[Endpoint]) -> dict[str, object]:
+        return {
+            "job_name": job,
+            "scheme": "https",
+            "authorization": {"type": "Bearer", "credentials_file": token_file},
+            "tls_config": {"insecure_skip_verify": True},
+            "static_configs": [
+                {"targets": [f"{HOST}:{ep.port}"], "labels": {"component": ep.name}} for ep in eps
+            ],
+        }
+
+    jobs: list[dict[str, object]] = [
+        https_job("apiserver", apiservers),
+        https_job("kube-scheduler", [scheduler]),
+        https_job("kube-controller-manager", [controller_manager]),
+        {
+            "job_name": "etcd",
+            "static_configs": [
+                {"targets": [f"{HOST}:{m.client_port}"], "labels": {"member": m.name}} for m in etcd
+            ],
+        },
+        {
+            "job_name": "kwok",
+            "static_configs": [
+                {"targets": [f"{HOST}:{ep.port}"], "labels": {"zone": zone}}
+                for zone, ep in kwoks.items()
+            ],
+        },
+        {"job_name": "prometheus", "static_configs": [{"targets": [f"{HOST}:{prometheus.port}"]}]},
+    ]
+    config = {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "1s"},
+        "scrape_configs": jobs,
+    }
+    return json.dumps(config, indent=2) + "\n"  # JSON is valid YAML
+
+
+def stage_files() -> list[Path]:
+    """The kwok Stage definitions shipped in ktop/lab/stages (copied from kwok v0.8.0)."""
+    return sorted((Path(__file__).parent / "stages").glob("*.yaml"))
+
+
+def write_stages(layout: Layout) -> None:
+    """Concatenate the Stage files into one multi-document YAML for kwok --config."""
+    docs = [p.read_text(encoding="utf-8").strip() for p in stage_files()]
+    layout.stages.write_text("\n---\n".join(docs) + "\n", encoding="utf-8")

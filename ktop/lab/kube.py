@@ -1,0 +1,210 @@
+"""Kubernetes API helpers for the lab (kubernetes-asyncio)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Iterable
+from pathlib import Path
+from typing import Any
+
+from kubernetes_asyncio import client, config
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from ktop.lab.config import (
+    LOW_USER,
+    MARKER_NAME,
+    MARKER_NAMESPACE,
+    RACK_LABEL,
+    REGION,
+    REGION_LABEL,
+    ZONE_LABEL,
+)
+
+FAKE_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+
+
+@contextlib.asynccontextmanager
+async def api_client(
+    kubeconfig: Path | str, context: str | None = None
+) -> AsyncIterator[client.ApiClient]:
+    """An ApiClient for `kubeconfig` (optionally a given context), closed on exit."""
+    cfg = client.Configuration()
+    await config.load_kube_config(
+        config_file=str(kubeconfig), context=context, client_configuration=cfg
+    )
+    api = client.ApiClient(configuration=cfg)
+    try:
+        yield api
+    finally:
+        await api.close()
+
+
+async def gather_limited(coros: Iterable[Awaitable[Any]], limit: int = 16) -> list[Any]:
+    """Await `coros` with at most `limit` in flight."""
+    sem = asyncio.Semaphore(limit)
+
+    async def run(coro: Awaitable[Any]) -> Any:
+        async with sem:
+            return await coro
+
+    return list(await asyncio.gather(*(run(c) for c in coros)))
+
+
+def body(obj: dict[str, Any]) -> Any:
+    """A request body: kubernetes-asyncio serialises plain dicts, its stubs want models."""
+    return obj
+
+
+def node_name(zone: str, rack: int, index: int) -> str:
+    """Fake node name, e.g. `kwok-zone-a-r03-0012`."""
+    return f"kwok-{zone}-r{rack:02d}-{index:04d}"
+
+
+def rack_name(zone: str, rack: int) -> str:
+    """Rack label value, e.g. `zone-a-rack-03`."""
+    return f"{zone}-rack-{rack:02d}"
+
+
+def fake_node_manifests(
+    count: int, zones: tuple[str, ...], racks_per_zone: int
+) -> list[dict[str, Any]]:
+    """v1.Node bodies spread round-robin over zones and racks.
+
+    No kwok NoSchedule taint: ordinary pods must be able to schedule onto these nodes (the
+    scheduler-backlog scenario contrasts them with pods that cannot). kwok finds them by the
+    zone label (one kwok per zone), the annotation only documents that they are fake.
+    """
+    nodes = []
+    for i in range(count):
+        zone = zones[i % len(zones)]
+        rack = (i // len(zones)) % racks_per_zone
+        name = node_name(zone, rack, i)
+        nodes.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": name,
+                    "annotations": {
+                        FAKE_NODE_ANNOTATION: "fake",
+                        "node.alpha.kubernetes.io/ttl": "0",
+                    },
+                    "labels": {
+                        "kubernetes.io/hostname": name,
+                        "kubernetes.io/os": "linux",
+                        "kubernetes.io/arch": "amd64",
+                        "type": "kwok",
+                        ZONE_LABEL: zone,
+                        REGION_LABEL: REGION,
+                        RACK_LABEL: rack_name(zone, rack),
+                    },
+                },
+                "spec": {},
+                "status": {
+                    "capacity": {"cpu": "32", "memory": "128Gi", "pods": "110"},
+                    "allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110"},
+                },
+            }
+        )
+    return nodes
+
+
+async def create_nodes(api: client.ApiClient, manifests: list[dict[str, Any]]) -> None:
+    """Create the nodes (idempotent: existing ones are left alone)."""
+    core = client.CoreV1Api(api)
+
+    async def create(manifest: dict[str, Any]) -> None:
+        try:
+            await core.create_node(body(manifest))
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+
+    await gather_limited((create(m) for m in manifests), limit=16)
+
+
+def is_ready(node: Any) -> bool:
+    """True when the node's Ready condition is True."""
+    for cond in (node.status.conditions or []) if node.status else []:
+        if cond.type == "Ready":
+            return bool(cond.status == "True")
+    return False
+
+
+def has_condition_taint(node: Any) -> bool:
+    """True while the node lifecycle controller still has a node.kubernetes.io/* taint on it
+    (e.g. not-ready:NoSchedule from before kwok's first status update).
+    """
+    taints = (node.spec.taints or []) if node.spec else []
+    return any(t.key.startswith("node.kubernetes.io/") for t in taints)
+
+
+async def ready_node_count(api: client.ApiClient) -> tuple[int, int]:
+    """(ready and untainted, total) over all nodes."""
+    nodes = await client.CoreV1Api(api).list_node()
+    ready = sum(1 for n in nodes.items if is_ready(n) and not has_condition_taint(n))
+    return ready, len(nodes.items)
+
+
+async def write_marker(api: client.ApiClient, lab_id: str) -> None:
+    """Create the ConfigMap that tells the injector this cluster is a ktop lab."""
+    marker = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": MARKER_NAME, "namespace": MARKER_NAMESPACE},
+        "data": {"lab-id": lab_id, "created-by": "ktop.lab"},
+    }
+    core = client.CoreV1Api(api)
+    try:
+        await core.create_namespaced_config_map(MARKER_NAMESPACE, body(marker))
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+        await core.replace_namespaced_config_map(MARKER_NAME, MARKER_NAMESPACE, body(marker))
+
+
+async def read_marker(api: client.ApiClient) -> str | None:
+    """The lab id stored in the marker ConfigMap, or None when there is no marker."""
+    try:
+        cm = await client.CoreV1Api(api).read_namespaced_config_map(MARKER_NAME, MARKER_NAMESPACE)
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+    data = cm.data or {}
+    value = data.get("lab-id")
+    return str(value) if value else None
+
+
+async def grant_low_user_read(api: client.ApiClient, user: str = LOW_USER) -> None:
+    """Let the low-privilege `user` get/list/watch everything (it floods LISTs in
+    apf-saturation).
+    """
+    rbac = client.RbacAuthorizationV1Api(api)
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "ktop-lab-reader"},
+        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}],
+    }
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "ktop-lab-reader"},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "ktop-lab-reader",
+        },
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+    }
+    for create in (
+        rbac.create_cluster_role(body(role)),
+        rbac.create_cluster_role_binding(body(binding)),
+    ):
+        try:
+            await create
+        except ApiException as exc:
+            if exc.status != 409:
+                raise

@@ -1,0 +1,35 @@
+"""Tiny synchronous Prometheus HTTP API client (instant queries) for lab checks and tests."""
+
+from __future__ import annotations
+
+import urllib.parse
+from typing import Any
+
+from ktop.lab.util import LabError, http_json
+
+
+def query(prometheus_url: str, promql: str) -> list[dict[str, Any]]:
+    """Run an instant query; return the vector's samples as {"metric": {...}, "value": float}."""
+    url = f"{prometheus_url}/api/v1/query?{urllib.parse.urlencode({'query': promql})}"
+    data = http_json(url)
+    if data.get("status") != "success":
+        raise LabError(f"prometheus query failed: {promql}: {data}")
+    result = data["data"]
+    if result["resultType"] == "scalar":
+        return [{"metric": {}, "value": float(result["result"][1])}]
+    return [{"metric": r["metric"], "value": float(r["value"][1])} for r in result["result"]]
+
+
+def values_by(prometheus_url: str, promql: str, label: str) -> dict[str, float]:
+    """Instant query result keyed by one label's value."""
+    return {s["metric"].get(label, ""): s["value"] for s in query(prometheus_url, promql)}
+
+
+def value(prometheus_url: str, promql: str) -> float | None:
+    """The single value of an instant query (None when the vector is empty)."""
+    samples = query(prometheus_url, promql)
+    if not samples:
+        return None
+    if len(samples) > 1:
+        raise LabError(f"expected one sample for {promql}, got {len(samples)}")
+    return float(samples[0]["value"])

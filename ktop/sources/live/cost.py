@@ -20,6 +20,7 @@ class CostMeter:
     def __init__(self, window_s: float = 60.0) -> None:
         self.window_s = window_s
         self.requests_total = 0
+        self.requests_sent = 0
         self.bytes_total = 0
         self.throttled_total = 0
         self.open_watches = 0
@@ -28,8 +29,12 @@ class CostMeter:
         self._marks: deque[tuple[float, int, int]] = deque()
         self.by_path: dict[str, int] = {}
 
+    def sent(self) -> None:
+        """A request is about to be sent (it may still fail before an answer)."""
+        self.requests_sent += 1
+
     def request(self, path: str, headers: Mapping[str, str], status: int) -> None:
-        """Count one request (a list page, a GET, a scrape or a watch being opened)."""
+        """Count one answered request (a list page, a GET, a scrape or a watch opened)."""
         self.requests_total += 1
         key = path.split("?", 1)[0]
         self.by_path[key] = self.by_path.get(key, 0) + 1

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
+from kubernetes_asyncio.client import ApiClient
 
 from ktop.model.events import (
     FEED_EVENTS,
@@ -137,6 +138,7 @@ class LiveSource:
         self._session: aiohttp.ClientSession | None = None
         self.prometheus: PrometheusMetrics | None = None
         self.rng = random.Random()
+        self._clients: list[ApiClient] = []
         self.instance_successes: dict[str, int] = {}
         self.instance_failures: dict[str, int] = {}
 
@@ -174,6 +176,8 @@ class LiveSource:
                 task.cancel()
             with contextlib.suppress(BaseException):
                 await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+            for api in self._clients:
+                await api.close()
             await self._session.close()
             await self.conn.close()
 
@@ -234,8 +238,13 @@ class LiveSource:
 
     def _instance_loops(self, base: str, emit: Emit, instance: str) -> None:
         assert self.conn is not None
+        running = self._tasks.get(f"metrics-{instance}")
+        if running is not None and not running.done():
+            return
         host = None if instance == LOAD_BALANCED else base
         api = self.conn.api if host is None else self.conn.instance_client(base)
+        if host is not None:
+            self._clients.append(api)
         t = KubeTransport(api, self.meter, host=host)
 
         async def metrics() -> str | None:

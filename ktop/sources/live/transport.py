@@ -57,6 +57,7 @@ class KubeTransport:
     async def _call(
         self, path: str, query: Query, accept: str, timeout: aiohttp.ClientTimeout
     ) -> aiohttp.ClientResponse:
+        self.meter.sent()
         resp: aiohttp.ClientResponse = await self.api.call_api(
             path,
             "GET",

@@ -1,0 +1,161 @@
+"""Helpers for running ktop's live source against the lab, as a dedicated account."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from ktop.hub import Hub
+from ktop.lab import Lab, kube
+from ktop.lab.config import write_kubeconfig
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.sources.live.components import TlsFiles
+from ktop.sources.live.source import LiveOptions, LiveSource
+
+RBAC = Path(__file__).resolve().parents[2] / "docs" / "rbac.yaml"
+SA_NAMESPACE = "kube-system"
+METER_FLOW_SCHEMA = "ktop-meter"
+AUDIENCE = "https://kubernetes.default.svc.cluster.local"
+"""The lab apiservers' issuer, which is their default token audience."""
+
+
+async def _create(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    try:
+        await fn(*args, **kwargs)
+    except ApiException as exc:
+        if exc.status != 409:  # already exists: the session lab is shared
+            raise
+
+
+async def account(lab: Lab, name: str, *, rbac_docs: dict[str, Any] | None = None) -> Path:
+    """A ServiceAccount bound to a ClusterRole (docs/rbac.yaml's unless given); its kubeconfig."""
+    docs = list(yaml.safe_load_all(RBAC.read_text())) if rbac_docs is None else [rbac_docs]
+    role = next(d for d in docs if d and d["kind"] == "ClusterRole")
+    role = {**role, "metadata": {"name": f"{name}-reader"}}
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": f"{name}-reader"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": f"{name}-reader"},
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": SA_NAMESPACE}],
+    }  # fmt: skip
+    async with kube.api_client(lab.layout.kubeconfig) as api:
+        core = client.CoreV1Api(api)
+        rbac = client.RbacAuthorizationV1Api(api)
+        await _create(
+            core.create_namespaced_service_account,
+            SA_NAMESPACE,
+            {"metadata": {"name": name}},
+        )
+        await _create(rbac.create_cluster_role, role)
+        await _create(rbac.create_cluster_role_binding, binding)
+        request = client.AuthenticationV1TokenRequest(
+            spec=client.V1TokenRequestSpec(audiences=[AUDIENCE], expiration_seconds=7200)
+        )
+        token = await core.create_namespaced_service_account_token(name, SA_NAMESPACE, request)
+    path = lab.dir / f"kubeconfig-{name}"
+    write_kubeconfig(
+        path,
+        server=lab.info["apiservers"][0]["url"],
+        token=token.status.token,
+        ca_file=lab.layout.pki / "ca.crt",
+    )
+    return path
+
+
+def options(lab: Lab, kubeconfig: Path, **overrides: Any) -> LiveOptions:
+    """Live options that read every lab component, quickly."""
+    base = LiveOptions(
+        kubeconfig=str(kubeconfig),
+        context=None,
+        rack_label="topology.ktop.dev/rack",
+        apiserver_scrape_s=2.0,
+        apf_dump_s=2.0,
+        discovery_s=10.0,
+        node_detail_per_s=20.0,
+        etcd_metrics=tuple(m["metrics_url"] for m in lab.info["etcd"]),
+        scheduler_metrics=(lab.info["scheduler"]["metrics_url"],),
+        controller_manager_metrics=(lab.info["controller_manager"]["metrics_url"],),
+        component_tls=TlsFiles(insecure=True),
+        component_scrape_s=2.0,
+        apiservers=tuple(a["url"] for a in lab.info["apiservers"]),
+        watch_timeout_s=60,
+    )
+    return replace(base, **overrides)
+
+
+@dataclass
+class Running:
+    """A live source feeding a hub, in the test's event loop."""
+
+    hub: Hub
+    source: LiveSource
+    task: asyncio.Task[None]
+
+    def snapshot(self) -> ClusterSnapshot:
+        """A fresh snapshot (forced)."""
+        published = self.hub.publish(force=True)
+        assert published is not None
+        return published.snapshot
+
+    async def until(
+        self, check: Callable[[ClusterSnapshot], Any], *, timeout_s: float, what: str
+    ) -> Any:
+        """Poll snapshots until ``check`` is truthy; return its value, or the snapshot
+        when the value is ``True``; fail at the deadline."""
+        deadline = time.monotonic() + timeout_s
+        last: Any = None
+        while True:
+            if self.task.done() and self.task.exception() is not None:
+                raise self.task.exception()  # type: ignore[misc]
+            snap = self.snapshot()
+            try:
+                result = check(snap)
+            except Exception as exc:  # the data may be incomplete yet
+                result, last = None, exc
+            else:
+                last = result
+            if result is True:
+                return snap
+            if result:
+                return result
+            if time.monotonic() >= deadline:
+                pytest.fail(f"timed out after {timeout_s:.0f}s waiting for {what}; last: {last!r}")
+            await asyncio.sleep(0.5)
+
+
+@asynccontextmanager
+async def live(opts: LiveOptions) -> AsyncIterator[Running]:
+    """Run a LiveSource until the block ends."""
+    hub = Hub()
+    source = LiveSource(opts)
+    task = asyncio.create_task(source.run(hub.ingest))
+    try:
+        yield Running(hub, source, task)
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task
+
+
+async def until_true(check: Callable[[], Any], *, timeout_s: float, what: str) -> Any:
+    """Poll an async-free check until truthy; fail at the deadline."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() >= deadline:
+            pytest.fail(f"timed out after {timeout_s:.0f}s waiting for {what}")
+        await asyncio.sleep(0.5)

@@ -1,0 +1,209 @@
+"""ktop's live source against the real control plane: it shows the same truth as the API.
+
+ktop runs as a ServiceAccount bound to the ClusterRole in docs/rbac.yaml, so
+these tests also prove that role is enough.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+from kubernetes_asyncio import client
+
+from ktop.lab import Lab, inject, recover, resolve_target
+from ktop.lab.config import ZONE_LABEL
+from ktop.model.events import PodWait, Readiness
+from ktop.model.snapshot import ClusterSnapshot, ZoneState
+from ktop.model.zones import zone_state
+from tests.e2e.helpers import promql_by
+from tests.e2e.live import account, live, options
+
+UNREACHABLE = "node.kubernetes.io/unreachable"
+
+
+def _ready(node: Any) -> str:
+    for c in node.status.conditions or []:
+        if c.type == "Ready":
+            return str(c.status)
+    return "Unknown"
+
+
+async def _api_nodes(lab: Lab) -> list[Any]:
+    from ktop.lab import kube
+
+    async with kube.api_client(lab.layout.kubeconfig) as api:
+        return list((await client.CoreV1Api(api).list_node()).items)
+
+
+def _truth_by_zone(nodes: list[Any]) -> dict[str, tuple[int, int, ZoneState]]:
+    ready: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    for n in nodes:
+        z = n.metadata.labels.get(ZONE_LABEL, "")
+        total[z] += 1
+        ready[z] += _ready(n) == "True"
+    return {z: (ready[z], total[z], zone_state(ready[z], total[z] - ready[z])) for z in total}
+
+
+def _ktop_by_zone(s: ClusterSnapshot) -> dict[str, tuple[int, int, ZoneState]]:
+    return {z.zone: (z.ready, z.total, z.state or ZoneState.INITIAL) for z in s.nodes.zones}
+
+
+async def test_reads_every_area_with_the_documented_rbac(lab: Lab) -> None:
+    kubeconfig = await account(lab, "ktop")
+    async with live(options(lab, kubeconfig)) as run:
+        truth = _truth_by_zone(await _api_nodes(lab))
+
+        def complete(s: ClusterSnapshot) -> bool:
+            return (
+                s.nodes.nodes_known
+                and _ktop_by_zone(s) == truth
+                and s.scheduler.pods_known
+                and len([r for r in s.apiservers.instances if r.requests_per_s.known]) == 2
+                and len(s.etcd.members) == 3
+                and s.etcd.leader != ""
+                and bool(s.apf.levels)
+                and s.scheduler.queue["active"].known
+            )
+
+        snap = await run.until(complete, timeout_s=60, what="every area read")
+        failing = [f"{f.name}: {f.error}" for f in snap.freshness if f.error]
+        assert failing == []
+        assert snap.source_kind == "live"
+        assert snap.self_cost is not None and snap.self_cost.open_watches == 4
+
+
+async def test_zone_outage_nodes_and_zone_states_equal_the_api(lab: Lab) -> None:
+    kubeconfig = await account(lab, "ktop")
+    target = resolve_target(lab.layout.kubeconfig)
+    async with live(options(lab, kubeconfig)) as run:
+        await run.until(lambda s: s.nodes.nodes_known, timeout_s=30, what="nodes listed")
+        await inject("zone-outage", target, zone="zone-a")
+        try:
+
+            def outage(s: ClusterSnapshot) -> bool:
+                zones = {z.zone: z for z in s.nodes.zones}
+                a = zones["zone-a"]
+                return (
+                    a.state is ZoneState.FULL_DISRUPTION
+                    and a.unknown == a.total
+                    and all(zones[z].state is ZoneState.NORMAL for z in ("zone-b", "zone-c"))
+                )
+
+            await run.until(
+                outage, timeout_s=lab.cfg.node_monitor_grace_period_s + 90, what="zone-a down"
+            )
+
+            async def agree() -> bool:
+                api = await _api_nodes(lab)
+                return _ktop_by_zone(run.snapshot()) == _truth_by_zone(api)
+
+            for _ in range(60):
+                if await agree():
+                    break
+                await asyncio.sleep(0.5)
+            assert await agree()
+            s = run.snapshot()
+            a_nodes = [
+                n for n in await _api_nodes(lab) if n.metadata.labels[ZONE_LABEL] == "zone-a"
+            ]
+            tainted = {
+                n.metadata.name
+                for n in a_nodes
+                if any(t.key == UNREACHABLE for t in n.spec.taints or [])
+            }
+            listed = {n.name: n for n in s.nodes.not_ready_nodes}
+            assert set(listed) == {n.metadata.name for n in a_nodes}
+
+            def detailed(s: ClusterSnapshot) -> bool:
+                got = {n.name: n for n in s.nodes.not_ready_nodes}
+                return all(
+                    got[name].ready == Readiness.UNKNOWN.value and got[name].tainted_unreachable
+                    for name in tainted
+                )
+
+            await run.until(detailed, timeout_s=60, what="not-Ready nodes detailed")
+            assert all(n.lease_lag_s.or_(0) > 20 for n in run.snapshot().nodes.not_ready_nodes)
+        finally:
+            await recover("zone-outage", target, zone="zone-a")
+        await run.until(lambda s: s.nodes.ready == s.nodes.total, timeout_s=120, what="zone-a back")
+
+
+async def test_pending_reasons_equal_the_schedulers_messages(lab: Lab) -> None:
+    kubeconfig = await account(lab, "ktop")
+    target = resolve_target(lab.layout.kubeconfig)
+    async with live(options(lab, kubeconfig)) as run:
+        await inject("scheduler-backlog", target)
+        try:
+            from ktop.lab import kube
+
+            async def api_unschedulable() -> dict[str, str]:
+                async with kube.api_client(lab.layout.kubeconfig) as api:
+                    pods = await client.CoreV1Api(api).list_namespaced_pod("ktop-lab-backlog")
+                out = {}
+                for p in pods.items:
+                    for c in p.status.conditions or []:
+                        if c.type == "PodScheduled" and c.reason == "Unschedulable":
+                            out[p.metadata.name] = c.message
+                return out
+
+            def reasons(s: ClusterSnapshot) -> dict[str, int]:
+                return {r.reason: r.pods for r in s.scheduler.reasons}
+
+            await run.until(
+                lambda s: s.scheduler.pending_by_wait[PodWait.UNSCHEDULABLE] >= 30,
+                timeout_s=90,
+                what="30 unschedulable pods",
+            )
+            truth = await api_unschedulable()
+            snap = run.snapshot()
+            assert snap.scheduler.pending_by_wait[PodWait.UNSCHEDULABLE] == len(truth)
+            got = reasons(snap)
+            gpu = sum(1 for m in truth.values() if "Insufficient nvidia.com/gpu" in m)
+            taint = sum(1 for m in truth.values() if "untolerated taint" in m)
+            assert got["Insufficient nvidia.com/gpu"] == gpu == 20
+            assert sum(v for k, v in got.items() if "untolerated taint" in k) >= taint
+            samples = {p for r in snap.scheduler.reasons for p in r.sample_pods}
+            assert samples and all(p.split("/", 1)[1] in truth for p in samples)
+        finally:
+            await recover("scheduler-backlog", target)
+
+
+async def test_apf_and_instances_equal_prometheus(lab: Lab) -> None:
+    kubeconfig = await account(lab, "ktop")
+    target = resolve_target(lab.layout.kubeconfig)
+    async with live(options(lab, kubeconfig)) as run:
+        await inject("apf-saturation", target)
+        try:
+            low = "ktop-lab-low"
+
+            def rejecting(s: ClusterSnapshot) -> Any:
+                row = next((r for r in s.apf.levels if r.priority_level == low), None)
+                return row if row and row.rejected_total_per_s.or_(0) > 0 else None
+
+            await run.until(rejecting, timeout_s=60, what=f"{low} rejections seen by ktop")
+            # Gauges and start times agree exactly with what Prometheus scraped.
+            starts = promql_by(lab, 'process_start_time_seconds{job="apiserver"}', "instance")
+            rows = {r.instance: r for r in run.snapshot().apiservers.instances}
+            assert set(rows) == set(starts)
+            for inst, start in starts.items():
+                assert rows[inst].start_time.value == start
+
+            def limits_agree(s: ClusterSnapshot) -> bool:
+                prom = promql_by(
+                    lab,
+                    f'apiserver_flowcontrol_current_limit_seats{{priority_level="{low}"}}',
+                    "instance",
+                )
+                ktop = {
+                    r.instance: r.seats_limit.value
+                    for r in s.apf.per_instance
+                    if r.priority_level == low
+                }
+                return len(prom) == 2 and ktop == prom
+
+            await run.until(limits_agree, timeout_s=30, what="seat limits equal Prometheus")
+        finally:
+            await recover("apf-saturation", target)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 from ktop.analysis.catalogue import BY_CODE
 from ktop.analysis.findings import Finding, Severity
-from ktop.model.events import PodWait
+from ktop.model.events import Area, PodWait
 from ktop.model.snapshot import ClusterSnapshot, ZoneState
 from ktop.model.values import Val
 
@@ -199,7 +199,26 @@ def nodes(s: ClusterSnapshot) -> Iterator[Finding]:
         )
 
 
-RULES: tuple[RuleFn, ...] = (apf, apiservers, etcd, scheduler, nodes)
+INPUT_UNKNOWN_CODES = {
+    Area.APF: "KT-APF-010",
+    Area.APISERVERS: "KT-API-010",
+    Area.ETCD: "KT-ETCD-010",
+    Area.SCHEDULER: "KT-SCHED-010",
+    Area.NODES: "KT-NODE-010",
+}
+
+
+def inputs(s: ClusterSnapshot) -> Iterator[Finding]:
+    """A failing feed or controller-manager scrape: its area's evidence is unknown.
+
+    (apiserver, etcd and scheduler targets are reported by their areas' rules.)
+    """
+    for f in s.freshness:
+        if f.error and (" " not in f.name or f.name.startswith("controller-manager ")):
+            yield _f(INPUT_UNKNOWN_CODES[f.area], Severity.UNKNOWN, f"{f.name}: {f.error}")
+
+
+RULES: tuple[RuleFn, ...] = (apf, apiservers, etcd, scheduler, nodes, inputs)
 
 
 def evaluate(snapshot: ClusterSnapshot) -> tuple[Finding, ...]:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+import urllib.request
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, replace
@@ -150,12 +152,24 @@ async def live(opts: LiveOptions) -> AsyncIterator[Running]:
 
 
 async def until_true(check: Callable[[], Any], *, timeout_s: float, what: str) -> Any:
-    """Poll an async-free check until truthy; fail at the deadline."""
+    """Poll a synchronous check until truthy (an exception counts as "not yet")."""
     deadline = time.monotonic() + timeout_s
     while True:
-        result = check()
+        try:
+            result = check()
+        except Exception:
+            result = None
         if result:
             return result
         if time.monotonic() >= deadline:
             pytest.fail(f"timed out after {timeout_s:.0f}s waiting for {what}")
         await asyncio.sleep(0.5)
+
+
+def http_json_post(url: str, body: dict[str, Any]) -> Any:
+    """POST JSON to a loopback URL and return the decoded answer."""
+    req = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return json.loads(resp.read())

@@ -144,7 +144,7 @@ class ListWatch:
             except ApiError as e:
                 if e.status == 410:
                     raise GoneError(str(e)) from e
-                raise
+                raise ApiError(e.status, "list", self.r.what, e.message) from e
             body = resp.json()
             now = self.clock()
             events: list[Event] = []
@@ -181,6 +181,8 @@ class ListWatch:
         except ApiError as e:
             if e.status == 410:
                 raise GoneError(str(e)) from e
+            if e.verb == "watch" and e.what == self.r.path:
+                raise ApiError(e.status, "watch", self.r.what, e.message) from e
             raise
 
     def _on_event(self, ev: dict[str, Any], emit: Emit) -> None:
@@ -210,8 +212,11 @@ class ListWatch:
         emit(events)
 
     async def run(self, emit: Emit) -> None:
-        """List, then watch, forever; failures become FeedFailed events, never exceptions."""
-        need_list = True
+        """List (unless a resourceVersion to resume from is known), then watch, forever.
+
+        Failures become FeedFailed events, never exceptions.
+        """
+        need_list = not self.rv
         while True:
             try:
                 if need_list:

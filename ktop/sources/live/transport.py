@@ -9,12 +9,13 @@ read watch streams line by line, count bytes and read the APF headers.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+from multidict import CIMultiDict
 from kubernetes_asyncio.client import ApiClient
 
 from ktop import __version__
@@ -36,7 +37,8 @@ class Response:
     """A whole response."""
 
     status: int
-    headers: dict[str, str]
+    headers: Mapping[str, str]
+    """Case-insensitive, as HTTP header names are."""
     body: bytes
 
     def json(self) -> Any:
@@ -81,7 +83,7 @@ class KubeTransport:
         self.meter.received(len(body))
         if resp.status >= 400:
             raise ApiError(resp.status, "get", path, status_message(body))
-        return Response(resp.status, dict(resp.headers), body)
+        return Response(resp.status, CIMultiDict(resp.headers), body)
 
     @asynccontextmanager
     async def watch(

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
-from multidict import CIMultiDict
 from kubernetes_asyncio.client import ApiClient
+from multidict import CIMultiDict
 
 from ktop import __version__
 from ktop.sources.live.cost import CostMeter

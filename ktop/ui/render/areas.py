@@ -5,6 +5,7 @@ from __future__ import annotations
 from ktop.model.events import Area
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.ui.render import apf, apiservers, etcd, nodes, scheduler
+from ktop.ui.render.cost import cost_line
 from ktop.ui.render.reasons import drill_reason_lines, input_errors, panel_note
 from ktop.ui.render.view import DrillView, PanelView
 
@@ -30,6 +31,8 @@ PANEL_CLOCK_AREAS = frozenset({Area.APISERVERS})
 """Areas whose overview panel shows times relative to the source clock (uptime)."""
 DRILL_CLOCK_AREAS = frozenset({Area.APISERVERS, Area.ETCD, Area.NODES})
 """Areas whose drill-down shows times relative to the source clock (ages, uptime)."""
+COST_AREAS = frozenset({Area.APF, Area.APISERVERS})
+"""Areas whose drill-down shows ktop's own load (its APF level, its requests)."""
 
 
 def render_key(snapshot: ClusterSnapshot, area: Area, *, drill: bool = False) -> object:
@@ -40,9 +43,10 @@ def render_key(snapshot: ClusterSnapshot, area: Area, *, drill: bool = False) ->
     """
     part = getattr(snapshot, area.value)
     errors = input_errors(snapshot.area_freshness(area))
+    own = snapshot.self_cost if drill and area in COST_AREAS else None
     if area in (DRILL_CLOCK_AREAS if drill else PANEL_CLOCK_AREAS):
-        return (part, errors, snapshot.at)
-    return (part, errors)
+        return (part, errors, snapshot.at, own)
+    return (part, errors, own)
 
 
 def overview_panel(snapshot: ClusterSnapshot, area: Area, rows: int, width: int) -> PanelView:
@@ -64,12 +68,14 @@ def overview_panel(snapshot: ClusterSnapshot, area: Area, rows: int, width: int)
 def drill_view(snapshot: ClusterSnapshot, area: Area) -> DrillView:
     """An area's drill-down: reasons for unknown values, a summary, and tables."""
     reasons = drill_reason_lines(snapshot, area)
+    cost = cost_line(snapshot.self_cost)
+    own = (cost,) if cost is not None else ()
     if area is Area.APF:
-        return DrillView(reasons, apf.tables(snapshot.apf))
+        return DrillView((*reasons, *own), apf.tables(snapshot.apf))
     if area is Area.APISERVERS:
         api = snapshot.apiservers
         return DrillView(
-            (*reasons, apiservers.summary_line(api)), apiservers.tables(api, snapshot.at)
+            (*reasons, apiservers.summary_line(api), *own), apiservers.tables(api, snapshot.at)
         )
     if area is Area.ETCD:
         return DrillView(reasons, etcd.tables(snapshot.etcd, snapshot.at))

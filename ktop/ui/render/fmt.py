@@ -7,6 +7,7 @@ leading ``~``.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -138,9 +139,18 @@ def fmt_clock(at: float) -> str:
 
 
 def short_instance(instance: str) -> str:
-    """An instance name without its port: ``apiserver-0:6443`` -> ``apiserver-0``."""
+    """An instance name without its port when the host is a name: ``apiserver-0:6443`` ->
+    ``apiserver-0``. Addresses keep their port (``127.0.0.1:6443``): several instances
+    often share one address, and the port is then what tells them apart.
+    """
     host, sep, port = instance.rpartition(":")
-    return host if sep and host and port.isdigit() else instance
+    if not (sep and host and port.isdigit()):
+        return instance
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return host
+    return instance
 
 
 def truncate(text: str, width: int) -> str:

@@ -9,6 +9,7 @@ from rich.text import Text
 from ktop.analysis.findings import Finding
 from ktop.model.events import Area
 from ktop.model.snapshot import ClusterSnapshot
+from ktop.ui.render.cost import cost_segment
 from ktop.ui.render.findings import counts
 from ktop.ui.render.fmt import fmt_age, fmt_clock, truncate
 from ktop.ui.render.level import STALE_AFTER_S, STYLE, Level
@@ -53,6 +54,10 @@ def status_line(snapshot: ClusterSnapshot, findings: Sequence[Finding], width: i
     clock = f"{fmt_clock(snapshot.at)}Z" if snapshot.at else "--:--:--"
     tail = counts(findings)
     age_text = ages(snapshot)
+    cost = cost_segment(snapshot.self_cost)
+    if cost and width - len(clock) - len(age_text) - len(tail) - len(cost) - 12 >= 12:
+        # Room for ktop's own load: the age segment carries it.
+        age_text = Text.assemble(age_text, (SEP, "dim"), cost)
     source = f"{snapshot.source_kind or 'no source'} {snapshot.context}".strip()
     sep = SEP
     for sep in (SEP, "│"):

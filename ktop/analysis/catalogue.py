@@ -149,6 +149,13 @@ CATALOGUE: tuple[Rule, ...] = (
         "triage P2",
     ),
     Rule(
+        "KT-SCHED-004",
+        Area.SCHEDULER,
+        "A ResourceQuota is at or near its hard limit",
+        ">= 90 % used (warning at 100 %)",
+        "triage P2: quota is a different layer from placement",
+    ),
+    Rule(
         "KT-SCHED-010",
         Area.SCHEDULER,
         "Scheduler state unknown",

@@ -154,6 +154,12 @@ def scheduler(s: ClusterSnapshot) -> Iterator[Finding]:
             Severity.INFO,
             f"{gated} pods held by scheduling gates (admission/quota, not the scheduler)",
         )
+    for q in sc.quotas_near_limit[:5]:
+        yield _f(
+            "KT-SCHED-004",
+            Severity.WARNING if q.ratio >= 1.0 else Severity.INFO,
+            f"quota {q.namespace}/{q.name}: {q.resource} at {q.ratio * 100:.0f}% of its limit",
+        )
     if sc.quota_rejections:
         yield _f(
             "KT-SCHED-003",

@@ -6,15 +6,18 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
-from ktop.model.events import PendingPodRecord, PodWait, WarningEvent
+from ktop.model.events import PendingPodRecord, PodWait, QuotaRecord, WarningEvent
 from ktop.model.failed_scheduling import SchedulingFailure, parse_failed_scheduling, reason_key
 from ktop.model.series import TargetSeries
-from ktop.model.snapshot import ReasonCount, SchedulerSnapshot
+from ktop.model.snapshot import QuotaUsage, ReasonCount, SchedulerSnapshot
 from ktop.model.values import Val, sum_vals
 
 QUEUES = ("active", "backoff", "unschedulable", "gated")
 RESULTS = ("scheduled", "unschedulable", "error")
 SAMPLES_PER_REASON = 3
+NEAR_LIMIT = 0.9
+"""A quota resource at 90 % of its hard limit is listed."""
+QUOTA_LIST_CAP = 50
 
 
 @lru_cache(maxsize=4096)
@@ -30,6 +33,7 @@ class PendingPods:
         self.window_s = window_s
         self.pods: dict[tuple[str, str], PendingPodRecord] = {}
         self._quota: deque[tuple[float, int]] = deque()
+        self.quotas: dict[tuple[str, str], QuotaRecord] = {}
 
     def upsert(self, pod: PendingPodRecord) -> None:
         """Add or replace a pod."""
@@ -43,6 +47,25 @@ class PendingPods:
         """Note a Warning event; only quota rejections are kept here."""
         if ev.reason == "FailedCreate" and "exceeded quota" in ev.message:
             self._quota.append((ev.at, ev.count))
+
+    def quota(self, q: QuotaRecord) -> None:
+        """Add or replace a ResourceQuota."""
+        self.quotas[(q.namespace, q.name)] = q
+
+    def quota_deleted(self, namespace: str, name: str) -> None:
+        """Forget a ResourceQuota."""
+        self.quotas.pop((namespace, name), None)
+
+    def near_limit(self) -> tuple[QuotaUsage, ...]:
+        """Quota resources at or above NEAR_LIMIT of their hard limit, fullest first."""
+        out = [
+            QuotaUsage(q.namespace, q.name, res, used, hard)
+            for q in self.quotas.values()
+            for res, used, hard in q.items
+            if (hard > 0 and used / hard >= NEAR_LIMIT) or (hard == 0 and used > 0)
+        ]
+        out.sort(key=lambda u: (-u.ratio, u.namespace, u.name, u.resource))
+        return tuple(out[:QUOTA_LIST_CAP])
 
     def quota_rejections(self, now: float) -> int:
         """FailedCreate events for exceeded quota within the window."""
@@ -78,6 +101,7 @@ def build_scheduler(
     pods_known: bool,
     pods_reason: str,
     metrics_reason: str,
+    quotas_known: bool = False,
 ) -> SchedulerSnapshot:
     """Scheduler metrics summed over scheduler instances, plus the pods' own view."""
     queue: dict[str, Val] = {}
@@ -111,4 +135,6 @@ def build_scheduler(
         pods_known=pods_known,
         pods_reason=pods_reason,
         metrics_reason="" if series else (metrics_reason or "no scheduler metrics source"),
+        quotas_near_limit=pending.near_limit(),
+        quotas_known=quotas_known,
     )

@@ -9,7 +9,7 @@ area's snapshot is reused while none of its inputs changed.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ktop.model import events as ev
@@ -34,6 +34,8 @@ FEED_AREAS: dict[str, Area] = {
     ev.FEED_LEASES: Area.NODES,
     ev.FEED_PENDING_PODS: Area.SCHEDULER,
     ev.FEED_EVENTS: Area.SCHEDULER,
+    ev.FEED_QUOTAS: Area.SCHEDULER,
+    ev.FEED_IDENTITIES: Area.APISERVERS,
 }
 
 
@@ -80,6 +82,7 @@ class ClusterModel:
         self._cache: dict[Area, Any] = {}
         self._seq = 0
         self.self_cost: ev.SelfCost | None = None
+        self.identities: tuple[str, ...] | None = None
         self._handlers: dict[type, Callable[[Any], None]] = {
             ev.MetricsScraped: self._scraped,
             ev.ScrapeFailed: self._scrape_failed,
@@ -91,6 +94,9 @@ class ClusterModel:
             ev.PendingPodUpserted: self._pod,
             ev.PendingPodDeleted: self._pod_deleted,
             ev.WarningEvent: self._warning,
+            ev.QuotaUpserted: self._quota,
+            ev.QuotaDeleted: self._quota_deleted,
+            ev.ApiserverIdentities: self._identities,
             ev.SourceStarted: self._source,
             ev.FeedSynced: self._feed_synced,
             ev.FeedFailed: self._feed_failed,
@@ -162,6 +168,18 @@ class ClusterModel:
         self.pending.warning(e)
         self._feed_ok(ev.FEED_EVENTS, e.at)
 
+    def _quota(self, e: ev.QuotaUpserted) -> None:
+        self.pending.quota(e.quota)
+        self._feed_ok(ev.FEED_QUOTAS, e.at)
+
+    def _quota_deleted(self, e: ev.QuotaDeleted) -> None:
+        self.pending.quota_deleted(e.namespace, e.name)
+        self._feed_ok(ev.FEED_QUOTAS, e.at)
+
+    def _identities(self, e: ev.ApiserverIdentities) -> None:
+        self.identities = e.identities
+        self._feed_ok(ev.FEED_IDENTITIES, e.at)
+
     def _source(self, e: ev.SourceStarted) -> None:
         self.source_kind, self.context, self.source_detail = e.kind, e.context, e.detail
 
@@ -217,7 +235,9 @@ class ClusterModel:
             return build_apf(series, self.apf_dumps, "; ".join(errors))
         if area is Area.APISERVERS:
             series, health = self._component(Component.APISERVER)
-            return build_apiservers(series, health, "")
+            snap = build_apiservers(series, health, "")
+            ids = None if self.identities is None else len(self.identities)
+            return replace(snap, identities=ids)
         if area is Area.ETCD:
             series, health = self._component(Component.ETCD)
             return build_etcd(series, health, "")
@@ -225,7 +245,10 @@ class ClusterModel:
             series, health = self._component(Component.SCHEDULER)
             known, reason = self._feed_state(ev.FEED_PENDING_PODS)
             failures = "; ".join(e for _, e in health.values() if e)
-            return build_scheduler(series, self.pending, self.now, known, reason, failures)
+            quotas_known, _ = self._feed_state(ev.FEED_QUOTAS)
+            return build_scheduler(
+                series, self.pending, self.now, known, reason, failures, quotas_known
+            )
         nodes_known, nodes_reason = self._feed_state(ev.FEED_NODES)
         leases_known, _ = self._feed_state(ev.FEED_LEASES)
         return build_nodes(

@@ -235,6 +235,41 @@ class WarningEvent:
     count: int = 1
 
 
+@dataclass(frozen=True, slots=True)
+class QuotaRecord:
+    """A ResourceQuota's used and hard amounts, per resource (numbers in base units)."""
+
+    namespace: str
+    name: str
+    items: tuple[tuple[str, float, float], ...]
+    """``(resource, used, hard)`` for every resource with a hard limit."""
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaUpserted:
+    """A ResourceQuota was listed, added or changed."""
+
+    at: float
+    quota: QuotaRecord
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaDeleted:
+    """A ResourceQuota was deleted."""
+
+    at: float
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ApiserverIdentities:
+    """The apiserver identity Leases in ``kube-system`` (one per running apiserver host)."""
+
+    at: float
+    identities: tuple[str, ...]
+
+
 # --------------------------------------------------------------------------
 # Source state
 
@@ -304,6 +339,9 @@ Event = (
     | PendingPodUpserted
     | PendingPodDeleted
     | WarningEvent
+    | QuotaUpserted
+    | QuotaDeleted
+    | ApiserverIdentities
     | SourceStarted
     | FeedSynced
     | FeedFailed
@@ -316,3 +354,5 @@ FEED_NODES = "nodes"
 FEED_LEASES = "leases"
 FEED_PENDING_PODS = "pending-pods"
 FEED_EVENTS = "events"
+FEED_QUOTAS = "resourcequotas"
+FEED_IDENTITIES = "apiserver-identities"

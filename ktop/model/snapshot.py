@@ -129,6 +129,8 @@ class ApiserversSnapshot:
     """max(watches) / mean(watches) across reachable instances."""
     unknown_reason: str = ""
     """Why there are no instances (empty when at least one was seen)."""
+    identities: int | None = None
+    """apiserver identity Leases in kube-system (None when not read)."""
 
 
 # --------------------------------------------------------------------------
@@ -194,6 +196,22 @@ class ReasonCount:
 
 
 @dataclass(frozen=True, slots=True)
+class QuotaUsage:
+    """One resource of a ResourceQuota close to (or at) its hard limit."""
+
+    namespace: str
+    name: str
+    resource: str
+    used: float
+    hard: float
+
+    @property
+    def ratio(self) -> float:
+        """Used / hard (1.0 and above: new pods asking for it are refused)."""
+        return self.used / self.hard if self.hard else float("inf")
+
+
+@dataclass(frozen=True, slots=True)
 class SchedulerSnapshot:
     """Pending pods and why."""
 
@@ -213,6 +231,10 @@ class SchedulerSnapshot:
     pods_reason: str = ""
     metrics_reason: str = ""
     """Why scheduler metrics are unknown (empty when a scheduler was scraped)."""
+    quotas_near_limit: tuple[QuotaUsage, ...] = ()
+    """ResourceQuota resources at or above 90 % of their hard limit, fullest first."""
+    quotas_known: bool = False
+    """False when ResourceQuotas are not read by this source."""
 
 
 # --------------------------------------------------------------------------

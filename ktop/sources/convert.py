@@ -10,7 +10,7 @@ import sys
 from datetime import datetime
 from typing import Any
 
-from ktop.model.events import NodeRecord, PendingPodRecord, PodWait, Readiness
+from ktop.model.events import NodeRecord, PendingPodRecord, PodWait, QuotaRecord, Readiness
 
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
@@ -96,4 +96,51 @@ def pending_pod_record(obj: dict[str, Any]) -> PendingPodRecord | None:
         wait=wait,
         node=node,
         message=message,
+    )
+
+
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {"n": 1e-9, "u": 1e-6, "m": 1e-3, "": 1.0, "k": 1e3, "M": 1e6, "G": 1e9,
+            "T": 1e12, "P": 1e15, "E": 1e18}  # fmt: skip
+
+
+def parse_quantity(text: Any) -> float | None:
+    """A Kubernetes quantity (``500m``, ``10Gi``, ``1.5e3``, ``2k``) as a number, or None."""
+    if isinstance(text, int | float):
+        return float(text)
+    if not isinstance(text, str) or not text:
+        return None
+    s = text.strip()
+    for suffix, factor in _BINARY.items():
+        if s.endswith(suffix):
+            return _number(s[: -len(suffix)], factor)
+    unit = s[-1] if s[-1] in "numkMGTPE" else ""
+    if unit == "E" and "e" in s[:-1].lower():
+        unit = ""  # "1e3E" is malformed; "1E" is one exa: only a bare trailing E is a suffix
+    return _number(s[: -len(unit)] if unit else s, _DECIMAL[unit])
+
+
+def _number(digits: str, factor: float) -> float | None:
+    try:
+        return float(digits) * factor
+    except ValueError:
+        return None
+
+
+def quota_record(obj: dict[str, Any]) -> QuotaRecord:
+    """A ResourceQuota as a :class:`QuotaRecord` (resources with a hard limit only)."""
+    meta = obj.get("metadata") or {}
+    status = obj.get("status") or {}
+    hard = status.get("hard") or (obj.get("spec") or {}).get("hard") or {}
+    used = status.get("used") or {}
+    items = []
+    for resource, limit in sorted(hard.items()):
+        h = parse_quantity(limit)
+        u = parse_quantity(used.get(resource, "0"))
+        if h is not None and u is not None:
+            items.append((sys.intern(str(resource)), u, h))
+    return QuotaRecord(
+        namespace=sys.intern(str(meta.get("namespace", ""))),
+        name=str(meta.get("name", "")),
+        items=tuple(items),
     )

@@ -133,7 +133,11 @@ class Running:
             if result:
                 return result
             if time.monotonic() >= deadline:
-                pytest.fail(f"timed out after {timeout_s:.0f}s waiting for {what}; last: {last!r}")
+                failing = [f"{f.name}: {f.error}" for f in snap.freshness if f.error]
+                pytest.fail(
+                    f"timed out after {timeout_s:.0f}s waiting for {what}; last: {last!r}; "
+                    f"failing inputs: {failing}"
+                )
             await asyncio.sleep(0.5)
 
 

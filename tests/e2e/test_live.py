@@ -72,7 +72,8 @@ async def test_reads_every_area_with_the_documented_rbac(lab: Lab) -> None:
         failing = [f"{f.name}: {f.error}" for f in snap.freshness if f.error]
         assert failing == []
         assert snap.source_kind == "live"
-        assert snap.self_cost is not None and snap.self_cost.open_watches == 4
+        # nodes, leases, pending pods, events, resourcequotas, apiserver identities
+        assert snap.self_cost is not None and snap.self_cost.open_watches == 6
 
 
 async def test_zone_outage_nodes_and_zone_states_equal_the_api(lab: Lab) -> None:
@@ -207,3 +208,47 @@ async def test_apf_and_instances_equal_prometheus(lab: Lab) -> None:
             await run.until(limits_agree, timeout_s=30, what="seat limits equal Prometheus")
         finally:
             await recover("apf-saturation", target)
+
+
+async def test_quota_at_its_limit_and_apiserver_identities(lab: Lab) -> None:
+    from ktop.lab import kube
+
+    ns = "ktop-quota"
+    async with kube.api_client(lab.layout.kubeconfig) as api:
+        core = client.CoreV1Api(api)
+        meta = client.V1ObjectMeta
+        await core.create_namespace(client.V1Namespace(metadata=meta(name=ns)))
+        quota = client.V1ResourceQuota(
+            metadata=meta(name="tiny"), spec=client.V1ResourceQuotaSpec(hard={"services": "1"})
+        )
+        await core.create_namespaced_resource_quota(ns, quota)
+        service = client.V1Service(
+            metadata=meta(name="one"),
+            spec=client.V1ServiceSpec(ports=[client.V1ServicePort(port=80)]),
+        )
+        await core.create_namespaced_service(ns, service)
+    kubeconfig = await account(lab, "ktop")
+    try:
+        async with live(options(lab, kubeconfig)) as run:
+
+            def listed(s: ClusterSnapshot) -> Any:
+                return next((q for q in s.scheduler.quotas_near_limit if q.namespace == ns), None)
+
+            full = await run.until(listed, timeout_s=60, what="the full quota listed")
+            assert (full.name, full.resource, full.hard, full.used) == (
+                "tiny",
+                "services",
+                1.0,
+                1.0,
+            )
+            assert any(f.code == "KT-SCHED-004" for f in run.hub.latest.findings)
+            snap = await run.until(
+                lambda s: s.apiservers.identities is not None,
+                timeout_s=30,
+                what="identity leases read",
+            )
+            # Both lab apiservers run on one host, so they share one identity Lease.
+            assert snap.apiservers.identities == 1
+    finally:
+        async with kube.api_client(lab.layout.kubeconfig) as api:
+            await client.CoreV1Api(api).delete_namespace(ns)

@@ -209,8 +209,9 @@ def test_scheduler_keeps_gated_and_quota_apart() -> None:
     assert view.title.plain == "scheduler ▲ 1,252 pending · oldest 12m"
     assert plain[1] == "gated 40 · quota-rej 3 (admission)"
     assert plain[2].split() == ["1,100", "Insufficient", "cpu"]
-    reasons, waits, _queues = scheduler.tables(snap.scheduler)
+    reasons, waits, _queues, quotas = scheduler.tables(snap.scheduler)
     assert reasons.rows[0].cells[3].plain == "batch/job-1, batch/job-2"
+    assert quotas.rows == () and quotas.empty == "? ResourceQuotas not read"
     by_key = {r.key: r.cells[1].plain for r in waits.rows}
     assert by_key == {
         "unschedulable": "1,200",
@@ -304,3 +305,22 @@ def test_unknown_shows_question_mark_in_panels() -> None:
     assert view.lines[1].plain.split()[:2] == ["apiserver-0", "?"]
     assert view.lines[-1].plain == "? apiserver-0: no rate yet"
     assert v(1).known
+
+
+def test_quotas_near_their_limits_are_listed_with_units() -> None:
+    from ktop.model.snapshot import QuotaUsage
+
+    snap = busy_snapshot()
+    sched = replace(
+        snap.scheduler,
+        quotas_known=True,
+        quotas_near_limit=(
+            QuotaUsage("ml", "gpu", "requests.nvidia.com/gpu", 64, 64),
+            QuotaUsage("web", "compute", "limits.memory", 0.95 * 2**40, 2**40),
+        ),
+    )
+    quotas = scheduler.tables(sched)[3]
+    cells = [[c.plain for c in r.cells] for r in quotas.rows]
+    assert cells[0] == ["ml/gpu", "requests.nvidia.com/gpu", "64", "64", "100%"]
+    assert cells[1][0:2] == ["web/compute", "limits.memory"] and cells[1][3] == "1.0TiB"
+    assert cells[1][4] == "95%"

@@ -19,10 +19,13 @@ import pytest
 
 from ktop.model.events import (
     FEED_EVENTS,
+    FEED_IDENTITIES,
     FEED_LEASES,
     FEED_NODES,
     FEED_PENDING_PODS,
+    FEED_QUOTAS,
     ApfDumpRead,
+    ApiserverIdentities,
     ClockTick,
     Component,
     Event,
@@ -164,7 +167,16 @@ def test_start_lists_everything_once() -> None:
     assert len(leases) == NODES
     assert all(sim.now - 10.5 <= e.renew_time <= sim.now for e in leases)
     feeds = {e.feed for e in events if isinstance(e, FeedSynced)}
-    assert feeds == {FEED_NODES, FEED_LEASES, FEED_PENDING_PODS, FEED_EVENTS}
+    assert feeds == {
+        FEED_NODES,
+        FEED_LEASES,
+        FEED_PENDING_PODS,
+        FEED_EVENTS,
+        FEED_QUOTAS,
+        FEED_IDENTITIES,
+    }
+    identities = [e for e in events if isinstance(e, ApiserverIdentities)]
+    assert len(identities) == 1 and len(identities[0].identities) == 3
     targets = [e.target for e in events if isinstance(e, MetricsScraped)]
     assert len(targets) == len(set(targets)) == 3 + 3 + 2
     assert {t.component for t in targets} == set(Component)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ktop.model.events import (
+    ApiserverIdentities,
     Event,
     LeaseRenewed,
     NodeDeleted,
@@ -23,6 +24,8 @@ from ktop.model.events import (
     NodeUpserted,
     PendingPodDeleted,
     PendingPodUpserted,
+    QuotaDeleted,
+    QuotaUpserted,
     Readiness,
     WarningEvent,
 )
@@ -32,6 +35,7 @@ from ktop.sources.convert import (
     ZONE_LABELS,
     parse_time,
     pending_pod_record,
+    quota_record,
 )
 
 Item = dict[str, Any]
@@ -202,3 +206,47 @@ class WarningEventsHandler:
     def delete(self, at: float, key: str) -> Sequence[Event]:
         """Events expire; nothing to report."""
         return []
+
+
+class QuotasHandler:
+    """ResourceQuotas, all namespaces."""
+
+    def key(self, item: Item) -> str:
+        """``namespace/name``."""
+        return _ns_name(item)
+
+    def upsert(self, at: float, item: Item) -> Sequence[Event]:
+        """A quota's used and hard amounts."""
+        return [QuotaUpserted(at, quota_record(item))]
+
+    def delete(self, at: float, key: str) -> Sequence[Event]:
+        """The quota is gone."""
+        ns, _, name = key.partition("/")
+        return [QuotaDeleted(at, ns, name)]
+
+
+class IdentitiesHandler:
+    """apiserver identity Leases: the set of running apiservers, re-sent on each change."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def key(self, item: Item) -> str:
+        """The lease name (``apiserver-<hash>``)."""
+        return str(_meta(item).get("name", ""))
+
+    def _now(self, at: float) -> Sequence[Event]:
+        return [ApiserverIdentities(at, tuple(sorted(self.names)))]
+
+    def upsert(self, at: float, item: Item) -> Sequence[Event]:
+        """An identity renewed or appeared."""
+        name = self.key(item)
+        if name in self.names:
+            return []
+        self.names.add(name)
+        return self._now(at)
+
+    def delete(self, at: float, key: str) -> Sequence[Event]:
+        """An apiserver went away (its identity Lease was garbage-collected)."""
+        self.names.discard(key)
+        return self._now(at)

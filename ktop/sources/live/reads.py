@@ -9,6 +9,7 @@ RESOURCE_READS: dict[tuple[str, str], frozenset[str]] = {
     ("", "nodes"): frozenset({"get", "list", "watch"}),
     ("", "pods"): frozenset({"list", "watch"}),
     ("", "events"): frozenset({"list", "watch"}),
+    ("", "resourcequotas"): frozenset({"list", "watch"}),
     ("coordination.k8s.io", "leases"): frozenset({"list", "watch"}),
     ("discovery.k8s.io", "endpointslices"): frozenset({"list"}),
     ("flowcontrol.apiserver.k8s.io", "flowschemas"): frozenset({"list"}),

@@ -5,7 +5,7 @@ resource):
 
 * watches: nodes (as Tables with metadata), node Leases in
   ``kube-node-lease``, Pending pods (``status.phase=Pending``), Warning
-  Events (``type=Warning``);
+  Events (``type=Warning``), ResourceQuotas, apiserver identity Leases;
 * GETs of single nodes that are not Ready (rate-limited, capped);
 * polls: the ``default/kubernetes`` EndpointSlices (to find apiserver
   instances), FlowSchemas and PriorityLevelConfigurations (names for the
@@ -29,9 +29,11 @@ from kubernetes_asyncio.client import ApiClient
 
 from ktop.model.events import (
     FEED_EVENTS,
+    FEED_IDENTITIES,
     FEED_LEASES,
     FEED_NODES,
     FEED_PENDING_PODS,
+    FEED_QUOTAS,
     ClockTick,
     Component,
     SourceStarted,
@@ -45,9 +47,11 @@ from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.discovery import apf_object_names, apiserver_endpoints
 from ktop.sources.live.errors import ApiError
 from ktop.sources.live.handlers import (
+    IdentitiesHandler,
     LeasesHandler,
     NodesHandler,
     PendingPodsHandler,
+    QuotasHandler,
     WarningEventsHandler,
 )
 from ktop.sources.live.listwatch import Handler, ListWatch, Resource
@@ -56,6 +60,7 @@ from ktop.sources.live.scrape import apf_dump_loop, scrape_metrics_loop
 from ktop.sources.live.transport import TEXT, KubeTransport
 
 LOAD_BALANCED = "(load-balanced)"
+IDENTITY_SELECTOR = "apiserver.kubernetes.io/identity=kube-apiserver"
 APF_DUMP_PATH = "/debug/api_priority_and_fairness/dump_priority_levels"
 
 
@@ -201,6 +206,17 @@ class LiveSource:
                 Resource(FEED_EVENTS, "/api/v1/events", "events (type=Warning)",
                          (("fieldSelector", "type=Warning"),)),
                 WarningEventsHandler(),
+            ),
+            (
+                Resource(FEED_QUOTAS, "/api/v1/resourcequotas", "resourcequotas"),
+                QuotasHandler(),
+            ),
+            (
+                Resource(FEED_IDENTITIES,
+                         "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases",
+                         "apiserver identity leases in kube-system",
+                         (("labelSelector", IDENTITY_SELECTOR),)),
+                IdentitiesHandler(),
             ),
         ]  # fmt: skip
         for res, handler in resources:

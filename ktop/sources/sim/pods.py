@@ -20,6 +20,8 @@ from ktop.model.events import (
     PendingPodRecord,
     PendingPodUpserted,
     PodWait,
+    QuotaRecord,
+    QuotaUpserted,
     Readiness,
     Sample,
     WarningEvent,
@@ -201,6 +203,10 @@ class Scheduler:
 
     def _quota_event(self, el: float, out: list[Event]) -> None:
         self._quota_count += 1
+        if self._quota_count == 1:
+            gpu = ("requests.nvidia.com/gpu", 2048.0, 2048.0)
+            quota = QuotaRecord("ml-train", "ml-train-gpu", (gpu,))
+            out.append(QuotaUpserted(self.start_at + el, quota))
         message = (
             f'Error creating: pods "trainer-{self._suffix(5)}" is forbidden: exceeded quota: '
             "ml-train-gpu, requested: requests.nvidia.com/gpu=8, "

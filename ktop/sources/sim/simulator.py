@@ -12,16 +12,21 @@ import random
 
 from ktop.model.events import (
     FEED_EVENTS,
+    FEED_IDENTITIES,
     FEED_LEASES,
     FEED_NODES,
     FEED_PENDING_PODS,
+    FEED_QUOTAS,
     ApfDumpFailed,
     ApfDumpRead,
+    ApiserverIdentities,
     ClockTick,
     Component,
     Event,
     FeedSynced,
     MetricsScraped,
+    QuotaRecord,
+    QuotaUpserted,
     ScrapeFailed,
     SourceStarted,
     Target,
@@ -36,6 +41,13 @@ from ktop.sources.sim.pods import Scheduler
 from ktop.sources.sim.scenarios import SCENARIOS, Phase, ScenarioSpec
 
 SCRAPE_INTERVAL_S = 5.0
+BASELINE_QUOTAS = (
+    QuotaRecord("batch", "compute", (("requests.cpu", 410.0, 1000.0),)),
+    QuotaRecord(
+        "web", "compute", (("limits.memory", 0.55 * 2**40, 2**40), ("pods", 912.0, 1000.0))
+    ),
+)
+"""ResourceQuotas every scenario starts with (web's pod count is near its limit)."""
 FIRST_RESCRAPE_S = 2.0
 """Warm-up: every target is scraped again ~2 s after the start, so rates exist early."""
 STEP_S = 1
@@ -72,6 +84,7 @@ class Simulator:
     ) -> None:
         if scenario not in SCENARIOS:
             raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
+        self._apiservers = apiservers
         if nodes < 1 or zones < 1 or apiservers < 1 or etcd_members < 1:
             raise ValueError("nodes, zones, apiservers and etcd_members must be at least 1")
         self._spec = SCENARIOS[scenario]
@@ -156,6 +169,11 @@ class Simulator:
         out.extend(self.scheduler.initial_events(at))
         out.append(FeedSynced(at, FEED_PENDING_PODS))
         out.append(FeedSynced(at, FEED_EVENTS))
+        out.extend(QuotaUpserted(at, q) for q in BASELINE_QUOTAS)
+        out.append(FeedSynced(at, FEED_QUOTAS))
+        identities = tuple(f"apiserver-{i:08x}" for i in range(self._apiservers))
+        out.append(ApiserverIdentities(at, identities))
+        out.append(FeedSynced(at, FEED_IDENTITIES))
         for j in range(len(self.targets)):
             self._scrape(j, 0.0, out)
         return out

@@ -215,4 +215,6 @@ def summary_line(api: ApiserversSnapshot) -> Text:
     out.append(" · watch skew ")
     out.append(fmt_val(api.watch_skew, fmt_times), style=STYLE[watch])
     out.append(" (max / mean across reachable instances)", style="dim")
+    if api.identities is not None:
+        out.append(f" · {api.identities} apiserver identity lease(s) in kube-system")
     return out

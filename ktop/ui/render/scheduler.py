@@ -7,7 +7,16 @@ from rich.text import Text
 from ktop.model.events import PodWait
 from ktop.model.snapshot import SchedulerSnapshot
 from ktop.model.values import Val
-from ktop.ui.render.fmt import fmt_count, fmt_duration, fmt_rate, fmt_val, truncate
+from ktop.ui.render.fmt import (
+    fmt_bytes,
+    fmt_count,
+    fmt_duration,
+    fmt_pct,
+    fmt_rate,
+    fmt_si,
+    fmt_val,
+    truncate,
+)
 from ktop.ui.render.level import STYLE, SYMBOL, Level
 from ktop.ui.render.view import (
     Column,
@@ -170,7 +179,42 @@ def tables(s: SchedulerSnapshot) -> tuple[TableSpec, ...]:
         (Column("what", "what"), Column("value", "value", 9)),
         tuple(queue_rows),
     )
-    return (reasons, waits, queues)
+    return (reasons, waits, queues, quota_table(s))
+
+
+def _amount(resource: str, value: float) -> str:
+    return fmt_bytes(value) if "memory" in resource or "storage" in resource else fmt_si(value)
+
+
+def quota_table(s: SchedulerSnapshot) -> TableSpec:
+    """ResourceQuotas at or near their hard limits (a different layer from placement)."""
+    rows = tuple(
+        Row(
+            f"{q.namespace}/{q.name}/{q.resource}",
+            (
+                text_cell(f"{q.namespace}/{q.name}"),
+                text_cell(q.resource),
+                num_cell(_amount(q.resource, q.used)),
+                num_cell(_amount(q.resource, q.hard)),
+                num_cell(fmt_pct(q.ratio), Level.CRIT if q.ratio >= 1.0 else Level.WARN),
+            ),
+        )
+        for q in s.quotas_near_limit
+    )
+    empty = "none at 90 % or more" if s.quotas_known else "? ResourceQuotas not read"
+    return TableSpec(
+        "quotas",
+        "ResourceQuotas near their limits (pods beyond them are refused at creation)",
+        (
+            Column("quota", "namespace/quota"),
+            Column("resource", "resource"),
+            Column("used", "used", 9),
+            Column("hard", "hard", 9),
+            Column("pct", "used %", 7),
+        ),
+        rows,
+        empty=empty,
+    )
 
 
 def summary_line(s: SchedulerSnapshot) -> Text:

@@ -226,13 +226,13 @@ class ListWatch:
                 await self.watch_once(emit)
             except asyncio.CancelledError:
                 raise
-            except GoneError as e:
+            except GoneError:
                 self.relists += 1
                 need_list = True
                 emit(
                     [FeedFailed(self.clock(), self.r.feed, f"410 Gone on {self.r.what}: relisting")]
                 )
-                del e
+                # Jitter, so that many clients cut off together do not relist together.
                 await asyncio.sleep(self.rng.uniform(0.5, 3.0))
             except ApiError as e:
                 emit([FeedFailed(self.clock(), self.r.feed, str(e))])

@@ -252,3 +252,33 @@ async def test_quota_at_its_limit_and_apiserver_identities(lab: Lab) -> None:
     finally:
         async with kube.api_client(lab.layout.kubeconfig) as api:
             await client.CoreV1Api(api).delete_namespace(ns)
+
+
+async def test_apiserver_skew_per_instance_numbers_equal_prometheus(lab: Lab) -> None:
+    kubeconfig = await account(lab, "ktop")
+    target = resolve_target(lab.layout.kubeconfig)
+    b = next(a["url"] for a in lab.info["apiservers"] if a["name"] == "apiserver-b")
+    b = b.split("//", 1)[1]
+    async with live(options(lab, kubeconfig)) as run:
+        await run.until(
+            lambda s: len([r for r in s.apiservers.instances if r.requests_per_s.known]) == 2,
+            timeout_s=60,
+            what="both instances with rates",
+        )
+        started = {r.instance: r.start_time.value for r in run.snapshot().apiservers.instances}
+        result = await inject("apiserver-skew", target)
+        assert result["restarted"] == "apiserver-b"
+
+        def restarted(s: ClusterSnapshot) -> bool:
+            rows = {r.instance: r for r in s.apiservers.instances}
+            return (rows[b].start_time.value or 0) > (started[b] or 0) and not rows[b].error
+
+        await run.until(restarted, timeout_s=90, what="ktop sees apiserver-b restarted")
+
+        def agrees(s: ClusterSnapshot) -> bool:
+            prom = promql_by(lab, 'process_start_time_seconds{job="apiserver"}', "instance")
+            return {r.instance: r.start_time.value for r in s.apiservers.instances} == prom
+
+        await run.until(agrees, timeout_s=30, what="start times equal Prometheus'")
+        titles = [f.title for f in run.hub.latest.findings if f.code == "KT-API-003"]
+        assert any(t.startswith(b) for t in titles), titles

@@ -89,3 +89,70 @@ def test_tls_failure_is_named(lab: Lab, tmp_path: Path, capsys: pytest.CaptureFi
     err = capsys.readouterr().err
     assert "TLS verification of https://127.0.0.1:" in err and "failed" in err
     assert lab.info["admin_token"] not in err
+
+
+def _client_cert(lab: Lab, out: Path) -> tuple[Path, Path]:
+    """A client certificate for a member of system:masters, signed by the lab's CA."""
+    import datetime as dt
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    pki = lab.layout.pki
+    ca_cert = x509.load_pem_x509_certificate((pki / "ca.crt").read_bytes())
+    ca_key = serialization.load_pem_private_key((pki / "ca.key").read_bytes(), password=None)
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
+    subject = x509.Name(
+        [
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:masters"),
+            x509.NameAttribute(NameOID.COMMON_NAME, "ktop-cert-user"),
+        ]
+    )
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(now + dt.timedelta(hours=2))
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+        .sign(ca_key, hashes.SHA256())  # type: ignore[arg-type]
+    )
+    cert_path, key_path = out / "client.crt", out / "client.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+async def test_client_certificate_authenticates_every_instance(lab: Lab, tmp_path: Path) -> None:
+    cert, key = _client_cert(lab, tmp_path)
+    user = {"client-certificate": str(cert), "client-key": str(key)}
+    cfg = _kubeconfig(
+        tmp_path / "config", lab.info["apiservers"][0]["url"], lab.layout.pki / "ca.crt", user
+    )
+    conn = await connect(str(cfg), None)
+    try:
+        assert (await probe(conn)).startswith("v1.")
+        from ktop.sources.live.cost import CostMeter
+        from ktop.sources.live.transport import TEXT, KubeTransport
+
+        for a in lab.info["apiservers"]:
+            api = conn.instance_client(a["url"])
+            try:
+                t = KubeTransport(api, CostMeter(), host=a["url"])
+                body = (await t.get("/metrics", accept=TEXT)).body
+                assert b"apiserver_request_total" in body
+            finally:
+                await api.close()
+    finally:
+        await conn.close()

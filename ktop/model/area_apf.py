@@ -46,7 +46,8 @@ class _Acc:
 
     def row(self, instance: str, pl: str, fs: str, limit: Val | None = None) -> ApfRow:
         wait = merge_buckets(self.wait)
-        no_wait = Val.unknown("no wait histogram")
+        # A level with no request in its queue since the apiserver started has no series.
+        no_wait = Val.nothing("no request waited")
         return ApfRow(
             instance=instance,
             priority_level=pl,

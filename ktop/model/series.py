@@ -97,7 +97,8 @@ class Buckets:
         """The q-quantile of these buckets, unknown when they hold no observations."""
         value = bucket_quantile(q, sorted(self.counts.items()))
         if value is None or math.isnan(value):
-            return Val.unknown("no observations in window")
+            # The histogram was read; nothing was observed (e.g. no request waited).
+            return Val.nothing("no observations in window")
         return Val.of(value, lifetime=self.lifetime)
 
     def merged(self, other: Buckets) -> Buckets:

@@ -22,6 +22,9 @@ class Val:
     value: float | None
     reason: str = ""
     lifetime: bool = False
+    empty: bool = False
+    """No value because there was nothing to measure (e.g. no request waited in the
+    window): read successfully, so not unknown evidence, and shown as ``-``."""
 
     @property
     def known(self) -> bool:
@@ -41,6 +44,11 @@ class Val:
     def unknown(reason: str) -> Val:
         """An unknown value with its reason."""
         return Val(None, reason or "unknown", False)
+
+    @staticmethod
+    def nothing(reason: str) -> Val:
+        """No value because nothing happened to measure; ``reason`` says what."""
+        return Val(None, reason, False, True)
 
 
 def sum_vals(vals: list[Val], *, empty_reason: str = "no series") -> Val:

@@ -324,3 +324,17 @@ def test_quotas_near_their_limits_are_listed_with_units() -> None:
     assert cells[0] == ["ml/gpu", "requests.nvidia.com/gpu", "64", "64", "100%"]
     assert cells[1][0:2] == ["web/compute", "limits.memory"] and cells[1][3] == "1.0TiB"
     assert cells[1][4] == "95%"
+
+
+def test_nothing_to_measure_is_a_dash_not_unknown() -> None:
+    from ktop.model.values import Val
+    from ktop.ui.render.fmt import fmt_val
+    from ktop.ui.render.level import Level, above
+    from ktop.ui.render.reasons import val_reasons
+
+    idle = Val.nothing("no request waited")
+    assert fmt_val(idle) == "-" and above(idle, 1.0) is Level.NEUTRAL
+    assert val_reasons((idle,)) == ()
+    gone = Val.unknown("scrape failed")
+    assert fmt_val(gone) == "?" and above(gone, 1.0) is Level.UNKNOWN
+    assert val_reasons((gone,)) == ("scrape failed",)

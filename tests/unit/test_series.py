@@ -97,4 +97,4 @@ def test_quantile_unknown_without_observations_in_window() -> None:
     ts.ingest(0, _hist(0, same))
     ts.ingest(5, _hist(5, same))
     q = ts.quantile(0.99, "etcd_disk_wal_fsync_duration_seconds")
-    assert not q.known and "no observations" in q.reason
+    assert not q.known and q.empty and "no observations" in q.reason

@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from ktop.model.values import Val
 
 UNKNOWN = "?"
+NOTHING = "-"
+"""Shown for a value with nothing to measure (read fine, no observations)."""
 """What an unknown value renders as."""
 
 LIFETIME_MARK = "~"
@@ -128,7 +130,7 @@ def fmt_cores(cores: float) -> str:
 def fmt_val(v: Val, fmt: Callable[[float], str] = fmt_si) -> str:
     """Format a :class:`Val`: ``?`` when unknown, ``~`` prefix for lifetime values."""
     if v.value is None:
-        return UNKNOWN
+        return NOTHING if v.empty else UNKNOWN
     text = fmt(v.value)
     return LIFETIME_MARK + text if v.lifetime else text
 

@@ -81,7 +81,7 @@ def badge(level: Level) -> Text:
 def above(v: Val, warn: float, crit: float | None = None) -> Level:
     """Level of a reading where higher is worse; unknown stays unknown."""
     if v.value is None:
-        return Level.UNKNOWN
+        return Level.NEUTRAL if v.empty else Level.UNKNOWN
     if crit is not None and v.value > crit:
         return Level.CRIT
     if v.value > warn:

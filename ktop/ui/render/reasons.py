@@ -36,7 +36,7 @@ def _add(seen: dict[str, None], prefix: str, reason: str) -> None:
 
 def _walk(obj: object, seen: dict[str, None], prefix: str) -> None:
     if isinstance(obj, Val):
-        if obj.value is None and obj.reason:
+        if obj.value is None and obj.reason and not obj.empty:
             _add(seen, prefix, obj.reason)
         return
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ktop.model.events import ApfLevelDump
-from ktop.model.series import Buckets, Key, TargetSeries, merge_buckets
+from ktop.model.series import NEEDS_TWO, Buckets, Key, TargetSeries, merge_buckets
 from ktop.model.snapshot import ApfRow, ApfSnapshot
 from ktop.model.values import Val, sum_vals
 
@@ -82,14 +82,21 @@ def _flows(ts: TargetSeries) -> dict[Key, _Acc]:
         acc((pl, fs)).rejected.setdefault(reason, []).append(v)
     for k, b in ts.buckets_by(WAIT, PL_FS).items():
         acc(k).wait.append(b)
-    # A gauge family the instance exposes but without a series for this flow
-    # means nothing is queued or executing there: zero, not unknown.
-    exposed = {n: bool(ts.label_values(n, "priority_level")) for n in (INQ, EXEC, SEATS)}
+    # An instance that exposes APF gauges at all but has no series for a flow has
+    # nothing queued or executing there (gauge series appear on first use), and a
+    # counter without a series has counted nothing: zero, not unknown.
+    exposed = any(ts.label_values(n, "priority_level") for n in (INQ, EXEC, SEATS))
     for a in accs.values():
-        for name, vals in ((INQ, a.in_queue), (EXEC, a.executing), (SEATS, a.seats)):
-            if not vals and exposed[name]:
-                vals.append(Val.of(0.0))
+        _default_zeros(a, ts, exposed)
     return accs
+
+
+def _default_zeros(a: _Acc, ts: TargetSeries, gauges_exposed: bool) -> None:
+    for vals in (a.in_queue, a.executing, a.seats):
+        if not vals and gauges_exposed:
+            vals.append(Val.of(0.0))
+    if not a.dispatched:
+        a.dispatched.append(Val.of(0.0) if ts.scrapes >= 2 else Val.unknown(NEEDS_TWO))
 
 
 def _limits(ts: TargetSeries) -> dict[str, Val]:
@@ -148,11 +155,8 @@ def build_apf(
         if inst_flows:
             # A level with a seat limit but no flow traffic is idle, not absent.
             for pl in limits:
-                if pl not in inst_levels:
-                    idle = inst_levels[pl] = _Acc()
-                    idle.in_queue.append(Val.of(0.0))
-                    idle.executing.append(Val.of(0.0))
-                    idle.seats.append(Val.of(0.0))
+                if pl not in inst_levels and ts is not None:
+                    _default_zeros(inst_levels.setdefault(pl, _Acc()), ts, True)
         for pl, a in inst_levels.items():
             levels.setdefault(pl, _Acc()).add(a)
             limit = limits.get(pl, Val.unknown("no seat limit exposed"))

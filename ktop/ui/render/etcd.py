@@ -66,7 +66,8 @@ def quota_level(m: EtcdMemberRow) -> Level:
 
 def member_level(m: EtcdMemberRow) -> Level:
     """How one member looks; unreachable or unknown readings are unknown, never healthy."""
-    if m.error or not m.wal_fsync_p99_s.known:
+    fsync = m.wal_fsync_p99_s
+    if m.error or not (fsync.known or fsync.empty):
         return Level.UNKNOWN
     levels = [
         fsync_level(m),

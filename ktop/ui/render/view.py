@@ -153,4 +153,4 @@ def num_cell(text: str, level: Level = Level.NEUTRAL) -> Text:
 
 def val_cell(v: Val, fmt: Callable[[float], str] = fmt_si, level: Level = Level.NEUTRAL) -> Text:
     """A right-aligned table cell for a value: ``?`` styled as unknown when unknown."""
-    return num_cell(fmt_val(v, fmt), level if v.known else Level.UNKNOWN)
+    return num_cell(fmt_val(v, fmt), level if v.known or v.empty else Level.UNKNOWN)

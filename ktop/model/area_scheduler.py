@@ -86,7 +86,7 @@ def _reasons(pods: Sequence[PendingPodRecord]) -> tuple[ReasonCount, ...]:
             key = reason_key(reason)
             c = counts.setdefault(key, [0, 0])
             c[0] += 1
-            c[1] += nodes
+            c[1] = max(c[1], nodes)
             s = samples.setdefault(key, [])
             if len(s) < SAMPLES_PER_REASON:
                 s.append(f"{pod.namespace}/{pod.name}")

@@ -190,7 +190,7 @@ class ReasonCount:
     reason: str
     pods: int
     nodes: int
-    """Nodes that reported this reason, summed over the pods' latest messages."""
+    """The most nodes any one of those pods was refused by for this reason."""
     sample_pods: tuple[str, ...]
     """A few ``namespace/name`` examples."""
 

@@ -118,7 +118,7 @@ def test_pending_reasons_are_aggregated_and_quota_kept_apart() -> None:
     assert s.pending_by_wait[PodWait.GATED] == 1
     top = {r.reason: r for r in s.reasons}
     gpu = next(r for k, r in top.items() if "nvidia.com/gpu" in k)
-    assert gpu.pods == 5 and gpu.nodes == 20 and len(gpu.sample_pods) == 3
+    assert gpu.pods == 5 and gpu.nodes == 4 and len(gpu.sample_pods) == 3
     assert s.quota_rejections == 3
     assert s.oldest_pending_s.value == pytest.approx(60)
     codes = {f.code for f in evaluate(m.snapshot())}

@@ -12,8 +12,10 @@ from typing import Any
 
 from ktop.model.events import NodeRecord, PendingPodRecord, PodWait, QuotaRecord, Readiness
 
-ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
-REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+# In the order the node lifecycle controller reads them (GetZoneKey): the beta label
+# first, so that zones group exactly as the controller groups them.
+ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone")
+REGION_LABELS = ("failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region")
 EXCLUDE_DISRUPTION = "node.kubernetes.io/exclude-disruption"
 TAINT_UNREACHABLE = "node.kubernetes.io/unreachable"
 TAINT_NOT_READY = "node.kubernetes.io/not-ready"
@@ -29,9 +31,8 @@ def parse_time(value: Any) -> float | None:
         return None
 
 
-def _label(labels: dict[str, str], keys: tuple[str, ...]) -> str:
-    # The node lifecycle controller prefers the beta label when both are set;
-    # they agree on every real node, so the first present one is taken.
+def first_label(labels: dict[str, str], keys: tuple[str, ...]) -> str:
+    """The value of the first of ``keys`` set on ``labels`` (interned), else empty."""
     for k in keys:
         if labels.get(k):
             return sys.intern(labels[k])
@@ -56,8 +57,8 @@ def node_record(obj: dict[str, Any], rack_label: str) -> NodeRecord:
     taints = {t.get("key") for t in spec.get("taints") or [] if isinstance(t, dict)}
     return NodeRecord(
         name=str(meta.get("name", "")),
-        region=_label(labels, REGION_LABELS),
-        zone=_label(labels, ZONE_LABELS),
+        region=first_label(labels, REGION_LABELS),
+        zone=first_label(labels, ZONE_LABELS),
         rack=sys.intern(labels.get(rack_label, "")),
         ready=readiness,
         ready_since=parse_time(ready.get("lastTransitionTime")) if ready else None,

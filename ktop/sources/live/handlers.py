@@ -33,6 +33,7 @@ from ktop.sources.convert import (
     EXCLUDE_DISRUPTION,
     REGION_LABELS,
     ZONE_LABELS,
+    first_label,
     parse_time,
     pending_pod_record,
     quota_record,
@@ -67,13 +68,6 @@ def _ns_name(item: Item) -> str:
     return f"{m.get('namespace', '')}/{m.get('name', '')}"
 
 
-def _label(labels: dict[str, str], keys: tuple[str, ...]) -> str:
-    for k in keys:
-        if labels.get(k):
-            return sys.intern(labels[k])
-    return ""
-
-
 def table_node_record(item: Item, rack_label: str) -> NodeRecord:
     """A node from a Table row with metadata (readiness from the printed status)."""
     meta = _meta(item)
@@ -88,8 +82,8 @@ def table_node_record(item: Item, rack_label: str) -> NodeRecord:
         ready = Readiness.UNKNOWN
     return NodeRecord(
         name=str(meta.get("name", "")),
-        region=_label(labels, REGION_LABELS),
-        zone=_label(labels, ZONE_LABELS),
+        region=first_label(labels, REGION_LABELS),
+        zone=first_label(labels, ZONE_LABELS),
         rack=sys.intern(labels.get(rack_label, "")),
         ready=ready,
         ready_since=None,

@@ -123,7 +123,8 @@ class TargetSeries:
     def __init__(self, target: Target, window_s: float) -> None:
         self.target = target
         self.window_s = window_s
-        self._series: dict[tuple[str, Labels], _Series] = {}
+        self._series: dict[str, dict[Labels, _Series]] = {}
+        """Sample name -> labels -> points: a query reads only its own family."""
         self.last_at: float | None = None
         self.scrapes = 0
 
@@ -139,24 +140,30 @@ class TargetSeries:
             summed[key] = summed.get(key, 0.0) + s.value
         horizon = at - self.window_s
         for key, value in summed.items():
-            series = self._series.get(key)
+            by_labels = self._series.get(key[0])
+            if by_labels is None:
+                by_labels = self._series[sys.intern(key[0])] = {}
+            series = by_labels.get(key[1])
             if series is None:
-                series = self._series[(sys.intern(key[0]), key[1])] = _Series()
+                series = by_labels[key[1]] = _Series()
             series.points.append((at, value))
-        for key, series in list(self._series.items()):
-            pts = series.points
-            while pts and pts[0][0] < horizon:
-                pts.popleft()
-            if not pts:
-                del self._series[key]
+        for name, by_labels in list(self._series.items()):
+            for labels, series in list(by_labels.items()):
+                pts = series.points
+                while pts and pts[0][0] < horizon:
+                    pts.popleft()
+                if not pts:
+                    del by_labels[labels]
+            if not by_labels:
+                del self._series[name]
         self.last_at = at
         self.scrapes += 1
 
     def _select(self, name: str, match: Match | None) -> list[tuple[Labels, _Series]]:
         return [
             (labels, s)
-            for (n, labels), s in self._series.items()
-            if n == name and _matches(labels, match)
+            for labels, s in self._series.get(name, {}).items()
+            if _matches(labels, match)
         ]
 
     # ---------------------------------------------------------------- gauges
@@ -257,11 +264,10 @@ class TargetSeries:
     def label_values(self, name: str, label: str) -> list[str]:
         """Distinct values of a label among a family's current series."""
         seen: dict[str, None] = {}
-        for (n, labels), _ in self._series.items():
-            if n == name:
-                seen.setdefault(dict(labels).get(label, ""), None)
+        for labels in self._series.get(name, {}):
+            seen.setdefault(dict(labels).get(label, ""), None)
         return list(seen)
 
     def series_count(self) -> int:
         """How many series are held (for the benchmarks)."""
-        return len(self._series)
+        return sum(len(by_labels) for by_labels in self._series.values())

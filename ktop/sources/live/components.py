@@ -9,14 +9,13 @@ delegate authentication to the apiserver).
 from __future__ import annotations
 
 import ssl
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import aiohttp
 
 from ktop.sources.live.errors import describe
-
-Fetch = Callable[[], Awaitable[str]]
+from ktop.sources.live.scrape import Fetch
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +50,7 @@ def http_fetcher(
     """A fetch function for one metrics URL."""
     ctx = ssl_context(tls) if tls is not None and url.startswith("https") else None
 
-    async def fetch() -> str:
+    async def fetch() -> bytes | None:
         headers = {"Accept": "text/plain"}
         if token is not None:
             bearer = token()
@@ -61,9 +60,10 @@ def http_fetcher(
             url, headers=headers, ssl=ctx if ctx is not None else True,
             timeout=aiohttp.ClientTimeout(total=timeout_s),
         ) as resp:  # fmt: skip
-            body = await resp.text(errors="replace")
+            body = await resp.read()
             if resp.status >= 400:
-                raise RuntimeError(describe(resp.status, "get", url, body[:200].strip()))
+                text = body[:200].decode("utf-8", "replace").strip()
+                raise RuntimeError(describe(resp.status, "get", url, text))
             return body
 
     return fetch

@@ -9,22 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 
 from ktop.model.apf_dump import ApfDumpError, parse_priority_levels
 from ktop.model.events import (
     ApfDumpFailed,
     ApfDumpRead,
+    Event,
     MetricsScraped,
     ScrapeFailed,
     Target,
 )
-from ktop.model.exposition import parse_exposition
+from ktop.model.exposition import ParsedExposition, parse_exposition
 from ktop.model.wanted import FAMILIES
 from ktop.sources.base import Emit
 
-Fetch = Callable[[], Awaitable[str | None]]
-"""Reads an endpoint's text; raises on failure; None means "skip this round"."""
+Fetch = Callable[[], Awaitable[bytes | None]]
+"""Reads an endpoint's body; raises on failure; None means "skip this round"."""
 
 
 def failure_reason(exc: BaseException) -> str:
@@ -34,6 +35,31 @@ def failure_reason(exc: BaseException) -> str:
     if isinstance(exc, TimeoutError | asyncio.TimeoutError):
         return "timed out"
     return f"{name}: {text}" if text and name not in text else (text or name)
+
+
+def _parse_metrics(body: bytes, families: Collection[str]) -> ParsedExposition:
+    # Decoding and parsing both happen off the event loop: the body can be megabytes.
+    return parse_exposition(body.decode("utf-8", "replace"), families)
+
+
+async def _poll(
+    fetch: Fetch,
+    handle: Callable[[bytes], Awaitable[Event]],
+    failed: Callable[[str], Event],
+    emit: Emit,
+    interval_s: float,
+) -> None:
+    """Every ``interval_s``: fetch, turn the body into an event, or report why not."""
+    while True:
+        try:
+            body = await fetch()
+            if body is not None:
+                emit([await handle(body)])
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            emit([failed(failure_reason(exc))])
+        await asyncio.sleep(interval_s)
 
 
 async def scrape_metrics_loop(
@@ -48,19 +74,15 @@ async def scrape_metrics_loop(
     rng = rng or random.Random()
     await asyncio.sleep(rng.uniform(0, min(1.0, interval_s / 4)))  # spread the targets
     families = FAMILIES[target.component]
-    while True:
-        try:
-            text = await fetch()
-            if text is None:
-                await asyncio.sleep(interval_s)
-                continue
-            parsed = await asyncio.to_thread(parse_exposition, text, families)
-            emit([MetricsScraped(clock(), target, parsed.samples, parsed.errors)])
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            emit([ScrapeFailed(clock(), target, failure_reason(exc))])
-        await asyncio.sleep(interval_s)
+
+    async def handle(body: bytes) -> Event:
+        parsed = await asyncio.to_thread(_parse_metrics, body, families)
+        return MetricsScraped(clock(), target, parsed.samples, parsed.errors)
+
+    def failed(reason: str) -> Event:
+        return ScrapeFailed(clock(), target, reason)
+
+    await _poll(fetch, handle, failed, emit, interval_s)
 
 
 async def apf_dump_loop(
@@ -71,17 +93,15 @@ async def apf_dump_loop(
     interval_s: float,
 ) -> None:
     """Read an instance's ``dump_priority_levels`` every ``interval_s`` until cancelled."""
-    while True:
+
+    async def handle(body: bytes) -> Event:
+        text = body.decode("utf-8", "replace")
         try:
-            text = await fetch()
-            if text is None:
-                await asyncio.sleep(interval_s)
-                continue
-            emit([ApfDumpRead(clock(), instance, parse_priority_levels(text))])
-        except asyncio.CancelledError:
-            raise
+            return ApfDumpRead(clock(), instance, parse_priority_levels(text))
         except ApfDumpError as exc:
-            emit([ApfDumpFailed(clock(), instance, f"unreadable dump: {exc}")])
-        except Exception as exc:
-            emit([ApfDumpFailed(clock(), instance, failure_reason(exc))])
-        await asyncio.sleep(interval_s)
+            return ApfDumpFailed(clock(), instance, f"unreadable dump: {exc}")
+
+    def failed(reason: str) -> Event:
+        return ApfDumpFailed(clock(), instance, reason)
+
+    await _poll(fetch, handle, failed, emit, interval_s)

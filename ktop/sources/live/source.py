@@ -263,19 +263,19 @@ class LiveSource:
             self._clients.append(api)
         t = KubeTransport(api, self.meter, host=host)
 
-        async def metrics() -> str | None:
+        async def metrics() -> bytes | None:
             if self.prometheus is not None and self.prometheus.healthy:
                 return None  # Prometheus serves this target; fall back only when it fails
             try:
-                text = (await t.get("/metrics", accept=TEXT)).body.decode("utf-8", "replace")
+                body = (await t.get("/metrics", accept=TEXT)).body
             except Exception:
                 self.instance_failures[instance] = self.instance_failures.get(instance, 0) + 1
                 raise
             self.instance_successes[instance] = self.instance_successes.get(instance, 0) + 1
-            return text
+            return body
 
-        async def dump() -> str | None:
-            return (await t.get(APF_DUMP_PATH, accept=TEXT)).body.decode("utf-8", "replace")
+        async def dump() -> bytes | None:
+            return (await t.get(APF_DUMP_PATH, accept=TEXT)).body
 
         target = Target(Component.APISERVER, instance)
         self._start(

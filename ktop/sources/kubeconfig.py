@@ -9,6 +9,7 @@ the result: only names and the server URL, which are safe to show.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,13 +44,36 @@ def kubeconfig_paths(explicit: str | None, env: Mapping[str, str] | None = None)
     return [Path("~/.kube/config").expanduser()]
 
 
+def yaml_error_summary(exc: yaml.YAMLError) -> str:
+    """Where and why YAML parsing failed, without quoting the document.
+
+    PyYAML's own message includes a snippet of the offending line, which in a
+    kubeconfig can be a token or a key: only the position and the kind of
+    problem are kept, and anything the problem quotes is elided.
+    """
+    if isinstance(exc, yaml.MarkedYAMLError):
+        problem = _QUOTED.sub("'…'", exc.problem or "syntax error")
+        mark = exc.problem_mark or exc.context_mark
+        if mark is not None:
+            return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+        return problem
+    return type(exc).__name__
+
+
+_QUOTED = re.compile(r"'[^']{5,}'|\"[^\"]{5,}\"")
+
+
 def _load(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise KubeconfigError(f"cannot read kubeconfig {path}: {exc.strerror}") from exc
+        raise KubeconfigError(f"cannot read kubeconfig {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise KubeconfigError(f"kubeconfig {path} is not UTF-8 text") from None
     except yaml.YAMLError as exc:
-        raise KubeconfigError(f"kubeconfig {path} is not valid YAML: {exc}") from exc
+        raise KubeconfigError(
+            f"kubeconfig {path} is not valid YAML ({yaml_error_summary(exc)})"
+        ) from None
     if data is None:
         return {}
     if not isinstance(data, dict):

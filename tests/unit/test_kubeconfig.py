@@ -63,3 +63,38 @@ def test_invalid_yaml_is_a_clear_error(tmp_path: Path) -> None:
 def test_credentials_never_appear_in_the_result() -> None:
     ctx = resolve_context(str(JS), "passwd", env={})
     assert "bar" not in repr(ctx) and "VVNFUl" not in repr(ctx)
+
+
+SECRET = "abcd1234efgh5678SEKRIT7f3a9c"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A tab before `token:` (the reported leak): PyYAML quotes the whole line.
+        f"apiVersion: v1\nusers:\n- name: u\n  user:\n\ttoken: {SECRET}\n",
+        f'users:\n- name: u\n  user:\n    token: "{SECRET}\n',
+        f"users:\n- name: u\n  user: {{token: {SECRET}\n",
+        f"users:\n- name: u\n  user:\n    token: {SECRET}\n   bad: [\n",
+    ],
+)
+def test_yaml_error_never_quotes_the_document(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "leak.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(KubeconfigError) as info:
+        resolve_context(str(path), None, env={})
+    message = str(info.value)
+    assert "not valid YAML" in message
+    assert "line " in message
+    assert SECRET not in message
+    assert SECRET[:8] not in message
+    # Nothing chained that a traceback printer could show either.
+    assert info.value.__cause__ is None
+    assert info.value.__suppress_context__
+
+
+def test_not_utf8_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("users:\n- name: caf\xe9\n".encode("latin-1"))
+    with pytest.raises(KubeconfigError, match="not UTF-8"):
+        resolve_context(str(path), None, env={})

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ktop import __version__
+from ktop.config import Config, ConfigError
 
 if TYPE_CHECKING:
     from ktop.sources.live.source import LiveOptions
@@ -25,50 +26,132 @@ NOT_YET = {
     "bundle": "offline bundles",
 }
 DEFAULT_RACK_LABEL = "topology.ktop.dev/rack"
+DEFAULT_PROD_PATTERN = r"(?i)prod"
+LOW_BANDWIDTH_REFRESH_S = 5.0
+"""The refresh interval ``--low-bandwidth`` raises ``--refresh`` to (at least)."""
+ENV_THEME = "KTOP_THEME"
+
+READ_ONLY = (
+    "ktop only reads the cluster: it never creates, changes or deletes anything "
+    "(docs/rbac.yaml is the read-only ClusterRole it needs)."
+)
+
+DEFAULTS: dict[str, Any] = {
+    # display
+    "theme": None,
+    "rack_label": DEFAULT_RACK_LABEL,
+    "refresh": 1.0,
+    "low_bandwidth": False,
+    "ascii": None,
+    "prod_pattern": DEFAULT_PROD_PATTERN,
+    # live cluster
+    "context": None,
+    "kubeconfig": None,
+    "prometheus": None,
+    "apiserver": [],
+    "etcd_metrics": [],
+    "etcd_cert": None,
+    "etcd_key": None,
+    "etcd_ca": None,
+    "scheduler_metrics": [],
+    "controller_manager_metrics": [],
+    "component_ca": None,
+    "insecure_components": False,
+    "scrape_interval": 15.0,
+}
+"""Built-in default of every common option (by ``dest``); applied once, after parsing.
+
+The common options are added to the top-level parser and to every subcommand with
+``argparse.SUPPRESS`` defaults, so an option means the same before and after the
+subcommand's name; an option missing from both places takes its value from the
+environment (``KTOP_THEME``), then the config file, then this table.
+"""
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--theme", help="colour theme: ktop-dark (default), ktop-light, ansi-dark, ...")
-    p.add_argument(
+    """Add the options every command accepts (display and live-cluster sources).
+
+    Call it on the top-level parser and on every subcommand's parser: defaults are
+    ``SUPPRESS`` here and filled in once by :func:`resolve_defaults`.
+    """
+    s = argparse.SUPPRESS
+    g = p.add_argument_group("display")
+    g.add_argument(
+        "--theme",
+        default=s,
+        help=f"colour theme (default ktop-dark, or ${ENV_THEME}): ktop-dark, ktop-light, "
+        "high-contrast, colorblind, ansi, monochrome, or a theme file's name",
+    )
+    g.add_argument(
         "--rack-label",
-        default=DEFAULT_RACK_LABEL,
+        default=s,
         help=f"node label that names a node's rack (default {DEFAULT_RACK_LABEL})",
     )
-    p.add_argument(
+    g.add_argument(
         "--refresh",
         type=float,
-        default=1.0,
+        default=s,
         metavar="SECONDS",
         help="screen refresh interval (default 1)",
     )
+    g.add_argument(
+        "--low-bandwidth",
+        action="store_true",
+        default=s,
+        help=f"for slow links: refresh every {LOW_BANDWIDTH_REFRESH_S:g}s at most, "
+        "no animations, fewer redrawn cells",
+    )
+    g.add_argument(
+        "--ascii",
+        action=argparse.BooleanOptionalAction,
+        default=s,
+        help="only ASCII: no box drawing, sparklines or glyphs (default: on when the "
+        "locale cannot encode UTF-8)",
+    )
+    g.add_argument(
+        "--prod-pattern",
+        default=s,
+        metavar="REGEX",
+        help="a context whose name matches shows a production banner "
+        f"(default {DEFAULT_PROD_PATTERN!r}; '' turns it off)",
+    )
+    _live_options(p)
 
 
 def _live_options(p: argparse.ArgumentParser) -> None:
+    s = argparse.SUPPRESS
     g = p.add_argument_group("live cluster")
-    g.add_argument("--prometheus", metavar="URL", help="read metrics from this Prometheus")
+    g.add_argument("--context", default=s, help="kubeconfig context to read (default: current)")
+    g.add_argument(
+        "--kubeconfig", default=s, help="kubeconfig file (default: $KUBECONFIG or ~/.kube)"
+    )
+    g.add_argument("--prometheus", default=s, metavar="URL", help="read metrics from Prometheus")
     g.add_argument(
         "--apiserver",
         action="append",
-        default=[],
+        default=s,
         metavar="URL",
         help="an apiserver instance URL (repeat; default: found from EndpointSlices)",
     )
-    g.add_argument("--etcd-metrics", action="append", default=[], metavar="URL")
-    g.add_argument("--etcd-cert", metavar="FILE", help="client certificate for etcd")
-    g.add_argument("--etcd-key", metavar="FILE", help="client key for etcd")
-    g.add_argument("--etcd-ca", metavar="FILE", help="CA bundle for etcd")
-    g.add_argument("--scheduler-metrics", action="append", default=[], metavar="URL")
-    g.add_argument("--controller-manager-metrics", action="append", default=[], metavar="URL")
-    g.add_argument("--component-ca", metavar="FILE", help="CA bundle for scheduler/controller")
+    g.add_argument("--etcd-metrics", action="append", default=s, metavar="URL")
+    g.add_argument("--etcd-cert", default=s, metavar="FILE", help="client certificate for etcd")
+    g.add_argument("--etcd-key", default=s, metavar="FILE", help="client key for etcd")
+    g.add_argument("--etcd-ca", default=s, metavar="FILE", help="CA bundle for etcd")
+    g.add_argument("--scheduler-metrics", action="append", default=s, metavar="URL")
+    g.add_argument("--controller-manager-metrics", action="append", default=s, metavar="URL")
+    g.add_argument(
+        "--component-ca", default=s, metavar="FILE", help="CA bundle for scheduler/controller"
+    )
     g.add_argument(
         "--insecure-components",
         action="store_true",
+        default=s,
         help="skip TLS verification of scheduler and controller-manager endpoints",
     )
     g.add_argument(
         "--scrape-interval",
         type=float,
-        default=15.0,
+        default=s,
         metavar="SECONDS",
         help="seconds between metrics reads (default 15)",
     )
@@ -78,14 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``ktop`` argument parser."""
     parser = argparse.ArgumentParser(
         prog="ktop",
-        description="A terminal dashboard for very large Kubernetes control planes.",
-        epilog="Run 'ktop demo' to see it on a built-in simulated cluster.",
+        description="A terminal dashboard for very large Kubernetes control planes. " + READ_ONLY,
+        epilog="Run 'ktop demo' to see it on a built-in simulated cluster. Options can also "
+        "be set in the config file (see 'ktop --help' in the README: Configuration).",
     )
     parser.add_argument("--version", action="version", version=f"ktop {__version__}")
-    parser.add_argument("--context", help="kubeconfig context to read (default: current)")
-    parser.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube)")
     _common(parser)
-    _live_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     demo = sub.add_parser(
@@ -93,7 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="run against the built-in simulated cluster",
         description="Run ktop against a built-in, deterministic simulated cluster.",
     )
-    demo.add_argument("--scenario", default="steady", help="scenario to play (see --list)")
+    demo.add_argument(
+        "--scenario",
+        help="scenario to play (see --list; default steady, or the first one kind can run "
+        "with --kind)",
+    )
     demo.add_argument("--list", action="store_true", help="list the scenarios and exit")
     demo.add_argument("--nodes", type=int, default=5000, help="number of nodes (default 5000)")
     demo.add_argument("--zones", type=int, default=3, help="number of zones (default 3)")
@@ -114,6 +199,92 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _option_actions(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """The common options' actions by ``dest`` (for checking config values)."""
+    return {a.dest: a for a in parser._actions if a.dest in DEFAULTS}
+
+
+def _config_value(action: argparse.Action, key: str, value: Any, where: str) -> Any:
+    """A config-file value checked and converted the way the option's parser would."""
+    flag = max(action.option_strings, key=len)
+
+    def bad(expected: str) -> ConfigError:
+        return ConfigError(f"{where}: {key}: expected {expected} (as for {flag}), got {value!r}")
+
+    if action.nargs == 0:
+        if not isinstance(value, bool):
+            raise bad("true or false")
+        return value
+    convert = action.type if callable(action.type) else str
+    if isinstance(action, argparse._AppendAction):
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+            raise bad("a string or a list of strings")
+        return [convert(v) for v in items]
+    if convert is str and not isinstance(value, str):
+        raise bad("a string")
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise bad("a number" if convert in (int, float) else "a string")
+    try:
+        return convert(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as exc:
+        raise bad("a number" if convert in (int, float) else "a string") from exc
+
+
+def resolve_defaults(
+    args: argparse.Namespace,
+    parser: argparse.ArgumentParser,
+    config: Config,
+    environ: Mapping[str, str],
+) -> argparse.Namespace:
+    """Fill every common option not given on the command line, once.
+
+    Precedence: command line (before or after the subcommand), then the environment
+    (``KTOP_THEME``), then the config file, then :data:`DEFAULTS`. Config keys
+    that are not options are a :class:`ConfigError` naming the file and the key.
+    """
+    where = str(config.path)
+    actions = _option_actions(parser)
+    unknown = sorted(set(config.values) - set(actions))
+    if unknown:
+        known = ", ".join(sorted(k.replace("_", "-") for k in actions))
+        names = ", ".join(k.replace("_", "-") for k in unknown)
+        raise ConfigError(f"{where}: unknown option {names}; known: {known}")
+    from_config = {
+        dest: _config_value(actions[dest], dest.replace("_", "-"), value, where)
+        for dest, value in config.values.items()
+    }
+    from_env = {"theme": environ[ENV_THEME]} if environ.get(ENV_THEME) else {}
+    for dest, default in DEFAULTS.items():
+        if not hasattr(args, dest):
+            value = from_env.get(dest, from_config.get(dest, default))
+            setattr(args, dest, list(value) if isinstance(value, list) else value)
+    if args.low_bandwidth:
+        args.refresh = max(args.refresh, LOW_BANDWIDTH_REFRESH_S)
+    return args
+
+
+def parse_args(
+    argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None
+) -> argparse.Namespace:
+    """Parse ``argv`` and fill in the defaults (environment, config file, built-in).
+
+    Exits with status 2 and a message naming the file and key for a broken config file.
+    """
+    import os
+
+    from ktop.config import config_path, read_config
+
+    env = os.environ if environ is None else environ
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        config = read_config(config_path(env))
+        return resolve_defaults(args, parser, config, env)
+    except ConfigError as exc:
+        parser.exit(2, f"ktop: {exc}\n")
+
+
 def _list_scenarios() -> int:
     from ktop.sources.sim.scenarios import SCENARIOS
 
@@ -128,6 +299,8 @@ def _run_demo(args: argparse.Namespace) -> int:
 
     if args.list:
         return _list_scenarios()
+    if args.scenario is None:
+        args.scenario = _default_scenario(kind=args.kind)
     if args.scenario not in SCENARIOS:
         print(
             f"ktop demo: unknown scenario {args.scenario!r}; choose one of: {', '.join(SCENARIOS)}",
@@ -154,11 +327,34 @@ def _run_demo(args: argparse.Namespace) -> int:
         rack_label=args.rack_label,
     )
     hub = Hub(ClusterModel(ModelConfig(rack_label=args.rack_label)))
-    app = KtopApp(
-        hub, [SimulatorSource(sim, speed=args.speed)], refresh_s=args.refresh, theme=args.theme
-    )
+    app = KtopApp(hub, [SimulatorSource(sim, speed=args.speed)], **app_options(args))
     app.run()
     return 0
+
+
+def _default_scenario(*, kind: bool) -> str:
+    """``steady``; with ``--kind`` the first scenario a kind cluster can run."""
+    if not kind:
+        return "steady"
+    from ktop.lab.kind import KIND_SCENARIOS
+
+    print(
+        f"ktop demo --kind: playing {KIND_SCENARIOS[0]!r} (choose with --scenario)", file=sys.stderr
+    )
+    return KIND_SCENARIOS[0]
+
+
+def app_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The app's keyword arguments from the resolved common options."""
+    from ktop.ui.display import Display
+
+    return {
+        "refresh_s": args.refresh,
+        "theme": args.theme,
+        "display": Display.from_options(
+            ascii_only=args.ascii, low_bandwidth=args.low_bandwidth, prod_pattern=args.prod_pattern
+        ),
+    }
 
 
 def _run_kind(args: argparse.Namespace) -> int:
@@ -232,7 +428,7 @@ async def _live_main(args: argparse.Namespace) -> int:
         return 2
     hub = Hub(ClusterModel(ModelConfig(rack_label=args.rack_label)))
     source = LiveSource(_live_opts(args), conn=conn)
-    app = KtopApp(hub, [source], refresh_s=args.refresh, theme=args.theme)
+    app = KtopApp(hub, [source], **app_options(args))
     await app.run_async()
     return 0
 
@@ -245,7 +441,7 @@ def _run_live(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ktop`` command."""
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     if args.command == "demo":
         return _run_demo(args)
     if args.command in NOT_YET:

@@ -6,14 +6,18 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any, ClassVar
 
+from rich.theme import Theme as RichTheme
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.filter import LineFilter, Monochrome, NoColor
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
+from ktop.config import user_themes_dir
 from ktop.hub import Hub, Published
 from ktop.model.events import Area
 from ktop.sources.base import Source
+from ktop.ui.display import AsciiFilter, Display, StripColor
 from ktop.ui.frame import Frame
 from ktop.ui.render.areas import AREA_KEYS, AREA_TITLES
 from ktop.ui.render.status import AREA_SHORT
@@ -22,9 +26,11 @@ from ktop.ui.screens.drill import DrillScreen
 from ktop.ui.screens.findings import FindingsScreen
 from ktop.ui.screens.help import HelpScreen
 from ktop.ui.screens.overview import OverviewScreen
-from ktop.ui.theming import DEFAULT_THEME, bundled_themes
+from ktop.ui.theming import DEFAULT_THEME, NO_COLOR_THEME, KtopTheme, all_themes, derived_status
 
 SOURCES_GROUP = "sources"
+_STRIP_COLOR = StripColor()
+_ASCII = AsciiFilter()
 
 
 def _drill(area: Area) -> Screen[None]:
@@ -45,9 +51,18 @@ class KtopApp(App[None]):
             for area, key in AREA_KEYS.items()
         ),
         Binding("f", "goto('findings')", "findings"),
+        Binding("t", "cycle_theme", "theme", show=False),
+        Binding("y", "copy", "copy", show=False),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit", "quit"),
     ]
+    """Every app-wide key; the help screen lists them with :data:`KEY_HELP`."""
+
+    KEY_HELP: ClassVar[dict[str, str]] = {
+        "cycle_theme": "next theme (ktop's themes and yours, in name order)",
+        "copy": "copy the findings, or the table in focus, to the clipboard (OSC 52)",
+    }
+    """Longer help for app bindings the help screen's own list does not cover."""
 
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
         "overview": OverviewScreen,
@@ -63,27 +78,53 @@ class KtopApp(App[None]):
         *,
         refresh_s: float = 1.0,
         theme: str | None = None,
+        display: Display | None = None,
+        user_themes: bool = True,
     ) -> None:
         super().__init__()
         self.hub = hub
         self.sources = tuple(sources)
         self.refresh_s = refresh_s
-        self._theme_name = theme or DEFAULT_THEME
+        self.display_options = display or Display()
+        self.no_color = self.no_color or self.display_options.no_color
+        self._theme_name = theme or (NO_COLOR_THEME if self.no_color else DEFAULT_THEME)
+        self.ktop_themes, self.theme_errors = all_themes(user_themes_dir() if user_themes else None)
+        """ktop's themes by name (bundled and user), and user theme files that were refused."""
+        self.style_generation = 0
+        """Bumped when the data colours change; screens re-render when it moved."""
+        self._pushed_styles = False
+        first = self.ktop_themes.get(self._theme_name) or self.ktop_themes[DEFAULT_THEME]
+        self.use_data_styles(first.rich)
+        if self.display_options.low_bandwidth:
+            self.animation_level = "none"
         self.source_errors: list[str] = []
         self.frame = self._frame(hub.latest)
         """What the screens show: the last published snapshot and findings, and errors."""
 
+    def get_line_filters(self) -> list[LineFilter]:
+        """Textual's filters; without colour at all under NO_COLOR; ASCII with ``--ascii``."""
+        filters = list(super().get_line_filters())
+        if self.no_color:
+            filters = [f for f in filters if not isinstance(f, Monochrome | NoColor)]
+            filters.append(_STRIP_COLOR)
+        if self.display_options.ascii_only:
+            filters.append(_ASCII)
+        return filters
+
     def on_mount(self) -> None:
         """Register themes, start one worker per source and the publish timer."""
-        for bundled in bundled_themes():
-            self.register_theme(bundled)
+        for kt in self.ktop_themes.values():
+            self.register_theme(kt.theme)
+        for error in self.theme_errors:
+            self.notify(error, title="theme not loaded", severity="warning", timeout=10)
         if self._theme_name in self.available_themes:
             self.theme = self._theme_name
         else:
-            self.theme = DEFAULT_THEME
-            known = ", ".join(sorted(self.available_themes))
+            fallback = NO_COLOR_THEME if self.no_color else DEFAULT_THEME
+            self.theme = fallback
+            known = ", ".join(sorted(self.ktop_themes))
             self.notify(
-                f"unknown theme {self._theme_name!r}; using {DEFAULT_THEME}. Known: {known}",
+                f"unknown theme {self._theme_name!r}; using {fallback}. Known: {known}",
                 severity="warning",
                 timeout=10,
             )
@@ -95,6 +136,43 @@ class KtopApp(App[None]):
                 exit_on_error=False,
             )
         self.set_interval(self.refresh_s, self.pump, name="publish")
+
+    def watch_theme(self, theme_name: str) -> None:
+        """Apply the theme's data colours (``[status]``) and re-render every screen."""
+        kt = self.ktop_themes.get(theme_name)
+        styles = kt.rich if kt is not None else derived_status(self.current_theme)
+        self.use_data_styles(styles)
+
+    def use_data_styles(self, styles: RichTheme) -> None:
+        """Make the level styles (``ktop.ok`` ...) look like ``styles`` from now on."""
+        if self._pushed_styles:
+            self.console.pop_theme()
+        self.console.push_theme(styles)
+        self._pushed_styles = True
+        self.style_generation += 1
+        if self.is_running and self.screen_stack:
+            self._show()
+
+    def action_cycle_theme(self) -> None:
+        """Switch to the next of ktop's themes."""
+        names = sorted(self.ktop_themes)
+        index = names.index(self.theme) + 1 if self.theme in names else 0
+        self.theme = names[index % len(names)]
+        kt: KtopTheme = self.ktop_themes[self.theme]
+        self.notify(f"{kt.name}: {kt.description}" if kt.description else kt.name, timeout=3)
+
+    def action_copy(self) -> None:
+        """Copy what the screen offers (findings, the table in focus) with OSC 52."""
+        screen = self.screen
+        if not isinstance(screen, KtopScreen):
+            return
+        what, text = screen.copy_text()
+        if not text:
+            self.notify(f"nothing to copy: {what}", severity="warning", timeout=4)
+            return
+        self.copy_to_clipboard(text)
+        lines = text.count("\n") + 1
+        self.notify(f"copied {what}: {lines} lines (OSC 52 clipboard)", timeout=4)
 
     def pump(self) -> None:
         """Publish now (if anything changed) and update the active screen."""
@@ -150,4 +228,6 @@ class KtopApp(App[None]):
             "Findings", "All findings with evidence (f)", partial(self.action_goto, "findings")
         )
         yield SystemCommand("Help", "Every key (?)", self.action_help)
+        yield SystemCommand("Next theme", "Cycle ktop's themes (t)", self.action_cycle_theme)
+        yield SystemCommand("Copy", "Findings or the table in focus, OSC 52 (y)", self.action_copy)
         yield from super().get_system_commands(screen)

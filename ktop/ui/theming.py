@@ -1,34 +1,245 @@
-"""Themes from TOML files: the bundled ones in ``ktop/ui/themes/``.
+"""Themes from TOML files: the bundled ones (top-level ``themes/``) and the user's own.
 
-The TOML files are package data, found with :mod:`importlib.resources`, so
-the same code works from a source checkout and an installed wheel.
+The bundled files install as the package ``ktop.themes`` (``themes/`` in a
+checkout) and are found with :mod:`importlib.resources`; user themes are the
+``*.toml`` files in the config directory's ``themes/``. A theme file is
+checked field by field on load; a :class:`ThemeError` names the file and the
+field. The format is documented in ``themes/README.md``.
 """
 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from importlib.resources import files
-from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any, Protocol
 
+from rich.errors import StyleSyntaxError
+from rich.style import Style
+from rich.theme import Theme as RichTheme
+from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from ktop.ui.render.level import THEME_STATUSES, style_name
+
 DEFAULT_THEME = "ktop-dark"
+NO_COLOR_THEME = "monochrome"
+"""The theme used when ``NO_COLOR`` is set and no theme was asked for."""
+
+COLOR_FIELDS = (
+    "primary",
+    "secondary",
+    "accent",
+    "warning",
+    "error",
+    "success",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "boost",
+)
+"""The ``[colors]`` a theme may set (Textual's theme colours); ``primary`` is required."""
+
+TOP_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "name": str,
+    "description": str,
+    "dark": bool,
+    "ansi": bool,
+    "luminosity_spread": (int, float),
+    "text_alpha": (int, float),
+    "colors": dict,
+    "variables": dict,
+    "status": dict,
+}
+"""Top-level keys of a theme file and their TOML types."""
 
 
-def themes_dir() -> Traversable:
-    """The directory that holds the bundled ``*.toml`` themes."""
-    return files("ktop.ui.themes")
+class ThemeError(ValueError):
+    """A theme file that cannot be used: the message names the file and the field."""
 
 
-def parse_theme(text: str) -> Theme:
-    """A :class:`Theme` from TOML text; unknown keys raise ``TypeError``."""
-    return Theme(**tomllib.loads(text))
+class _Readable(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    def read_text(self, encoding: str = ...) -> str: ...
 
 
-def bundled_themes() -> list[Theme]:
-    """Every bundled theme, sorted by file name."""
-    entries = sorted(
-        (entry for entry in themes_dir().iterdir() if entry.name.endswith(".toml")),
-        key=lambda entry: entry.name,
+@dataclass(frozen=True, slots=True)
+class KtopTheme:
+    """A checked theme: Textual's colours plus ktop's data colours."""
+
+    theme: Theme
+    status: Mapping[str, str]
+    """Rich style per ``[status]`` entry: ok, warn, bad, unknown, stale."""
+    description: str = ""
+    origin: str = ""
+    """The file it came from."""
+    rich: RichTheme = field(init=False)
+
+    def __post_init__(self) -> None:
+        styles = {style_name(key): Style.parse(value) for key, value in self.status.items()}
+        object.__setattr__(self, "rich", RichTheme(styles, inherit=False))
+
+    @property
+    def name(self) -> str:
+        """The theme's name (what ``--theme`` takes)."""
+        return self.theme.name
+
+
+def _type_name(expected: type | tuple[type, ...]) -> str:
+    kinds = expected if isinstance(expected, tuple) else (expected,)
+    names = {bool: "true or false", str: "a string", dict: "a table", int: "a number"}
+    return " or ".join(dict.fromkeys(names.get(k, "a number") for k in kinds))
+
+
+def parse_theme(text: str, origin: str) -> KtopTheme:
+    """A checked theme from TOML ``text``; ``origin`` names the file in errors."""
+
+    def fail(where: str, problem: str) -> ThemeError:
+        return ThemeError(f"{origin}: {where}: {problem}")
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ThemeError(f"{origin}: not valid TOML: {exc}") from exc
+    for key, value in data.items():
+        if key not in TOP_FIELDS:
+            raise fail(key, f"unknown field; known: {', '.join(TOP_FIELDS)}")
+        expected = TOP_FIELDS[key]
+        if not isinstance(value, expected) or (isinstance(value, bool) and expected is not bool):
+            raise fail(key, f"expected {_type_name(expected)}, got {value!r}")
+    for required in ("name", "colors", "status"):
+        if required not in data:
+            raise fail(required, "missing")
+    name = data["name"].strip()
+    if not name or any(c.isspace() for c in name):
+        raise fail("name", f"must be one word, got {data['name']!r}")
+    colors = _colors(data["colors"], fail)
+    variables = _variables(data.get("variables", {}), fail)
+    status = _status(data["status"], fail)
+    theme = Theme(
+        name=name,
+        dark=data.get("dark", True),
+        ansi=data.get("ansi", False),
+        luminosity_spread=float(data.get("luminosity_spread", 0.15)),
+        text_alpha=float(data.get("text_alpha", 0.95)),
+        variables=variables,
+        **colors,
     )
-    return [parse_theme(entry.read_text(encoding="utf-8")) for entry in entries]
+    return KtopTheme(theme, status, data.get("description", ""), origin)
+
+
+def _colors(table: dict[str, Any], fail: Any) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in table.items():
+        where = f"[colors].{key}"
+        if key not in COLOR_FIELDS:
+            raise fail(where, f"unknown colour; known: {', '.join(COLOR_FIELDS)}")
+        if not isinstance(value, str):
+            raise fail(where, f"expected a colour string, got {value!r}")
+        try:
+            Color.parse(value)
+        except ColorParseError as exc:
+            raise fail(where, f"not a colour: {value!r} ({exc})") from exc
+        out[key] = value
+    if "primary" not in out:
+        raise fail("[colors].primary", "missing")
+    return out
+
+
+def _variables(table: dict[str, Any], fail: Any) -> dict[str, str]:
+    for key, value in table.items():
+        if not isinstance(value, str):
+            raise fail(f"[variables].{key}", f"expected a string, got {value!r}")
+    return dict(table)
+
+
+def _status(table: dict[str, Any], fail: Any) -> dict[str, str]:
+    for key in table:
+        if key not in THEME_STATUSES:
+            raise fail(f"[status].{key}", f"unknown status; known: {', '.join(THEME_STATUSES)}")
+    out: dict[str, str] = {}
+    for key in THEME_STATUSES:
+        where = f"[status].{key}"
+        if key not in table:
+            raise fail(where, "missing (every theme styles ok, warn, bad, unknown and stale)")
+        value = table[key]
+        if not isinstance(value, str):
+            raise fail(where, f"expected a style string, got {value!r}")
+        try:
+            Style.parse(value)
+        except StyleSyntaxError as exc:
+            raise fail(where, f"not a style: {value!r} ({exc})") from exc
+        out[key] = value
+    return out
+
+
+def load_theme(entry: _Readable | Path, origin: str | None = None) -> KtopTheme:
+    """Read and check one theme file."""
+    where = origin or str(entry)
+    try:
+        text = entry.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ThemeError(f"{where}: cannot read: {exc}") from exc
+    return parse_theme(text, where)
+
+
+def bundled_theme_files() -> list[_Readable]:
+    """The bundled ``*.toml`` theme files, sorted by name."""
+    entries: list[_Readable] = [
+        e for e in files("ktop.themes").iterdir() if e.name.endswith(".toml")
+    ]
+    return sorted(entries, key=lambda e: e.name)
+
+
+def bundled_themes() -> list[KtopTheme]:
+    """Every bundled theme (a broken bundled theme is a bug: it raises)."""
+    return [load_theme(e, f"themes/{e.name}") for e in bundled_theme_files()]
+
+
+def user_themes(directory: Path | None) -> tuple[list[KtopTheme], list[str]]:
+    """Themes in ``directory`` (``*.toml``) and one error per file that could not be used."""
+    if directory is None or not directory.is_dir():
+        return [], []
+    themes: list[KtopTheme] = []
+    errors: list[str] = []
+    for path in sorted(directory.glob("*.toml")):
+        try:
+            themes.append(load_theme(path))
+        except ThemeError as exc:
+            errors.append(str(exc))
+    return themes, errors
+
+
+def all_themes(user_dir: Path | None) -> tuple[dict[str, KtopTheme], list[str]]:
+    """Bundled then user themes by name (a user theme may replace a bundled one)."""
+    found, errors = user_themes(user_dir)
+    return _by_name([*bundled_themes(), *found]), errors
+
+
+def _by_name(themes: Iterable[KtopTheme]) -> dict[str, KtopTheme]:
+    return {t.name: t for t in themes}
+
+
+def _rich_color(value: str | None, fallback: str) -> str:
+    """A Textual theme colour as a Rich colour (``ansi_bright_red`` -> ``bright_red``)."""
+    if not value:
+        return fallback
+    return value.removeprefix("ansi_") if value.startswith("ansi_") else value
+
+
+def derived_status(theme: Theme) -> RichTheme:
+    """Data colours for a theme that is not one of ktop's (a Textual built-in):
+    ok from its success colour, warn from warning, bad from error, unknown from secondary.
+    """
+    ok = _rich_color(theme.success, "green")
+    warn = _rich_color(theme.warning, "yellow")
+    bad = _rich_color(theme.error, "red")
+    unknown = _rich_color(theme.secondary, "magenta")
+    status = {"ok": ok, "warn": warn, "bad": f"bold {bad}", "unknown": unknown}
+    status["stale"] = f"reverse {warn}"
+    return RichTheme({style_name(k): Style.parse(v) for k, v in status.items()}, inherit=False)

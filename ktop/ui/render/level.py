@@ -1,5 +1,8 @@
 """Status levels: colour AND a symbol, so status reads without colour.
 
+The colours come from the active theme (``[status]`` in a theme file): levels
+are styled with named Rich styles (``ktop.ok`` ...) that the theme defines.
+
 Thresholds for colouring single readings live here; the findings carry the
 authoritative verdicts. Thresholds follow the upstream mixins quoted in
 ``control-plane-signals.md`` where one exists.
@@ -35,14 +38,34 @@ SYMBOL: dict[Level, str] = {
 }
 """One-cell symbol per level (meaning survives NO_COLOR and 16 colours)."""
 
+STATUS_NAME: dict[Level, str] = {
+    Level.OK: "ok",
+    Level.UNKNOWN: "unknown",
+    Level.WARN: "warn",
+    Level.CRIT: "bad",
+}
+"""The name of each level's data colour in a theme file's ``[status]`` table."""
+
+STALE = "stale"
+"""The theme's ``[status]`` entry for stale or failing inputs."""
+
+THEME_STATUSES: tuple[str, ...] = (*STATUS_NAME.values(), STALE)
+"""Every data colour a theme must define."""
+
+
+def style_name(status: str) -> str:
+    """The Rich style name a theme's ``[status]`` entry is registered as: ``ktop.warn``."""
+    return f"ktop.{status}"
+
+
 STYLE: dict[Level, str] = {
     Level.NEUTRAL: "",
-    Level.OK: "green",
-    Level.UNKNOWN: "magenta",
-    Level.WARN: "yellow",
-    Level.CRIT: "bold red",
+    **{level: style_name(name) for level, name in STATUS_NAME.items()},
 }
-"""Rich style per level; standard ANSI colours so 16-colour terminals agree."""
+"""Rich style (a theme style name) per level; the active theme says what it looks like."""
+
+STALE_STYLE = style_name(STALE)
+"""Rich style for a stale or failing input (the theme's ``[status] stale``)."""
 
 SEVERITY_LEVEL: dict[Severity, Level] = {
     Severity.OK: Level.OK,

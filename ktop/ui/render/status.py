@@ -12,7 +12,7 @@ from ktop.model.snapshot import ClusterSnapshot
 from ktop.ui.render.cost import cost_segment
 from ktop.ui.render.findings import counts
 from ktop.ui.render.fmt import fmt_age, fmt_clock, truncate
-from ktop.ui.render.level import STALE_AFTER_S, STYLE, Level
+from ktop.ui.render.level import STALE_AFTER_S, STALE_STYLE, STYLE, Level
 
 AREA_SHORT: dict[Area, str] = {
     Area.APF: "apf",
@@ -40,7 +40,7 @@ def ages(snapshot: ClusterSnapshot) -> Text:
             out.append(" ")
         out.append(f"{AREA_SHORT[area]} ")
         if stale:
-            out.append(text + "!", style=f"{STYLE[Level.WARN]} reverse")
+            out.append(text + "!", style=STALE_STYLE)
         else:
             out.append(text)
     return out

@@ -9,6 +9,8 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from ktop.ui.frame import Frame
+from ktop.ui.render.findings import full_text
+from ktop.ui.widgets.prod_banner import ProdBanner
 from ktop.ui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
@@ -23,8 +25,11 @@ class KtopScreen(Screen[None]):
     screen that becomes active again renders the latest frame at once.
     """
 
+    _generation = 0
+
     def compose(self) -> ComposeResult:
-        """The body, then the status bar and the footer."""
+        """The production banner, the body, then the status bar and the footer."""
+        yield ProdBanner(id="prod-banner")
         yield from self.compose_body()
         yield StatusBar(id="status")
         yield Footer(compact=True, show_command_palette=False)
@@ -39,12 +44,31 @@ class KtopScreen(Screen[None]):
         return cast("KtopApp", self.app)
 
     def show(self, frame: Frame) -> None:
-        """Render ``frame``: the body, then the status bar."""
+        """Render ``frame``: the banner, the body, then the status bar.
+
+        After a theme change (the app's ``style_generation`` moved) every widget
+        forgets what it showed, so the new data colours apply at once.
+        """
+        if self._generation != self.ktop.style_generation:
+            self._generation = self.ktop.style_generation
+            self.forget()
+            for widget in self.query("*"):
+                forget = getattr(widget, "forget", None)
+                if callable(forget):
+                    forget()
+        self.query_one(ProdBanner).show(frame.snapshot.context, self.ktop.display_options)
         self.show_body(frame)
         self.query_one(StatusBar).show(frame)
 
     def show_body(self, frame: Frame) -> None:
         """Render the screen's own widgets."""
+
+    def forget(self) -> None:
+        """Drop the screen's own render caches (its widgets have their own ``forget``)."""
+
+    def copy_text(self) -> tuple[str, str]:
+        """What ``y`` copies on this screen: a short name for it, and the text."""
+        return "findings", full_text(self.ktop.frame.findings).plain.rstrip()
 
     def on_mount(self) -> None:
         """Render the latest frame as soon as the widgets exist."""

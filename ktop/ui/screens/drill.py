@@ -47,6 +47,24 @@ class DrillScreen(KtopScreen):
         self._shown_key = key
         self._render_view(drill_view(frame.snapshot, self.area))
 
+    def forget(self) -> None:
+        """Render the view again on the next show (the theme changed)."""
+        self._shown_key = None
+        for table in self.query(SnapshotTable):
+            table.forget()
+
+    def copy_text(self) -> tuple[str, str]:
+        """The table in focus (or the first one) as aligned plain text."""
+        tables = list(self.query(SnapshotTable))
+        focused = self.focused if isinstance(self.focused, SnapshotTable) else None
+        table = focused or (tables[0] if tables else None)
+        if table is None:
+            return "table", ""
+        key = (table.id or "").removeprefix("table-")
+        title = self.query_one(f"#title-{key}", Static).content
+        name = title.plain if isinstance(title, Text) else str(title)
+        return f"table {name.split('  ')[0]}", table.as_text(name)
+
     def _render_view(self, view: DrillView) -> None:
         header = self.query_one("#drill-header", Static)
         header.update(Text("\n").join(view.header))

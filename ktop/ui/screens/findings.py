@@ -36,6 +36,10 @@ class FindingsScreen(KtopScreen):
         self.query_one("#findings-title", Static).update(title)
         self.query_one("#findings-list", Static).update(full_text(frame.findings))
 
+    def forget(self) -> None:
+        """Render again on the next show (the theme changed)."""
+        self._shown = None
+
     @property
     def list_text(self) -> str:
         """The list as plain text."""

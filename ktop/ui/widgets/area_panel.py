@@ -49,6 +49,11 @@ class AreaPanel(Static):
         self._shown_key, self._shown_size = key, size
         self._rebuild(snapshot)
 
+    def forget(self) -> None:
+        """Render again on the next :meth:`show` (the theme changed)."""
+        self._shown_key = None
+        self._shown_size = (0, 0)
+
     def on_resize(self, _event: Resize) -> None:
         """Fit the content to the new size."""
         if self._snapshot is not None:

@@ -27,6 +27,10 @@ class FindingsStrip(Static):
         if size[0] > 0 and size[1] > 0:
             self.update(Text("\n").join(strip_lines(findings, size[0], size[1])))
 
+    def forget(self) -> None:
+        """Render again on the next :meth:`show` (the theme changed)."""
+        self._shown_size = (0, 0)
+
     def on_resize(self, _event: Resize) -> None:
         """Fit the lines to the new size."""
         if self._findings is not None:

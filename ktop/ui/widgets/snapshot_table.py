@@ -60,6 +60,23 @@ class SnapshotTable(DataTable[Text]):
             index = list(rows).index(cursor_key) if cursor_key in rows else cursor_row
             self.move_cursor(row=min(index, len(rows) - 1), animate=False)
 
+    def forget(self) -> None:
+        """Rebuild every row on the next :meth:`show` (the theme changed)."""
+        self._shown_columns = ()
+        self._shown_rows = {}
+
+    def as_text(self, title: str = "") -> str:
+        """The table as aligned plain text (what ``y`` copies): title, header, rows."""
+        labels = [str(c.label) for c in self.columns.values()]
+        rows = [[self.cell_text(key, c) for c in self._shown_columns] for key in self._shown_rows]
+        widths = [
+            max([len(t) for t in (label, *(r[i] for r in rows))]) for i, label in enumerate(labels)
+        ]
+        lines = [title] if title else []
+        for cells in (labels, *rows):
+            lines.append("  ".join(t.ljust(w) for t, w in zip(cells, widths, strict=True)).rstrip())
+        return "\n".join(lines)
+
     def cell_text(self, row_key: str, column_key: str) -> str:
         """A cell's plain text (for tests and screen readers of the DOM)."""
         value = self.get_cell(row_key, column_key)

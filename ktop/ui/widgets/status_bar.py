@@ -33,6 +33,10 @@ class StatusBar(Static):
         lines += error_lines(frame.errors, width)
         self.update(Text("\n").join(lines))
 
+    def forget(self) -> None:
+        """Render again on the next :meth:`show` (the theme changed)."""
+        self._shown_frame = None
+
     def on_resize(self, _event: Resize) -> None:
         """Fit the line to the new width."""
         if self._shown_frame is not None:

@@ -1,0 +1,72 @@
+"""The user's configuration directory and ``config.toml``: defaults for command-line options.
+
+The directory is the platform's (``platformdirs``): ``~/.config/ktop`` on Linux,
+``~/Library/Application Support/ktop`` on macOS, ``%APPDATA%\\ktop`` on Windows;
+``KTOP_CONFIG_DIR`` overrides it. ``config.toml`` holds one key per long option
+(``theme = "ktop-light"``, ``refresh = 2``, ``rack-label = "..."``); user themes
+live in its ``themes/`` subdirectory.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_config_dir
+
+APP_NAME = "ktop"
+CONFIG_FILE = "config.toml"
+ENV_CONFIG_DIR = "KTOP_CONFIG_DIR"
+
+
+class ConfigError(ValueError):
+    """A configuration file that cannot be used; the message names the file and the key."""
+
+
+def config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The directory that holds ``config.toml`` and user ``themes/``."""
+    env = os.environ if environ is None else environ
+    override = env.get(ENV_CONFIG_DIR)
+    return Path(override) if override else Path(user_config_dir(APP_NAME, appauthor=False))
+
+
+def config_path(environ: Mapping[str, str] | None = None) -> Path:
+    """Where ``config.toml`` is read from."""
+    return config_dir(environ) / CONFIG_FILE
+
+
+def user_themes_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where user themes (``*.toml``) are picked up from."""
+    return config_dir(environ) / "themes"
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Option defaults read from a file: ``dest`` name -> raw TOML value."""
+
+    path: Path | None
+    values: Mapping[str, Any]
+
+
+def read_config(path: Path) -> Config:
+    """Read ``path``; a missing file is an empty config, a broken one a :class:`ConfigError`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Config(None, {})
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            raise ConfigError(f"{path}: {key}: tables are not options; write `{key} = value`")
+        values[key.replace("-", "_")] = value
+    return Config(path, values)

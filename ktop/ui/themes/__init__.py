@@ -1,1 +1,0 @@
-"""Bundled theme files (``*.toml``), shipped as package data."""

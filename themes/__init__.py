@@ -1,0 +1,1 @@
+"""ktop's bundled themes (``*.toml``); this directory installs as the package ``ktop.themes``."""

@@ -9,6 +9,7 @@ not available yet.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -280,9 +281,16 @@ def parse_args(
     args = parser.parse_args(argv)
     try:
         config = read_config(config_path(env))
-        return resolve_defaults(args, parser, config, env)
+        args = resolve_defaults(args, parser, config, env)
     except ConfigError as exc:
         parser.exit(2, f"ktop: {exc}\n")
+    try:
+        re.compile(args.prod_pattern or "")
+    except re.error as exc:
+        parser.exit(
+            2, f"ktop: --prod-pattern {args.prod_pattern!r}: not a regular expression: {exc}\n"
+        )
+    return args
 
 
 def _list_scenarios() -> int:

@@ -56,7 +56,7 @@ def read_config(path: Path) -> Config:
     """Read ``path``; a missing file is an empty config, a broken one a :class:`ConfigError`."""
     try:
         text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return Config(None, {})
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc

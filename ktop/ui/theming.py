@@ -43,6 +43,9 @@ COLOR_FIELDS = (
 )
 """The ``[colors]`` a theme may set (Textual's theme colours); ``primary`` is required."""
 
+ANSI_VARIABLES = ("ansi-background", "ansi-foreground")
+"""Variables Textual's widgets need from a theme with ``ansi = true`` (default: the terminal's)."""
+
 TOP_FIELDS: dict[str, type | tuple[type, ...]] = {
     "name": str,
     "description": str,
@@ -120,6 +123,10 @@ def parse_theme(text: str, origin: str) -> KtopTheme:
         raise fail("name", f"must be one word, got {data['name']!r}")
     colors = _colors(data["colors"], fail)
     variables = _variables(data.get("variables", {}), fail)
+    if data.get("ansi", False):
+        # Textual's own CSS refers to these when a theme uses the terminal's colours.
+        for key in ANSI_VARIABLES:
+            variables.setdefault(key, "ansi_default")
     status = _status(data["status"], fail)
     theme = Theme(
         name=name,

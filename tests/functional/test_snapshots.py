@@ -7,6 +7,7 @@ deliberate change, and look at the new SVGs before committing them.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -59,5 +60,10 @@ def test_help(snap_compare: SnapCompare) -> None:
     assert snap_compare(KtopApp(scenario_hub("steady")), press=["question_mark"])
 
 
-def test_light_theme(snap_compare: SnapCompare) -> None:
-    assert snap_compare(KtopApp(scenario_hub("zone-outage"), theme="ktop-light"))
+THEMES = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "themes").glob("*.toml"))
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_overview_in_every_theme(snap_compare: SnapCompare, theme: str) -> None:
+    app = KtopApp(scenario_hub("zone-outage"), theme=theme, user_themes=False)
+    assert snap_compare(app, terminal_size=(100, 30))

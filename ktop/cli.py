@@ -15,10 +15,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ktop import __version__
+from ktop.commands import snapshot as snapshot_command
 from ktop.config import Config, ConfigError
 
 if TYPE_CHECKING:
-    from ktop.sources.live.source import LiveOptions
+    from ktop.sources.live.source import LiveOptions, LiveSource
 
 NOT_YET = {
     "record": "recording a session",
@@ -193,6 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="create a kind cluster with KWOK nodes and inject the scenario there",
     )
     _common(demo)
+    _common(snapshot_command.add_parser(sub))
 
     for name, what in NOT_YET.items():
         p = sub.add_parser(name, help=f"{what} (not available yet)")
@@ -414,13 +416,13 @@ def _live_opts(args: argparse.Namespace) -> LiveOptions:
     )
 
 
-async def _live_main(args: argparse.Namespace) -> int:
-    from ktop.hub import Hub
-    from ktop.model.cluster import ClusterModel, ModelConfig
+async def _connect_live(args: argparse.Namespace) -> LiveSource | int:
+    """A live source, connected and probed before anything takes the terminal; or an exit
+    status after printing why not.
+    """
     from ktop.sources.kubeconfig import KubeconfigError
     from ktop.sources.live.client import ConnectError, connect, probe
     from ktop.sources.live.source import LiveSource
-    from ktop.ui.app import KtopApp
 
     try:
         # Credentials (and exec plugins that may prompt) before the UI takes the terminal.
@@ -434,8 +436,18 @@ async def _live_main(args: argparse.Namespace) -> int:
         await conn.close()
         print(f"ktop: {exc}", file=sys.stderr)
         return 2
+    return LiveSource(_live_opts(args), conn=conn)
+
+
+async def _live_main(args: argparse.Namespace) -> int:
+    from ktop.hub import Hub
+    from ktop.model.cluster import ClusterModel, ModelConfig
+    from ktop.ui.app import KtopApp
+
+    source = await _connect_live(args)
+    if isinstance(source, int):
+        return source
     hub = Hub(ClusterModel(ModelConfig(rack_label=args.rack_label)))
-    source = LiveSource(_live_opts(args), conn=conn)
     app = KtopApp(hub, [source], **app_options(args))
     await app.run_async()
     return 0
@@ -452,6 +464,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.command == "demo":
         return _run_demo(args)
+    if args.command == "snapshot":
+        return snapshot_command.run(args, lambda: _connect_live(args))
     if args.command in NOT_YET:
         print(
             f"ktop {args.command}: {NOT_YET[args.command]} is not available in this version yet.",

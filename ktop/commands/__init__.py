@@ -1,0 +1,1 @@
+"""Subcommands, one module each: ``add_parser(subparsers)`` and ``run(args) -> int``."""

@@ -1,0 +1,99 @@
+"""``ktop snapshot``: the overview once as plain text; names what did not deliver."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from ktop.analysis.rules import evaluate
+from ktop.cli import main
+from ktop.commands.snapshot import collect, missing_inputs
+from ktop.hub import Hub
+from ktop.model.cluster import ClusterModel
+from ktop.model.events import FEED_NODES, Area, Event, FeedFailed, SourceStarted
+from ktop.sources.base import Emit
+from ktop.sources.sim.simulator import Simulator
+
+AT = 1_767_225_600.0
+
+
+@pytest.fixture(autouse=True)
+def no_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KTOP_CONFIG_DIR", str(tmp_path))
+
+
+def truth(scenario: str, at: float, nodes: int) -> Hub:
+    """The same scenario folded here, independently of the command."""
+    sim = Simulator(scenario, nodes=nodes, seed=1)
+    hub = Hub()
+    hub.ingest(sim.start())
+    hub.ingest(sim.advance(at))
+    return hub
+
+
+def test_demo_snapshot_prints_every_area_and_finding(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["snapshot", "--demo", "zone-outage", "--at", "240", "--nodes", "600"]) == 0
+    out = capsys.readouterr().out
+    published = truth("zone-outage", 240, 600).latest
+    findings = [f for f in evaluate(published.snapshot) if f.severity.name != "OK"]
+    assert findings
+    for f in findings:
+        assert f.code in out
+    for zone in published.snapshot.nodes.zones:
+        assert zone.zone in out
+    for title in ("APF", "apiservers", "etcd", "scheduler", "nodes"):
+        assert f"\n{title} " in out
+    assert "every source delivered" in out
+    assert "\x1b" not in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--ascii", "snapshot", "--demo", "zone-outage", "--at", "240", "--nodes", "300"],
+        ["snapshot", "--demo", "zone-outage", "--at", "240", "--nodes", "300", "--ascii"],
+    ],
+)
+def test_ascii_snapshot(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.isascii()
+    assert "X KT-NODE-001" in out
+
+
+def test_unknown_scenario(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["snapshot", "--demo", "meteor"]) == 2
+    assert "unknown scenario 'meteor'" in capsys.readouterr().err
+
+
+class Partial:
+    """Describes itself and reports the node feed failing; nothing else ever arrives."""
+
+    name = "partial"
+
+    async def run(self, emit: Emit) -> None:
+        events: list[Event] = [
+            SourceStarted(AT, "live", "cell-a"),
+            FeedFailed(AT, FEED_NODES, "403"),
+        ]
+        emit(events)
+        await asyncio.Event().wait()
+
+
+class Broken:
+    name = "broken"
+
+    async def run(self, emit: Emit) -> None:
+        raise RuntimeError("boom")
+
+
+async def test_collect_times_out_and_names_what_did_not_deliver() -> None:
+    hub = Hub(ClusterModel())
+    published, errors = await collect(hub, [Partial(), Broken()], timeout_s=0.6)
+    assert errors == ["source broken failed: RuntimeError: boom"]
+    missing = missing_inputs(published.snapshot)
+    named = {m.split(":")[0] for m in missing}
+    assert named == {a.value for a in Area}
+    assert any("403" in m for m in missing if m.startswith("nodes"))

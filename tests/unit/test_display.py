@@ -77,3 +77,14 @@ def test_empty_pattern_turns_the_banner_off() -> None:
     assert not Display.from_options(ascii_only=False, prod_pattern="", environ={}).is_production(
         "prod"
     )
+
+
+@given(st.floats(min_value=0.001, max_value=1e11, allow_nan=False))
+def test_sort_keys_read_back_what_fmt_prints(x: float) -> None:
+    from ktop.ui.render.fmt import fmt_bytes, fmt_duration, fmt_rate, fmt_si
+    from ktop.ui.render.sortkey import numeric
+
+    for fmt in (fmt_si, fmt_rate, fmt_duration, fmt_bytes):
+        value = numeric(fmt(x))
+        assert value is not None, fmt(x)
+        assert abs(value - x) <= 0.06 * x + 0.5, (fmt(x), value, x)  # rounding

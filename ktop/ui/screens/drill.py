@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from ktop.model.events import Area
 from ktop.ui.frame import Frame
@@ -15,13 +19,40 @@ from ktop.ui.screens.base import KtopScreen
 from ktop.ui.widgets.snapshot_table import SnapshotTable
 
 
+class FilterInput(Input):
+    """The ``/`` filter line: enter keeps the filter, escape clears it."""
+
+    def on_key(self, event: events.Key) -> None:
+        """Escape clears the filter and closes the line (instead of leaving the screen)."""
+        if event.key == "escape":
+            event.stop()
+            event.prevent_default()
+            self.value = ""
+            screen = self.screen
+            if isinstance(screen, DrillScreen):
+                screen.close_filter()
+
+
 class DrillScreen(KtopScreen):
     """Every detail of one area in DataTables (tab moves between tables)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "filter", key_display="/"),
+        Binding("s", "sort", "sort", show=False),
+    ]
+
+    KEY_HELP: ClassVar[dict[str, str]] = {
+        "filter": "filter the tables: rows with this text in any column (name, zone, rack, "
+        "namespace, reason, flow schema); enter keeps it, escape clears it",
+        "sort": "sort by the column under the cursor; again reverses (or click a header)",
+    }
+    """Help for the drill-down's own keys (the help screen lists them)."""
 
     def __init__(self, area: Area) -> None:
         super().__init__(name=area.value)
         self.area = area
         self._shown_key: object = None
+        self._titles_of: dict[str, tuple[str, str]] = {}
 
     def compose_body(self) -> ComposeResult:
         """Title, header lines, and one titled table per table of the area's view."""
@@ -38,6 +69,51 @@ class DrillScreen(KtopScreen):
             for spec in view.tables:
                 yield Static(spec.title, id=f"title-{spec.key}", classes="table-title")
                 yield SnapshotTable(id=f"table-{spec.key}")
+        filter_line = FilterInput(
+            placeholder="filter: text in any column (enter keeps, escape clears)",
+            id="drill-filter",
+            compact=True,
+        )
+        filter_line.display = False
+        yield filter_line
+
+    def action_filter(self) -> None:
+        """Open the filter line."""
+        line = self.query_one(FilterInput)
+        line.display = True
+        line.focus()
+
+    def close_filter(self) -> None:
+        """Hide the filter line (keeping its text as the filter) and focus the first table."""
+        line = self.query_one(FilterInput)
+        self._apply_filter(line.value)
+        line.display = False
+        tables = list(self.query(SnapshotTable))
+        if tables:
+            tables[0].focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """Filter as the user types."""
+        self._apply_filter(event.value)
+
+    def on_input_submitted(self, _event: Input.Submitted) -> None:
+        """Enter keeps the filter."""
+        self.close_filter()
+
+    def _apply_filter(self, text: str) -> None:
+        for table in self.query(SnapshotTable):
+            table.set_filter(text.strip())
+        self._titles()
+
+    def action_sort(self) -> None:
+        """Sort the table in focus by the column under its cursor."""
+        table = self.focused if isinstance(self.focused, SnapshotTable) else None
+        if table is None:
+            tables = list(self.query(SnapshotTable))
+            table = tables[0] if tables else None
+        if table is not None:
+            table.sort_on()
+            self._titles()
 
     def show_body(self, frame: Frame) -> None:
         """Update header and tables unless the area's data is unchanged."""
@@ -69,12 +145,25 @@ class DrillScreen(KtopScreen):
         header = self.query_one("#drill-header", Static)
         header.update(Text("\n").join(view.header))
         header.display = bool(view.header)
+        self._titles_of = {spec.key: (spec.title, spec.empty) for spec in view.tables}
         for spec in view.tables:
-            count = f"{len(spec.rows)} rows" if spec.rows else spec.empty
-            self.query_one(f"#title-{spec.key}", Static).update(
-                Text.assemble((spec.title, "bold"), (f"  {count}", "dim"))
-            )
             self.query_one(f"#table-{spec.key}", SnapshotTable).show(spec)
+        self._titles()
+
+    def _titles(self) -> None:
+        """Each table's title: rows shown (of how many, when filtered), sort column."""
+        for key, (title, empty) in self._titles_of.items():
+            table = self.table(key)
+            shown = table.row_count
+            count = f"{table.total_rows} rows" if table.total_rows else empty
+            if table.filter_text:
+                count = f"{shown} of {table.total_rows} rows match {table.filter_text!r}"
+            if table.sort_by is not None:
+                arrow = "desc" if table.sort_reverse else "asc"
+                count += f" · sorted by {table.sort_by} {arrow}"
+            self.query_one(f"#title-{key}", Static).update(
+                Text.assemble((title, "bold"), (f"  {count}", "dim"))
+            )
 
     def table(self, key: str) -> SnapshotTable:
         """One of the screen's tables by its spec key."""

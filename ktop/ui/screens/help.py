@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ktop.ui.render.areas import AREA_KEYS
+from ktop.ui.screens.drill import DrillScreen
 
 KEYS: tuple[tuple[str, str], ...] = (
     ("o / escape", "overview: all five areas"),
@@ -23,6 +24,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("ctrl+p", "command palette: jump to a screen, change theme"),
     ("tab / shift+tab", "next / previous table"),
     ("↑↓ pgup pgdn", "move in a table or list"),
+    ("click", "a panel opens its drill-down; a table header sorts by that column"),
     ("q", "quit"),
 )
 """Every key ktop answers to, in the order the help lists them."""
@@ -32,6 +34,19 @@ LEGEND = (
     "~ value over the process lifetime, not the window   * etcd leader   "
     "age! stale or failing input"
 )
+
+
+def bound_keys(app: App[object]) -> list[tuple[str, str]]:
+    """Keys bound where ``KEY_HELP`` describes them: the app's, then the drill-down's."""
+    out: list[tuple[str, str]] = []
+    for owner in (type(app), DrillScreen):
+        described: dict[str, str] = getattr(owner, "KEY_HELP", {})
+        for binding in getattr(owner, "BINDINGS", []):
+            if isinstance(binding, Binding) and binding.action in described:
+                key = binding.key_display or binding.key
+                where = "" if owner is type(app) else " (drill-downs)"
+                out.append((key, described[binding.action] + where))
+    return out
 
 
 class HelpScreen(ModalScreen[None]):
@@ -47,9 +62,9 @@ class HelpScreen(ModalScreen[None]):
     ]
 
     def compose(self) -> ComposeResult:
-        """The key table and the symbol legend."""
+        """The key table (the fixed list, then keys the app and screens bind) and the legend."""
         text = Text("ktop keys\n\n", style="bold")
-        for key, what in KEYS:
+        for key, what in (*KEYS, *bound_keys(self.app)):
             text.append(f"{key:>15}  ", style="bold")
             text.append(f"{what}\n")
         text.append("\n" + LEGEND, style="dim")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.content import Content
-from textual.events import Resize
+from textual.events import Click, Resize
 from textual.widgets import Static
 
 from ktop.model.events import Area
@@ -53,6 +53,10 @@ class AreaPanel(Static):
         """Render again on the next :meth:`show` (the theme changed)."""
         self._shown_key = None
         self._shown_size = (0, 0)
+
+    async def on_click(self, _event: Click) -> None:
+        """A click opens the area's drill-down (as its number key does)."""
+        await self.app.run_action(f"goto('{self.area.value}')")
 
     def on_resize(self, _event: Resize) -> None:
         """Fit the content to the new size."""

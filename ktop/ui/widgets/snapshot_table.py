@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
+from ktop.ui.render.sortkey import sort_key
 from ktop.ui.render.view import TableSpec
 
 
@@ -17,14 +18,23 @@ class SnapshotTable(DataTable[Text]):
     """
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        super().__init__(id=id, cursor_type="cell", zebra_stripes=True)
         self.rebuilds = 0
         """How many times rows were cleared and re-added (tests check in-place updates)."""
         self._shown_columns: tuple[str, ...] = ()
         self._shown_rows: dict[str, tuple[Text, ...]] = {}
+        self._spec: TableSpec | None = None
+        self.filter_text = ""
+        """Rows shown contain this text in some cell (case does not matter); '' shows all."""
+        self.sort_by: str | None = None
+        """The column rows are sorted by, or None for the view's own order."""
+        self.sort_reverse = False
+        self.total_rows = 0
+        """Rows in the spec before filtering."""
 
     def show(self, spec: TableSpec) -> None:
-        """Make the table show ``spec``."""
+        """Make the table show ``spec`` (filtered and sorted as asked)."""
+        self._spec = spec
         columns = tuple(c.key for c in spec.columns)
         if columns != self._shown_columns:
             self.clear(columns=True)
@@ -33,6 +43,8 @@ class SnapshotTable(DataTable[Text]):
             self._shown_columns = columns
             self._shown_rows = {}
         rows = _unique_rows(spec)
+        self.total_rows = len(rows)
+        rows = self._filtered_sorted(rows)
         if tuple(rows) == tuple(self._shown_rows):
             self._update_in_place(rows)
         else:
@@ -59,6 +71,52 @@ class SnapshotTable(DataTable[Text]):
         if rows:
             index = list(rows).index(cursor_key) if cursor_key in rows else cursor_row
             self.move_cursor(row=min(index, len(rows) - 1), animate=False)
+
+    def _filtered_sorted(self, rows: dict[str, tuple[Text, ...]]) -> dict[str, tuple[Text, ...]]:
+        if self.filter_text:
+            needle = self.filter_text.lower()
+            rows = {
+                k: cells
+                for k, cells in rows.items()
+                if any(needle in c.plain.lower() for c in cells)
+            }
+        if self.sort_by is not None and self.sort_by in self._shown_columns:
+            index = self._shown_columns.index(self.sort_by)
+            ordered = sorted(
+                rows.items(),
+                key=lambda item: sort_key(item[1][index].plain),
+                reverse=self.sort_reverse,
+            )
+            rows = dict(ordered)
+        return rows
+
+    def set_filter(self, text: str) -> None:
+        """Show only rows with ``text`` in some cell ('' shows all)."""
+        self.filter_text = text
+        self._reshow()
+
+    def sort_on(self, column: str | None = None) -> None:
+        """Sort by ``column`` (default: the one under the cursor); again on it reverses."""
+        if column is None:
+            if not self._shown_columns:
+                return
+            column = self._shown_columns[min(self.cursor_column, len(self._shown_columns) - 1)]
+        if column == self.sort_by:
+            self.sort_reverse = not self.sort_reverse
+        else:
+            self.sort_by, self.sort_reverse = column, False
+        self._reshow()
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        """A click on a column header sorts by that column."""
+        event.stop()
+        if event.column_key.value is not None:
+            self.sort_on(event.column_key.value)
+
+    def _reshow(self) -> None:
+        if self._spec is not None:
+            self._shown_rows = {}
+            self.show(self._spec)
 
     def forget(self) -> None:
         """Rebuild every row on the next :meth:`show` (the theme changed)."""

@@ -1,0 +1,42 @@
+"""``ktop snapshot`` against the real control plane: what it prints, and what it says is missing."""
+
+from __future__ import annotations
+
+import pytest
+
+from ktop.cli import main
+from ktop.lab import Lab
+from tests.e2e.helpers import nodes
+
+
+def test_snapshot_prints_api_truth_and_names_what_did_not_deliver(
+    lab: Lab, capsys: pytest.CaptureFixture[str]
+) -> None:
+    truth = nodes(lab)
+    ready = sum(
+        1
+        for n in truth
+        if any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions or []))
+    )
+    argv = [
+        "snapshot",
+        "--kubeconfig",
+        str(lab.layout.kubeconfig),
+        "--timeout",
+        "45",
+        "--width",
+        "120",
+        "--insecure-components",
+        "--scheduler-metrics",
+        lab.info["scheduler"]["metrics_url"],
+        *(f"--apiserver={a['url']}" for a in lab.info["apiservers"]),
+        # No --etcd-metrics and no Prometheus: etcd cannot deliver, and must be named.
+    ]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out
+    assert f"{ready:,}/{len(truth):,} ready" in out
+    tail = out.split("not delivered:", 1)
+    assert len(tail) == 2, out
+    assert any(line.strip().startswith("etcd:") for line in tail[1].splitlines()), tail[1]
+    assert not any(line.strip().startswith("nodes:") for line in tail[1].splitlines()), tail[1]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ktop import __version__
 from ktop.commands import snapshot as snapshot_command
-from ktop.config import Config, ConfigError
+from ktop.config import Config, ConfigError, config_path
 
 if TYPE_CHECKING:
     from ktop.sources.live.source import LiveOptions, LiveSource
@@ -70,6 +70,17 @@ environment (``KTOP_THEME``), then the config file, then this table.
 """
 
 
+def _theme_names() -> list[str]:
+    """The bundled themes' names (their file names in ``themes/``)."""
+    from importlib.resources import files
+
+    return sorted(
+        e.name.removesuffix(".toml")
+        for e in files("ktop.themes").iterdir()
+        if e.name.endswith(".toml")
+    )
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     """Add the options every command accepts (display and live-cluster sources).
 
@@ -81,8 +92,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--theme",
         default=s,
-        help=f"colour theme (default ktop-dark, or ${ENV_THEME}): ktop-dark, ktop-light, "
-        "high-contrast, colorblind, ansi, monochrome, or a theme file's name",
+        help=f"colour theme (default ktop-dark, or ${ENV_THEME}): "
+        f"{', '.join(_theme_names())}, or one of your own",
     )
     g.add_argument(
         "--rack-label",
@@ -100,8 +111,8 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--low-bandwidth",
         action="store_true",
         default=s,
-        help=f"for slow links: refresh every {LOW_BANDWIDTH_REFRESH_S:g}s at most, "
-        "no animations, fewer redrawn cells",
+        help=f"for slow links: at least {LOW_BANDWIDTH_REFRESH_S:g}s between redraws, "
+        "no animations",
     )
     g.add_argument(
         "--ascii",
@@ -164,8 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ktop",
         description="A terminal dashboard for very large Kubernetes control planes. " + READ_ONLY,
-        epilog="Run 'ktop demo' to see it on a built-in simulated cluster. Options can also "
-        "be set in the config file (see 'ktop --help' in the README: Configuration).",
+        epilog="Run 'ktop demo' to see it on a built-in simulated cluster. Defaults for "
+        f"every option can be set in {config_path()} (keys are the long option names).",
     )
     parser.add_argument("--version", action="version", version=f"ktop {__version__}")
     _common(parser)
@@ -276,7 +287,7 @@ def parse_args(
     """
     import os
 
-    from ktop.config import config_path, read_config
+    from ktop.config import read_config
 
     env = os.environ if environ is None else environ
     parser = build_parser()

@@ -34,7 +34,7 @@ def test_bundled_themes_are_the_files_in_top_level_themes() -> None:
 @pytest.mark.parametrize("path", sorted(THEMES_DIR.glob("*.toml")), ids=lambda p: p.stem)
 def test_every_theme_loads_and_styles_every_status(path: Path) -> None:
     theme = load_theme(path)
-    assert theme.name == tomllib.loads(path.read_text())["name"]
+    assert theme.name == tomllib.loads(path.read_text())["name"] == path.stem
     assert set(theme.status) == STATUSES
     for status in STATUSES:
         assert f"ktop.{status}" in theme.rich.styles

@@ -65,9 +65,9 @@ the start-up frame, then redraws as the zone outage unfolds. Measured on
 `.venv/bin/python benchmarks/bench_terminal.py --seconds {args.seconds:.0f}`.
 
 `--low-bandwidth` refreshes every 5 s instead of every second (so each frame
-carries five seconds of change), and turns animations off. Over a link of
-64 kbit/s (8 KiB/s, 480 KiB/min) the normal mode is at the limit; the
-low-bandwidth mode leaves most of the link free.
+carries five seconds of change), and turns animations off. For scale: a
+64 kbit/s link carries 480 KiB per minute. `NO_COLOR` roughly halves the
+bytes (no colour escapes); `--ascii` saves the multi-byte UTF-8 of box drawing.
 
 | size | mode | written | per minute | colour SGR params | non-ASCII chars |
 |---|---|---:|---:|---:|---:|

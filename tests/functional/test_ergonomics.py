@@ -102,3 +102,20 @@ async def test_overview_at_80x24_shows_all_five_areas() -> None:
             assert region.right <= 80 and region.bottom <= 24, area
             lines = panel.plain.splitlines()
             assert len(lines) >= 2 and lines[1].strip(), area
+
+
+async def test_no_color_defaults_to_monochrome_and_strips_colour() -> None:
+    app = KtopApp(scenario_hub("steady"), display=Display(no_color=True), user_themes=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.theme == "monochrome"
+        assert any(type(f).__name__ == "StripColor" for f in app.get_line_filters())
+    chosen = KtopApp(
+        scenario_hub("steady"),
+        theme="colorblind",
+        display=Display(no_color=True),
+        user_themes=False,
+    )
+    async with chosen.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert chosen.theme == "colorblind"

@@ -60,6 +60,14 @@ from ktop.sources.live.scrape import apf_dump_loop, scrape_metrics_loop
 from ktop.sources.live.transport import TEXT, KubeTransport
 
 LOAD_BALANCED = "(load-balanced)"
+
+
+def host_port(url: str) -> str:
+    """``host:port`` of a URL, for display: never the user-info (it can hold a password)."""
+    netloc = url.split("//", 1)[-1].split("/", 1)[0]
+    return netloc.rpartition("@")[2]
+
+
 IDENTITY_SELECTOR = "apiserver.kubernetes.io/identity=kube-apiserver"
 APF_DUMP_PATH = "/debug/api_priority_and_fairness/dump_priority_levels"
 
@@ -244,7 +252,7 @@ class LiveSource:
         for component, urls, tls, tok in groups:
             for url in urls:
                 fetch = http_fetcher(self._session, url, token=tok, tls=tls)
-                target = Target(component, url.split("//", 1)[-1].split("/", 1)[0])
+                target = Target(component, host_port(url))
                 self._start(
                     f"scrape-{component}-{url}",
                     scrape_metrics_loop(

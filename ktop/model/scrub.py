@@ -1,0 +1,165 @@
+"""Removing secrets from any text ktop writes: the one entry point is :func:`scrub`.
+
+Every message that leaves ktop (an error on the command line, a crash
+report, a log record, a failure shown in a pane, and anything a recording or
+bundle stores) must pass through :func:`scrub`. It removes two kinds of
+secret:
+
+* **known values**: the credentials ktop itself read (kubeconfig tokens,
+  passwords, client keys, auth-provider settings, exec-plugin environment,
+  arguments and the token the plugin printed) are registered with
+  :func:`register_secret` when they are read, and every later occurrence is
+  replaced, whatever text it appears in (a library's exception, a URL, a
+  server's echo);
+* **shapes**: ``Authorization:`` headers, ``Bearer``/``Basic`` credentials,
+  ``key: value`` / ``key=value`` pairs whose key names a secret (token,
+  password, client-key-data, ...), URL user-info (``https://user:pass@``),
+  URL query parameters that name a secret (``?token=``), PEM private keys
+  and JWTs, even when ktop never saw the value before.
+
+The module is pure (no I/O) so that every layer may import it. The registry
+of known values is process-wide and only grows; values shorter than
+:data:`MIN_SECRET_LEN` are not registered (replacing every ``"ab"`` would
+garble all text and hide nothing).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable
+
+MASK = "<redacted>"
+MIN_SECRET_LEN = 4
+"""Known values shorter than this are not registered."""
+
+_SECRET_KEYS = (
+    r"(?:[a-z0-9_-]*(?:token|password|passwd|passphrase|secret|api[_-]?key|apikey"
+    r"|private[_-]?key|client[_-]?key(?:[_-]?data)?|credentials?|cookie|session[_-]?id"
+    r"|access[_-]?key|refresh[_-]?token|id[_-]?token|signature|sig)[a-z0-9_-]*)"
+)
+"""Names (of YAML/JSON keys, query parameters, flags, env vars) whose value is a secret."""
+
+_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # PEM private keys (any kind), whole block.
+    (
+        re.compile(
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)",
+            re.DOTALL,
+        ),
+        MASK,
+    ),
+    # HTTP Authorization / Proxy-Authorization headers, in any quoting.
+    (
+        re.compile(
+            r"((?:proxy-)?authorization['\"]?\s*[:=]\s*['\"]?)[^'\",}\r\n]+",
+            re.IGNORECASE,
+        ),
+        rf"\1{MASK}",
+    ),
+    # Bearer / Basic credentials wherever they appear.
+    (re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+", re.IGNORECASE), rf"\1 {MASK}"),
+    # JWTs (header.payload.signature, base64url).
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), MASK),
+    # URL user-info: scheme://user:password@host  ->  scheme://<redacted>@host
+    (re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@'\"]+@"), rf"\1{MASK}@"),
+    # key: value, key=value, "key": "value" (YAML, JSON, query strings, env, flags).
+    (
+        re.compile(
+            rf"(?P<key>[\"']?\b{_SECRET_KEYS}[\"']?\s*[:=]\s*)"
+            r"(?P<q>[\"']?)(?P<val>[^\s\"'&,;}\])]+)",
+            re.IGNORECASE,
+        ),
+        rf"\g<key>\g<q>{MASK}",
+    ),
+    # --token VALUE (a command line quoted in a message).
+    (
+        re.compile(rf"(?P<key>--{_SECRET_KEYS}\s+)(?P<val>[^\s\"'-][^\s\"']*)", re.IGNORECASE),
+        rf"\g<key>{MASK}",
+    ),
+)
+
+
+class _Registry:
+    """The credentials read so far, and one pattern matching any of them."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.values: set[str] = set()
+        self.pattern: re.Pattern[str] | None = None
+
+    def add(self, value: str) -> None:
+        with self.lock:
+            self.values.add(value)
+            # Longest first, so that a secret containing another is removed whole.
+            ordered = sorted(self.values, key=len, reverse=True)
+            self.pattern = re.compile("|".join(re.escape(v) for v in ordered))
+
+    def clear(self) -> None:
+        with self.lock:
+            self.values.clear()
+            self.pattern = None
+
+
+_REGISTRY = _Registry()
+
+
+def register_secret(value: object) -> None:
+    """Remember a credential so that :func:`scrub` removes it from any later text."""
+    if not isinstance(value, str):
+        return
+    value = value.strip()
+    if len(value) < MIN_SECRET_LEN or value in _REGISTRY.values:
+        return
+    _REGISTRY.add(value)
+    if value.startswith(("Bearer ", "Basic ")):
+        _REGISTRY.add(value.split(" ", 1)[1].strip())
+
+
+def register_secrets(values: Iterable[object]) -> None:
+    """:func:`register_secret` for each value."""
+    for value in values:
+        register_secret(value)
+
+
+def forget_secrets() -> None:
+    """Empty the registry (for tests)."""
+    _REGISTRY.clear()
+
+
+def scrub(text: object) -> str:
+    """``text`` (anything, as ``str()``) with every known and recognisable secret masked."""
+    out = text if isinstance(text, str) else _safe_str(text)
+    known = _REGISTRY.pattern
+    if known is not None:
+        out = known.sub(MASK, out)
+    for pattern, replacement in _PATTERNS:
+        out = pattern.sub(replacement, out)
+    return out
+
+
+_TOKENISH = re.compile(r"[A-Za-z0-9+/_=.~-]{20,}")
+
+
+def scrub_opaque(text: object) -> str:
+    """:func:`scrub`, and also mask every long token-like word (letters and digits mixed).
+
+    For text whose author ktop does not know, such as an exec credential
+    plugin's standard error: a plugin may print the very token it failed to
+    deliver, in no recognisable shape.
+    """
+
+    def mask(m: re.Match[str]) -> str:
+        word = m.group(0)
+        has_alpha = any(c.isalpha() for c in word)
+        has_digit = any(c.isdigit() for c in word)
+        return MASK if has_alpha and has_digit else word
+
+    return _TOKENISH.sub(mask, scrub(text))
+
+
+def _safe_str(value: object) -> str:
+    try:
+        return str(value)
+    except Exception:  # a broken __str__ must not hide the original error
+        return f"<{type(value).__name__}>"

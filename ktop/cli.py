@@ -13,7 +13,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ktop import __version__
+from ktop import __version__, bounds
+from ktop.bounds import bounded_float, bounded_int
 
 if TYPE_CHECKING:
     from ktop.sources.live.source import LiveOptions
@@ -36,10 +37,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--refresh",
-        type=float,
+        type=bounded_float(bounds.REFRESH),
         default=1.0,
         metavar="SECONDS",
-        help="screen refresh interval (default 1)",
+        help=f"screen refresh interval, {bounds.REFRESH.text()} (default 1)",
     )
 
 
@@ -67,10 +68,10 @@ def _live_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--scrape-interval",
-        type=float,
+        type=bounded_float(bounds.SCRAPE_INTERVAL),
         default=15.0,
         metavar="SECONDS",
-        help="seconds between metrics reads (default 15)",
+        help=f"seconds between metrics reads, {bounds.SCRAPE_INTERVAL.text()} (default 15)",
     )
 
 
@@ -95,11 +96,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--scenario", default="steady", help="scenario to play (see --list)")
     demo.add_argument("--list", action="store_true", help="list the scenarios and exit")
-    demo.add_argument("--nodes", type=int, default=5000, help="number of nodes (default 5000)")
-    demo.add_argument("--zones", type=int, default=3, help="number of zones (default 3)")
+    demo.add_argument(
+        "--nodes",
+        type=bounded_int(bounds.NODES),
+        default=5000,
+        help=f"number of nodes, {bounds.NODES.text()} (default 5000)",
+    )
+    demo.add_argument(
+        "--zones",
+        type=bounded_int(bounds.ZONES),
+        default=3,
+        help=f"number of zones, {bounds.ZONES.text()} (default 3)",
+    )
     demo.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     demo.add_argument(
-        "--speed", type=float, default=1.0, help="time compression: 10 = ten times faster"
+        "--speed",
+        type=bounded_float(bounds.SPEED),
+        default=1.0,
+        help=f"time compression: 10 = ten times faster ({bounds.SPEED.text()})",
     )
     demo.add_argument(
         "--kind",
@@ -134,8 +148,11 @@ def _run_demo(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.nodes < 1 or args.zones < 1 or args.speed <= 0:
-        print("ktop demo: --nodes and --zones must be >= 1 and --speed > 0", file=sys.stderr)
+    if args.zones > args.nodes:
+        print("ktop demo: --zones cannot exceed --nodes", file=sys.stderr)
+        return 2
+    if (problem := _terminal_problem()) is not None:
+        print(f"ktop demo: {problem}", file=sys.stderr)
         return 2
     if args.kind:
         return _run_kind(args)
@@ -158,7 +175,15 @@ def _run_demo(args: argparse.Namespace) -> int:
         hub, [SimulatorSource(sim, speed=args.speed)], refresh_s=args.refresh, theme=args.theme
     )
     app.run()
+    if app.crash is not None:
+        raise app.crash
     return 0
+
+
+def _terminal_problem() -> str | None:
+    from ktop.crash import terminal_problem
+
+    return terminal_problem(sys.stdin, sys.stdout)
 
 
 def _run_kind(args: argparse.Namespace) -> int:
@@ -213,6 +238,7 @@ def _live_opts(args: argparse.Namespace) -> LiveOptions:
 async def _live_main(args: argparse.Namespace) -> int:
     from ktop.hub import Hub
     from ktop.model.cluster import ClusterModel, ModelConfig
+    from ktop.model.scrub import scrub
     from ktop.sources.kubeconfig import KubeconfigError
     from ktop.sources.live.client import ConnectError, connect, probe
     from ktop.sources.live.source import LiveSource
@@ -222,18 +248,28 @@ async def _live_main(args: argparse.Namespace) -> int:
         # Credentials (and exec plugins that may prompt) before the UI takes the terminal.
         conn = await connect(args.kubeconfig, args.context)
     except KubeconfigError as exc:
-        print(f"ktop: {exc}", file=sys.stderr)
+        print(f"ktop: {scrub(exc)}", file=sys.stderr)
         return 2
     try:
         await probe(conn)
+        problem = _terminal_problem()
     except ConnectError as exc:
         await conn.close()
-        print(f"ktop: {exc}", file=sys.stderr)
+        print(f"ktop: {scrub(exc)}", file=sys.stderr)
+        return 2
+    except BaseException:
+        await conn.close()
+        raise
+    if problem is not None:
+        await conn.close()
+        print(f"ktop: {problem}", file=sys.stderr)
         return 2
     hub = Hub(ClusterModel(ModelConfig(rack_label=args.rack_label)))
     source = LiveSource(_live_opts(args), conn=conn)
     app = KtopApp(hub, [source], refresh_s=args.refresh, theme=args.theme)
     await app.run_async()
+    if app.crash is not None:
+        raise app.crash
     return 0
 
 
@@ -244,7 +280,25 @@ def _run_live(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``ktop`` command."""
+    """Entry point of the ``ktop`` command.
+
+    Every message is scrubbed of secrets; an unexpected error prints two lines
+    and leaves the full (scrubbed) report in the cache directory.
+    """
+    from ktop.crash import install_logging, report_crash
+
+    install_logging()
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("ktop: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        print(report_crash(exc, list(sys.argv[1:] if argv is None else argv)), file=sys.stderr)
+        return 70  # EX_SOFTWARE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "demo":
         return _run_demo(args)

@@ -73,6 +73,17 @@ class KtopApp(App[None]):
         self.frame = self._frame(hub.latest)
         """What the screens show: the last published snapshot and findings, and errors."""
 
+    @property
+    def crash(self) -> BaseException | None:
+        """The unexpected error that ended the app, if one did (for the crash report)."""
+        return self._exception
+
+    def _fatal_error(self) -> None:
+        # Textual prints the traceback with local variables, which can hold credentials:
+        # exit quietly instead; the command line writes a scrubbed report.
+        self.bell()
+        self._close_messages_no_wait()
+
     def on_mount(self) -> None:
         """Register themes, start one worker per source and the publish timer."""
         for bundled in bundled_themes():

@@ -27,7 +27,12 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from typing import Any, cast
+
+from ktop.model import events as ev
+from ktop.model.events import Event
 
 MASK = "<redacted>"
 MIN_SECRET_LEN = 4
@@ -163,3 +168,41 @@ def _safe_str(value: object) -> str:
         return str(value)
     except Exception:  # a broken __str__ must not hide the original error
         return f"<{type(value).__name__}>"
+
+
+def _text_field(name: str) -> Callable[[Any], Any]:
+    def scrub_field(event: Any) -> Any:
+        text = getattr(event, name)
+        clean = scrub(text)
+        return event if clean == text else replace(event, **{name: clean})
+
+    return scrub_field
+
+
+def _parse_errors(event: ev.MetricsScraped) -> ev.MetricsScraped:
+    if not event.parse_errors:
+        return event
+    errors = tuple(scrub(e) for e in event.parse_errors)
+    return event if errors == event.parse_errors else replace(event, parse_errors=errors)
+
+
+_EVENT_SCRUBBERS: dict[type, Callable[[Any], Any]] = {
+    ev.FeedFailed: _text_field("reason"),
+    ev.ScrapeFailed: _text_field("reason"),
+    ev.ApfDumpFailed: _text_field("reason"),
+    ev.SourceStarted: _text_field("detail"),
+    ev.WarningEvent: _text_field("message"),
+    ev.MetricsScraped: _parse_errors,
+}
+"""The events that carry free text, and how to scrub each (one dict lookup per event)."""
+
+
+def scrub_event(event: Event) -> Event:
+    """``event`` with every free-text field scrubbed (the same object when nothing changed).
+
+    The hub applies this to every event, so that nothing a source reports
+    (a failure reason, a server URL, a Warning event's message) reaches the
+    screen, a recording or a bundle with a secret in it.
+    """
+    scrubber = _EVENT_SCRUBBERS.get(type(event))
+    return event if scrubber is None else cast(Event, scrubber(event))

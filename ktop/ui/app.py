@@ -13,6 +13,7 @@ from textual.worker import Worker, WorkerState
 
 from ktop.hub import Hub, Published
 from ktop.model.events import Area
+from ktop.model.scrub import scrub
 from ktop.sources.base import Source
 from ktop.ui.frame import Frame
 from ktop.ui.render.areas import AREA_KEYS, AREA_TITLES
@@ -129,7 +130,7 @@ class KtopApp(App[None]):
         if worker.group != SOURCES_GROUP or event.state != WorkerState.ERROR:
             return
         error = worker.error
-        message = f"source {worker.name} failed: {type(error).__name__}: {error}"
+        message = scrub(f"source {worker.name} failed: {type(error).__name__}: {error}")
         self.source_errors.append(message)
         self.notify(message, title="source failed", severity="error", timeout=10)
         self.frame = Frame(self.frame.snapshot, self.frame.findings, tuple(self.source_errors))

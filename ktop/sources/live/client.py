@@ -15,6 +15,7 @@ import contextlib
 import copy
 import logging
 import os
+import ssl
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
@@ -151,7 +152,7 @@ async def connect(kubeconfig: str | None, context: str | None) -> Connection:
             f"({type(exc).__name__}: {scrub(exc)[:200]})"
         ) from None
     register_secret(cfg.api_key.get("BearerToken"))
-    conn = Connection(info.name, info.server, cfg, ApiClient(configuration=cfg))
+    conn = Connection(info.name, info.server, cfg, _api_client(cfg, info.name))
     user = getattr(loader, "_user", None) or {}
     if "exec" in user:
         conn.refresher = asyncio.create_task(_refresh_exec(loader, cfg, conn))
@@ -160,6 +161,22 @@ async def connect(kubeconfig: str | None, context: str | None) -> Connection:
             config.refresh_token(loader, cfg, interval=TOKEN_REFRESH_INTERVAL_S)
         )
     return conn
+
+
+def _api_client(cfg: Configuration, context: str) -> ApiClient:
+    """The HTTP client; a certificate, key or CA that TLS cannot load is a KubeconfigError."""
+    try:
+        return ApiClient(configuration=cfg)
+    except ssl.SSLError as exc:
+        raise KubeconfigError(
+            f"context {context!r}: the client certificate, key or CA could not be loaded "
+            f"({exc.reason or 'not a valid PEM certificate or key'})"
+        ) from None
+    except OSError as exc:
+        raise KubeconfigError(
+            f"context {context!r}: cannot read a certificate or key file: "
+            f"{exc.strerror or type(exc).__name__}"
+        ) from None
 
 
 async def _refresh_exec(loader: _Loader, cfg: Configuration, conn: Connection) -> None:

@@ -19,6 +19,7 @@ from ktop.model.area_etcd import build_etcd
 from ktop.model.area_nodes import NodesConfig, NodesState, build_nodes
 from ktop.model.area_scheduler import PendingPods, build_scheduler
 from ktop.model.events import Area, Component, Target
+from ktop.model.exposition import skipped_count
 from ktop.model.series import TargetSeries
 from ktop.model.snapshot import ClusterSnapshot, Freshness
 from ktop.model.zones import DEFAULT_UNHEALTHY_ZONE_THRESHOLD
@@ -124,7 +125,8 @@ class ClusterModel:
         h = self.targets.setdefault(e.target, _Health())
         h.last_ok, h.error = e.at, ""
         h.note = (
-            f"{len(e.parse_errors)} malformed line(s) skipped: {'; '.join(e.parse_errors[:3])}"
+            f"{skipped_count(e.parse_errors)} line(s) skipped (malformed or duplicate series): "
+            f"{'; '.join(e.parse_errors[:3])}"
             if e.parse_errors
             else ""
         )

@@ -192,6 +192,7 @@ _EVENT_SCRUBBERS: dict[type, Callable[[Any], Any]] = {
     ev.ApfDumpFailed: _text_field("reason"),
     ev.SourceStarted: _text_field("detail"),
     ev.WarningEvent: _text_field("message"),
+    ev.ObjectsSkipped: _text_field("example"),
     ev.MetricsScraped: _parse_errors,
 }
 """The events that carry free text, and how to scrub each (one dict lookup per event)."""

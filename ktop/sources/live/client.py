@@ -49,13 +49,18 @@ class _Loader(KubeConfigLoader):
     """
 
     exec_timeout_s = EXEC_TIMEOUT_S
+    interactive = True
+    """A plugin may prompt on the first run only: later the dashboard owns the terminal."""
 
     async def load_from_exec_plugin(self) -> bool:
         expiry: datetime | None = getattr(self, "exec_plugin_expiry", None)
         if expiry is not None and expiry - datetime.now(UTC) > timedelta(seconds=EXPIRY_MARGIN_S):
             return True
         assert self._user is not None
-        cred = await run_exec_plugin(self._user["exec"].value, self.exec_timeout_s)
+        allow, self.interactive = self.interactive, False
+        cred = await run_exec_plugin(
+            self._user["exec"].value, self.exec_timeout_s, allow_interaction=allow
+        )
         if cred.token:
             self.token = f"Bearer {cred.token}"
             register_secret(self.token)

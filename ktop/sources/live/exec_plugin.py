@@ -29,6 +29,8 @@ from ktop.model.scrub import register_secret, scrub_opaque
 
 EXEC_TIMEOUT_S = 30.0
 """How long a credential plugin may take (cloud CLIs can be slow on a cold cache)."""
+INTERACTIVE_TIMEOUT_S = 120.0
+"""How long a plugin that talks to the user (a prompt, a browser login) may take."""
 STDOUT_LIMIT = 1 << 20
 STDERR_LIMIT = 4096
 
@@ -72,15 +74,19 @@ async def _drain(stream: asyncio.StreamReader | None, limit: int) -> tuple[bytes
             truncated = True
 
 
-async def _run(argv: Sequence[str], env: Mapping[str, str], timeout_s: float) -> _Output:
+async def _run(
+    argv: Sequence[str], env: Mapping[str, str], timeout_s: float, interactive: bool
+) -> _Output:
     name = os.path.basename(argv[0])
     try:
+        # An interactive plugin talks to the user on the terminal, as under kubectl;
+        # otherwise it gets no input and its errors are captured (bounded).
         proc = await asyncio.create_subprocess_exec(
             *argv,
             env=dict(env),
-            stdin=asyncio.subprocess.DEVNULL,
+            stdin=None if interactive else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+            stderr=None if interactive else asyncio.subprocess.PIPE,
         )
     except OSError as exc:
         raise ExecPluginError(
@@ -95,7 +101,7 @@ async def _run(argv: Sequence[str], env: Mapping[str, str], timeout_s: float) ->
     except TimeoutError:
         raise ExecPluginError(
             f"credential plugin {name!r} did not answer within {timeout_s:g}s "
-            "(exec plugin time limit); it was stopped"
+            f"({'interactive ' if interactive else ''}exec plugin time limit); it was stopped"
         ) from None
     finally:
         if proc.returncode is None:
@@ -113,19 +119,42 @@ def exec_info(api_version: str, interactive: bool) -> str:
     )
 
 
+def may_interact(plugin: Mapping[str, Any], allowed: bool) -> bool:
+    """Whether the plugin may talk to the user: its ``interactiveMode`` allows it (absent
+    means ``IfAvailable``, as kubectl reads it), the caller allows it, and stdin is a
+    terminal.
+    """
+    mode = plugin.get("interactiveMode") or "IfAvailable"
+    if not allowed or mode == "Never":
+        return False
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):
+        return False
+
+
 async def run_exec_plugin(
-    plugin: Mapping[str, Any], timeout_s: float = EXEC_TIMEOUT_S
+    plugin: Mapping[str, Any],
+    timeout_s: float = EXEC_TIMEOUT_S,
+    *,
+    allow_interaction: bool = False,
 ) -> ExecCredential:
-    """Run the plugin of a kubeconfig ``user.exec`` entry and read its ExecCredential."""
+    """Run the plugin of a kubeconfig ``user.exec`` entry and read its ExecCredential.
+
+    ``allow_interaction``: the terminal is free (before the dashboard starts), so a plugin
+    whose ``interactiveMode`` allows it may prompt, within :data:`INTERACTIVE_TIMEOUT_S`.
+    """
     command = str(plugin.get("command", ""))
     api_version = str(plugin.get("apiVersion", ""))
     args = [str(a) for a in plugin.get("args") or []]
     env = dict(os.environ)
     for item in plugin.get("env") or []:
         env[str(item["name"])] = str(item["value"])
-    env["KUBERNETES_EXEC_INFO"] = exec_info(api_version, sys.stdin.isatty())
+    interactive = may_interact(plugin, allow_interaction)
+    env["KUBERNETES_EXEC_INFO"] = exec_info(api_version, interactive)
     name = os.path.basename(command)
-    out = await _run([command, *args], env, timeout_s)
+    limit = max(timeout_s, INTERACTIVE_TIMEOUT_S) if interactive else timeout_s
+    out = await _run([command, *args], env, limit, interactive)
     if out.code != 0:
         detail = _stderr_line(out.stderr)
         raise ExecPluginError(

@@ -8,7 +8,6 @@ import contextlib
 from ktop.sources.base import Emit
 from ktop.sources.sim.simulator import Simulator
 
-
 SLICE_S = 1.0
 """Simulated seconds advanced between two chances for the screen to run."""
 

@@ -200,11 +200,13 @@ def _run_kind(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    from ktop.model.scrub import scrub
+
     result = kind_demo(scenarios=(args.scenario,))
     if not result.ok or result.kubeconfig is None:
-        print(result.message, file=sys.stderr)
+        print(scrub(result.message), file=sys.stderr)
         return 1
-    print(result.message, file=sys.stderr)
+    print(scrub(result.message), file=sys.stderr)
     args.kubeconfig, args.context = str(result.kubeconfig), None
     return _run_live(args)
 
@@ -267,7 +269,10 @@ async def _live_main(args: argparse.Namespace) -> int:
     hub = Hub(ClusterModel(ModelConfig(rack_label=args.rack_label)))
     source = LiveSource(_live_opts(args), conn=conn)
     app = KtopApp(hub, [source], refresh_s=args.refresh, theme=args.theme)
-    await app.run_async()
+    try:
+        await app.run_async()
+    finally:
+        await conn.close()  # also when the source never started: no unclosed session
     if app.crash is not None:
         raise app.crash
     return 0

@@ -250,3 +250,10 @@ def test_log_records_from_libraries_are_scrubbed(tmp_path: Path) -> None:
     assert path is not None
     text = path.read_text()
     assert "exec: " in text and "boom" in text and SECRET not in text
+
+
+def test_addresses_shown_never_carry_user_info() -> None:
+    from ktop.sources.live.source import host_port
+
+    assert host_port(f"https://admin:{SECRET}@etcd-1:2379/metrics") == "etcd-1:2379"
+    assert host_port("https://10.0.0.1:6443") == "10.0.0.1:6443"

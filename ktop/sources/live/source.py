@@ -309,7 +309,7 @@ class LiveSource:
                 except Exception:
                     bases = []
             for base in bases:
-                self._instance_loops(base, emit, base.split("//", 1)[-1])
+                self._instance_loops(base, emit, host_port(base))
             if not bases or self._instances_unreachable(bases):
                 # Instance addresses unknown or unreachable from here (private
                 # endpoints): read the load-balanced endpoint, labelled as such.
@@ -317,7 +317,7 @@ class LiveSource:
             await asyncio.sleep(self.o.discovery_s)
 
     def _instances_unreachable(self, bases: list[str]) -> bool:
-        names = [b.split("//", 1)[-1] for b in bases]
+        names = [host_port(b) for b in bases]
         return all(
             self.instance_successes.get(n, 0) == 0 and self.instance_failures.get(n, 0) >= 2
             for n in names

@@ -11,6 +11,7 @@ import argparse
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NoReturn
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,10 +58,10 @@ ALL = (REFRESH, SPEED, NODES, ZONES, SCRAPE_INTERVAL)
 """Every bounded option (docs/security.md lists them)."""
 
 
-def _check(bound: Bound, value: float) -> None:
+def _check(bound: Bound, value: float, text: str) -> None:
     if not math.isfinite(value) or not bound.low <= value <= bound.high:
         raise argparse.ArgumentTypeError(
-            f"{value!s} is out of range: {bound.option} takes {bound.text()}"
+            f"{text[:40]} is out of range: {bound.option} takes {bound.text()}"
         )
 
 
@@ -74,7 +75,7 @@ def bounded_float(bound: Bound) -> Callable[[str], float]:
             raise argparse.ArgumentTypeError(
                 f"{text[:40]!r} is not a number ({bound.option} takes {bound.text()})"
             ) from None
-        _check(bound, value)
+        _check(bound, value, text)
         return value
 
     parse.__name__ = bound.option.lstrip("-").replace("-", "_")
@@ -93,8 +94,16 @@ def bounded_int(bound: Bound) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(
                 f"{text[:40]!r} is not a whole number ({bound.option} takes {bound.text()})"
             )
-        _check(bound, value)
+        _check(bound, value, text)
         return value
 
     parse.__name__ = bound.option.lstrip("-").replace("-", "_")
     return parse
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (no usage block), exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``prog: message (see prog --help)`` and exit with status 2."""
+        self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")

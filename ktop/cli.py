@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ktop import __version__, bounds
-from ktop.bounds import bounded_float, bounded_int
+from ktop.bounds import OneLineErrorParser, bounded_float, bounded_int
 
 if TYPE_CHECKING:
     from ktop.sources.live.source import LiveOptions
@@ -77,7 +77,7 @@ def _live_options(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``ktop`` argument parser."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="ktop",
         description="A terminal dashboard for very large Kubernetes control planes.",
         epilog="Run 'ktop demo' to see it on a built-in simulated cluster.",

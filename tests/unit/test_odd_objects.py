@@ -154,3 +154,20 @@ def test_a_bad_watch_event_is_skipped_and_the_stream_goes_on() -> None:
 def test_table_node_with_null_labels() -> None:
     rec = table_node_record({"metadata": {"name": "n", "labels": None}, "cells": None}, "rack")
     assert rec.name == "n" and rec.zone == ""
+
+
+def test_a_duplicated_series_does_not_double_the_rate_and_is_shown() -> None:
+    from ktop.model.events import Component, MetricsScraped, Target
+    from ktop.model.exposition import parse_exposition
+    from ktop.ui.render.reasons import drill_reason_lines
+
+    target = Target(Component.APISERVER, "a:6443")
+    model = ClusterModel()
+    for at, value in ((0.0, 100.0), (10.0, 150.0)):
+        line = f'apiserver_request_total{{verb="GET",code="200"}} {value}\n'
+        parsed = parse_exposition(line + line, {"apiserver_request_total"})
+        model.apply(MetricsScraped(at, target, parsed.samples, parsed.errors))
+    rate = model.series[target].rate("apiserver_request_total")
+    assert rate.value == 5.0  # (150 - 100) / 10 s, not twice that
+    lines = [t.plain for t in drill_reason_lines(model.snapshot(), Area.APISERVERS)]
+    assert any("warning" in ln and "duplicate series" in ln for ln in lines), lines

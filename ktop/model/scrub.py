@@ -38,18 +38,52 @@ MASK = "<redacted>"
 MIN_SECRET_LEN = 4
 """Known values shorter than this are not registered."""
 
-_SECRET_KEYS = (
-    r"(?:[a-z0-9_-]*(?:token|password|passwd|passphrase|secret|api[_-]?key|apikey"
-    r"|private[_-]?key|client[_-]?key(?:[_-]?data)?|credentials?|cookie|session[_-]?id"
-    r"|access[_-]?key|refresh[_-]?token|id[_-]?token|signature|sig)[a-z0-9_-]*)"
+_SECRET_KEY = re.compile(
+    r"token|password|passwd|passphrase|secret|api[_-]?key|apikey|private[_-]?key"
+    r"|client[_-]?key|credential|cookie|session[_-]?id|access[_-]?key|signature|^sig$",
+    re.IGNORECASE,
 )
 """Names (of YAML/JSON keys, query parameters, flags, env vars) whose value is a secret."""
+
+
+# Every pattern is linear in the text (a message from a cluster can be megabytes of
+# anything): a key is matched only from the start of a run of name characters (the
+# look-behind), never from each position inside it, and checked afterwards.
+_PAIR_KEY = re.compile(r"(?<![A-Za-z0-9_-])([A-Za-z0-9_-]+)[\"']?\s*[:=]\s*[\"']?")
+"""``key: value``, ``key=value``, ``"key": "value"`` (YAML, JSON, query strings, env)."""
+_FLAG_KEY = re.compile(r"(?<![A-Za-z0-9_-])--([A-Za-z0-9_-]+)\s+(?=[^\s\"'-])")
+"""``--token VALUE`` (a command line quoted in a message)."""
+_PAIR_VALUE = re.compile(r"[^\s\"'&,;}\])]+")
+_FLAG_VALUE = re.compile(r"[^\s\"']+")
+
+
+def _mask_values(text: str, key: re.Pattern[str], value: re.Pattern[str]) -> str:
+    """Mask the value after every ``key`` whose name is a secret's.
+
+    Keys are found without consuming their values, so that a key inside a value
+    (``https://host/?token=...``) is found too.
+    """
+    out: list[str] = []
+    pos = 0
+    for m in key.finditer(text):
+        if m.start() < pos or not _SECRET_KEY.search(m.group(1)):
+            continue
+        v = value.match(text, m.end())
+        if v is None:
+            continue
+        out.append(text[pos : m.end()])
+        out.append(MASK)
+        pos = v.end()
+    out.append(text[pos:])
+    return "".join(out)
+
 
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # PEM private keys (any kind), whole block.
     (
         re.compile(
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)",
+            r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----.*?"
+            r"(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----|$)",
             re.DOTALL,
         ),
         MASK,
@@ -65,23 +99,12 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # Bearer / Basic credentials wherever they appear.
     (re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+", re.IGNORECASE), rf"\1 {MASK}"),
     # JWTs (header.payload.signature, base64url).
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), MASK),
+    (
+        re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"),
+        MASK,
+    ),
     # URL user-info: scheme://user:password@host  ->  scheme://<redacted>@host
-    (re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@'\"]+@"), rf"\1{MASK}@"),
-    # key: value, key=value, "key": "value" (YAML, JSON, query strings, env, flags).
-    (
-        re.compile(
-            rf"(?P<key>[\"']?\b{_SECRET_KEYS}[\"']?\s*[:=]\s*)"
-            r"(?P<q>[\"']?)(?P<val>[^\s\"'&,;}\])]+)",
-            re.IGNORECASE,
-        ),
-        rf"\g<key>\g<q>{MASK}",
-    ),
-    # --token VALUE (a command line quoted in a message).
-    (
-        re.compile(rf"(?P<key>--{_SECRET_KEYS}\s+)(?P<val>[^\s\"'-][^\s\"']*)", re.IGNORECASE),
-        rf"\g<key>{MASK}",
-    ),
+    (re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]{0,30}://)[^/\s@'\"]{1,2000}@"), rf"\1{MASK}@"),
 )
 
 
@@ -140,7 +163,8 @@ def scrub(text: object) -> str:
         out = known.sub(MASK, out)
     for pattern, replacement in _PATTERNS:
         out = pattern.sub(replacement, out)
-    return out
+    out = _mask_values(out, _PAIR_KEY, _PAIR_VALUE)
+    return _mask_values(out, _FLAG_KEY, _FLAG_VALUE)
 
 
 _TOKENISH = re.compile(r"[A-Za-z0-9+/_=.~-]{20,}")

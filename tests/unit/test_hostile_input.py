@@ -155,3 +155,28 @@ def test_a_count_too_long_to_be_a_count_is_kept_as_text() -> None:
     assert all(count == 0 for _, count in parsed.reasons)
     parsed = parse_failed_scheduling("0/" + "9" * 5000 + " nodes are available: 1 x.")
     assert parsed.total_nodes is None
+
+
+SCRUB = {
+    "name characters": "a-" * 500_000,
+    "one long word": "a" * 1_000_000,
+    "keys without values": "token" * 200_000,
+    "keys with blanks": "token " * 170_000,
+    "schemes": "http://" * 150_000,
+    "JWT starts": "eyJaaaa." * 125_000,
+    "JWT starts in one run": "eyJ-" * 250_000,
+    "PEM starts": "-----BEGIN " * 90_000,
+    "header names": "authorization" * 80_000,
+    "quotes": '"' * 1_000_000,
+    "separators": "x_token_y-=" * 90_000,
+}
+
+
+@pytest.mark.parametrize("case", list(SCRUB))
+def test_scrub_is_linear(case: str, baseline_s: float) -> None:
+    from ktop.model.scrub import scrub, scrub_opaque
+
+    text = SCRUB[case]
+    # 1 MB against the 10 MB baseline: a linear scrub is far inside it.
+    assert _seconds(lambda: scrub_opaque(text)) < baseline_s + 2.0
+    assert _seconds(lambda: scrub(text)) < baseline_s + 2.0

@@ -11,6 +11,12 @@ from ktop.cli import main
 from ktop.sources.sim.scenarios import SCENARIOS
 
 
+@pytest.fixture(autouse=True)
+def _cache_in_tmp(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """main() installs its log handler; keep it (and any crash report) out of the home."""
+    monkeypatch.setenv("KTOP_CACHE_DIR", str(tmp_path / "cache"))
+
+
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])

@@ -35,7 +35,7 @@ def _fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     forget_secrets()
 
 
-def _kubeconfig(path: Path, user: dict[str, Any], server: str = DEAD) -> Path:
+def _kubeconfig(path: Path, user: dict[str, Any], server: str = DEAD, **cluster: object) -> Path:
     path.write_text(
         json.dumps(
             {
@@ -43,7 +43,10 @@ def _kubeconfig(path: Path, user: dict[str, Any], server: str = DEAD) -> Path:
                 "kind": "Config",
                 "current-context": "c",
                 "clusters": [
-                    {"name": "k", "cluster": {"server": server, "insecure-skip-tls-verify": True}}
+                    {
+                        "name": "k",
+                        "cluster": {"server": server, "insecure-skip-tls-verify": True, **cluster},
+                    }
                 ],
                 "users": [{"name": "u", "user": user}],
                 "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
@@ -109,14 +112,59 @@ def _assert_nowhere(capfd: pytest.CaptureFixture[str], tmp_path: Path) -> str:
     return err
 
 
-@pytest.mark.parametrize("user", list(USERS))
+def _file_users(tmp_path: Path) -> dict[str, dict[str, Any]]:
+    token_file = tmp_path / "token"
+    token_file.write_text(SECRET)
+    key_file = tmp_path / "client.key"
+    key_file.write_text(PEM_KEY)
+    cert_file = tmp_path / "client.crt"
+    cert_file.write_text(f"-----BEGIN CERTIFICATE-----\n{SECRET}\n-----END CERTIFICATE-----\n")
+    return {
+        "token file": {"tokenFile": str(token_file)},
+        "client key file": {"client-certificate": str(cert_file), "client-key": str(key_file)},
+    }
+
+
+@pytest.mark.parametrize("user", [*USERS, "token file", "client key file"])
 def test_kubeconfig_credentials_never_printed(
     user: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    cfg = _kubeconfig(tmp_path / "config", USERS[user])
+    cfg = _kubeconfig(tmp_path / "config", {**USERS, **_file_users(tmp_path)}[user])
     assert main(["--kubeconfig", str(cfg)]) == 2
     err = _assert_nowhere(capfd, tmp_path)
     assert err.startswith("ktop: ") and len(err.strip().splitlines()) == 1
+
+
+def test_proxy_url_password_never_printed(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    cfg = _kubeconfig(
+        tmp_path / "config",
+        {"token": "other-token-1"},
+        **{"proxy-url": f"http://proxy-user:{SECRET}@127.0.0.1:1"},
+    )
+    assert main(["--kubeconfig", str(cfg)]) == 2
+    _assert_nowhere(capfd, tmp_path)
+
+
+def test_events_reach_sinks_scrubbed() -> None:
+    """What a recording or bundle would store: the hub scrubs before any sink sees it."""
+    from ktop.hub import Hub
+    from ktop.model.events import FEED_NODES, FeedFailed, SourceStarted
+
+    register_secret(SECRET)
+    seen: list[object] = []
+    hub = Hub(sinks=[seen.extend])
+    hub.ingest(
+        [
+            SourceStarted(0.0, "live", "c", f"https://u:{SECRET}@h:6443"),
+            FeedFailed(1.0, FEED_NODES, f"list nodes: 401 for token {SECRET}"),
+            FeedFailed(2.0, FEED_NODES, "Authorization: Bearer zzzzzzzzzzzzzz"),
+        ]
+    )
+    text = repr(seen)
+    assert SECRET not in text and "zzzzzzzzzzzzzz" not in text
+    assert "h:6443" in text and "list nodes: 401" in text
 
 
 @pytest.mark.parametrize(

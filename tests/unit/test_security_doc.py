@@ -39,6 +39,7 @@ def test_time_limits_match_the_code() -> None:
 
 
 def test_parser_caps_match_the_code() -> None:
+    assert f"a body over {transport.MAX_BODY_BYTES >> 20} MiB" in DOC
     assert f"over {exposition.MAX_LINE_CHARS // 1024} KiB" in DOC
     assert f"value over {exposition.MAX_LABEL_VALUE_CHARS // 1024} KiB" in DOC
     assert f"row over {apf_dump.MAX_LINE_CHARS // 1024} KiB" in DOC

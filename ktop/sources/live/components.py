@@ -17,7 +17,7 @@ import aiohttp
 from ktop.model.scrub import scrub
 from ktop.sources.live.errors import describe
 from ktop.sources.live.scrape import Fetch
-from ktop.sources.live.transport import CONNECT_TIMEOUT_S, RequestTimeoutError
+from ktop.sources.live.transport import CONNECT_TIMEOUT_S, RequestTimeoutError, read_capped
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +65,7 @@ def http_fetcher(
                     total=timeout_s, sock_connect=min(timeout_s, CONNECT_TIMEOUT_S)
                 ),
             ) as resp:  # fmt: skip
-                body = await resp.read()
+                body = await read_capped(resp, f"GET {scrub(url)}")
         except TimeoutError:
             raise RequestTimeoutError(
                 f"GET {scrub(url)} did not answer within {timeout_s:g}s (request time limit)"

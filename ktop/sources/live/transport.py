@@ -34,8 +34,36 @@ REQUEST_TIMEOUT_S = 30.0
 """Default time limit for a whole request."""
 
 
+MAX_BODY_BYTES = 256 << 20
+"""A response body larger than this is refused (the largest real ones, a big
+apiserver's /metrics, are tens of MiB)."""
+
+
 class RequestTimeoutError(TimeoutError):
     """A request did not finish within its time limit; the message names the limit."""
+
+
+class ResponseTooLargeError(ValueError):
+    """A response body exceeded :data:`MAX_BODY_BYTES`; the message names the limit."""
+
+
+async def read_capped(
+    resp: aiohttp.ClientResponse, what: str, limit: int = MAX_BODY_BYTES
+) -> bytes:
+    """The whole body, or :class:`ResponseTooLargeError` once it passes ``limit`` bytes."""
+    too_large = ResponseTooLargeError(
+        f"{what}: response larger than {limit >> 20} MiB (size limit); not read"
+    )
+    if resp.content_length is not None and resp.content_length > limit:
+        raise too_large
+    chunks: list[bytes] = []
+    total = 0
+    async for chunk in resp.content.iter_chunked(1 << 20):
+        total += len(chunk)
+        if total > limit:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 Query = Sequence[tuple[str, str | int]]
@@ -96,7 +124,7 @@ class KubeTransport:
         try:
             resp = await self._call(path, query, accept, timeout)
             async with resp:
-                body = await resp.read()
+                body = await read_capped(resp, f"GET {path}")
         except TimeoutError:
             raise RequestTimeoutError(
                 f"GET {path} did not answer within {timeout_s:g}s (request time limit)"

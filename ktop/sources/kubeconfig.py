@@ -68,6 +68,8 @@ def yaml_error_summary(exc: yaml.YAMLError) -> str:
 _QUOTED = re.compile(r"'[^']{5,}'|\"[^\"]{5,}\"")
 
 
+MAX_KUBECONFIG_BYTES = 16 << 20
+"""A kubeconfig larger than this is refused (real ones are kilobytes)."""
 _LISTS = ("contexts", "clusters", "users")
 _FILE_FIELDS = {
     "cluster": ("certificate-authority",),
@@ -90,9 +92,14 @@ _TOKENISH = re.compile(r"^(?=.*[A-Za-z])(?=.*\d)[A-Za-z0-9+/_=.~:-]{16,}$")
 def _load(path: Path) -> dict[str, Any]:
     """Read one kubeconfig file, once (it may be a pipe), and check its shape."""
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as f:
+            raw = f.read(MAX_KUBECONFIG_BYTES + 1)
     except OSError as exc:
         raise KubeconfigError(f"cannot read kubeconfig {path}: {exc.strerror}") from None
+    if len(raw) > MAX_KUBECONFIG_BYTES:
+        raise KubeconfigError(
+            f"kubeconfig {path} is larger than {MAX_KUBECONFIG_BYTES >> 20} MiB (size limit)"
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -177,3 +177,12 @@ def test_relative_files_are_relative_to_the_kubeconfig(tmp_path: Path) -> None:
     assert cfg["clusters"][0]["cluster"]["certificate-authority"] == str(path.parent / "ca.crt")
     assert cfg["users"][0]["user"]["client-certificate"] == str(path.parent / "c.crt")
     assert cfg["users"][0]["user"]["client-key"] == "/abs/c.key"
+
+
+def test_a_huge_kubeconfig_is_refused(tmp_path: Path) -> None:
+    from ktop.sources.kubeconfig import MAX_KUBECONFIG_BYTES
+
+    path = tmp_path / "config"
+    path.write_bytes(b"#" * (MAX_KUBECONFIG_BYTES + 10))
+    with pytest.raises(KubeconfigError, match="size limit"):
+        load_context(str(path), None, env={})

@@ -184,28 +184,67 @@ def test_converters_raise_only_object_error(obj: dict[str, Any]) -> None:
 # ---------------------------------------------------------- kubeconfig resolution
 
 
+NAME = st.sampled_from(["a", "b"]) | JSON
+SERVER = st.sampled_from(["https://h:6443", "http://h", "not a url", "https://h:99999", ""]) | JSON
+CLUSTER = JSON | st.fixed_dictionaries(
+    {},
+    optional={
+        "server": SERVER,
+        "certificate-authority-data": st.sampled_from(["aGVsbG8=", "%%%"]) | JSON,
+        "insecure-skip-tls-verify": JSON,
+    },
+)
+USER = JSON | st.fixed_dictionaries(
+    {},
+    optional={
+        "token": JSON,
+        "password": JSON,
+        "client-key-data": st.sampled_from(["aGVsbG8=", "%%%"]) | JSON,
+        "exec": JSON
+        | st.fixed_dictionaries(
+            {}, optional={"command": JSON, "apiVersion": JSON, "args": JSON, "env": JSON}
+        ),
+    },
+)
+
+
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.fixed_dictionaries(
         {},
         optional={
-            "current-context": JSON,
-            "contexts": JSON | st.lists(st.fixed_dictionaries({"name": JSON, "context": JSON})),
-            "clusters": JSON | st.lists(st.fixed_dictionaries({"name": JSON, "cluster": JSON})),
-            "users": JSON | st.lists(st.fixed_dictionaries({"name": JSON, "user": JSON})),
+            "current-context": NAME,
+            "contexts": JSON
+            | st.lists(
+                st.fixed_dictionaries(
+                    {"name": NAME},
+                    optional={
+                        "context": JSON
+                        | st.fixed_dictionaries({}, optional={"cluster": NAME, "user": NAME})
+                    },
+                )
+            ),
+            "clusters": JSON
+            | st.lists(st.fixed_dictionaries({"name": NAME}, optional={"cluster": CLUSTER})),
+            "users": JSON
+            | st.lists(st.fixed_dictionaries({"name": NAME}, optional={"user": USER})),
         },
     ),
-    st.none() | st.text(max_size=10),
+    st.none() | NAME.filter(lambda n: isinstance(n, str)),
 )
 def test_kubeconfig_resolution_raises_only_its_error(
-    tmp_path: Path, config: dict[str, Any], context: str | None
+    tmp_path: Path, config: dict[str, Any], context: Any
 ) -> None:
     path = tmp_path / "config"
     path.write_text(yaml.safe_dump(config))
     try:
-        load_context(str(path), context, env={})
+        resolved = load_context(str(path), context, env={})
     except KubeconfigError as exc:
         assert "\n" not in str(exc)
+        return
+    # What resolves is usable: a real server URL, and a one-context config.
+    assert resolved.info.server.startswith(("http://", "https://"))
+    assert [c["name"] for c in resolved.config["contexts"]] == [resolved.info.name]
 
 
 @given(st.binary(max_size=300))

@@ -38,12 +38,19 @@ MASK = "<redacted>"
 MIN_SECRET_LEN = 4
 """Known values shorter than this are not registered."""
 
-_SECRET_KEY = re.compile(
-    r"token|password|passwd|passphrase|secret|api[_-]?key|apikey|private[_-]?key"
-    r"|client[_-]?key|credential|cookie|session[_-]?id|access[_-]?key|signature|^sig$",
-    re.IGNORECASE,
+_SECRET_WORD = re.compile(
+    r"token|passw|passphrase|secret|api[_-]?key|apikey|private[_-]?key"
+    r"|client[_-]?key|credential|cookie|session[_-]?id|access[_-]?key|signature|sig"
 )
-"""Names (of YAML/JSON keys, query parameters, flags, env vars) whose value is a secret."""
+"""Words (in lower case) that make a key (YAML/JSON, query parameter, flag, env var) name a
+secret; ``sig`` (a signed URL's signature) only as the whole name. Matched on lower-cased
+text without IGNORECASE, which is ten times faster."""
+
+
+def _names_secret(name: str) -> bool:
+    lower = name.lower()
+    found = _SECRET_WORD.search(lower)
+    return found is not None and (found.group(0) != "sig" or lower == "sig")
 
 
 # Every pattern is linear in the text (a message from a cluster can be megabytes of
@@ -66,7 +73,7 @@ def _mask_values(text: str, key: re.Pattern[str], value: re.Pattern[str]) -> str
     out: list[str] = []
     pos = 0
     for m in key.finditer(text):
-        if m.start() < pos or not _SECRET_KEY.search(m.group(1)):
+        if m.start() < pos or not _names_secret(m.group(1)):
             continue
         v = value.match(text, m.end())
         if v is None:
@@ -78,9 +85,10 @@ def _mask_values(text: str, key: re.Pattern[str], value: re.Pattern[str]) -> str
     return "".join(out)
 
 
-_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     # PEM private keys (any kind), whole block.
     (
+        "private key",
         re.compile(
             r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----.*?"
             r"(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----|$)",
@@ -90,6 +98,7 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
     # HTTP Authorization / Proxy-Authorization headers, in any quoting.
     (
+        "authorization",
         re.compile(
             r"((?:proxy-)?authorization['\"]?\s*[:=]\s*['\"]?)[^'\",}\r\n]+",
             re.IGNORECASE,
@@ -97,14 +106,16 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         rf"\1{MASK}",
     ),
     # Bearer / Basic credentials wherever they appear.
-    (re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+", re.IGNORECASE), rf"\1 {MASK}"),
+    ("bearer", re.compile(r"\b(Bearer)\s+[A-Za-z0-9._~+/=-]+", re.IGNORECASE), rf"\1 {MASK}"),
+    ("basic", re.compile(r"\b(Basic)\s+[A-Za-z0-9._~+/=-]+", re.IGNORECASE), rf"\1 {MASK}"),
     # JWTs (header.payload.signature, base64url).
     (
+        "eyj",
         re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"),
         MASK,
     ),
     # URL user-info: scheme://user:password@host  ->  scheme://<redacted>@host
-    (re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]{0,30}://)[^/\s@'\"]{1,2000}@"), rf"\1{MASK}@"),
+    ("@", re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]{0,30}://)[^/\s@'\"]{1,2000}@"), rf"\1{MASK}@"),
 )
 
 
@@ -161,10 +172,14 @@ def scrub(text: object) -> str:
     known = _REGISTRY.pattern
     if known is not None:
         out = known.sub(MASK, out)
-    for pattern, replacement in _PATTERNS:
-        out = pattern.sub(replacement, out)
-    out = _mask_values(out, _PAIR_KEY, _PAIR_VALUE)
-    return _mask_values(out, _FLAG_KEY, _FLAG_VALUE)
+    lower = out.lower()
+    for trigger, pattern, replacement in _PATTERNS:
+        if trigger in lower:  # a cheap test first: most messages hold no secret at all
+            out = pattern.sub(replacement, out)
+    if _SECRET_WORD.search(lower):
+        out = _mask_values(out, _PAIR_KEY, _PAIR_VALUE)
+        out = _mask_values(out, _FLAG_KEY, _FLAG_VALUE)
+    return out
 
 
 _TOKENISH = re.compile(r"[A-Za-z0-9+/_=.~-]{20,}")

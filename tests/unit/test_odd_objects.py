@@ -171,3 +171,12 @@ def test_a_duplicated_series_does_not_double_the_rate_and_is_shown() -> None:
     assert rate.value == 5.0  # (150 - 100) / 10 s, not twice that
     lines = [t.plain for t in drill_reason_lines(model.snapshot(), Area.APISERVERS)]
     assert any("warning" in ln and "duplicate series" in ln for ln in lines), lines
+
+
+def test_a_nameless_node_is_never_fetched_whole() -> None:
+    from ktop.sources.live.source import NodeDetails
+
+    details = NodeDetails(per_s=5.0, cap=10)
+    details.want("")
+    details.want("n1")
+    assert details.queue.qsize() == 1 and details.pending == {"n1"}

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import aiohttp
 from kubernetes_asyncio.client import ApiClient
@@ -108,8 +109,12 @@ class NodeDetails:
         self.fetched = 0
 
     def want(self, name: str) -> None:
-        """Ask for a node's detail (ignored when already queued or over the cap)."""
-        if name in self.pending or len(self.pending) >= self.cap:
+        """Ask for a node's detail (ignored when already queued or over the cap).
+
+        A node without a name is never fetched: ``/api/v1/nodes/`` would be an
+        unpaginated LIST of every node.
+        """
+        if not name or name in self.pending or len(self.pending) >= self.cap:
             return
         self.pending.add(name)
         self.queue.put_nowait(name)
@@ -122,7 +127,7 @@ class NodeDetails:
             name = await self.queue.get()
             self.pending.discard(name)
             try:
-                obj = (await t.get(f"/api/v1/nodes/{name}")).json()
+                obj = (await t.get(f"/api/v1/nodes/{quote(name, safe='')}")).json()
                 emit(handler.detail(clock(), node_record(obj, handler.rack_label)))
                 self.fetched += 1
             except ApiError as e:

@@ -14,7 +14,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ktop import __version__
+from ktop import __version__, bounds
+from ktop.bounds import OneLineErrorParser, bounded_float, bounded_int
 from ktop.commands import snapshot as snapshot_command
 from ktop.config import Config, ConfigError, config_path
 
@@ -102,10 +103,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--refresh",
-        type=float,
+        type=bounded_float(bounds.REFRESH),
         default=s,
         metavar="SECONDS",
-        help="screen refresh interval (default 1)",
+        help=f"screen refresh interval, {bounds.REFRESH.text()} (default 1)",
     )
     g.add_argument(
         "--low-bandwidth",
@@ -163,16 +164,16 @@ def _live_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--scrape-interval",
-        type=float,
+        type=bounded_float(bounds.SCRAPE_INTERVAL),
         default=s,
         metavar="SECONDS",
-        help="seconds between metrics reads (default 15)",
+        help=f"seconds between metrics reads, {bounds.SCRAPE_INTERVAL.text()} (default 15)",
     )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``ktop`` argument parser."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="ktop",
         description="A terminal dashboard for very large Kubernetes control planes. " + READ_ONLY,
         epilog="Run 'ktop demo' to see it on a built-in simulated cluster. Defaults for "
@@ -193,11 +194,24 @@ def build_parser() -> argparse.ArgumentParser:
         "with --kind)",
     )
     demo.add_argument("--list", action="store_true", help="list the scenarios and exit")
-    demo.add_argument("--nodes", type=int, default=5000, help="number of nodes (default 5000)")
-    demo.add_argument("--zones", type=int, default=3, help="number of zones (default 3)")
+    demo.add_argument(
+        "--nodes",
+        type=bounded_int(bounds.NODES),
+        default=5000,
+        help=f"number of nodes, {bounds.NODES.text()} (default 5000)",
+    )
+    demo.add_argument(
+        "--zones",
+        type=bounded_int(bounds.ZONES),
+        default=3,
+        help=f"number of zones, {bounds.ZONES.text()} (default 3)",
+    )
     demo.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     demo.add_argument(
-        "--speed", type=float, default=1.0, help="time compression: 10 = ten times faster"
+        "--speed",
+        type=bounded_float(bounds.SPEED),
+        default=1.0,
+        help=f"time compression: 10 = ten times faster ({bounds.SPEED.text()})",
     )
     demo.add_argument(
         "--kind",
@@ -241,6 +255,8 @@ def _config_value(action: argparse.Action, key: str, value: Any, where: str) -> 
         raise bad("a number" if convert in (int, float) else "a string")
     try:
         return convert(value)  # type: ignore[arg-type]
+    except argparse.ArgumentTypeError as exc:
+        raise ConfigError(f"{where}: {key}: {exc}") from None
     except (TypeError, ValueError) as exc:
         raise bad("a number" if convert in (int, float) else "a string") from exc
 
@@ -328,8 +344,11 @@ def _run_demo(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.nodes < 1 or args.zones < 1 or args.speed <= 0:
-        print("ktop demo: --nodes and --zones must be >= 1 and --speed > 0", file=sys.stderr)
+    if args.zones > args.nodes:
+        print("ktop demo: --zones cannot exceed --nodes", file=sys.stderr)
+        return 2
+    if (problem := _terminal_problem()) is not None:
+        print(f"ktop demo: {problem}", file=sys.stderr)
         return 2
     if args.kind:
         return _run_kind(args)
@@ -350,6 +369,8 @@ def _run_demo(args: argparse.Namespace) -> int:
     hub = Hub(ClusterModel(ModelConfig(rack_label=args.rack_label)))
     app = KtopApp(hub, [SimulatorSource(sim, speed=args.speed)], **app_options(args))
     app.run()
+    if app.crash is not None:
+        raise app.crash
     return 0
 
 
@@ -378,6 +399,12 @@ def app_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _terminal_problem() -> str | None:
+    from ktop.crash import terminal_problem
+
+    return terminal_problem(sys.stdin, sys.stdout)
+
+
 def _run_kind(args: argparse.Namespace) -> int:
     from ktop.lab.kind import KIND_SCENARIOS, kind_demo, missing_kind_tools, missing_tools_message
 
@@ -392,11 +419,13 @@ def _run_kind(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    from ktop.model.scrub import scrub
+
     result = kind_demo(scenarios=(args.scenario,))
     if not result.ok or result.kubeconfig is None:
-        print(result.message, file=sys.stderr)
+        print(scrub(result.message), file=sys.stderr)
         return 1
-    print(result.message, file=sys.stderr)
+    print(scrub(result.message), file=sys.stderr)
     args.kubeconfig, args.context = str(result.kubeconfig), None
     return _run_live(args)
 
@@ -431,6 +460,7 @@ async def _connect_live(args: argparse.Namespace) -> LiveSource | int:
     """A live source, connected and probed before anything takes the terminal; or an exit
     status after printing why not.
     """
+    from ktop.model.scrub import scrub
     from ktop.sources.kubeconfig import KubeconfigError
     from ktop.sources.live.client import ConnectError, connect, probe
     from ktop.sources.live.source import LiveSource
@@ -439,13 +469,21 @@ async def _connect_live(args: argparse.Namespace) -> LiveSource | int:
         # Credentials (and exec plugins that may prompt) before the UI takes the terminal.
         conn = await connect(args.kubeconfig, args.context)
     except KubeconfigError as exc:
-        print(f"ktop: {exc}", file=sys.stderr)
+        print(f"ktop: {scrub(exc)}", file=sys.stderr)
         return 2
     try:
         await probe(conn)
+        problem = _terminal_problem()
     except ConnectError as exc:
         await conn.close()
-        print(f"ktop: {exc}", file=sys.stderr)
+        print(f"ktop: {scrub(exc)}", file=sys.stderr)
+        return 2
+    except BaseException:
+        await conn.close()
+        raise
+    if problem is not None:
+        await conn.close()
+        print(f"ktop: {problem}", file=sys.stderr)
         return 2
     return LiveSource(_live_opts(args), conn=conn)
 
@@ -460,7 +498,13 @@ async def _live_main(args: argparse.Namespace) -> int:
         return source
     hub = Hub(ClusterModel(ModelConfig(rack_label=args.rack_label)))
     app = KtopApp(hub, [source], **app_options(args))
-    await app.run_async()
+    try:
+        await app.run_async()
+    finally:
+        if source.conn is not None:  # also when the source never started: no unclosed session
+            await source.conn.close()
+    if app.crash is not None:
+        raise app.crash
     return 0
 
 
@@ -471,7 +515,25 @@ def _run_live(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``ktop`` command."""
+    """Entry point of the ``ktop`` command.
+
+    Every message is scrubbed of secrets; an unexpected error prints two lines
+    and leaves the full (scrubbed) report in the cache directory.
+    """
+    from ktop.crash import install_logging, report_crash
+
+    install_logging()
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("ktop: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        print(report_crash(exc, list(sys.argv[1:] if argv is None else argv)), file=sys.stderr)
+        return 70  # EX_SOFTWARE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = parse_args(argv)
     if args.command == "demo":
         return _run_demo(args)

@@ -15,6 +15,7 @@ from ktop.analysis.findings import Finding
 from ktop.analysis.rules import evaluate
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import Event
+from ktop.model.scrub import scrub_event
 from ktop.model.snapshot import ClusterSnapshot
 
 Sink = Callable[[Sequence[Event]], None]
@@ -48,6 +49,7 @@ class Hub:
         """Fold a batch of events into the model and hand it to the sinks."""
         if not events:
             return
+        events = [scrub_event(e) for e in events]
         self.model.apply_all(events)
         self._events_since_publish += len(events)
         self.events_total += len(events)

@@ -21,6 +21,12 @@ class ApfDumpError(ValueError):
     """The dump is not in any known format."""
 
 
+MAX_LINE_CHARS = 4096
+"""A row longer than this is not a priority level (real rows are < 200 characters)."""
+MAX_TEXT_CHARS = 16 << 20
+"""A dump larger than this is refused (real ones are a few KiB)."""
+
+
 NONE_CELL = "<none>"
 """What <= 1.26 printed for every cell of a level without a queue set."""
 
@@ -57,10 +63,14 @@ def parse_priority_levels(text: str) -> tuple[ApfLevelDump, ...]:
     found or a row of the block cannot be read (the message says which line
     and why).
     """
+    if len(text) > MAX_TEXT_CHARS:
+        raise ApfDumpError(f"dump is larger than {MAX_TEXT_CHARS} characters")
     lines = text.splitlines()
     start = None
     columns: dict[str, int] = {}
     for index, line in enumerate(lines):
+        if not line.lstrip().startswith(_NAME) or len(line) > MAX_LINE_CHARS:
+            continue
         cells = _cells(line)
         if cells[0] == _NAME and _is_levels_header(cells):
             start = index
@@ -78,12 +88,14 @@ def parse_priority_levels(text: str) -> tuple[ApfLevelDump, ...]:
         line = lines[index]
         if not line.strip() or line.lstrip().startswith("#"):
             break
+        if len(line) > MAX_LINE_CHARS:
+            raise ApfDumpError(f"line {index + 1}: longer than {MAX_LINE_CHARS} characters")
         cells = _cells(line)
         if cells[0] == _NAME:
             break  # the header of another dump
         if len(cells) != width:
             raise ApfDumpError(
-                f"line {index + 1}: {len(cells)} cells where the header has {width}: {line!r}"
+                f"line {index + 1}: {len(cells)} cells where the header has {width}: {line[:120]!r}"
             )
         try:
             levels.append(_level(cells, columns))

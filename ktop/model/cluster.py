@@ -19,6 +19,7 @@ from ktop.model.area_etcd import build_etcd
 from ktop.model.area_nodes import NodesConfig, NodesState, build_nodes
 from ktop.model.area_scheduler import PendingPods, build_scheduler
 from ktop.model.events import Area, Component, Target
+from ktop.model.exposition import skipped_count
 from ktop.model.series import TargetSeries
 from ktop.model.snapshot import ClusterSnapshot, Freshness
 from ktop.model.zones import DEFAULT_UNHEALTHY_ZONE_THRESHOLD
@@ -100,6 +101,7 @@ class ClusterModel:
             ev.SourceStarted: self._source,
             ev.FeedSynced: self._feed_synced,
             ev.FeedFailed: self._feed_failed,
+            ev.ObjectsSkipped: self._objects_skipped,
             ev.SelfCost: self._self_cost,
             ev.ClockTick: self._tick,
         }
@@ -124,7 +126,8 @@ class ClusterModel:
         h = self.targets.setdefault(e.target, _Health())
         h.last_ok, h.error = e.at, ""
         h.note = (
-            f"{len(e.parse_errors)} malformed line(s) skipped: {'; '.join(e.parse_errors[:3])}"
+            f"{skipped_count(e.parse_errors)} line(s) skipped (malformed or duplicate series): "
+            f"{'; '.join(e.parse_errors[:3])}"
             if e.parse_errors
             else ""
         )
@@ -200,6 +203,11 @@ class ClusterModel:
         self.feeds.setdefault(e.feed, _Health()).error = e.reason
         self._dirty.add(FEED_AREAS.get(e.feed, Area.NODES))
 
+    def _objects_skipped(self, e: ev.ObjectsSkipped) -> None:
+        note = f"{e.skipped_total} object(s) skipped (unreadable fields), e.g. {e.example}"
+        self.feeds.setdefault(e.feed, _Health()).note = note
+        self._dirty.add(FEED_AREAS.get(e.feed, Area.NODES))
+
     def _self_cost(self, e: ev.SelfCost) -> None:
         self.self_cost = e
 
@@ -272,7 +280,7 @@ class ClusterModel:
             # A synced watch without an error is current even when nothing changed:
             # a dead stream is detected by the source and reported as FeedFailed.
             last = self.now if (h.synced and not h.error) else h.last_ok
-            out.append(Freshness(feed, FEED_AREAS.get(feed, Area.NODES), last, h.error))
+            out.append(Freshness(feed, FEED_AREAS.get(feed, Area.NODES), last, h.error, h.note))
         return tuple(out)
 
     def snapshot(self) -> ClusterSnapshot:

@@ -304,6 +304,22 @@ class FeedFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class ObjectsSkipped:
+    """Objects of a feed that could not be read (a field of the wrong type) were skipped.
+
+    The rest of the list or watch was read; the skipped objects are missing from
+    the data, which the feed's note says.
+    """
+
+    at: float
+    feed: str
+    skipped_total: int
+    """Objects skipped on this feed since the source started."""
+    example: str
+    """What was wrong with one of them."""
+
+
+@dataclass(frozen=True, slots=True)
 class SelfCost:
     """What ktop itself costs the cluster, measured by the source over ``window_s``."""
 
@@ -345,6 +361,7 @@ Event = (
     | SourceStarted
     | FeedSynced
     | FeedFailed
+    | ObjectsSkipped
     | SelfCost
     | ClockTick
 )

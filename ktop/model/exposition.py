@@ -32,9 +32,17 @@ _LABEL_NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVW
 _LABEL_NAME_CHARS = _LABEL_NAME_START | frozenset("0123456789")
 _ESCAPES = {"\\": "\\", '"': '"', "n": "\n"}
 _BLANKS = " \t"
-_PAIR = r'[ \t]*[a-zA-Z_][a-zA-Z0-9_]*[ \t]*=[ \t]*"[^"\\]*"[ \t]*'
-_SIMPLE_LABELS = re.compile(rf"(?:{_PAIR},)*(?:{_PAIR})?[ \t]*")
+# Possessive quantifiers: a label block that does not match fails in linear time
+# (with backtracking, a pair followed by many blanks took minutes).
+_PAIR = r'[ \t]*+[a-zA-Z_][a-zA-Z0-9_]*+[ \t]*+=[ \t]*+"[^"\\]*+"[ \t]*+'
+_SIMPLE_LABELS = re.compile(rf"(?:{_PAIR},)*+(?:{_PAIR})?+[ \t]*+")
 """A label set without escapes, validated in one C-level match (the fast path)."""
+MAX_LINE_CHARS = 65536
+"""A sample line longer than this is reported and skipped (real ones are < 1 KiB)."""
+MAX_LABEL_VALUE_CHARS = 16384
+"""A label value longer than this is reported and its line skipped."""
+MAX_ERRORS = 100
+"""At most this many malformed lines are described; the rest are counted."""
 _SIMPLE_PAIR = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)[ \t]*=[ \t]*"([^"]*)"')
 
 
@@ -50,6 +58,14 @@ class ParsedExposition:
 
 class _LineError(Exception):
     """A problem in one sample line (internal)."""
+
+
+def skipped_count(errors: Collection[str]) -> int:
+    """How many lines ``errors`` describes, counting those summarised as ``... and N more``."""
+    items = list(errors)
+    if items and items[-1].startswith("... and "):
+        return len(items) - 1 + int(items[-1].split()[2])
+    return len(items)
 
 
 def accepted_names(wanted: Collection[str]) -> frozenset[str]:
@@ -84,6 +100,8 @@ def parse_exposition(text: str, wanted: Collection[str]) -> ParsedExposition:
         lines_total = 0
     samples: list[Sample] = []
     errors: list[str] = []
+    errors_total = 0
+    seen: set[tuple[str, Labels]] = set()
     label_names: dict[str, str] = {}
     intern = sys.intern
     for lineno, line in enumerate(lines, 1):
@@ -101,11 +119,26 @@ def parse_exposition(text: str, wanted: Collection[str]) -> ParsedExposition:
         if name not in accept:
             continue
         try:
+            if len(line) > MAX_LINE_CHARS:
+                raise _LineError(f"longer than {MAX_LINE_CHARS} characters")
             labels, value = _parse_sample(line, len(name), label_names)
         except _LineError as exc:
-            errors.append(f"line {lineno}: {exc}")
+            errors_total += 1
+            if len(errors) < MAX_ERRORS:
+                errors.append(f"line {lineno}: {exc}")
             continue
+        key = (name, labels)
+        if key in seen:
+            # Prometheus rejects a repeated series; ktop keeps the first and says so
+            # (summing the two doubled the rate).
+            errors_total += 1
+            if len(errors) < MAX_ERRORS:
+                errors.append(f"line {lineno}: duplicate series {name}, kept the first")
+            continue
+        seen.add(key)
         samples.append(Sample(intern(name), labels, value))
+    if errors_total > len(errors):
+        errors.append(f"... and {errors_total - len(errors)} more")
     return ParsedExposition(tuple(samples), tuple(errors), lines_total, len(samples))
 
 
@@ -153,6 +186,8 @@ def _simple_labels(block: str) -> Labels:
     if len(pairs) > 1:
         pairs.sort()
         _check_unique(pairs)
+    if len(block) > MAX_LABEL_VALUE_CHARS and any(len(v) > MAX_LABEL_VALUE_CHARS for _, v in pairs):
+        raise _LineError(f"a label value longer than {MAX_LABEL_VALUE_CHARS} characters")
     return tuple(pairs)
 
 
@@ -199,6 +234,8 @@ def _parse_labels(line: str, i: int, label_names: dict[str, str]) -> tuple[Label
             i = quote + 1
         else:
             value, i = _unescape(line, j)
+        if len(value) > MAX_LABEL_VALUE_CHARS:
+            raise _LineError(f"label {name!r} value longer than {MAX_LABEL_VALUE_CHARS} characters")
         pairs.append((name, intern(value)))
         while i < n and line[i] in _BLANKS:
             i += 1
@@ -218,13 +255,20 @@ def _parse_labels(line: str, i: int, label_names: dict[str, str]) -> tuple[Label
 
 
 def _unescape(line: str, j: int) -> tuple[str, int]:
-    """Read an escaped label value from just after its opening quote."""
+    """Read an escaped label value from just after its opening quote.
+
+    The next quote and backslash are searched for again only once passed, so
+    a value made of many escapes is read in linear time.
+    """
     out: list[str] = []
     n = len(line)
     start = j
+    quote = slash = -2
     while True:
-        quote = line.find('"', j)
-        slash = line.find("\\", j)
+        if quote != -1 and quote < j:
+            quote = line.find('"', j)
+        if slash != -1 and slash < j:
+            slash = line.find("\\", j)
         if slash < 0 or (0 <= quote < slash):
             if quote < 0:
                 raise _LineError("unterminated label value")

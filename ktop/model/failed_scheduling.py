@@ -17,12 +17,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_HEAD = re.compile(r"\s*(\d+)/(\d+) nodes are available:\s*")
+# Counts have at most nine digits (no cluster has a billion nodes): a longer run of
+# digits is not a count, and int() of thousands of digits would raise.
+_HEAD = re.compile(r"\s*(\d{1,9})/(\d{1,9}) nodes are available:\s*")
 _PREEMPTION = re.compile(r"(?:^|\s)preemption:\s")
-_ENTRY_SPLIT = re.compile(r", (?=\d+ )")
-_ENTRY = re.compile(r"(\d+) (.*)", re.DOTALL)
-_COUNT_FIRST = re.compile(r"\d+ ")
+_ENTRY_SPLIT = re.compile(r", (?=\d{1,9} )")
+_ENTRY = re.compile(r"(\d{1,9}) (.*)", re.DOTALL)
+_COUNT_FIRST = re.compile(r"\d{1,9} ")
 _TRUNCATION = " ..."
+MAX_MESSAGE_CHARS = 65536
+"""Only this much of a message is parsed (the Event copy is cut at 1024 bytes anyway);
+a longer one is read as truncated."""
 
 _NODES_PREFIX = "node(s) "
 _TAINT_OLD = re.compile(r"node\(s\) had taint (\{.*\}), that the pod didn't tolerate", re.DOTALL)
@@ -80,6 +85,8 @@ def parse_failed_scheduling(message: str) -> SchedulingFailure:
     with a doubled final period reduced to one.
     """
     text = message.strip()
+    if len(text) > MAX_MESSAGE_CHARS:
+        message = text = text[:MAX_MESSAGE_CHARS] + _TRUNCATION
     truncated = text.endswith(_TRUNCATION)
     if truncated:
         text = text[: -len(_TRUNCATION)].rstrip()

@@ -7,7 +7,7 @@ rack, namespace) and never keep the object itself.
 from __future__ import annotations
 
 import sys
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from ktop.model.events import NodeRecord, PendingPodRecord, PodWait, QuotaRecord, Readiness
@@ -21,68 +21,140 @@ TAINT_UNREACHABLE = "node.kubernetes.io/unreachable"
 TAINT_NOT_READY = "node.kubernetes.io/not-ready"
 
 
+class ObjectError(ValueError):
+    """A field of an API object has the wrong type: the object is skipped (and counted)."""
+
+
+def mapping(parent: Any, key: str) -> dict[str, Any]:
+    """``parent[key]`` as a mapping: ``{}`` when absent or null, ObjectError when not one."""
+    value = parent.get(key) if isinstance(parent, dict) else None
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ObjectError(f"{key} is {type(value).__name__}, not an object")
+    return value
+
+
+def sequence(parent: Any, key: str) -> list[Any]:
+    """``parent[key]`` as a list: ``[]`` when absent or null, ObjectError when not one."""
+    value = parent.get(key) if isinstance(parent, dict) else None
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ObjectError(f"{key} is {type(value).__name__}, not a list")
+    return value
+
+
+def text(parent: Any, key: str) -> str:
+    """``parent[key]`` as a string: ``""`` when absent or null (never ``'None'``)."""
+    value = parent.get(key) if isinstance(parent, dict) else None
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    raise ObjectError(f"{key} is {type(value).__name__}, not a string")
+
+
+def flag(parent: Any, key: str) -> bool:
+    """``parent[key]`` as a boolean: JSON booleans, and ``"true"``/``"false"`` in any case."""
+    value = parent.get(key) if isinstance(parent, dict) else None
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ObjectError(f"{key} is {value!r:.40}, not true or false")
+
+
+def count(parent: Any, key: str, default: int) -> int:
+    """``parent[key]`` as a non-negative integer (``default`` when absent, null or zero)."""
+    value = parent.get(key) if isinstance(parent, dict) else None
+    if value is None or value == 0:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ObjectError(f"{key} is {type(value).__name__}, not an integer")
+    if isinstance(value, str):
+        if not value.isdigit() or len(value) > 18:
+            raise ObjectError(f"{key} is not an integer")
+        value = int(value)
+    if value < 0:
+        raise ObjectError(f"{key} is negative")
+    return value
+
+
 def parse_time(value: Any) -> float | None:
-    """An RFC 3339 timestamp as Unix seconds, or None."""
-    if not isinstance(value, str) or not value:
+    """An RFC 3339 timestamp as Unix seconds, or None.
+
+    A time without an offset is UTC (Kubernetes writes UTC), never the
+    machine's local time.
+    """
+    if not isinstance(value, str) or not value or len(value) > 64:
         return None
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
         return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
 
 
-def first_label(labels: dict[str, str], keys: tuple[str, ...]) -> str:
+def first_label(labels: dict[str, Any], keys: tuple[str, ...]) -> str:
     """The value of the first of ``keys`` set on ``labels`` (interned), else empty."""
     for k in keys:
-        if labels.get(k):
-            return sys.intern(labels[k])
+        value = text(labels, k)
+        if value:
+            return sys.intern(value)
     return ""
 
 
-def _condition(conditions: Any, kind: str) -> dict[str, Any] | None:
-    for c in conditions or []:
+def _condition(conditions: list[Any], kind: str) -> dict[str, Any] | None:
+    for c in conditions:
         if isinstance(c, dict) and c.get("type") == kind:
             return c
     return None
 
 
 def node_record(obj: dict[str, Any], rack_label: str) -> NodeRecord:
-    """A Node object as a :class:`NodeRecord`."""
-    meta = obj.get("metadata") or {}
-    labels = meta.get("labels") or {}
-    spec = obj.get("spec") or {}
-    ready = _condition((obj.get("status") or {}).get("conditions"), "Ready")
-    status = str(ready.get("status")) if ready else "Unknown"
+    """A Node object as a :class:`NodeRecord` (ObjectError when a field has the wrong type)."""
+    meta = mapping(obj, "metadata")
+    labels = mapping(meta, "labels")
+    spec = mapping(obj, "spec")
+    ready = _condition(sequence(mapping(obj, "status"), "conditions"), "Ready")
+    status = text(ready, "status") if ready else "Unknown"
     readiness = Readiness(status) if status in ("True", "False") else Readiness.UNKNOWN
-    taints = {t.get("key") for t in spec.get("taints") or [] if isinstance(t, dict)}
+    taints = {text(t, "key") for t in sequence(spec, "taints") if isinstance(t, dict)}
     return NodeRecord(
-        name=str(meta.get("name", "")),
+        name=text(meta, "name"),
         region=first_label(labels, REGION_LABELS),
         zone=first_label(labels, ZONE_LABELS),
-        rack=sys.intern(labels.get(rack_label, "")),
+        rack=sys.intern(text(labels, rack_label)),
         ready=readiness,
         ready_since=parse_time(ready.get("lastTransitionTime")) if ready else None,
         unreachable_taint=TAINT_UNREACHABLE in taints,
         not_ready_taint=TAINT_NOT_READY in taints,
-        unschedulable=bool(spec.get("unschedulable", False)),
+        unschedulable=flag(spec, "unschedulable"),
         exclude_disruption=EXCLUDE_DISRUPTION in labels,
     )
 
 
 def pending_pod_record(obj: dict[str, Any]) -> PendingPodRecord | None:
     """A Pending pod as a :class:`PendingPodRecord`; None when the pod is not Pending."""
-    status = obj.get("status") or {}
-    if status.get("phase", "Pending") != "Pending":
+    status = mapping(obj, "status")
+    if (text(status, "phase") or "Pending") != "Pending":
         return None
-    meta = obj.get("metadata") or {}
-    spec = obj.get("spec") or {}
-    node = str(spec.get("nodeName") or "")
-    cond = _condition(status.get("conditions"), "PodScheduled")
-    message = str(cond.get("message", "")) if cond else ""
-    reason = str(cond.get("reason", "")) if cond else ""
+    meta = mapping(obj, "metadata")
+    spec = mapping(obj, "spec")
+    node = text(spec, "nodeName")
+    cond = _condition(sequence(status, "conditions"), "PodScheduled")
+    message = text(cond, "message")
+    reason = text(cond, "reason")
     if node:
         wait = PodWait.BOUND_NOT_STARTED
-    elif spec.get("schedulingGates") or reason == "SchedulingGated":
+    elif sequence(spec, "schedulingGates") or reason == "SchedulingGated":
         wait = PodWait.GATED
     elif cond and cond.get("status") == "False" and reason == "Unschedulable":
         wait = PodWait.UNSCHEDULABLE
@@ -91,8 +163,8 @@ def pending_pod_record(obj: dict[str, Any]) -> PendingPodRecord | None:
     else:
         wait = PodWait.NOT_ATTEMPTED
     return PendingPodRecord(
-        namespace=sys.intern(str(meta.get("namespace", ""))),
-        name=str(meta.get("name", "")),
+        namespace=sys.intern(text(meta, "namespace")),
+        name=text(meta, "name"),
         created=parse_time(meta.get("creationTimestamp")) or 0.0,
         wait=wait,
         node=node,
@@ -105,13 +177,20 @@ _DECIMAL = {"n": 1e-9, "u": 1e-6, "m": 1e-3, "": 1.0, "k": 1e3, "M": 1e6, "G": 1
             "T": 1e12, "P": 1e15, "E": 1e18}  # fmt: skip
 
 
-def parse_quantity(text: Any) -> float | None:
+def parse_quantity(value: Any) -> float | None:
     """A Kubernetes quantity (``500m``, ``10Gi``, ``1.5e3``, ``2k``) as a number, or None."""
-    if isinstance(text, int | float):
-        return float(text)
-    if not isinstance(text, str) or not text:
+    if isinstance(value, bool):
         return None
-    s = text.strip()
+    if isinstance(value, int | float):
+        try:
+            return float(value)
+        except OverflowError:
+            return None
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    s = value.strip()
+    if not s:
+        return None
     for suffix, factor in _BINARY.items():
         if s.endswith(suffix):
             return _number(s[: -len(suffix)], factor)
@@ -130,10 +209,10 @@ def _number(digits: str, factor: float) -> float | None:
 
 def quota_record(obj: dict[str, Any]) -> QuotaRecord:
     """A ResourceQuota as a :class:`QuotaRecord` (resources with a hard limit only)."""
-    meta = obj.get("metadata") or {}
-    status = obj.get("status") or {}
-    hard = status.get("hard") or (obj.get("spec") or {}).get("hard") or {}
-    used = status.get("used") or {}
+    meta = mapping(obj, "metadata")
+    status = mapping(obj, "status")
+    hard = mapping(status, "hard") or mapping(mapping(obj, "spec"), "hard")
+    used = mapping(status, "used")
     items = []
     for resource, limit in sorted(hard.items()):
         h = parse_quantity(limit)
@@ -141,7 +220,7 @@ def quota_record(obj: dict[str, Any]) -> QuotaRecord:
         if h is not None and u is not None:
             items.append((sys.intern(str(resource)), u, h))
     return QuotaRecord(
-        namespace=sys.intern(str(meta.get("namespace", ""))),
-        name=str(meta.get("name", "")),
+        namespace=sys.intern(text(meta, "namespace")),
+        name=text(meta, "name"),
         items=tuple(items),
     )

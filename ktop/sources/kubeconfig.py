@@ -8,14 +8,19 @@ the result: only names and the server URL, which are safe to show.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
+
+from ktop.model.scrub import register_secret, register_secrets, scrub
 
 
 class KubeconfigError(Exception):
@@ -63,21 +68,138 @@ def yaml_error_summary(exc: yaml.YAMLError) -> str:
 _QUOTED = re.compile(r"'[^']{5,}'|\"[^\"]{5,}\"")
 
 
+MAX_KUBECONFIG_BYTES = 16 << 20
+"""A kubeconfig larger than this is refused (real ones are kilobytes)."""
+_LISTS = ("contexts", "clusters", "users")
+_FILE_FIELDS = {
+    "cluster": ("certificate-authority",),
+    "user": ("client-certificate", "client-key", "tokenFile"),
+}
+_BASE64_FIELDS = {
+    "cluster": ("certificate-authority-data",),
+    "user": ("client-certificate-data", "client-key-data"),
+}
+_SECRET_USER_KEYS = (
+    "token",
+    "password",
+    "client-key-data",
+    "client-certificate-data",
+)
+_SECRET_WORDS = re.compile(r"token|secret|passw|key|credential|auth|session", re.IGNORECASE)
+_TOKENISH = re.compile(r"^(?=.*[A-Za-z])(?=.*\d)[A-Za-z0-9+/_=.~:-]{16,}$")
+
+
 def _load(path: Path) -> dict[str, Any]:
+    """Read one kubeconfig file, once (it may be a pipe), and check its shape."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        with path.open("rb") as f:
+            raw = f.read(MAX_KUBECONFIG_BYTES + 1)
     except OSError as exc:
         raise KubeconfigError(f"cannot read kubeconfig {path}: {exc.strerror}") from None
+    if len(raw) > MAX_KUBECONFIG_BYTES:
+        raise KubeconfigError(
+            f"kubeconfig {path} is larger than {MAX_KUBECONFIG_BYTES >> 20} MiB (size limit)"
+        )
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise KubeconfigError(f"kubeconfig {path} is not UTF-8 text") from None
+    try:
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise KubeconfigError(
             f"kubeconfig {path} is not valid YAML ({yaml_error_summary(exc)})"
         ) from None
+    except RecursionError:
+        raise KubeconfigError(f"kubeconfig {path} is nested too deeply") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise KubeconfigError(f"kubeconfig {path} is not a mapping")
+    for key in _LISTS:
+        items = data.get(key)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise KubeconfigError(f"kubeconfig {path}: '{key}' is {_kind(items)}, not a list")
+        for index, item in enumerate(items):
+            if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+                raise KubeconfigError(
+                    f"kubeconfig {path}: entry {index + 1} of '{key}' is not a mapping "
+                    "with a 'name'"
+                )
+    _register_credentials(data)
+    return _absolute_paths(data, path)
+
+
+def _kind(value: object) -> str:
+    return {
+        str: "a string",
+        int: "a number",
+        float: "a number",
+        bool: "a boolean",
+        dict: "a mapping",
+    }.get(type(value), f"a {type(value).__name__}")
+
+
+def _register_credentials(data: dict[str, Any]) -> None:
+    """Teach the scrubber every credential the file holds, before anything can echo one."""
+    for item in data.get("users") or []:
+        user = item.get("user") if isinstance(item, dict) else None
+        if not isinstance(user, dict):
+            continue
+        register_secrets(user.get(k) for k in _SECRET_USER_KEYS)
+        provider = user.get("auth-provider")
+        if isinstance(provider, dict) and isinstance(provider.get("config"), dict):
+            register_secrets(provider["config"].values())
+        plugin = user.get("exec")
+        if isinstance(plugin, dict):
+            _register_exec(plugin)
+
+
+def _register_exec(plugin: dict[str, Any]) -> None:
+    for env in plugin.get("env") or []:
+        if isinstance(env, dict):
+            value = env.get("value")
+            if _SECRET_WORDS.search(str(env.get("name", ""))) or _looks_like_token(value):
+                register_secret(value)
+    args = plugin.get("args") or []
+    if not isinstance(args, list):
+        return
+    previous = ""
+    for arg in args:
+        text = str(arg)
+        flag, eq, value = text.partition("=")
+        if eq and _SECRET_WORDS.search(flag):
+            register_secret(value)
+        elif (_SECRET_WORDS.search(previous) and previous.startswith("-")) or _looks_like_token(
+            text
+        ):
+            register_secret(text)
+        previous = text
+
+
+def _looks_like_token(value: object) -> bool:
+    return isinstance(value, str) and bool(_TOKENISH.match(value)) and "/" not in value[:1]
+
+
+def _absolute_paths(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Relative file names in a kubeconfig are relative to that file, as in kubectl."""
+    base = path.parent
+    for key, inner in (("clusters", "cluster"), ("users", "user")):
+        for item in data.get(key) or []:
+            entry = item.get(inner)
+            if not isinstance(entry, dict):
+                continue
+            for name in _FILE_FIELDS[inner]:
+                value = entry.get(name)
+                if isinstance(value, str) and value and not Path(value).expanduser().is_absolute():
+                    entry[name] = str(base / value)
+            plugin = entry.get("exec") if inner == "user" else None
+            if isinstance(plugin, dict):
+                command = plugin.get("command")
+                if isinstance(command, str) and "/" in command and not command.startswith("/"):
+                    plugin["command"] = str(base / command)
     return data
 
 
@@ -107,10 +229,23 @@ def merge(configs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {"contexts": contexts, "clusters": clusters, "users": users, "current": current}
 
 
-def resolve_context(
+@dataclass(frozen=True, slots=True)
+class ResolvedKubeconfig:
+    """The chosen context, and a one-context kubeconfig to load credentials from.
+
+    ``config`` is built from the files as read once, so that a kubeconfig
+    given as a pipe (``--kubeconfig <(...)``) is not read a second time.
+    It holds credentials: never print it.
+    """
+
+    info: ContextInfo
+    config: dict[str, Any] = field(repr=False)
+
+
+def load_context(
     explicit_file: str | None, context: str | None, env: Mapping[str, str] | None = None
-) -> ContextInfo:
-    """The context to read, or a :class:`KubeconfigError` that says what is wrong."""
+) -> ResolvedKubeconfig:
+    """The context to read and its configuration, or a :class:`KubeconfigError`."""
     paths = kubeconfig_paths(explicit_file, env)
     existing = [p for p in paths if p.exists()]
     if not existing:
@@ -125,20 +260,108 @@ def resolve_context(
     if ctx is None:
         known = ", ".join(sorted(merged["contexts"])) or "none"
         raise KubeconfigError(f"context {name!r} not found in kubeconfig (known: {known})")
-    cluster_name = str(ctx.get("cluster", ""))
+    if not isinstance(ctx, dict):
+        raise KubeconfigError(f"context {name!r} is {_kind(ctx)}, not a mapping")
+    cluster_name = str(ctx.get("cluster", "") or "")
     cluster = merged["clusters"].get(cluster_name)
     if cluster is None:
         raise KubeconfigError(
             f"context {name!r} names cluster {cluster_name!r}, which is not defined"
         )
-    user = str(ctx.get("user", ""))
-    if user and user not in merged["users"]:
-        raise KubeconfigError(f"context {name!r} names user {user!r}, which is not defined")
-    return ContextInfo(
+    user_name = str(ctx.get("user", "") or "")
+    user = merged["users"].get(user_name, {}) if user_name else {}
+    if user_name and user_name not in merged["users"]:
+        raise KubeconfigError(f"context {name!r} names user {user_name!r}, which is not defined")
+    server = _check_cluster(cluster_name, cluster)
+    _check_user(user_name, user)
+    info = ContextInfo(
         name=name,
         cluster=cluster_name,
-        user=user,
+        user=user_name,
         namespace=str(ctx.get("namespace", "") or "default"),
-        server=str(cluster.get("server", "")),
+        server=server,
         files=tuple(str(p) for p in existing),
     )
+    config: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": name,
+        "contexts": [{"name": name, "context": ctx}],
+        "clusters": [{"name": cluster_name, "cluster": cluster}],
+        "users": [{"name": user_name, "user": user}] if user_name else [],
+    }
+    return ResolvedKubeconfig(info, config)
+
+
+def resolve_context(
+    explicit_file: str | None, context: str | None, env: Mapping[str, str] | None = None
+) -> ContextInfo:
+    """The context to read, or a :class:`KubeconfigError` that says what is wrong."""
+    return load_context(explicit_file, context, env).info
+
+
+def _check_cluster(name: str, cluster: object) -> str:
+    """The cluster's server URL, or a KubeconfigError naming what is wrong."""
+    if not isinstance(cluster, dict) or not cluster:
+        raise KubeconfigError(f"cluster {name!r} is empty (it needs at least a 'server')")
+    server = cluster.get("server")
+    if not isinstance(server, str) or not server.strip():
+        raise KubeconfigError(f"cluster {name!r} has no 'server'")
+    parts = urlsplit(server.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise KubeconfigError(
+            f"server of cluster {name!r} is not an http(s) URL: {scrub(server)[:200]!r}"
+        )
+    try:
+        _ = parts.port
+    except ValueError:
+        raise KubeconfigError(f"server of cluster {name!r} has an invalid port") from None
+    for key in _BASE64_FIELDS["cluster"]:
+        _check_base64(f"cluster {name!r}", key, cluster.get(key))
+    for key in ("insecure-skip-tls-verify",):
+        if key in cluster and not isinstance(cluster[key], bool):
+            raise KubeconfigError(f"{key} of cluster {name!r} is not true or false")
+    return server.strip()
+
+
+def _check_user(name: str, user: object) -> None:
+    if not isinstance(user, dict):
+        raise KubeconfigError(f"user {name!r} is {_kind(user)}, not a mapping")
+    for key in _BASE64_FIELDS["user"]:
+        _check_base64(f"user {name!r}", key, user.get(key))
+    for key in ("token", "username", "password"):
+        if key in user and not isinstance(user[key], str):
+            raise KubeconfigError(f"{key} of user {name!r} is {_kind(user[key])}, not a string")
+    plugin = user.get("exec")
+    if plugin is None:
+        return
+    if not isinstance(plugin, dict):
+        raise KubeconfigError(f"exec of user {name!r} is {_kind(plugin)}, not a mapping")
+    if not isinstance(plugin.get("command"), str) or not plugin["command"]:
+        raise KubeconfigError(f"exec of user {name!r} has no 'command'")
+    if not isinstance(plugin.get("apiVersion"), str):
+        raise KubeconfigError(f"exec of user {name!r} has no 'apiVersion'")
+    args = plugin.get("args")
+    if args is not None and not (isinstance(args, list) and all(_scalar(a) for a in args)):
+        raise KubeconfigError(f"exec args of user {name!r} are not a list of strings")
+    env = plugin.get("env")
+    if env is not None and not (
+        isinstance(env, list)
+        and all(isinstance(e, dict) and "name" in e and "value" in e for e in env)
+    ):
+        raise KubeconfigError(f"exec env of user {name!r} is not a list of {{name, value}} entries")
+
+
+def _scalar(value: object) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
+
+
+def _check_base64(owner: str, key: str, value: object) -> None:
+    if value is None or value == "":
+        return
+    if not isinstance(value, str):
+        raise KubeconfigError(f"{key} of {owner} is {_kind(value)}, not base64 text")
+    try:
+        base64.b64decode("".join(value.split()), validate=True)
+    except (binascii.Error, ValueError):
+        raise KubeconfigError(f"{key} of {owner} is not valid base64") from None

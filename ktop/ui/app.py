@@ -16,6 +16,7 @@ from textual.worker import Worker, WorkerState
 from ktop.config import user_themes_dir
 from ktop.hub import Hub, Published
 from ktop.model.events import Area
+from ktop.model.scrub import scrub
 from ktop.sources.base import Source
 from ktop.ui.display import AsciiFilter, Display, StripColor
 from ktop.ui.frame import Frame
@@ -111,6 +112,17 @@ class KtopApp(App[None]):
             filters.append(_ASCII)
         return filters
 
+    @property
+    def crash(self) -> BaseException | None:
+        """The unexpected error that ended the app, if one did (for the crash report)."""
+        return self._exception
+
+    def _fatal_error(self) -> None:
+        # Textual prints the traceback with local variables, which can hold credentials:
+        # exit quietly instead; the command line writes a scrubbed report.
+        self.bell()
+        self._close_messages_no_wait()
+
     def on_mount(self) -> None:
         """Register themes, start one worker per source and the publish timer."""
         for kt in self.ktop_themes.values():
@@ -196,7 +208,7 @@ class KtopApp(App[None]):
         if worker.group != SOURCES_GROUP or event.state != WorkerState.ERROR:
             return
         error = worker.error
-        message = f"source {worker.name} failed: {type(error).__name__}: {error}"
+        message = scrub(f"source {worker.name} failed: {type(error).__name__}: {error}")
         self.source_errors.append(message)
         self.notify(message, title="source failed", severity="error", timeout=10)
         self.frame = Frame(self.frame.snapshot, self.frame.findings, tuple(self.source_errors))

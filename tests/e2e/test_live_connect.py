@@ -156,3 +156,56 @@ async def test_client_certificate_authenticates_every_instance(lab: Lab, tmp_pat
                 await api.close()
     finally:
         await conn.close()
+
+
+SECRET = "abcd1234efgh5678SEKRIT7f3a9c"
+
+
+@pytest.mark.parametrize("how", ["exec plugin token", "basic auth password", "bearer token"])
+def test_rejected_credentials_never_printed_or_stored(
+    lab: Lab,
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    how: str,
+) -> None:
+    from ktop.model.scrub import forget_secrets
+
+    forget_secrets()  # the secret must be caught because ktop read it here, not earlier
+    monkeypatch.setenv("KTOP_CACHE_DIR", str(tmp_path / "cache"))
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text(
+        "import json, sys\n"
+        f"sys.stderr.write('issued {SECRET}\\n')\n"
+        "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1', "
+        f"'kind': 'ExecCredential', 'status': {{'token': {SECRET!r}}}}}))\n"
+    )
+    users: dict[str, dict[str, object]] = {
+        "exec plugin token": {
+            "exec": {
+                "apiVersion": "client.authentication.k8s.io/v1",
+                "command": sys.executable,
+                "args": [str(plugin)],
+                "interactiveMode": "Never",
+            }
+        },
+        "basic auth password": {"username": "admin", "password": SECRET},
+        "bearer token": {"token": SECRET},
+    }
+    cfg = _kubeconfig(
+        tmp_path / "config",
+        lab.info["apiservers"][0]["url"],
+        lab.layout.pki / "ca.crt",
+        users[how],
+    )
+    assert main(["--kubeconfig", str(cfg)]) == 2
+    out, err = capfd.readouterr()
+    if how == "basic auth password":
+        # The apiserver has no basic authenticator: the request is anonymous, /version is
+        # public, and ktop goes on until it finds no terminal.
+        assert "not a terminal" in err
+    else:
+        assert "rejected the credentials of context 'c'" in err
+    assert SECRET not in out + err
+    for f in (tmp_path / "cache").rglob("*"):
+        assert SECRET not in f.read_text(errors="replace"), f

@@ -264,8 +264,11 @@ def test_nul_in_zone_label() -> None:
 
 
 def test_special_and_scientific_values_and_timestamps() -> None:
-    text = "v 1\nv +Inf\nv -Inf\nv NaN\nv 2.5e-05\nv 1E3\nv -0.5 1700000000000\nv 3 -12\nv\t4\n"
-    result = parse_exposition(text, {"v"})
+    lines = ["v 1", "v +Inf", "v -Inf", "v NaN", "v 2.5e-05", "v 1E3", "v -0.5 1700000000000"]
+    lines += ["v 3 -12", "v\t4"]
+    # One series per line (the same series twice in one scrape is a duplicate).
+    text = "".join(f"{ln.replace('v', f'v{i}', 1)}\n" for i, ln in enumerate(lines))
+    result = parse_exposition(text, {f"v{i}" for i in range(len(lines))})
     assert result.errors == ()
     values = [s.value for s in result.samples]
     assert values[:3] == [1.0, math.inf, -math.inf]

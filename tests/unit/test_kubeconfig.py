@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
 import pytest
 
-from ktop.sources.kubeconfig import KubeconfigError, resolve_context
+from ktop.sources.kubeconfig import KubeconfigError, load_context, resolve_context
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 DOCS = FIXTURES / "kubeconfig_k8s-docs_config-demo_view.yaml"
@@ -98,3 +100,89 @@ def test_not_utf8_is_one_line(tmp_path: Path) -> None:
     path.write_bytes("users:\n- name: caf\xe9\n".encode("latin-1"))
     with pytest.raises(KubeconfigError, match="not UTF-8"):
         resolve_context(str(path), None, env={})
+
+
+HEAD = "current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n"
+USER = "users: [{name: u, user: {token: t0k3n-abc}}]\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("contexts: {c: 1}\n", "'contexts' is a mapping, not a list"),
+        ("users: hello\n", "'users' is a string, not a list"),
+        ("clusters: [5]\n", "entry 1 of 'clusters' is not a mapping"),
+        (HEAD + USER + "clusters: [{name: k, cluster: {}}]\n", "cluster 'k' is empty"),
+        (HEAD + USER + "clusters: [{name: k}]\n", "cluster 'k' is empty"),
+        (HEAD + USER + "clusters: [{name: k, cluster: {server: 'not a url'}}]\n", "not an http"),
+        (HEAD + USER + "clusters: [{name: k, cluster: {server: 'https://h:99999'}}]\n", "port"),
+        (
+            HEAD + USER + "clusters: [{name: k, cluster: {server: 'https://h', "
+            "certificate-authority-data: 'not base64!'}}]\n",
+            "certificate-authority-data of cluster 'k' is not valid base64",
+        ),
+        (
+            HEAD + "users: [{name: u, user: {token: 12}}]\n"
+            "clusters: [{name: k, cluster: {server: 'https://h'}}]\n",
+            "token of user 'u' is a number",
+        ),
+        (
+            HEAD + "users: [{name: u, user: {exec: {command: x}}}]\n"
+            "clusters: [{name: k, cluster: {server: 'https://h'}}]\n",
+            "has no 'apiVersion'",
+        ),
+        (
+            HEAD + "users: [{name: u, user: {exec: {command: x, apiVersion: v, env: [1]}}}]\n"
+            "clusters: [{name: k, cluster: {server: 'https://h'}}]\n",
+            "exec env of user 'u'",
+        ),
+        ("[" * 5000 + "]" * 5000, "kubeconfig"),
+    ],
+)
+def test_malformed_kubeconfig_is_one_line(tmp_path: Path, text: str, words: str) -> None:
+    path = tmp_path / "config"
+    path.write_text(text)
+    with pytest.raises(KubeconfigError) as info:
+        load_context(str(path), None, env={})
+    assert words in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_a_pipe_is_read_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    text = HEAD + USER + "clusters: [{name: k, cluster: {server: 'https://h:6443'}}]\n"
+
+    def writer() -> None:
+        with open(fifo, "w") as f:  # blocks until read; exactly one reader is served
+            f.write(text)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    resolved = load_context(str(fifo), None, env={})
+    t.join(timeout=5)
+    assert resolved.info.server == "https://h:6443"
+    assert resolved.config["users"][0]["user"]["token"] == "t0k3n-abc"
+    assert "t0k3n" not in repr(resolved)
+
+
+def test_relative_files_are_relative_to_the_kubeconfig(tmp_path: Path) -> None:
+    path = tmp_path / "dir" / "config"
+    path.parent.mkdir()
+    path.write_text(
+        HEAD + "users: [{name: u, user: {client-certificate: c.crt, client-key: /abs/c.key}}]\n"
+        "clusters: [{name: k, cluster: {server: 'https://h', certificate-authority: ca.crt}}]\n"
+    )
+    cfg = load_context(str(path), None, env={}).config
+    assert cfg["clusters"][0]["cluster"]["certificate-authority"] == str(path.parent / "ca.crt")
+    assert cfg["users"][0]["user"]["client-certificate"] == str(path.parent / "c.crt")
+    assert cfg["users"][0]["user"]["client-key"] == "/abs/c.key"
+
+
+def test_a_huge_kubeconfig_is_refused(tmp_path: Path) -> None:
+    from ktop.sources.kubeconfig import MAX_KUBECONFIG_BYTES
+
+    path = tmp_path / "config"
+    path.write_bytes(b"#" * (MAX_KUBECONFIG_BYTES + 10))
+    with pytest.raises(KubeconfigError, match="size limit"):
+        load_context(str(path), None, env={})

@@ -11,22 +11,77 @@ contain a credential.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
+import logging
 import os
+import ssl
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
 import aiohttp
 from kubernetes_asyncio import config
 from kubernetes_asyncio.client import ApiClient, Configuration
 from kubernetes_asyncio.config.config_exception import ConfigException
+from kubernetes_asyncio.config.kube_config import FileOrData, KubeConfigLoader
 
-from ktop.sources.kubeconfig import ContextInfo, KubeconfigError, resolve_context
+from ktop.model.scrub import register_secret, scrub
+from ktop.sources.kubeconfig import KubeconfigError, ResolvedKubeconfig, load_context
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.errors import ApiError
-from ktop.sources.live.transport import KubeTransport
+from ktop.sources.live.exec_plugin import EXEC_TIMEOUT_S, ExecPluginError, run_exec_plugin
+from ktop.sources.live.transport import KubeTransport, RequestTimeoutError
 
 TOKEN_REFRESH_INTERVAL_S = 60
+EXPIRY_MARGIN_S = 120
+"""Re-run an exec plugin this long before its credential expires."""
+PROBE_TIMEOUT_S = 10.0
+"""Time limit for the first request (connection set-up included)."""
+
+log = logging.getLogger(__name__)
+
+
+class _Loader(KubeConfigLoader):
+    """kubernetes-asyncio's loader, with ktop's exec plugin runner in place of the library's.
+
+    ktop's runner has a time limit, bounded output and a checked ExecCredential.
+    """
+
+    exec_timeout_s = EXEC_TIMEOUT_S
+    interactive = True
+    """A plugin may prompt on the first run only: later the dashboard owns the terminal."""
+
+    async def load_from_exec_plugin(self) -> bool:
+        expiry: datetime | None = getattr(self, "exec_plugin_expiry", None)
+        if expiry is not None and expiry - datetime.now(UTC) > timedelta(seconds=EXPIRY_MARGIN_S):
+            return True
+        assert self._user is not None
+        allow, self.interactive = self.interactive, False
+        cred = await run_exec_plugin(
+            self._user["exec"].value, self.exec_timeout_s, allow_interaction=allow
+        )
+        if cred.token:
+            self.token = f"Bearer {cred.token}"
+            register_secret(self.token)
+        else:
+            status = {
+                "clientCertificateData": cred.client_certificate_data,
+                "clientKeyData": cred.client_key_data,
+            }
+            pairs = (("clientCertificateData", "cert_file"), ("clientKeyData", "key_file"))
+            for key, attr in pairs:
+                path = FileOrData(
+                    status,
+                    None,
+                    data_key_name=key,
+                    base64_file_content=False,
+                    temp_file_path=self._temp_file_path,
+                ).as_file()
+                setattr(self, attr, path)
+        if cred.expires is not None:
+            self.exec_plugin_expiry = cred.expires
+        return True
 
 
 @dataclass(slots=True)
@@ -38,6 +93,8 @@ class Connection:
     cfg: Configuration
     api: ApiClient
     refresher: asyncio.Task[None] | None = None
+    refresh_error: str = ""
+    """Why the last credential refresh failed (scrubbed), else empty."""
 
     def instance_client(self, base_url: str) -> ApiClient:
         """A client for one apiserver instance (same credentials, another address).
@@ -69,42 +126,86 @@ async def connect(kubeconfig: str | None, context: str | None) -> Connection:
     """
     cfg = Configuration()
     try:
-        info: ContextInfo | None = resolve_context(kubeconfig, context)
+        resolved: ResolvedKubeconfig | None = load_context(kubeconfig, context)
     except KubeconfigError:
         if kubeconfig or context or not in_cluster():
             raise
-        info = None
-    if info is None:
+        resolved = None
+    if resolved is None:
         try:
             config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
         except ConfigException as exc:
-            raise KubeconfigError(f"in-cluster configuration failed: {exc}") from exc
+            raise KubeconfigError(f"in-cluster configuration failed: {scrub(exc)}") from None
+        register_secret(cfg.api_key.get("BearerToken"))
         return Connection("in-cluster", str(cfg.host), cfg, ApiClient(configuration=cfg))
+    info = resolved.info
+    loader = _Loader(config_dict=resolved.config, active_context=info.name, config_base_path="")
     try:
-        loader = await config.load_kube_config(
-            config_file=kubeconfig,
-            context=info.name,
-            client_configuration=cfg,
-            persist_config=False,
-        )
+        await loader.load_and_set(cfg)
+    except ExecPluginError as exc:
+        raise KubeconfigError(f"context {info.name!r}: {exc}") from None
     except ConfigException as exc:
-        raise KubeconfigError(f"context {info.name!r}: {exc}") from exc
+        raise KubeconfigError(f"context {info.name!r}: {scrub(exc)}") from None
     except OSError as exc:
-        raise KubeconfigError(f"context {info.name!r}: credential plugin failed: {exc}") from exc
-    conn = Connection(info.name, info.server, cfg, ApiClient(configuration=cfg))
+        raise KubeconfigError(
+            f"context {info.name!r}: cannot read a file it names: "
+            f"{exc.strerror or type(exc).__name__}" + (f" ({exc.filename})" if exc.filename else "")
+        ) from None
+    except Exception as exc:  # the library's own checks (base64, types) may raise anything
+        raise KubeconfigError(
+            f"context {info.name!r}: credentials could not be loaded "
+            f"({type(exc).__name__}: {scrub(exc)[:200]})"
+        ) from None
+    register_secret(cfg.api_key.get("BearerToken"))
+    conn = Connection(info.name, info.server, cfg, _api_client(cfg, info.name))
     user = getattr(loader, "_user", None) or {}
-    if "exec" in user or getattr(loader, "provider", "") == "gcp":
+    if "exec" in user:
+        conn.refresher = asyncio.create_task(_refresh_exec(loader, cfg, conn))
+    elif getattr(loader, "provider", "") == "gcp":
         conn.refresher = asyncio.create_task(
             config.refresh_token(loader, cfg, interval=TOKEN_REFRESH_INTERVAL_S)
         )
     return conn
 
 
+def _api_client(cfg: Configuration, context: str) -> ApiClient:
+    """The HTTP client; a certificate, key or CA that TLS cannot load is a KubeconfigError."""
+    try:
+        return ApiClient(configuration=cfg)
+    except ssl.SSLError as exc:
+        raise KubeconfigError(
+            f"context {context!r}: the client certificate, key or CA could not be loaded "
+            f"({exc.reason or 'not a valid PEM certificate or key'})"
+        ) from None
+    except OSError as exc:
+        raise KubeconfigError(
+            f"context {context!r}: cannot read a certificate or key file: "
+            f"{exc.strerror or type(exc).__name__}"
+        ) from None
+
+
+async def _refresh_exec(loader: _Loader, cfg: Configuration, conn: Connection) -> None:
+    """Re-run the exec plugin before its credential expires; keep going after a failure."""
+    while True:
+        await asyncio.sleep(TOKEN_REFRESH_INTERVAL_S)
+        try:
+            await loader.load_from_exec_plugin()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            conn.refresh_error = scrub(exc)
+            log.warning("credential refresh failed: %s", conn.refresh_error)
+            continue
+        conn.refresh_error = ""
+        with contextlib.suppress(AttributeError):
+            cfg.api_key["BearerToken"] = loader.token
+
+
 class ConnectError(Exception):
     """The server could not be reached or refused ktop; the message says which."""
 
 
-async def probe(conn: Connection, timeout_s: float = 10.0) -> str:
+async def probe(conn: Connection, timeout_s: float = PROBE_TIMEOUT_S) -> str:
     """GET /version once; return the server's gitVersion or raise ConnectError."""
     t = KubeTransport(conn.api, CostMeter())
     try:
@@ -117,8 +218,10 @@ async def probe(conn: Connection, timeout_s: float = 10.0) -> str:
         raise ConnectError(f"TLS handshake with {conn.server} failed: {exc}") from exc
     except aiohttp.ClientConnectorError as exc:
         raise ConnectError(f"cannot reach {conn.server}: {exc.os_error}") from exc
-    except TimeoutError as exc:
-        raise ConnectError(f"{conn.server} did not answer within {timeout_s:.0f}s") from exc
+    except (TimeoutError, RequestTimeoutError) as exc:
+        raise ConnectError(
+            f"{conn.server} did not answer within {timeout_s:g}s (connection time limit)"
+        ) from exc
     except ApiError as exc:
         if exc.status == 401:
             raise ConnectError(
@@ -126,4 +229,12 @@ async def probe(conn: Connection, timeout_s: float = 10.0) -> str:
                 "(expired or revoked); renew them and retry"
             ) from exc
         raise ConnectError(str(exc)) from exc
+    except aiohttp.InvalidURL as exc:
+        raise ConnectError(f"server URL of context {conn.context!r} is not valid") from exc
+    except aiohttp.ClientError as exc:
+        raise ConnectError(f"cannot talk to {conn.server}: {type(exc).__name__}: {exc}") from exc
+    except ValueError as exc:  # a body that is not JSON
+        raise ConnectError(f"{conn.server} did not answer /version with JSON") from exc
+    if not isinstance(body, dict):
+        raise ConnectError(f"{conn.server} did not answer /version with a JSON object")
     return str(body.get("gitVersion", "?"))

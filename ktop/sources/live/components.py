@@ -14,8 +14,10 @@ from dataclasses import dataclass
 
 import aiohttp
 
+from ktop.model.scrub import scrub
 from ktop.sources.live.errors import describe
 from ktop.sources.live.scrape import Fetch
+from ktop.sources.live.transport import CONNECT_TIMEOUT_S, RequestTimeoutError, read_capped
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,14 +58,21 @@ def http_fetcher(
             bearer = token()
             if bearer:
                 headers["Authorization"] = bearer
-        async with session.get(
-            url, headers=headers, ssl=ctx if ctx is not None else True,
-            timeout=aiohttp.ClientTimeout(total=timeout_s),
-        ) as resp:  # fmt: skip
-            body = await resp.read()
-            if resp.status >= 400:
-                text = body[:200].decode("utf-8", "replace").strip()
-                raise RuntimeError(describe(resp.status, "get", url, text))
-            return body
+        try:
+            async with session.get(
+                url, headers=headers, ssl=ctx if ctx is not None else True,
+                timeout=aiohttp.ClientTimeout(
+                    total=timeout_s, sock_connect=min(timeout_s, CONNECT_TIMEOUT_S)
+                ),
+            ) as resp:  # fmt: skip
+                body = await read_capped(resp, f"GET {scrub(url)}")
+        except TimeoutError:
+            raise RequestTimeoutError(
+                f"GET {scrub(url)} did not answer within {timeout_s:g}s (request time limit)"
+            ) from None
+        if resp.status >= 400:
+            text = body[:200].decode("utf-8", "replace").strip()
+            raise RuntimeError(describe(resp.status, "get", scrub(url), text))
+        return body
 
     return fetch

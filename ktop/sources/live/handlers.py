@@ -33,10 +33,13 @@ from ktop.sources.convert import (
     EXCLUDE_DISRUPTION,
     REGION_LABELS,
     ZONE_LABELS,
+    count,
     first_label,
+    mapping,
     parse_time,
     pending_pod_record,
     quota_record,
+    text,
 )
 
 Item = dict[str, Any]
@@ -59,20 +62,19 @@ TRIAGE_WARNING_REASONS = frozenset(
 
 
 def _meta(item: Item) -> dict[str, Any]:
-    meta = item.get("metadata")
-    return meta if isinstance(meta, dict) else {}
+    return mapping(item, "metadata")
 
 
 def _ns_name(item: Item) -> str:
     m = _meta(item)
-    return f"{m.get('namespace', '')}/{m.get('name', '')}"
+    return f"{text(m, 'namespace')}/{text(m, 'name')}"
 
 
 def table_node_record(item: Item, rack_label: str) -> NodeRecord:
     """A node from a Table row with metadata (readiness from the printed status)."""
     meta = _meta(item)
-    labels = meta.get("labels") or {}
-    status = str((item.get("cells") or {}).get("Status", ""))
+    labels = mapping(meta, "labels")
+    status = text(mapping(item, "cells"), "Status")
     parts = set(status.split(","))
     if "Ready" in parts:
         ready = Readiness.TRUE
@@ -81,10 +83,10 @@ def table_node_record(item: Item, rack_label: str) -> NodeRecord:
     else:
         ready = Readiness.UNKNOWN
     return NodeRecord(
-        name=str(meta.get("name", "")),
+        name=text(meta, "name"),
         region=first_label(labels, REGION_LABELS),
         zone=first_label(labels, ZONE_LABELS),
-        rack=sys.intern(labels.get(rack_label, "")),
+        rack=sys.intern(text(labels, rack_label)),
         ready=ready,
         ready_since=None,
         unschedulable="SchedulingDisabled" in parts,
@@ -102,7 +104,7 @@ class NodesHandler:
 
     def key(self, item: Item) -> str:
         """The node name."""
-        return str(_meta(item).get("name", ""))
+        return text(_meta(item), "name")
 
     def upsert(self, at: float, item: Item) -> Sequence[Event]:
         """A Ready node as printed; a not-Ready one keeps its detail and asks for a refresh."""
@@ -137,11 +139,11 @@ class LeasesHandler:
 
     def key(self, item: Item) -> str:
         """The lease (= node) name."""
-        return str(_meta(item).get("name", ""))
+        return text(_meta(item), "name")
 
     def upsert(self, at: float, item: Item) -> Sequence[Event]:
         """A renewal."""
-        renew = parse_time((item.get("spec") or {}).get("renewTime"))
+        renew = parse_time(mapping(item, "spec").get("renewTime"))
         if renew is None:
             return []
         return [LeaseRenewed(at, self.key(item), renew)]
@@ -181,19 +183,19 @@ class WarningEventsHandler:
 
     def upsert(self, at: float, item: Item) -> Sequence[Event]:
         """A Warning event of interest."""
-        reason = str(item.get("reason", ""))
+        reason = text(item, "reason")
         if reason not in TRIAGE_WARNING_REASONS:
             return []
-        inv = item.get("involvedObject") or {}
+        inv = mapping(item, "involvedObject")
         return [
             WarningEvent(
                 at=at,
                 reason=sys.intern(reason),
-                namespace=str(inv.get("namespace") or _meta(item).get("namespace", "")),
-                object_kind=str(inv.get("kind", "")),
-                object_name=str(inv.get("name", "")),
-                message=str(item.get("message", "")),
-                count=int(item.get("count") or 1),
+                namespace=text(inv, "namespace") or text(_meta(item), "namespace"),
+                object_kind=text(inv, "kind"),
+                object_name=text(inv, "name"),
+                message=text(item, "message"),
+                count=count(item, "count", 1),
             )
         ]
 
@@ -227,7 +229,7 @@ class IdentitiesHandler:
 
     def key(self, item: Item) -> str:
         """The lease name (``apiserver-<hash>``)."""
-        return str(_meta(item).get("name", ""))
+        return text(_meta(item), "name")
 
     def _now(self, at: float) -> Sequence[Event]:
         return [ApiserverIdentities(at, tuple(sorted(self.names)))]

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ktop.model.events import Event, FeedFailed, FeedSynced
+from ktop.model.events import Event, FeedFailed, FeedSynced, ObjectsSkipped
 from ktop.sources.base import Emit
 from ktop.sources.live.errors import ApiError
 from ktop.sources.live.transport import JSON, TABLE, KubeTransport, Query
@@ -81,15 +81,28 @@ class GoneError(Exception):
 
 
 def _table_items(table: dict[str, Any], columns: list[str]) -> list[Item]:
-    if table.get("columnDefinitions"):
-        columns[:] = [str(c.get("name", "")) for c in table["columnDefinitions"]]
+    """Table rows as items; a row that is not an object becomes one whose metadata is not
+    a mapping, which the handler rejects (and the list counts) like any unreadable object.
+    """
+    defs = table.get("columnDefinitions")
+    if isinstance(defs, list) and defs:
+        columns[:] = [str(c.get("name", "")) if isinstance(c, dict) else "" for c in defs]
+    rows = table.get("rows")
     items = []
-    for row in table.get("rows") or []:
-        cells = row.get("cells") or []
-        obj = row.get("object") or {}
-        named = dict(zip(columns, cells, strict=False))
-        items.append({"metadata": obj.get("metadata") or {}, "cells": named})
+    for row in rows if isinstance(rows, list) else []:
+        if not isinstance(row, dict):
+            items.append({"metadata": row})
+            continue
+        cells = row.get("cells")
+        obj = row.get("object")
+        named = dict(zip(columns, cells if isinstance(cells, list) else [], strict=False))
+        meta = obj.get("metadata") if isinstance(obj, dict) else obj
+        items.append({"metadata": {} if meta is None else meta, "cells": named})
     return items
+
+
+UNREADABLE = (TypeError, ValueError, AttributeError, KeyError, IndexError)
+"""What converting an object with a field of the wrong type may raise."""
 
 
 class ListWatch:
@@ -116,6 +129,27 @@ class ListWatch:
         self.rv = ""
         self._columns: list[str] = []
         self.relists = 0
+        self.skipped = 0
+        """Objects skipped because a field had the wrong type (since start)."""
+        self._skip_example = ""
+
+    def _upsert(self, now: float, item: Any, events: list[Event]) -> str | None:
+        """Convert one object; an unreadable one is counted and skipped. Returns its key."""
+        try:
+            if not isinstance(item, dict):
+                raise TypeError(f"an item is {type(item).__name__}, not an object")
+            key = self.h.key(item)
+            events.extend(self.h.upsert(now, item))
+        except UNREADABLE as exc:
+            self.skipped += 1
+            self._skip_example = f"{type(exc).__name__}: {str(exc)[:120]}"
+            return None
+        return key
+
+    def _skipped_event(self, before: int, now: float) -> list[Event]:
+        if self.skipped == before:
+            return []
+        return [ObjectsSkipped(now, self.r.feed, self.skipped, self._skip_example)]
 
     def _accept(self) -> str:
         return TABLE if self.r.table else JSON
@@ -129,7 +163,8 @@ class ListWatch:
     def _items(self, body: dict[str, Any]) -> list[Item]:
         if self.r.table:
             return _table_items(body, self._columns)
-        return list(body.get("items") or [])
+        items = body.get("items")
+        return list(items) if isinstance(items, list) else []
 
     async def list_all(self, emit: Emit) -> None:
         """A paginated list; report upserts, and deletions of objects no longer listed."""
@@ -146,13 +181,20 @@ class ListWatch:
                     raise GoneError(str(e)) from e
                 raise ApiError(e.status, "list", self.r.what, e.message) from e
             body = resp.json()
+            if not isinstance(body, dict):
+                raise ValueError(f"list of {self.r.what} is not a JSON object")
             now = self.clock()
             events: list[Event] = []
+            before = self.skipped
             for item in self._items(body):
-                seen.add(self.h.key(item))
-                events.extend(self.h.upsert(now, item))
+                key = self._upsert(now, item, events)
+                if key is not None:
+                    seen.add(key)
+            events.extend(self._skipped_event(before, now))
             emit(events)
             meta = body.get("metadata") or {}
+            if not isinstance(meta, dict):
+                meta = {}
             cont = str(meta.get("continue") or "")
             if not cont:
                 self.rv = str(meta.get("resourceVersion") or "")
@@ -185,15 +227,22 @@ class ListWatch:
                 raise ApiError(e.status, "watch", self.r.what, e.message) from e
             raise
 
-    def _on_event(self, ev: dict[str, Any], emit: Emit) -> None:
+    def _on_event(self, ev: Any, emit: Emit) -> None:
+        if not isinstance(ev, dict):
+            raise ValueError(f"watch of {self.r.what} sent a line that is not a JSON object")
         kind = ev.get("type")
         obj = ev.get("object") or {}
+        if not isinstance(obj, dict):
+            obj = {"metadata": obj}
         if kind == "ERROR":
-            code = int(obj.get("code") or 0)
+            raw_code = obj.get("code")
+            code = raw_code if isinstance(raw_code, int) and not isinstance(raw_code, bool) else 0
             if code == 410:
                 raise GoneError(str(obj.get("message", "410 Gone")))
             raise ApiError(code, "watch", self.r.what, str(obj.get("message", "")))
-        rv = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+        meta = obj.get("metadata")
+        rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
+        rv = rv if isinstance(rv, str) else ""
         if rv:
             self.rv = rv
         if kind == "BOOKMARK":
@@ -201,14 +250,20 @@ class ListWatch:
         items = _table_items(obj, self._columns) if self.r.table else [obj]
         now = self.clock()
         events: list[Event] = []
+        before = self.skipped
         for item in items:
-            key = self.h.key(item)
             if kind == "DELETED":
+                try:
+                    key = self.h.key(item)
+                except UNREADABLE:
+                    continue
                 self.keys.discard(key)
                 events.extend(self.h.delete(now, key))
             else:
-                self.keys.add(key)
-                events.extend(self.h.upsert(now, item))
+                added = self._upsert(now, item, events)
+                if added is not None:
+                    self.keys.add(added)
+        events.extend(self._skipped_event(before, now))
         emit(events)
 
     async def run(self, emit: Emit) -> None:

@@ -21,18 +21,22 @@ from ktop.model.events import (
     Target,
 )
 from ktop.model.exposition import ParsedExposition, parse_exposition
+from ktop.model.scrub import scrub
 from ktop.model.wanted import FAMILIES
 from ktop.sources.base import Emit
+
+MAX_REASON_CHARS = 300
+"""A failure shown in a pane is one line; library messages can be pages."""
 
 Fetch = Callable[[], Awaitable[bytes | None]]
 """Reads an endpoint's body; raises on failure; None means "skip this round"."""
 
 
 def failure_reason(exc: BaseException) -> str:
-    """A short, specific reason for a failed read."""
-    text = str(exc).strip()
+    """A short, specific reason for a failed read (secrets scrubbed, at most one line)."""
+    text = scrub(exc).strip().replace("\n", " ")[:MAX_REASON_CHARS]
     name = type(exc).__name__
-    if isinstance(exc, TimeoutError | asyncio.TimeoutError):
+    if isinstance(exc, TimeoutError) and not text:
         return "timed out"
     return f"{name}: {text}" if text and name not in text else (text or name)
 

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import aiohttp
 from kubernetes_asyncio.client import ApiClient
@@ -60,6 +61,14 @@ from ktop.sources.live.scrape import apf_dump_loop, scrape_metrics_loop
 from ktop.sources.live.transport import TEXT, KubeTransport
 
 LOAD_BALANCED = "(load-balanced)"
+
+
+def host_port(url: str) -> str:
+    """``host:port`` of a URL, for display: never the user-info (it can hold a password)."""
+    netloc = url.split("//", 1)[-1].split("/", 1)[0]
+    return netloc.rpartition("@")[2]
+
+
 IDENTITY_SELECTOR = "apiserver.kubernetes.io/identity=kube-apiserver"
 APF_DUMP_PATH = "/debug/api_priority_and_fairness/dump_priority_levels"
 
@@ -100,8 +109,12 @@ class NodeDetails:
         self.fetched = 0
 
     def want(self, name: str) -> None:
-        """Ask for a node's detail (ignored when already queued or over the cap)."""
-        if name in self.pending or len(self.pending) >= self.cap:
+        """Ask for a node's detail (ignored when already queued or over the cap).
+
+        A node without a name is never fetched: ``/api/v1/nodes/`` would be an
+        unpaginated LIST of every node.
+        """
+        if not name or name in self.pending or len(self.pending) >= self.cap:
             return
         self.pending.add(name)
         self.queue.put_nowait(name)
@@ -114,7 +127,7 @@ class NodeDetails:
             name = await self.queue.get()
             self.pending.discard(name)
             try:
-                obj = (await t.get(f"/api/v1/nodes/{name}")).json()
+                obj = (await t.get(f"/api/v1/nodes/{quote(name, safe='')}")).json()
                 emit(handler.detail(clock(), node_record(obj, handler.rack_label)))
                 self.fetched += 1
             except ApiError as e:
@@ -244,7 +257,7 @@ class LiveSource:
         for component, urls, tls, tok in groups:
             for url in urls:
                 fetch = http_fetcher(self._session, url, token=tok, tls=tls)
-                target = Target(component, url.split("//", 1)[-1].split("/", 1)[0])
+                target = Target(component, host_port(url))
                 self._start(
                     f"scrape-{component}-{url}",
                     scrape_metrics_loop(
@@ -301,7 +314,7 @@ class LiveSource:
                 except Exception:
                     bases = []
             for base in bases:
-                self._instance_loops(base, emit, base.split("//", 1)[-1])
+                self._instance_loops(base, emit, host_port(base))
             if not bases or self._instances_unreachable(bases):
                 # Instance addresses unknown or unreachable from here (private
                 # endpoints): read the load-balanced endpoint, labelled as such.
@@ -309,7 +322,7 @@ class LiveSource:
             await asyncio.sleep(self.o.discovery_s)
 
     def _instances_unreachable(self, bases: list[str]) -> bool:
-        names = [b.split("//", 1)[-1] for b in bases]
+        names = [host_port(b) for b in bases]
         return all(
             self.instance_successes.get(n, 0) == 0 and self.instance_failures.get(n, 0) >= 2
             for n in names

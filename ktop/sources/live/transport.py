@@ -28,6 +28,43 @@ TEXT = "text/plain"
 USER_AGENT = f"ktop/{__version__}"
 WATCH_READ_TIMEOUT_S = 150.0
 """A watch that sends nothing (not even a bookmark) for this long is dead."""
+CONNECT_TIMEOUT_S = 15.0
+"""Time limit for setting up a connection (TCP, TLS, proxy), for every request."""
+REQUEST_TIMEOUT_S = 30.0
+"""Default time limit for a whole request."""
+
+
+MAX_BODY_BYTES = 256 << 20
+"""A response body larger than this is refused (the largest real ones, a big
+apiserver's /metrics, are tens of MiB)."""
+
+
+class RequestTimeoutError(TimeoutError):
+    """A request did not finish within its time limit; the message names the limit."""
+
+
+class ResponseTooLargeError(ValueError):
+    """A response body exceeded :data:`MAX_BODY_BYTES`; the message names the limit."""
+
+
+async def read_capped(
+    resp: aiohttp.ClientResponse, what: str, limit: int = MAX_BODY_BYTES
+) -> bytes:
+    """The whole body, or :class:`ResponseTooLargeError` once it passes ``limit`` bytes."""
+    too_large = ResponseTooLargeError(
+        f"{what}: response larger than {limit >> 20} MiB (size limit); not read"
+    )
+    if resp.content_length is not None and resp.content_length > limit:
+        raise too_large
+    chunks: list[bytes] = []
+    total = 0
+    async for chunk in resp.content.iter_chunked(1 << 20):
+        total += len(chunk)
+        if total > limit:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
+
 
 Query = Sequence[tuple[str, str | int]]
 
@@ -74,12 +111,24 @@ class KubeTransport:
         return resp
 
     async def get(
-        self, path: str, query: Query = (), accept: str = JSON, timeout_s: float = 30.0
+        self, path: str, query: Query = (), accept: str = JSON, timeout_s: float = REQUEST_TIMEOUT_S
     ) -> Response:
-        """GET a path; raise :class:`ApiError` for an HTTP error status."""
-        resp = await self._call(path, query, accept, aiohttp.ClientTimeout(total=timeout_s))
-        async with resp:
-            body = await resp.read()
+        """GET a path.
+
+        Raises :class:`ApiError` for an HTTP error status and
+        :class:`RequestTimeoutError` (naming the limit) when it takes longer than ``timeout_s``.
+        """
+        timeout = aiohttp.ClientTimeout(
+            total=timeout_s, sock_connect=min(timeout_s, CONNECT_TIMEOUT_S)
+        )
+        try:
+            resp = await self._call(path, query, accept, timeout)
+            async with resp:
+                body = await read_capped(resp, f"GET {path}")
+        except TimeoutError:
+            raise RequestTimeoutError(
+                f"GET {path} did not answer within {timeout_s:g}s (request time limit)"
+            ) from None
         self.meter.received(len(body))
         if resp.status >= 400:
             raise ApiError(resp.status, "get", path, status_message(body))
@@ -90,8 +139,16 @@ class KubeTransport:
         self, path: str, query: Query, accept: str = JSON
     ) -> AsyncIterator[AsyncIterator[bytes]]:
         """Open a watch stream; yields an iterator over its newline-delimited events."""
-        timeout = aiohttp.ClientTimeout(total=None, sock_read=WATCH_READ_TIMEOUT_S)
-        resp = await self._call(path, [*query, ("watch", "true")], accept, timeout)
+        timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=CONNECT_TIMEOUT_S, sock_read=WATCH_READ_TIMEOUT_S
+        )
+        try:
+            resp = await self._call(path, [*query, ("watch", "true")], accept, timeout)
+        except TimeoutError:
+            raise RequestTimeoutError(
+                f"watch {path} did not connect within {CONNECT_TIMEOUT_S:g}s "
+                "(connection time limit)"
+            ) from None
         async with resp:
             if resp.status >= 400:
                 body = await resp.read()
@@ -104,7 +161,12 @@ class KubeTransport:
                 self.meter.watch_closed()
 
     async def _lines(self, resp: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
-        async for line in resp.content:
-            self.meter.received(len(line))
-            if line.strip():
-                yield line
+        try:
+            async for line in resp.content:
+                self.meter.received(len(line))
+                if line.strip():
+                    yield line
+        except TimeoutError:
+            raise RequestTimeoutError(
+                f"watch sent nothing for {WATCH_READ_TIMEOUT_S:g}s (watch read time limit)"
+            ) from None

@@ -8,6 +8,9 @@ import contextlib
 from ktop.sources.base import Emit
 from ktop.sources.sim.simulator import Simulator
 
+SLICE_S = 1.0
+"""Simulated seconds advanced between two chances for the screen to run."""
+
 
 class SimulatorSource:
     """Plays a :class:`Simulator` in (scaled) real time.
@@ -29,9 +32,21 @@ class SimulatorSource:
         return "demo"
 
     async def run(self, emit: Emit) -> None:
-        """Emit the initial state, then one batch per tick until cancelled."""
+        """Emit the initial state, then the events of each tick until cancelled.
+
+        A tick's simulated time is advanced in slices of at most
+        :data:`SLICE_S` seconds, yielding to the event loop between them: when
+        a large fleet at a high speed costs more than a tick of wall time, the
+        simulation falls behind but the screen stays responsive.
+        """
         with contextlib.suppress(asyncio.CancelledError):
             emit(self.sim.start())
             while True:
                 await asyncio.sleep(self.tick_s)
-                emit(self.sim.advance(self.tick_s * self.speed))
+                remaining = self.tick_s * self.speed
+                while remaining > 1e-9:
+                    step = min(remaining, SLICE_S)
+                    emit(self.sim.advance(step))
+                    remaining -= step
+                    if remaining > 1e-9:
+                        await asyncio.sleep(0)

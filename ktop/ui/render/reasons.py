@@ -124,4 +124,9 @@ def drill_reason_lines(snapshot: ClusterSnapshot, area: Area) -> tuple[Text, ...
         if reason in shown:
             continue
         lines.append(Text(f"{area.value}: unknown — {reason}", style=STYLE[Level.UNKNOWN]))
+    for f in snapshot.area_freshness(area):
+        if f.note:
+            lines.append(
+                Text(f"{area.value}: warning — {f.name}: {f.note}", style=STYLE[Level.WARN])
+            )
     return tuple(lines)

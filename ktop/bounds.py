@@ -1,0 +1,109 @@
+"""The bounds of every numeric command-line value, and argparse ``type=`` checks for them.
+
+One place: the parser's ``type=`` functions, the help text and
+docs/security.md read the limits from here. A value outside its bounds (or
+``nan``, ``inf``, a word) is an argparse error: one line, exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NoReturn
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """The accepted range of one option (inclusive), and why it ends there."""
+
+    option: str
+    low: float
+    high: float
+    unit: str
+    why: str
+
+    def text(self) -> str:
+        """``0.1 to 60 seconds`` (for help and errors)."""
+        return f"{self.low:g} to {self.high:g}{' ' + self.unit if self.unit else ''}"
+
+
+REFRESH = Bound(
+    "--refresh", 0.1, 60.0, "seconds", "faster redraws only burn CPU; slower ones look frozen"
+)
+SPEED = Bound(
+    "--speed",
+    0.1,
+    100.0,
+    "",
+    "each screen tick simulates SPEED seconds, one second at a time; more stalls the screen",
+)
+NODES = Bound(
+    "--nodes",
+    1,
+    100_000,
+    "",
+    "the simulated fleet is held in memory; 100,000 is the largest cluster ktop is built for",
+)
+ZONES = Bound("--zones", 1, 64, "", "more zones than that is not a real failure-domain layout")
+SCRAPE_INTERVAL = Bound(
+    "--scrape-interval",
+    1.0,
+    3600.0,
+    "seconds",
+    "faster scrapes load the apiservers; slower ones leave rates with no window",
+)
+ALL = (REFRESH, SPEED, NODES, ZONES, SCRAPE_INTERVAL)
+"""Every bounded option (docs/security.md lists them)."""
+
+
+def _check(bound: Bound, value: float, text: str) -> None:
+    if not math.isfinite(value) or not bound.low <= value <= bound.high:
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]} is out of range: {bound.option} takes {bound.text()}"
+        )
+
+
+def bounded_float(bound: Bound) -> Callable[[str], float]:
+    """An argparse ``type=`` for a finite float within ``bound``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text[:40]!r} is not a number ({bound.option} takes {bound.text()})"
+            ) from None
+        _check(bound, value, text)
+        return value
+
+    parse.__name__ = bound.option.lstrip("-").replace("-", "_")
+    return parse
+
+
+def bounded_int(bound: Bound) -> Callable[[str], int]:
+    """An argparse ``type=`` for an integer within ``bound``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text.replace("_", "")) if len(text) <= 20 else None
+        except ValueError:
+            value = None
+        if value is None:
+            raise argparse.ArgumentTypeError(
+                f"{text[:40]!r} is not a whole number ({bound.option} takes {bound.text()})"
+            )
+        _check(bound, value, text)
+        return value
+
+    parse.__name__ = bound.option.lstrip("-").replace("-", "_")
+    return parse
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (no usage block), exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``prog: message (see prog --help)`` and exit with status 2."""
+        self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")

@@ -1,0 +1,242 @@
+"""Running an exec credential plugin, with a time limit and bounded output.
+
+kubernetes-asyncio's own runner reads the plugin's standard output to the
+end before its standard error (a plugin that fills the stderr pipe blocks
+forever), has no time limit, and fails with a ``TypeError`` when the output
+is JSON but not an object. This runner reads both streams at once, keeps at
+most :data:`STDERR_LIMIT` bytes of standard error and :data:`STDOUT_LIMIT`
+of standard output, kills the plugin after ``timeout_s`` seconds, and
+checks the ``ExecCredential`` it prints field by field.
+
+Messages never contain the plugin's standard output (it holds the
+credential). Its standard error is shown only after
+:func:`~ktop.model.scrub.scrub_opaque` has masked anything token-like.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from ktop.model.scrub import register_secret, scrub_opaque
+
+EXEC_TIMEOUT_S = 30.0
+"""How long a credential plugin may take (cloud CLIs can be slow on a cold cache)."""
+INTERACTIVE_TIMEOUT_S = 120.0
+"""How long a plugin that talks to the user (a prompt, a browser login) may take."""
+STDOUT_LIMIT = 1 << 20
+STDERR_LIMIT = 4096
+
+
+class ExecPluginError(Exception):
+    """The plugin failed, timed out, or printed something that is not an ExecCredential."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExecCredential:
+    """What a plugin returned: a token or a client certificate, and when it expires."""
+
+    token: str | None
+    client_certificate_data: str | None
+    client_key_data: str | None
+    expires: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Output:
+    code: int
+    stdout: bytes
+    stdout_truncated: bool
+    stderr: bytes
+
+
+async def _drain(stream: asyncio.StreamReader | None, limit: int) -> tuple[bytes, bool]:
+    """Read a stream to its end, keeping at most ``limit`` bytes (the rest is discarded)."""
+    if stream is None:
+        return b"", False
+    kept = bytearray()
+    truncated = False
+    while True:
+        chunk = await stream.read(65536)
+        if not chunk:
+            return bytes(kept), truncated
+        room = limit - len(kept)
+        if room > 0:
+            kept += chunk[:room]
+        if len(chunk) > max(room, 0):
+            truncated = True
+
+
+async def _run(
+    argv: Sequence[str], env: Mapping[str, str], timeout_s: float, interactive: bool
+) -> _Output:
+    name = os.path.basename(argv[0])
+    try:
+        # An interactive plugin talks to the user on the terminal, as under kubectl;
+        # otherwise it gets no input and its errors are captured (bounded).
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            env=dict(env),
+            stdin=None if interactive else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=None if interactive else asyncio.subprocess.PIPE,
+        )
+    except OSError as exc:
+        raise ExecPluginError(
+            f"credential plugin {name!r} could not be started: {exc.strerror or exc}"
+        ) from None
+    try:
+        async with asyncio.timeout(timeout_s):
+            (out, truncated), (err, _) = await asyncio.gather(
+                _drain(proc.stdout, STDOUT_LIMIT), _drain(proc.stderr, STDERR_LIMIT)
+            )
+            code = await proc.wait()
+    except TimeoutError:
+        raise ExecPluginError(
+            f"credential plugin {name!r} did not answer within {timeout_s:g}s "
+            f"({'interactive ' if interactive else ''}exec plugin time limit); it was stopped"
+        ) from None
+    finally:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            with contextlib.suppress(Exception):
+                await proc.wait()
+    return _Output(code, out, truncated, err)
+
+
+def exec_info(api_version: str, interactive: bool) -> str:
+    """The ``KUBERNETES_EXEC_INFO`` a plugin receives."""
+    return json.dumps(
+        {"apiVersion": api_version, "kind": "ExecCredential", "spec": {"interactive": interactive}}
+    )
+
+
+def may_interact(plugin: Mapping[str, Any], allowed: bool) -> bool:
+    """Whether the plugin may talk to the user: its ``interactiveMode`` allows it (absent
+    means ``IfAvailable``, as kubectl reads it), the caller allows it, and stdin is a
+    terminal.
+    """
+    mode = plugin.get("interactiveMode") or "IfAvailable"
+    if not allowed or mode == "Never":
+        return False
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):
+        return False
+
+
+async def run_exec_plugin(
+    plugin: Mapping[str, Any],
+    timeout_s: float = EXEC_TIMEOUT_S,
+    *,
+    allow_interaction: bool = False,
+) -> ExecCredential:
+    """Run the plugin of a kubeconfig ``user.exec`` entry and read its ExecCredential.
+
+    ``allow_interaction``: the terminal is free (before the dashboard starts), so a plugin
+    whose ``interactiveMode`` allows it may prompt, within :data:`INTERACTIVE_TIMEOUT_S`.
+    """
+    command = str(plugin.get("command", ""))
+    api_version = str(plugin.get("apiVersion", ""))
+    args = [str(a) for a in plugin.get("args") or []]
+    env = dict(os.environ)
+    for item in plugin.get("env") or []:
+        env[str(item["name"])] = str(item["value"])
+    interactive = may_interact(plugin, allow_interaction)
+    env["KUBERNETES_EXEC_INFO"] = exec_info(api_version, interactive)
+    name = os.path.basename(command)
+    limit = max(timeout_s, INTERACTIVE_TIMEOUT_S) if interactive else timeout_s
+    out = await _run([command, *args], env, limit, interactive)
+    if out.code != 0:
+        detail = _stderr_line(out.stderr)
+        raise ExecPluginError(
+            f"credential plugin {name!r} exited with status {out.code}"
+            + (f": {detail}" if detail else "")
+        )
+    if out.stdout_truncated:
+        raise ExecPluginError(
+            f"credential plugin {name!r} printed more than {STDOUT_LIMIT} bytes; "
+            "that is not an ExecCredential"
+        )
+    return parse_exec_credential(out.stdout, name, api_version)
+
+
+def _stderr_line(stderr: bytes) -> str:
+    """The last non-empty line of a plugin's stderr, token-like words masked."""
+    lines = [ln.strip() for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    return scrub_opaque(lines[-1])[:300]
+
+
+def parse_exec_credential(stdout: bytes, name: str, api_version: str) -> ExecCredential:
+    """An ExecCredential from a plugin's output; ExecPluginError saying what is wrong.
+
+    The output itself is never quoted (it is, or holds, the credential).
+    """
+    try:
+        data = json.loads(stdout)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise ExecPluginError(
+            f"credential plugin {name!r} printed {len(stdout)} bytes that are not JSON"
+        ) from None
+    if not isinstance(data, dict):
+        raise ExecPluginError(
+            f"credential plugin {name!r} printed a JSON {type(data).__name__}, "
+            "not an ExecCredential object"
+        )
+    status = data.get("status")
+    if isinstance(status, dict):
+        for secret_field in ("token", "clientKeyData"):
+            register_secret(status.get(secret_field))
+    if data.get("kind") != "ExecCredential":
+        raise ExecPluginError(f"credential plugin {name!r} did not print an ExecCredential")
+    if data.get("apiVersion") != api_version:
+        raise ExecPluginError(
+            f"credential plugin {name!r} answered with apiVersion "
+            f"{str(data.get('apiVersion'))[:80]!r}, not {api_version!r}"
+        )
+    if not isinstance(status, dict):
+        raise ExecPluginError(f"credential plugin {name!r} printed no 'status' object")
+    token = status.get("token")
+    cert = status.get("clientCertificateData")
+    key = status.get("clientKeyData")
+    for field_name, value in (
+        ("token", token),
+        ("clientCertificateData", cert),
+        ("clientKeyData", key),
+    ):
+        if value is not None and not isinstance(value, str):
+            raise ExecPluginError(f"credential plugin {name!r}: status.{field_name} is not text")
+    if not token and not (cert and key):
+        raise ExecPluginError(
+            f"credential plugin {name!r} returned neither a token nor a client certificate and key"
+        )
+    return ExecCredential(
+        token or None, cert or None, key or None, _expiry(status.get("expirationTimestamp"), name)
+    )
+
+
+def _expiry(value: object, name: str) -> datetime | None:
+    """The expiry as an aware UTC time (a time without an offset is UTC)."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ExecPluginError(
+            f"credential plugin {name!r}: expirationTimestamp is not an RFC 3339 time"
+        )
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ExecPluginError(
+            f"credential plugin {name!r}: expirationTimestamp is not an RFC 3339 time"
+        ) from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

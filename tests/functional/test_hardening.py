@@ -1,0 +1,67 @@
+"""The app under hostile conditions: a crash shows no traceback (its locals may hold
+credentials), a failing source's message is scrubbed, unreadable objects are shown."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from ktop.hub import Hub
+from ktop.model.cluster import ClusterModel
+from ktop.model.events import FEED_NODES, Event, ObjectsSkipped
+from ktop.model.scrub import forget_secrets, register_secret
+from ktop.ui.app import KtopApp
+from tests.functional.screen import screen_text
+
+SECRET = "abcd1234efgh5678SEKRIT7f3a9c"
+
+
+class _Failing:
+    name = "live"
+
+    async def run(self, emit: object) -> None:
+        raise RuntimeError(f"GET https://admin:{SECRET}@10.0.0.1:6443/api failed")
+
+
+async def test_a_crash_leaves_no_traceback_and_is_handed_to_the_command_line() -> None:
+    app = KtopApp(Hub(ClusterModel()), refresh_s=0.1)
+
+    def boom() -> None:
+        token = SECRET  # a local a traceback printer with locals would show
+        raise ValueError(f"boom {len(token)}")
+
+    app.pump = boom  # type: ignore[method-assign]
+    with pytest.raises(ValueError, match="boom"):
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause(1.0)
+    assert isinstance(app.crash, ValueError)
+    assert app._exit_renderables == []
+
+
+async def test_a_failing_source_message_is_scrubbed() -> None:
+    forget_secrets()
+    app = KtopApp(Hub(ClusterModel()), [_Failing()])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.3)
+        assert app.source_errors
+        assert all(SECRET not in e for e in app.source_errors)
+        assert "10.0.0.1:6443" in app.source_errors[0]
+
+
+async def test_skipped_objects_are_shown_in_the_drill_down() -> None:
+    forget_secrets()
+    register_secret(SECRET)
+    hub = Hub(ClusterModel())
+    batch: Sequence[Event] = [
+        ObjectsSkipped(1.0, FEED_NODES, 3, f"ObjectError: labels is list ({SECRET})")
+    ]
+    hub.ingest(batch)
+    app = KtopApp(hub)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("5")
+        await pilot.pause(0.3)
+        text = screen_text(app)
+        assert "3 object(s) skipped" in text
+        assert SECRET not in text
+    forget_secrets()

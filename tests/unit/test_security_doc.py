@@ -1,0 +1,47 @@
+"""docs/security.md states the limits the code enforces (checked against the code, so the
+page cannot drift)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ktop import bounds
+from ktop.model import apf_dump, exposition, failed_scheduling
+from ktop.sources.live import client, exec_plugin, transport
+
+DOC = (Path(__file__).parent.parent.parent / "docs" / "security.md").read_text()
+
+
+def _row(first_cell: str) -> str:
+    rows = [ln.strip() for ln in DOC.splitlines() if ln.strip().startswith(f"| {first_cell} |")]
+    assert len(rows) == 1, first_cell
+    return rows[0]
+
+
+def test_every_bounded_option_is_in_the_table_with_its_bounds() -> None:
+    for bound in bounds.ALL:
+        assert bound.text() in _row(f"`{bound.option}`")
+
+
+def test_time_limits_match_the_code() -> None:
+    assert f"{exec_plugin.EXEC_TIMEOUT_S:g} s" in _row("exec credential plugin")
+    assert f"{exec_plugin.STDERR_LIMIT // 1024} KiB" in _row("exec credential plugin")
+    assert f"{client.PROBE_TIMEOUT_S:g} s" in _row(
+        "first request (`/version`), connection included"
+    )
+    assert f"{transport.CONNECT_TIMEOUT_S:g} s" in _row(
+        "connection set-up (TCP, TLS, proxy) of any request"
+    )
+    assert f"{transport.REQUEST_TIMEOUT_S:g} s" in _row("any other request")
+    assert f"{transport.WATCH_READ_TIMEOUT_S:g} s" in _row(
+        "a watch that sends nothing, not even a bookmark"
+    )
+
+
+def test_parser_caps_match_the_code() -> None:
+    assert f"a body over {transport.MAX_BODY_BYTES >> 20} MiB" in DOC
+    assert f"over {exposition.MAX_LINE_CHARS // 1024} KiB" in DOC
+    assert f"value over {exposition.MAX_LABEL_VALUE_CHARS // 1024} KiB" in DOC
+    assert f"row over {apf_dump.MAX_LINE_CHARS // 1024} KiB" in DOC
+    assert f"up to {failed_scheduling.MAX_MESSAGE_CHARS // 1024} KiB" in DOC
+    assert f"at most {exposition.MAX_ERRORS} malformed lines" in DOC

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from ktop import cli
 from ktop.cli import DEFAULTS, LOW_BANDWIDTH_REFRESH_S, build_parser, main, parse_args
 from ktop.lab import kind as kind_module
 from ktop.lab.kind import KIND_SCENARIOS, KindDemoResult
@@ -157,6 +158,8 @@ def test_demo_kind_without_scenario_picks_one_kind_can_run(
 
     monkeypatch.setattr(kind_module, "missing_kind_tools", list)
     monkeypatch.setattr(kind_module, "kind_demo", fake_kind_demo)
+    # The dashboard refuses a non-terminal before it creates anything; pytest's stdout is not one.
+    monkeypatch.setattr(cli, "_terminal_problem", lambda: None)
     monkeypatch.setenv("KTOP_CONFIG_DIR", env["KTOP_CONFIG_DIR"])
     assert main(["demo", "--kind"]) == 1
     assert len(asked) == 1 and len(asked[0]) == 1

@@ -328,6 +328,18 @@ class ClockTick:
     at: float
 
 
+@dataclass(frozen=True, slots=True)
+class HistoryBackfilled:
+    """Past values of history signals read from elsewhere (Prometheus range queries).
+
+    ``series`` pairs a signal key (``ktop/model/signals.py``) with its
+    ``(time, value)`` points; the model adds those older than its own history.
+    """
+
+    at: float
+    series: tuple[tuple[str, tuple[tuple[float, float], ...]], ...]
+
+
 Event = (
     MetricsScraped
     | ScrapeFailed
@@ -347,6 +359,7 @@ Event = (
     | FeedFailed
     | SelfCost
     | ClockTick
+    | HistoryBackfilled
 )
 """Any event a source may emit."""
 

@@ -55,6 +55,7 @@ from ktop.sources.live.handlers import (
     WarningEventsHandler,
 )
 from ktop.sources.live.listwatch import Handler, ListWatch, Resource
+from ktop.sources.live.backfill import PrometheusBackfill
 from ktop.sources.live.prometheus import PrometheusMetrics
 from ktop.sources.live.scrape import apf_dump_loop, scrape_metrics_loop
 from ktop.sources.live.transport import TEXT, KubeTransport
@@ -171,7 +172,8 @@ class LiveSource:
                 self.prometheus = PrometheusMetrics(
                     self.o.prometheus, self.clock, self.o.prometheus_s
                 )
-                self._start("prometheus", self.prometheus.run(emit))
+                backfill = PrometheusBackfill(self.o.prometheus, self.clock)
+                self._start("prometheus", _after(backfill.run(emit), self.prometheus.run(emit)))
             self._components(emit)
             self._start("discovery", self._discovery(t, emit))
             self._start("clock", self._ticks(emit))
@@ -320,3 +322,13 @@ class LiveSource:
             await asyncio.sleep(1.0)
             now = self.clock()
             emit([ClockTick(now), self.meter.sample(now, self.apf_names)])
+
+
+async def _after(first: Coroutine[Any, Any, None], then: Coroutine[Any, Any, None]) -> None:
+    """Run ``first`` to the end, then ``then`` (the backfill before the live poll)."""
+    try:
+        await first
+    except BaseException:
+        then.close()
+        raise
+    await then

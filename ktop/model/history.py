@@ -76,7 +76,7 @@ class HistoryView:
                 return c.times[-1]
         return None
 
-    def keys(self) -> list[str]:
+    def signal_keys(self) -> list[str]:
         """Every signal key with at least one frame, in first-seen order."""
         seen: dict[str, None] = {}
         for c in self.chunks:
@@ -157,7 +157,7 @@ class History:
             if arr is None:
                 arr = o.values[k] = array("f", [_NAN] * n)
             arr.append(v)
-        for k, arr in o.values.items():
+        for arr in o.values.values():
             if len(arr) == n:
                 arr.append(_NAN)
         if len(o.times) >= CHUNK_FRAMES:
@@ -176,7 +176,9 @@ class History:
         chunks = list(self._sealed)
         o = self._open
         if len(o.times):
-            chunks.append(Chunk(array("d", o.times), {k: array("f", v) for k, v in o.values.items()}))
+            chunks.append(
+                Chunk(array("d", o.times), {k: array("f", v) for k, v in o.values.items()})
+            )
         return HistoryView(tuple(chunks), self.step_s, self.retention_s)
 
     def frames(self) -> list[tuple[float, dict[str, float]]]:
@@ -224,7 +226,7 @@ class History:
     def to_state(self) -> dict[str, Any]:
         """The whole history as plain data (floats, strings, lists, None for gaps)."""
         view = self.view()
-        keys = view.keys()
+        keys = view.signal_keys()
         times: list[float] = []
         cols: dict[str, list[float | None]] = {k: [] for k in keys}
         for c in view.chunks:
@@ -253,9 +255,13 @@ class History:
         for k, col in series.items():
             if len(col) != len(times):
                 raise ValueError(f"history state: series {k!r} has {len(col)} values")
-        frames = [
-            (t, {k: float(col[i]) for k, col in series.items() if col[i] is not None})
-            for i, t in enumerate(times)
-        ]
+        frames: list[tuple[float, dict[str, float]]] = []
+        for i, t in enumerate(times):
+            row: dict[str, float] = {}
+            for k, col in series.items():
+                v = col[i]
+                if v is not None:
+                    row[k] = float(v)
+            frames.append((t, row))
         h._rebuild(frames)
         return h

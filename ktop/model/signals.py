@@ -239,7 +239,8 @@ def _known(items: Iterator[tuple[str, Val]]) -> Iterator[tuple[str, float]]:
 
 def read_signals(s: ClusterSnapshot) -> dict[str, float]:
     """Every signal's current value in a snapshot (unknown values are left out;
-    values with nothing to measure, such as an idle level's wait, count as 0)."""
+    values with nothing to measure, such as an idle level's wait, count as 0).
+    """
     return dict(_known(_pairs(s)))
 
 

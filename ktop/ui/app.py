@@ -17,6 +17,7 @@ from ktop.sources.base import Source
 from ktop.ui.frame import Frame
 from ktop.ui.render.areas import AREA_KEYS, AREA_TITLES
 from ktop.ui.render.status import AREA_SHORT
+from ktop.ui.render.trend import WINDOWS, window_label
 from ktop.ui.screens.base import KtopScreen
 from ktop.ui.screens.drill import DrillScreen
 from ktop.ui.screens.findings import FindingsScreen
@@ -45,6 +46,7 @@ class KtopApp(App[None]):
             for area, key in AREA_KEYS.items()
         ),
         Binding("f", "goto('findings')", "findings"),
+        Binding("w", "trend_window", "window"),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit", "quit"),
     ]
@@ -70,6 +72,8 @@ class KtopApp(App[None]):
         self.refresh_s = refresh_s
         self._theme_name = theme or DEFAULT_THEME
         self.source_errors: list[str] = []
+        self.trend_window_s = WINDOWS[0][1]
+        """The window sparklines and charts show (the ``w`` key cycles through WINDOWS)."""
         self.frame = self._frame(hub.latest)
         """What the screens show: the last published snapshot and findings, and errors."""
 
@@ -129,6 +133,14 @@ class KtopApp(App[None]):
         while isinstance(self.screen, ModalScreen) and len(self.screen_stack) > 1:
             self.pop_screen()
         self.switch_mode(mode)
+
+    def action_trend_window(self) -> None:
+        """Show the next trend window (5m, 15m, 1h, then 5m again)."""
+        seconds = [s for _, s in WINDOWS]
+        i = seconds.index(self.trend_window_s) if self.trend_window_s in seconds else -1
+        self.trend_window_s = seconds[(i + 1) % len(seconds)]
+        self.notify(f"trend window {window_label(self.trend_window_s)}", timeout=2)
+        self._show()
 
     def action_help(self) -> None:
         """Open the help screen (unless it is open)."""

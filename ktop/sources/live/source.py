@@ -41,6 +41,7 @@ from ktop.model.events import (
 )
 from ktop.sources.base import Emit
 from ktop.sources.convert import node_record
+from ktop.sources.live.backfill import PrometheusBackfill
 from ktop.sources.live.client import Connection, connect
 from ktop.sources.live.components import TlsFiles, http_fetcher
 from ktop.sources.live.cost import CostMeter
@@ -55,7 +56,6 @@ from ktop.sources.live.handlers import (
     WarningEventsHandler,
 )
 from ktop.sources.live.listwatch import Handler, ListWatch, Resource
-from ktop.sources.live.backfill import PrometheusBackfill
 from ktop.sources.live.prometheus import PrometheusMetrics
 from ktop.sources.live.scrape import apf_dump_loop, scrape_metrics_loop
 from ktop.sources.live.transport import TEXT, KubeTransport

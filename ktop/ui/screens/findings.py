@@ -34,7 +34,9 @@ class FindingsScreen(KtopScreen):
         title.append_text(counts(frame.findings))
         title.append("   esc/o overview · ↑↓ scroll", style="dim")
         self.query_one("#findings-title", Static).update(title)
-        self.query_one("#findings-list", Static).update(full_text(frame.findings, frame.snapshot.at))
+        self.query_one("#findings-list", Static).update(
+            full_text(frame.findings, frame.snapshot.at)
+        )
 
     @property
     def list_text(self) -> str:

@@ -9,7 +9,7 @@ from ktop.model.snapshot import ClusterSnapshot
 from ktop.ui.render import apf, apiservers, etcd, nodes, scheduler
 from ktop.ui.render.cost import cost_line
 from ktop.ui.render.reasons import drill_reason_lines, input_errors, panel_note
-from ktop.ui.render.trend import OVERVIEW_SPARK, WINDOWS, chart_data
+from ktop.ui.render.trend import AREA_CHARTS, WINDOWS, ChartData, chart_data
 from ktop.ui.render.view import DrillView, PanelView
 
 AREA_KEYS: dict[Area, str] = {
@@ -58,15 +58,16 @@ RICH_WIDTH = 56
 """Panels at least this wide (terminals of about 120 columns and more) with at least
 ``RICH_ROWS`` rows give their last, least important line to the sparkline."""
 RICH_ROWS = 8
-SPARK_LABEL_WIDTH = 14
+SPARK_LABEL_WIDTH = 18
 
 
 def overview_panel(
     snapshot: ClusterSnapshot, area: Area, rows: int, width: int, window_s: float = WINDOWS[0][1]
 ) -> PanelView:
-    """One overview panel fitted to ``rows`` x ``width`` content cells, with a
-    sparkline of the area's headline signal over ``window_s`` when there is room:
-    in a row the content leaves free, or, on wide panels, instead of the last row.
+    """One overview panel fitted to ``rows`` x ``width`` content cells, with sparklines
+    of the area's signals over ``window_s`` when there is room: in rows the content
+    leaves free (one per chart of the area, most telling first), or, on wide panels
+    without a free row, instead of the last, least important row.
     """
     view = _panel(snapshot, area, rows, width)
     if width < SPARK_MIN_WIDTH or rows < 2:
@@ -75,12 +76,13 @@ def overview_panel(
         if width < RICH_WIDTH or rows < RICH_ROWS:
             return view
         view = _panel(snapshot, area, rows - 1, width)
-    spark = chart_data(
-        snapshot.history, OVERVIEW_SPARK[area], snapshot.at, window_s, width - SPARK_LABEL_WIDTH
-    )
-    if not spark.values:
-        return view
-    return replace(view, spark=spark)
+    free = rows - len(view.lines)
+    sparks: list[ChartData] = []
+    for spec in AREA_CHARTS[area][:free]:
+        data = chart_data(snapshot.history, spec, snapshot.at, window_s, width - SPARK_LABEL_WIDTH)
+        if len(data.values) >= 2:  # one frame is no trend
+            sparks.append(data)
+    return replace(view, sparks=tuple(sparks)) if sparks else view
 
 
 def _panel(snapshot: ClusterSnapshot, area: Area, rows: int, width: int) -> PanelView:

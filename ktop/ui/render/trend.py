@@ -64,10 +64,8 @@ AREA_CHARTS: dict[Area, tuple[ChartSpec, ...]] = {
         ChartSpec("nodes.lease_lag_p99_s", "max", "Lease lag p99"),
     ),
 }
-"""Full-width charts of each drill-down, most telling first."""
-
-OVERVIEW_SPARK: dict[Area, ChartSpec] = {area: charts[0] for area, charts in AREA_CHARTS.items()}
-"""The sparkline an overview panel shows when it has room: its area's first chart."""
+"""Full-width charts of each drill-down and sparklines of each overview panel (as many as
+fit), most telling first."""
 
 
 def combined(view: HistoryView, metric: str, combine: Combine, since: float) -> list[Point]:

@@ -23,8 +23,8 @@ class PanelView:
     title: Text
     lines: tuple[Text, ...]
     level: Level = Level.NEUTRAL
-    spark: ChartData | None = None
-    """A sparkline for the last row, when the panel has room for one."""
+    sparks: tuple[ChartData, ...] = ()
+    """Sparklines for the last rows, when the panel has room for them."""
 
     @property
     def plain(self) -> str:

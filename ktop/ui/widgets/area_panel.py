@@ -11,6 +11,7 @@ from textual.renderables.sparkline import Sparkline
 from textual.widgets import Static
 
 from ktop.model.events import Area
+from ktop.model.signals import BY_METRIC
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.ui.render.areas import AREA_KEYS, SPARK_LABEL_WIDTH, overview_panel, render_key
 from ktop.ui.render.level import Level
@@ -41,8 +42,8 @@ class AreaPanel(Static):
         self._shown_size: tuple[int, int] = (0, 0)
         self._snapshot: ClusterSnapshot | None = None
         self.window_s = WINDOWS[0][1]
-        self.spark: ChartData | None = None
-        """The sparkline drawn last (tests compare it with an independent computation)."""
+        self.sparks: tuple[ChartData, ...] = ()
+        """The sparklines drawn last (tests compare them with an independent computation)."""
         self._plain_body = ""
 
     def show(self, snapshot: ClusterSnapshot, window_s: float | None = None) -> None:
@@ -73,12 +74,12 @@ class AreaPanel(Static):
         title.append_text(view.title)
         self.border_title = title
         body = Text("\n").join(view.lines)
-        self.spark = view.spark
+        self.sparks = view.sparks
         self._plain_body = body.plain
-        if view.spark is None:
+        if not view.sparks:
             self.update(body)
         else:
-            self.update(Group(body, _spark_row(view.spark, self.window_s)))
+            self.update(Group(body, *(_spark_row(s, self.window_s) for s in view.sparks)))
         for level, name in _LEVEL_CLASSES.items():
             self.set_class(view.level == level, name)
         self.renders += 1
@@ -87,23 +88,26 @@ class AreaPanel(Static):
     def plain(self) -> str:
         """The title and content as plain text."""
         body = self._plain_body
-        if self.spark is not None:
-            body += f"\n{_spark_label(self.spark, self.window_s)}"
+        for spark in self.sparks:
+            body += f"\n{_spark_label(spark, self.window_s)}"
         title = Content.from_markup(self.border_title).plain if self.border_title else ""
         return f"{title}\n{body}"
 
 
 def _spark_label(spark: ChartData, window_s: float) -> str:
-    return f"{spark.spec.metric.split('.', 1)[1]} {window_label(window_s)}"[: SPARK_LABEL_WIDTH - 1]
+    label = BY_METRIC[spark.spec.metric].label
+    return f"{label} {window_label(window_s)}"[: SPARK_LABEL_WIDTH - 1]
 
 
 def _spark_row(spark: ChartData, window_s: float) -> Table:
     """The label, then Textual's sparkline renderable, right-aligned to the time slots."""
     grid = Table.grid(expand=True)
     grid.add_column(width=SPARK_LABEL_WIDTH, no_wrap=True)
-    grid.add_column(justify="right", no_wrap=True)
+    grid.add_column(ratio=1)
+    grid.add_column(width=len(spark.values), no_wrap=True)
     grid.add_row(
         Text(_spark_label(spark, window_s), style="dim"),
+        "",
         Sparkline(list(spark.values), width=len(spark.values)),
     )
     return grid

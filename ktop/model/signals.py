@@ -280,3 +280,24 @@ def _pairs(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
             yield key("nodes.not_ready", z.zone), Val.of(z.not_ready)
             yield key("nodes.unknown", z.zone), Val.of(z.unknown)
         yield key("nodes.lease_lag_p99_s"), n.lease_lag_p99_s
+
+
+DOC_START = "<!-- signals:start -->"
+DOC_END = "<!-- signals:end -->"
+
+
+def markdown_table(window_s: float = 300.0) -> str:
+    """The signals table of docs/panes.md (generated from :data:`SIGNALS`)."""
+    rows = [
+        "| signal | per | unit | PromQL used for the backfill (window 300 s) |",
+        "|---|---|---|---|",
+    ]
+    for s in SIGNALS:
+        per = s.subject_label or "cluster"
+        if s.promql:
+            job = "<job>" if s.component is None else f"<{s.component.value} job>"
+            query = "`" + s.promql.format(job=job, w=int(window_s)).replace("|", "\\|") + "`"
+        else:
+            query = "not in Prometheus (read from the API): history starts with ktop"
+        rows.append(f"| `{s.metric}` {s.label} | {per} | {s.unit or '-'} | {query} |")
+    return "\n".join(rows)

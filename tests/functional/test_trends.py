@@ -72,13 +72,16 @@ def clock(t: float) -> str:
     return datetime.fromtimestamp(t, tz=UTC).strftime("%H:%M:%S")
 
 
+SlowDisk = tuple[Hub, Truth, list[ClusterSnapshot]]
+
+
 @pytest.fixture(scope="module")
-def slow_disk() -> tuple[Hub, Truth, list[ClusterSnapshot]]:
+def slow_disk() -> SlowDisk:
     return stepped("etcd-slow-disk", SECONDS, worst_fsync)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
-async def test_rise_shows_in_overview_sparkline(slow_disk, size: tuple[int, int]) -> None:
+async def test_rise_shows_in_overview_sparkline(slow_disk: SlowDisk, size: tuple[int, int]) -> None:
     hub, truth, _ = slow_disk
     app = KtopApp(hub)
     at = hub.latest.snapshot.at
@@ -96,7 +99,7 @@ async def test_rise_shows_in_overview_sparkline(slow_disk, size: tuple[int, int]
         assert "WAL fsync p99" in screen_text(app)
 
 
-async def test_rise_shows_in_drill_chart_with_time_axis_and_window_key(slow_disk) -> None:
+async def test_rise_shows_in_drill_chart_with_time_axis_and_window_key(slow_disk: SlowDisk) -> None:
     hub, truth, _ = slow_disk
     at = hub.latest.snapshot.at
     app = KtopApp(hub)
@@ -128,7 +131,7 @@ async def test_rise_shows_in_drill_chart_with_time_axis_and_window_key(slow_disk
         assert app.trend_window_s == 300
 
 
-async def test_findings_say_since_when_and_getting_worse(slow_disk) -> None:
+async def test_findings_say_since_when_and_getting_worse(slow_disk: SlowDisk) -> None:
     hub, _, snaps = slow_disk
     finding = next(f for f in hub.latest.findings if f.code == "KT-ETCD-004")
     instance = finding.title.split()[0]
@@ -151,7 +154,7 @@ async def test_findings_say_since_when_and_getting_worse(slow_disk) -> None:
         assert "getting worse" in lines[i + 1]
 
 
-async def test_sparklines_never_take_an_essential_row_at_80x24(slow_disk) -> None:
+async def test_sparklines_never_take_an_essential_row_at_80x24(slow_disk: SlowDisk) -> None:
     hub, _, _ = slow_disk
     snap = hub.latest.snapshot
     bare = replace(snap, history=EMPTY_HISTORY)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ktop.model.cluster import ClusterModel, ModelConfig
 from ktop.model.events import Component, HistoryBackfilled
@@ -18,7 +19,9 @@ from ktop.sources.live.prometheus import DEFAULT_JOBS
 T0 = 1_767_225_600.0
 
 
-def matrix(name: str, instance: str, extra: dict[str, str], values: list[tuple[float, float]]):
+def matrix(
+    name: str, instance: str, extra: dict[str, str], values: list[tuple[float, float]]
+) -> dict[str, Any]:
     metric = {"__name__": name, "instance": instance, "job": "apiserver", **extra}
     return {"metric": metric, "values": [[t, str(v)] for t, v in values]}
 

@@ -73,9 +73,10 @@ def trend_text(f: Finding, now: float) -> Text | None:
     out = Text()
     if t.since is None:
         out.append("no longer beyond its threshold in the latest frame")
+    elif t.since_before_history:
+        out.append(f"since before the history starts ({fmt_clock(t.since)})")
     else:
-        bound = "before " if t.since_before_history else ""
-        out.append(f"since {bound}{fmt_clock(t.since)} ({fmt_age(now - t.since)} ago)")
+        out.append(f"since {fmt_clock(t.since)} ({fmt_age(now - t.since)} ago)")
     words, style = _DIRECTION_TEXT[t.direction]
     out.append(", ")
     out.append(words, style=style)

@@ -75,6 +75,8 @@ def apiservers(s: ClusterSnapshot) -> Iterator[Finding]:
             Severity.WARNING,
             f"request skew {a.request_skew.or_(0):.1f}x: {busiest.instance} "
             f"serves {busiest.requests_per_s.or_(0):.0f} req/s",
+            signal=key("api.request_skew"),
+            threshold=2.0,
         )
     if a.watch_skew.or_(0.0) > 2.0:
         busiest = max(a.instances, key=lambda r: r.watches.or_(0.0))
@@ -83,6 +85,8 @@ def apiservers(s: ClusterSnapshot) -> Iterator[Finding]:
             Severity.WARNING,
             f"watch skew {a.watch_skew.or_(0):.1f}x: {busiest.instance} "
             f"holds {busiest.watches.or_(0):.0f} watches",
+            signal=key("api.watch_skew"),
+            threshold=2.0,
         )
     for row in a.instances:
         start = row.start_time.value
@@ -111,7 +115,13 @@ def etcd(s: ClusterSnapshot) -> Iterator[Finding]:
             yield _f("KT-ETCD-010", Severity.UNKNOWN, f"{m.instance}: {m.error}")
             continue
         if m.has_leader.value == 0:
-            yield _f("KT-ETCD-001", Severity.CRITICAL, f"{m.instance} has no leader")
+            yield _f(
+                "KT-ETCD-001",
+                Severity.CRITICAL,
+                f"{m.instance} has no leader",
+                signal=key("etcd.has_leader", m.instance),
+                threshold=0.5,
+            )
         changes = m.leader_changes.or_(0.0)
         if changes >= 1:
             sev = Severity.CRITICAL if changes >= 4 else Severity.WARNING
@@ -137,7 +147,13 @@ def etcd(s: ClusterSnapshot) -> Iterator[Finding]:
         q = m.db_quota_ratio.or_(0.0)
         if q > 0.8:
             sev = Severity.CRITICAL if q > 0.95 else Severity.WARNING
-            yield _f("KT-ETCD-005", sev, f"{m.instance} db at {q * 100:.0f}% of quota")
+            yield _f(
+                "KT-ETCD-005",
+                sev,
+                f"{m.instance} db at {q * 100:.0f}% of quota",
+                signal=key("etcd.db_quota_ratio", m.instance),
+                threshold=0.8,
+            )
         if m.fragmentation.or_(0.0) > 0.5 and m.db_in_use_bytes.or_(0.0) > 100e6:
             yield _f(
                 "KT-ETCD-006",
@@ -149,6 +165,8 @@ def etcd(s: ClusterSnapshot) -> Iterator[Finding]:
                 "KT-ETCD-007",
                 Severity.WARNING,
                 f"{m.instance} {m.proposals_failed_per_s.or_(0):.2f} failed proposals/s",
+                signal=key("etcd.proposals_failed_per_s", m.instance),
+                threshold=0.0,
             )
 
 

@@ -61,6 +61,16 @@ def _sel(name: str, extra: str = "") -> str:
 
 
 _WATCHES = "sum by (instance) (" + _sel("apiserver_longrunning_requests", ',verb="WATCH"') + ")"
+_REQ_BY_INST = "sum by (instance) (rate(" + _sel("apiserver_request_total") + "[{w}s]))"
+_REQUEST_SKEW = f"max({_REQ_BY_INST}) / avg({_REQ_BY_INST})"
+_WATCH_SKEW = f"max({_WATCHES}) / avg({_WATCHES})"
+_DB_QUOTA = (
+    "sum by (instance) ("
+    + _sel("etcd_mvcc_db_total_size_in_bytes")
+    + ") / sum by (instance) ("
+    + _sel("etcd_server_quota_backend_bytes")
+    + ")"
+)
 _API = Component.APISERVER
 _ETCD = Component.ETCD
 _SCHED = Component.SCHEDULER
@@ -148,6 +158,8 @@ SIGNALS: tuple[SignalSpec, ...] = (
         INST,
         _rate(_sel("apiserver_request_total", ',code="429"'), INST),
     ),
+    SignalSpec("api.request_skew", "request skew", "x", _API, "", _REQUEST_SKEW),
+    SignalSpec("api.watch_skew", "watch skew", "x", _API, "", _WATCH_SKEW),
     SignalSpec(
         "etcd.fsync_p99_s",
         "WAL fsync p99",
@@ -187,6 +199,24 @@ SIGNALS: tuple[SignalSpec, ...] = (
         _ETCD,
         INST,
         f"sum by ({INST}) ({_sel('etcd_server_is_leader')})",
+        higher_is_worse=False,
+    ),
+    SignalSpec(
+        "etcd.proposals_failed_per_s",
+        "failed proposals/s",
+        "/s",
+        _ETCD,
+        INST,
+        _rate(_sel("etcd_server_proposals_failed_total"), INST),
+    ),
+    SignalSpec("etcd.db_quota_ratio", "db / quota", "x", _ETCD, INST, _DB_QUOTA),
+    SignalSpec(
+        "etcd.has_leader",
+        "has leader",
+        "",
+        _ETCD,
+        INST,
+        f"sum by ({INST}) ({_sel('etcd_server_has_leader')})",
         higher_is_worse=False,
     ),
     SignalSpec(
@@ -259,6 +289,8 @@ def _pairs(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
         yield key("api.cpu_cores", i), a.cpu_cores
         yield key("api.rss_bytes", i), a.rss_bytes
         yield key("api.throttled_per_s", i), a.throttled_per_s
+    yield key("api.request_skew"), s.apiservers.request_skew
+    yield key("api.watch_skew"), s.apiservers.watch_skew
     for m in s.etcd.members:
         i = m.instance
         yield key("etcd.fsync_p99_s", i), m.wal_fsync_p99_s
@@ -266,6 +298,9 @@ def _pairs(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
         yield key("etcd.proposals_pending", i), m.proposals_pending
         yield key("etcd.db_size_bytes", i), m.db_size_bytes
         yield key("etcd.is_leader", i), m.is_leader
+        yield key("etcd.proposals_failed_per_s", i), m.proposals_failed_per_s
+        yield key("etcd.db_quota_ratio", i), m.db_quota_ratio
+        yield key("etcd.has_leader", i), m.has_leader
     sched = s.scheduler
     for q, v in sched.queue.items():
         yield key("sched.pending", q), v

@@ -26,6 +26,7 @@ from ktop.model.signals import key
 from ktop.model.values import Val
 from ktop.sources.live.backfill import PrometheusBackfill
 from tests.e2e.helpers import poll
+from tests.e2e.live import account, live, options
 
 WINDOW_S = 30.0
 
@@ -137,3 +138,23 @@ def test_first_frame_equals_prometheus_rate_and_histogram_quantile(prom_url: str
         pts = first.history.points(key("etcd.commit_p99_s", inst))
         last = [v for t, v in pts if t == at]
         assert last and last[0] == pytest.approx(m.backend_commit_p99_s.value)
+
+
+async def test_live_source_with_prometheus_starts_with_the_window_and_the_past(lab: Lab) -> None:
+    """Through the live source: the first frame that shows etcd (read only through
+    Prometheus here) already has windowed rates and quantiles and the signals' past."""
+    kubeconfig = await account(lab, "ktop")
+    prom = str(lab.info["prometheus_url"])
+    started = time.time()
+    opts = options(lab, kubeconfig, prometheus=prom, prometheus_s=30.0, etcd_metrics=())
+    async with live(opts) as run:
+        snap = await run.until(
+            lambda s: len(s.etcd.members) == 3, timeout_s=60, what="etcd through Prometheus"
+        )
+        for m in snap.etcd.members:
+            assert m.proposals_failed_per_s.known, (m.instance, m.proposals_failed_per_s)
+            assert m.leader_changes.known
+            fsync = m.wal_fsync_p99_s
+            assert (fsync.known or fsync.empty) and not fsync.lifetime, (m.instance, fsync)
+            past = snap.history.points(key("etcd.db_size_bytes", m.instance))
+            assert past and past[0][0] < started - 30, "history from before ktop started"

@@ -115,6 +115,8 @@ def fmt_value(metric: str, v: float) -> str:
         return fmt_duration(v)
     if unit == "B":
         return fmt_bytes(v)
+    if unit == "x":
+        return f"{v:.2f}x"
     return fmt_si(v) + ("/s" if unit == "/s" else "")
 
 

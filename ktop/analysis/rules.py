@@ -224,7 +224,7 @@ def nodes(s: ClusterSnapshot) -> Iterator[Finding]:
                 "KT-NODE-001",
                 Severity.CRITICAL,
                 f"zone {z.zone}: {z.unhealthy}/{z.total} nodes not Ready (FullDisruption)",
-                signal=key("nodes.not_ready", z.zone),
+                signal=key("nodes.unhealthy", z.zone),
                 threshold=0.0,
             )
         elif z.state is ZoneState.PARTIAL_DISRUPTION:
@@ -232,7 +232,7 @@ def nodes(s: ClusterSnapshot) -> Iterator[Finding]:
                 "KT-NODE-002",
                 Severity.WARNING,
                 f"zone {z.zone}: {z.unhealthy}/{z.total} nodes not Ready (PartialDisruption)",
-                signal=key("nodes.not_ready", z.zone),
+                signal=key("nodes.unhealthy", z.zone),
                 threshold=0.0,
             )
     unhealthy = n.not_ready + n.unknown

@@ -236,6 +236,7 @@ SIGNALS: tuple[SignalSpec, ...] = (
         _rate(_sel("scheduler_schedule_attempts_total"), "result"),
     ),
     SignalSpec("sched.reason_pods", "pods blocked", "", None, "reason"),
+    SignalSpec("nodes.unhealthy", "not Ready", "", None, "zone"),
     SignalSpec("nodes.not_ready", "NotReady", "", None, "zone"),
     SignalSpec("nodes.unknown", "Unknown", "", None, "zone"),
     SignalSpec("nodes.lease_lag_p99_s", "Lease lag p99", "s", None),
@@ -312,6 +313,7 @@ def _pairs(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
     n = s.nodes
     if n.nodes_known:
         for z in n.zones:
+            yield key("nodes.unhealthy", z.zone), Val.of(z.unhealthy)
             yield key("nodes.not_ready", z.zone), Val.of(z.not_ready)
             yield key("nodes.unknown", z.zone), Val.of(z.unknown)
         yield key("nodes.lease_lag_p99_s"), n.lease_lag_p99_s

@@ -169,3 +169,30 @@ async def test_sparklines_never_take_an_essential_row_at_80x24(slow_disk: SlowDi
             without = overview_panel(bare, area, rows, width)
             assert [t.plain for t in with_history.lines] == [t.plain for t in without.lines]
             assert len(without.lines) + len(with_history.sparks) <= rows
+
+
+def unhealthy_nodes(s: ClusterSnapshot) -> float | None:
+    return float(sum(z.unhealthy for z in s.nodes.zones)) if s.nodes.nodes_known else None
+
+
+async def test_zone_outage_rise_shows_in_nodes_sparkline_and_finding_since() -> None:
+    hub, truth, snaps = stepped("zone-outage", 240, unhealthy_nodes)
+    at = hub.latest.snapshot.at
+    app = KtopApp(hub)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, OverviewScreen)
+        panel = app.screen.panel(Area.NODES)
+        spark = panel.sparks[0]
+        assert spark.spec.metric == "nodes.unhealthy"
+        width = panel.content_size.width - SPARK_LABEL_WIDTH
+        want = expected_columns(truth, at - 300, at, width)
+        assert list(spark.values) == pytest.approx(want)
+        assert want[0] == 0 and want[-1] > 0, "the outage's rise"
+    finding = next(f for f in hub.latest.findings if f.code == "KT-NODE-001")
+    zone = finding.title.split()[1].rstrip(":")
+    since = None
+    for s in snaps:
+        z = next(z for z in s.nodes.zones if z.zone == zone)
+        since = (since or s.at) if z.unhealthy > 0 else None
+    assert finding.trend is not None and finding.trend.since == since

@@ -59,6 +59,7 @@ AREA_CHARTS: dict[Area, tuple[ChartSpec, ...]] = {
         ChartSpec("sched.attempts_per_s", "sum", "scheduling attempts/s"),
     ),
     Area.NODES: (
+        ChartSpec("nodes.unhealthy", "sum", "not Ready nodes (NotReady + Unknown), all zones"),
         ChartSpec("nodes.not_ready", "sum", "NotReady nodes, all zones"),
         ChartSpec("nodes.unknown", "sum", "Unknown nodes, all zones"),
         ChartSpec("nodes.lease_lag_p99_s", "max", "Lease lag p99"),

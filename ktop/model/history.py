@@ -137,10 +137,12 @@ class History:
         return self._sealed[-1].times[-1] if self._sealed else None
 
     def record(self, at: float, values: Mapping[str, float]) -> bool:
-        """Append a frame unless the last one is less than ``step_s`` old.
+        """Append a frame unless it holds no value or the last one is less than ``step_s`` old.
 
         Returns whether the frame was kept.
         """
+        if not values:
+            return False  # nothing known yet (e.g. before any source reported)
         last = self.last_at
         if last is not None and at - last < self.step_s * 0.999:
             return False
@@ -191,22 +193,30 @@ class History:
         return out
 
     def backfill(self, series: Mapping[str, Sequence[Point]]) -> int:
-        """Add points from before the first recorded frame (e.g. from Prometheus).
+        """Add points from the past (e.g. read from Prometheus).
 
-        Points at or after the first frame already held are ignored (what ktop
-        measured itself wins). Returns how many frames were added.
+        For each signal, only points older than the first value the history
+        already holds for it are added: what ktop measured itself wins.
+        Returns how many points were added.
         """
-        first = self.view().first_at
-        by_time: dict[float, dict[str, float]] = {}
+        frames = self.frames()
+        first: dict[str, float] = {}
+        for t, row in frames:
+            for k in row:
+                first.setdefault(k, t)
+        by_time: dict[float, dict[str, float]] = {t: row for t, row in frames}
+        added = 0
         for k, pts in series.items():
+            cut = first.get(k, math.inf)
             for t, v in pts:
-                if (first is None or t < first) and math.isfinite(v):
-                    by_time.setdefault(t, {})[k] = v
-        if not by_time:
-            return 0
-        frames = sorted(by_time.items()) + self.frames()
-        self._rebuild(frames)
-        return len(by_time)
+                if t < cut and math.isfinite(v):
+                    row = by_time.setdefault(t, {})
+                    if k not in row:
+                        row[k] = v
+                        added += 1
+        if added:
+            self._rebuild(sorted(by_time.items()))
+        return added
 
     def _rebuild(self, frames: Iterable[tuple[float, Mapping[str, float]]]) -> None:
         self._sealed, self._open = [], _Open()

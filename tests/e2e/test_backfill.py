@@ -151,10 +151,12 @@ async def test_live_source_with_prometheus_starts_with_the_window_and_the_past(l
         snap = await run.until(
             lambda s: len(s.etcd.members) == 3, timeout_s=60, what="etcd through Prometheus"
         )
+        backfill = run.source.backfill
+        assert backfill is not None and not backfill.errors, backfill
         for m in snap.etcd.members:
             assert m.proposals_failed_per_s.known, (m.instance, m.proposals_failed_per_s)
             assert m.leader_changes.known
             fsync = m.wal_fsync_p99_s
             assert (fsync.known or fsync.empty) and not fsync.lifetime, (m.instance, fsync)
             past = snap.history.points(key("etcd.db_size_bytes", m.instance))
-            assert past and past[0][0] < started - 30, "history from before ktop started"
+            assert past and past[0][0] < started - 30, ("history from before ktop started", past)

@@ -70,14 +70,34 @@ def test_signals_missing_in_a_frame_are_gaps() -> None:
     assert v.points("b|") == ((T0 + 1, 2.0), (T0 + 2, 4.0))
 
 
-def test_backfill_adds_only_what_is_older_than_own_frames() -> None:
+def test_backfill_adds_per_signal_only_what_is_older_than_its_own_values() -> None:
     h = History(retention_s=3600)
+    assert not h.record(T0 - 100, {}), "a frame without values is not kept"
     h.record(T0, {"a|": 10.0})
-    added = h.backfill({"a|": [(T0 - 30, 1.0), (T0 - 15, 2.0), (T0, 99.0)], "b|": [(T0 - 15, 5.0)]})
-    assert added == 2
+    h.record(T0 + 1, {"a|": 11.0, "c|": 7.0})
+    added = h.backfill(
+        {
+            "a|": [(T0 - 30, 1.0), (T0 - 15, 2.0), (T0, 99.0)],
+            "b|": [(T0 - 15, 5.0), (T0 + 0.5, 6.0)],
+            "c|": [(T0 - 15, 3.0), (T0 + 0.5, 4.0), (T0 + 1, 99.0)],
+        }
+    )
+    assert added == 6
     v = h.view()
-    assert v.points("a|") == ((T0 - 30, 1.0), (T0 - 15, 2.0), (T0, 10.0))
-    assert v.points("b|") == ((T0 - 15, 5.0),)
+    assert v.points("a|") == ((T0 - 30, 1.0), (T0 - 15, 2.0), (T0, 10.0), (T0 + 1, 11.0))
+    assert v.points("b|") == ((T0 - 15, 5.0), (T0 + 0.5, 6.0))
+    assert v.points("c|") == ((T0 - 15, 3.0), (T0 + 0.5, 4.0), (T0 + 1, 7.0))
+    assert [t for t, _ in h.frames()] == [T0 - 30, T0 - 15, T0, T0 + 0.5, T0 + 1]
+
+
+def test_backfill_is_not_blocked_by_a_snapshot_taken_before_any_data() -> None:
+    from ktop.model.cluster import ClusterModel
+    from ktop.model.events import HistoryBackfilled
+
+    model = ClusterModel()
+    model.snapshot()  # what the app does before its sources start: the clock is still 0
+    model.apply(HistoryBackfilled(T0, (("a|", ((T0 - 60, 1.0), (T0 - 45, 2.0))),)))
+    assert model.snapshot().history.points("a|") == ((T0 - 60, 1.0), (T0 - 45, 2.0))
 
 
 values = st.one_of(st.none(), st.floats(-1e6, 1e6, allow_nan=False, width=32))

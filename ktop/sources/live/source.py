@@ -143,6 +143,7 @@ class LiveSource:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._session: aiohttp.ClientSession | None = None
         self.prometheus: PrometheusMetrics | None = None
+        self.backfill: PrometheusBackfill | None = None
         self.rng = random.Random()
         self._clients: list[ApiClient] = []
         self.instance_successes: dict[str, int] = {}
@@ -172,8 +173,9 @@ class LiveSource:
                 self.prometheus = PrometheusMetrics(
                     self.o.prometheus, self.clock, self.o.prometheus_s
                 )
-                backfill = PrometheusBackfill(self.o.prometheus, self.clock)
-                self._start("prometheus", _after(backfill.run(emit), self.prometheus.run(emit)))
+                self.backfill = PrometheusBackfill(self.o.prometheus, self.clock)
+                poll = self.prometheus.run(emit)
+                self._start("prometheus", _after(self.backfill.run(emit), poll))
             self._components(emit)
             self._start("discovery", self._discovery(t, emit))
             self._start("clock", self._ticks(emit))

@@ -143,8 +143,13 @@ def test_first_frame_equals_prometheus_rate_and_histogram_quantile(prom_url: str
 async def test_live_source_with_prometheus_starts_with_the_window_and_the_past(lab: Lab) -> None:
     """Through the live source: the first frame that shows etcd (read only through
     Prometheus here) already has windowed rates and quantiles and the signals' past."""
-    kubeconfig = await account(lab, "ktop")
     prom = str(lab.info["prometheus_url"])
+    poll(
+        lambda: ((n := history_span(prom)) is not None and n >= 2 * WINDOW_S - 2) or None,
+        timeout_s=120,
+        what=f"{2 * WINDOW_S:.0f}s of samples in Prometheus",
+    )
+    kubeconfig = await account(lab, "ktop")
     started = time.time()
     opts = options(lab, kubeconfig, prometheus=prom, prometheus_s=30.0, etcd_metrics=())
     async with live(opts) as run:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from ktop.model.events import Area
+from ktop.model.trends import Trend
 
 
 class Severity(IntEnum):
@@ -30,3 +31,9 @@ class Finding:
     """One line, numbers included, e.g. ``WAL fsync p99 612 ms on etcd-1 (>500 ms)``."""
     evidence: tuple[str, ...] = ()
     """The readings the finding rests on, one per line."""
+    signal: str = ""
+    """The history key of the signal the finding is about (``ktop/model/signals.py``), if any."""
+    threshold: float | None = None
+    """The value of ``signal`` beyond which the finding holds."""
+    trend: Trend | None = None
+    """Since when ``signal`` breaches ``threshold`` and which way it goes (from history)."""

@@ -20,7 +20,9 @@ from ktop.model.area_nodes import NodesConfig, NodesState, build_nodes
 from ktop.model.area_scheduler import PendingPods, build_scheduler
 from ktop.model.events import Area, Component, Target
 from ktop.model.exposition import skipped_count
+from ktop.model.history import DEFAULT_RETENTION_S, DEFAULT_STEP_S, History
 from ktop.model.series import TargetSeries
+from ktop.model.signals import read_signals
 from ktop.model.snapshot import ClusterSnapshot, Freshness
 from ktop.model.zones import DEFAULT_UNHEALTHY_ZONE_THRESHOLD
 
@@ -48,6 +50,10 @@ class ModelConfig:
     rack_label: str = "topology.ktop.dev/rack"
     unhealthy_zone_threshold: float = DEFAULT_UNHEALTHY_ZONE_THRESHOLD
     lease_renew_interval_s: float = 10.0
+    history_s: float = DEFAULT_RETENTION_S
+    """How much history each signal keeps (source clock)."""
+    history_step_s: float = DEFAULT_STEP_S
+    """At most one history frame per this many seconds (the refresh cadence)."""
 
 
 @dataclass(slots=True)
@@ -83,6 +89,7 @@ class ClusterModel:
         self._cache: dict[Area, Any] = {}
         self._seq = 0
         self.self_cost: ev.SelfCost | None = None
+        self.history = History(self.config.history_s, self.config.history_step_s)
         self.identities: tuple[str, ...] | None = None
         self._handlers: dict[type, Callable[[Any], None]] = {
             ev.MetricsScraped: self._scraped,
@@ -104,6 +111,7 @@ class ClusterModel:
             ev.ObjectsSkipped: self._objects_skipped,
             ev.SelfCost: self._self_cost,
             ev.ClockTick: self._tick,
+            ev.HistoryBackfilled: self._backfilled,
         }
 
     # ------------------------------------------------------------- folding
@@ -211,6 +219,9 @@ class ClusterModel:
     def _self_cost(self, e: ev.SelfCost) -> None:
         self.self_cost = e
 
+    def _backfilled(self, e: ev.HistoryBackfilled) -> None:
+        self.history.backfill({k: pts for k, pts in e.series})
+
     def _tick(self, e: ev.ClockTick) -> None:
         # Ages and lags grow with the clock even when nothing arrives.
         self._dirty.update((Area.NODES, Area.SCHEDULER))
@@ -290,7 +301,7 @@ class ClusterModel:
                 self._cache[area] = self._build(area)
         self._dirty.clear()
         self._seq += 1
-        return ClusterSnapshot(
+        snap = ClusterSnapshot(
             at=self.now,
             source_kind=self.source_kind,
             context=self.context,
@@ -305,3 +316,5 @@ class ClusterModel:
             seq=self._seq,
             self_cost=self.self_cost,
         )
+        self.history.record(self.now, read_signals(snap))
+        return replace(snap, history=self.history.view())

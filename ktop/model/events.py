@@ -344,6 +344,18 @@ class ClockTick:
     at: float
 
 
+@dataclass(frozen=True, slots=True)
+class HistoryBackfilled:
+    """Past values of history signals read from elsewhere (Prometheus range queries).
+
+    ``series`` pairs a signal key (``ktop/model/signals.py``) with its
+    ``(time, value)`` points; the model adds those older than its own history.
+    """
+
+    at: float
+    series: tuple[tuple[str, tuple[tuple[float, float], ...]], ...]
+
+
 Event = (
     MetricsScraped
     | ScrapeFailed
@@ -364,6 +376,7 @@ Event = (
     | ObjectsSkipped
     | SelfCost
     | ClockTick
+    | HistoryBackfilled
 )
 """Any event a source may emit."""
 

@@ -129,7 +129,13 @@ class TargetSeries:
         self.scrapes = 0
 
     def ingest(self, at: float, samples: Iterable[Sample]) -> None:
-        """Add one scrape: sum samples that differ only in dropped labels."""
+        """Add one scrape: sum samples that differ only in dropped labels.
+
+        A scrape not newer than the last one is ignored (e.g. a backfill that
+        arrives after live data): points stay in time order.
+        """
+        if self.last_at is not None and at <= self.last_at:
+            return
         families = FAMILIES[self.target.component]
         summed: dict[tuple[str, Labels], float] = {}
         for s in samples:

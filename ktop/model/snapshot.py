@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ktop.model.events import Area, PodWait, SelfCost
+from ktop.model.history import EMPTY_HISTORY, HistoryView
 from ktop.model.values import Val, ratio, sum_vals
 
 NOT_EXPOSED = Val(None, "not exposed")
@@ -337,6 +338,8 @@ class ClusterSnapshot:
     """Increases by one with every published snapshot."""
     self_cost: SelfCost | None = None
     """ktop's own load on the cluster (live sources only)."""
+    history: HistoryView = EMPTY_HISTORY
+    """Every signal's recent past (``ktop/model/signals.py``), this snapshot included."""
 
     def area_freshness(self, area: Area) -> tuple[Freshness, ...]:
         """The inputs that feed one area."""

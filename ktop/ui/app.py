@@ -22,6 +22,7 @@ from ktop.ui.display import AsciiFilter, Display, StripColor
 from ktop.ui.frame import Frame
 from ktop.ui.render.areas import AREA_KEYS, AREA_TITLES
 from ktop.ui.render.status import AREA_SHORT
+from ktop.ui.render.trend import WINDOWS, window_label
 from ktop.ui.screens.base import KtopScreen
 from ktop.ui.screens.drill import DrillScreen
 from ktop.ui.screens.findings import FindingsScreen
@@ -54,6 +55,7 @@ class KtopApp(App[None]):
         Binding("f", "goto('findings')", "findings"),
         Binding("t", "cycle_theme", "theme", show=False),
         Binding("y", "copy", "copy", show=False),
+        Binding("w", "trend_window", "window"),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit", "quit"),
     ]
@@ -99,6 +101,8 @@ class KtopApp(App[None]):
         if self.display_options.low_bandwidth:
             self.animation_level = "none"
         self.source_errors: list[str] = []
+        self.trend_window_s = WINDOWS[0][1]
+        """The window sparklines and charts show (the ``w`` key cycles through WINDOWS)."""
         self.frame = self._frame(hub.latest)
         """What the screens show: the last published snapshot and findings, and errors."""
 
@@ -219,6 +223,14 @@ class KtopApp(App[None]):
         while isinstance(self.screen, ModalScreen) and len(self.screen_stack) > 1:
             self.pop_screen()
         self.switch_mode(mode)
+
+    def action_trend_window(self) -> None:
+        """Show the next trend window (5m, 15m, 1h, then 5m again)."""
+        seconds = [s for _, s in WINDOWS]
+        i = seconds.index(self.trend_window_s) if self.trend_window_s in seconds else -1
+        self.trend_window_s = seconds[(i + 1) % len(seconds)]
+        self.notify(f"trend window {window_label(self.trend_window_s)}", timeout=2)
+        self._show()
 
     def action_help(self) -> None:
         """Open the help screen (unless it is open)."""

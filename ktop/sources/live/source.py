@@ -42,6 +42,7 @@ from ktop.model.events import (
 )
 from ktop.sources.base import Emit
 from ktop.sources.convert import node_record
+from ktop.sources.live.backfill import PrometheusBackfill
 from ktop.sources.live.client import Connection, connect
 from ktop.sources.live.components import TlsFiles, http_fetcher
 from ktop.sources.live.cost import CostMeter
@@ -155,6 +156,7 @@ class LiveSource:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._session: aiohttp.ClientSession | None = None
         self.prometheus: PrometheusMetrics | None = None
+        self.backfill: PrometheusBackfill | None = None
         self.rng = random.Random()
         self._clients: list[ApiClient] = []
         self.instance_successes: dict[str, int] = {}
@@ -184,7 +186,9 @@ class LiveSource:
                 self.prometheus = PrometheusMetrics(
                     self.o.prometheus, self.clock, self.o.prometheus_s
                 )
-                self._start("prometheus", self.prometheus.run(emit))
+                self.backfill = PrometheusBackfill(self.o.prometheus, self.clock)
+                poll = self.prometheus.run(emit)
+                self._start("prometheus", _after(self.backfill.run(emit), poll))
             self._components(emit)
             self._start("discovery", self._discovery(t, emit))
             self._start("clock", self._ticks(emit))
@@ -333,3 +337,13 @@ class LiveSource:
             await asyncio.sleep(1.0)
             now = self.clock()
             emit([ClockTick(now), self.meter.sample(now, self.apf_names)])
+
+
+async def _after(first: Coroutine[Any, Any, None], then: Coroutine[Any, Any, None]) -> None:
+    """Run ``first`` to the end, then ``then`` (the backfill before the live poll)."""
+    try:
+        await first
+    except BaseException:
+        then.close()
+        raise
+    await then

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ktop.model.events import Area
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.ui.render import apf, apiservers, etcd, nodes, scheduler
 from ktop.ui.render.cost import cost_line
 from ktop.ui.render.reasons import drill_reason_lines, input_errors, panel_note
+from ktop.ui.render.trend import AREA_CHARTS, WINDOWS, ChartData, chart_data
 from ktop.ui.render.view import DrillView, PanelView
 
 AREA_KEYS: dict[Area, str] = {
@@ -49,8 +52,40 @@ def render_key(snapshot: ClusterSnapshot, area: Area, *, drill: bool = False) ->
     return (part, errors, own)
 
 
-def overview_panel(snapshot: ClusterSnapshot, area: Area, rows: int, width: int) -> PanelView:
-    """One overview panel fitted to ``rows`` x ``width`` content cells."""
+SPARK_MIN_WIDTH = 30
+"""Narrower panels show no sparkline."""
+RICH_WIDTH = 56
+"""Panels at least this wide (terminals of about 120 columns and more) with at least
+``RICH_ROWS`` rows give their last, least important line to the sparkline."""
+RICH_ROWS = 8
+SPARK_LABEL_WIDTH = 18
+
+
+def overview_panel(
+    snapshot: ClusterSnapshot, area: Area, rows: int, width: int, window_s: float = WINDOWS[0][1]
+) -> PanelView:
+    """One overview panel fitted to ``rows`` x ``width`` content cells, with sparklines
+    of the area's signals over ``window_s`` when there is room: in rows the content
+    leaves free (one per chart of the area, most telling first), or, on wide panels
+    without a free row, instead of the last, least important row.
+    """
+    view = _panel(snapshot, area, rows, width)
+    if width < SPARK_MIN_WIDTH or rows < 2:
+        return view
+    if len(view.lines) >= rows:
+        if width < RICH_WIDTH or rows < RICH_ROWS:
+            return view
+        view = _panel(snapshot, area, rows - 1, width)
+    free = rows - len(view.lines)
+    sparks: list[ChartData] = []
+    for spec in AREA_CHARTS[area][:free]:
+        data = chart_data(snapshot.history, spec, snapshot.at, window_s, width - SPARK_LABEL_WIDTH)
+        if len(data.values) >= 2:  # one frame is no trend
+            sparks.append(data)
+    return replace(view, sparks=tuple(sparks)) if sparks else view
+
+
+def _panel(snapshot: ClusterSnapshot, area: Area, rows: int, width: int) -> PanelView:
     note = panel_note(snapshot, area, width)
     failing = any(f.error for f in snapshot.area_freshness(area))
     if area is Area.APF:

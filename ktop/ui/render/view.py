@@ -11,6 +11,7 @@ from rich.text import Text
 from ktop.model.values import Val
 from ktop.ui.render.fmt import fmt_si, fmt_val, truncate
 from ktop.ui.render.level import STYLE, SYMBOL, Level
+from ktop.ui.render.trend import ChartData
 
 Align = Literal["left", "right"]
 
@@ -22,6 +23,8 @@ class PanelView:
     title: Text
     lines: tuple[Text, ...]
     level: Level = Level.NEUTRAL
+    sparks: tuple[ChartData, ...] = ()
+    """Sparklines for the last rows, when the panel has room for them."""
 
     @property
     def plain(self) -> str:

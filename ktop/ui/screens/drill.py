@@ -9,14 +9,20 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.events import Resize
 from textual.widgets import Input, Static
 
 from ktop.model.events import Area
 from ktop.ui.frame import Frame
 from ktop.ui.render.areas import AREA_KEYS, AREA_TITLES, drill_view, render_key
+from ktop.ui.render.trend import AREA_CHARTS
 from ktop.ui.render.view import DrillView
 from ktop.ui.screens.base import KtopScreen
 from ktop.ui.widgets.snapshot_table import SnapshotTable
+from ktop.ui.widgets.trend_chart import TrendChart
+
+TALL = 36
+"""Drill-downs at least this tall show every chart; shorter ones only the first."""
 
 
 class FilterInput(Input):
@@ -65,6 +71,9 @@ class DrillScreen(KtopScreen):
             id="drill-title",
         )
         yield Static("", id="drill-header")
+        with Vertical(id="drill-charts"):
+            for i, chart in enumerate(AREA_CHARTS[self.area]):
+                yield TrendChart(chart, id=f"chart-{i}", classes="extra" if i else "")
         with Vertical(id="drill-tables"):
             for spec in view.tables:
                 yield Static(spec.title, id=f"title-{spec.key}", classes="table-title")
@@ -115,8 +124,16 @@ class DrillScreen(KtopScreen):
             table.sort_on()
             self._titles()
 
+    def on_resize(self, event: Resize) -> None:
+        """Show every chart on tall terminals, only the first on short ones."""
+        self.set_class(event.size.height >= TALL, "-tall")
+
     def show_body(self, frame: Frame) -> None:
-        """Update header and tables unless the area's data is unchanged."""
+        """Update charts, then header and tables unless the area's data is unchanged."""
+        self.set_class(self.size.height >= TALL, "-tall")
+        window_s = self.ktop.trend_window_s
+        for chart in self.query(TrendChart):
+            chart.show(frame.snapshot.history, frame.snapshot.at, window_s)
         key = render_key(frame.snapshot, self.area, drill=True)
         if key is self._shown_key or key == self._shown_key:
             return
@@ -164,6 +181,10 @@ class DrillScreen(KtopScreen):
             self.query_one(f"#title-{key}", Static).update(
                 Text.assemble((title, "bold"), (f"  {count}", "dim"))
             )
+
+    def charts(self) -> list[TrendChart]:
+        """The screen's trend charts, in order."""
+        return list(self.query(TrendChart))
 
     def table(self, key: str) -> SnapshotTable:
         """One of the screen's tables by its spec key."""

@@ -34,7 +34,9 @@ class FindingsScreen(KtopScreen):
         title.append_text(counts(frame.findings))
         title.append("   esc/o overview · ↑↓ scroll", style="dim")
         self.query_one("#findings-title", Static).update(title)
-        self.query_one("#findings-list", Static).update(full_text(frame.findings))
+        self.query_one("#findings-list", Static).update(
+            full_text(frame.findings, frame.snapshot.at)
+        )
 
     def forget(self) -> None:
         """Render again on the next show (the theme changed)."""

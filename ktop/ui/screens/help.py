@@ -20,6 +20,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("4", "scheduler: pending reasons, wait categories, quota"),
     ("5", "nodes: zones, racks, NotReady nodes"),
     ("f", "all findings with evidence"),
+    ("w", "trend window of sparklines and charts: 5m, 15m, 1h"),
     ("?", "this help"),
     ("ctrl+p", "command palette: jump to a screen, change theme"),
     ("tab / shift+tab", "next / previous table"),
@@ -58,6 +59,7 @@ class HelpScreen(ModalScreen[None]):
         Binding("q", "close", "Close", show=False),
         Binding("o", "app.goto('overview')", show=False),
         Binding("f", "app.goto('findings')", show=False),
+        Binding("w", "app.trend_window", show=False),
         *(Binding(key, f"app.goto('{area.value}')", show=False) for area, key in AREA_KEYS.items()),
     ]
 

@@ -34,7 +34,7 @@ class OverviewScreen(KtopScreen):
         """Hand the snapshot to each panel; each skips if its area is unchanged."""
         self.set_class(self.size.height >= TALL, "-tall")
         for panel in self.query(AreaPanel):
-            panel.show(frame.snapshot)
+            panel.show(frame.snapshot, self.ktop.trend_window_s)
         self.query_one(FindingsStrip).show(frame.findings)
 
     def panel(self, area: Area) -> AreaPanel:

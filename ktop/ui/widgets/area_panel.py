@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual.content import Content
 from textual.events import Click, Resize
+from textual.renderables.sparkline import Sparkline
 from textual.widgets import Static
 
 from ktop.model.events import Area
+from ktop.model.signals import BY_METRIC
 from ktop.model.snapshot import ClusterSnapshot
-from ktop.ui.render.areas import AREA_KEYS, overview_panel, render_key
+from ktop.ui.render.areas import AREA_KEYS, SPARK_LABEL_WIDTH, overview_panel, render_key
 from ktop.ui.render.level import Level
 from ktop.ui.render.status import area_age
+from ktop.ui.render.trend import WINDOWS, ChartData, window_label
 
 _LEVEL_CLASSES = {
     Level.CRIT: "-crit",
@@ -36,13 +41,19 @@ class AreaPanel(Static):
         self._shown_key: object = None
         self._shown_size: tuple[int, int] = (0, 0)
         self._snapshot: ClusterSnapshot | None = None
+        self.window_s = WINDOWS[0][1]
+        self.sparks: tuple[ChartData, ...] = ()
+        """The sparklines drawn last (tests compare them with an independent computation)."""
+        self._plain_body = ""
 
-    def show(self, snapshot: ClusterSnapshot) -> None:
+    def show(self, snapshot: ClusterSnapshot, window_s: float | None = None) -> None:
         """Render ``snapshot`` unless it shows the same as the last one."""
         self._snapshot = snapshot
+        if window_s is not None:
+            self.window_s = window_s
         text, stale = area_age(snapshot, self.area)
         self.border_subtitle = Text(f"{text} stale" if stale else text, style="")
-        key = render_key(snapshot, self.area)
+        key = (render_key(snapshot, self.area), self.window_s)
         size = (self.content_size.height, self.content_size.width)
         if size == self._shown_size and (key is self._shown_key or key == self._shown_key):
             return
@@ -67,11 +78,17 @@ class AreaPanel(Static):
         rows, width = self._shown_size
         if rows <= 0 or width <= 0:
             return
-        view = overview_panel(snapshot, self.area, rows, width)
+        view = overview_panel(snapshot, self.area, rows, width, self.window_s)
         title = Text(f"{AREA_KEYS[self.area]} ", style="dim")
         title.append_text(view.title)
         self.border_title = title
-        self.update(Text("\n").join(view.lines))
+        body = Text("\n").join(view.lines)
+        self.sparks = view.sparks
+        self._plain_body = body.plain
+        if not view.sparks:
+            self.update(body)
+        else:
+            self.update(Group(body, *(_spark_row(s, self.window_s) for s in view.sparks)))
         for level, name in _LEVEL_CLASSES.items():
             self.set_class(view.level == level, name)
         self.renders += 1
@@ -79,7 +96,27 @@ class AreaPanel(Static):
     @property
     def plain(self) -> str:
         """The title and content as plain text."""
-        content = self.content
-        body = content.plain if isinstance(content, Text) else str(content)
+        body = self._plain_body
+        for spark in self.sparks:
+            body += f"\n{_spark_label(spark, self.window_s)}"
         title = Content.from_markup(self.border_title).plain if self.border_title else ""
         return f"{title}\n{body}"
+
+
+def _spark_label(spark: ChartData, window_s: float) -> str:
+    label = BY_METRIC[spark.spec.metric].label
+    return f"{label} {window_label(window_s)}"[: SPARK_LABEL_WIDTH - 1]
+
+
+def _spark_row(spark: ChartData, window_s: float) -> Table:
+    """The label, then Textual's sparkline renderable, right-aligned to the time slots."""
+    grid = Table.grid(expand=True)
+    grid.add_column(width=SPARK_LABEL_WIDTH, no_wrap=True)
+    grid.add_column(ratio=1)
+    grid.add_column(width=len(spark.values), no_wrap=True)
+    grid.add_row(
+        Text(_spark_label(spark, window_s), style="dim"),
+        "",
+        Sparkline(list(spark.values), width=len(spark.values)),
+    )
+    return grid

@@ -1,0 +1,277 @@
+"""Bounded history of every signal, kept per aggregate.
+
+The model records one *frame* per snapshot (at most one per ``step_s`` of
+the source clock): the time and every signal's value
+(:func:`ktop.model.signals.read_signals`). Frames live in chunks of
+:data:`CHUNK_FRAMES`; a full chunk is sealed and never written again, and
+chunks older than ``retention_s`` are dropped, so memory is bounded by
+``retention_s / step_s`` frames times the number of signals, whatever the
+number of nodes (signals are per priority level, instance, zone: never per
+node). Values are 4-byte floats; times 8-byte floats.
+
+A snapshot holds a :class:`HistoryView`: the sealed chunks themselves (they
+never change) and a copy of the open one, so the view never changes after
+it was taken.
+
+The state is plain data: :meth:`History.to_state` gives a dict of lists of
+floats and strings (``None`` where a signal had no value), and
+:meth:`History.from_state` restores it, so a recording can store it as it is.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+CHUNK_FRAMES = 60
+"""Frames per chunk (one minute at the default 1 s refresh)."""
+DEFAULT_RETENTION_S = 3600.0
+DEFAULT_STEP_S = 1.0
+_NAN = math.nan
+
+Point = tuple[float, float]
+"""``(time, value)`` on the source clock."""
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """Consecutive frames: their times and, per signal key, a value or NaN per frame.
+
+    Not modified once handed out (sealed chunks are shared between views).
+    """
+
+    times: array[float]
+    values: Mapping[str, array[float]]
+
+    def nbytes(self) -> int:
+        """Bytes held by the arrays."""
+        arrays = [self.times, *self.values.values()]
+        return sum(a.buffer_info()[1] * a.itemsize for a in arrays)
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryView:
+    """An immutable view of the history at one snapshot."""
+
+    chunks: tuple[Chunk, ...] = ()
+    step_s: float = DEFAULT_STEP_S
+    retention_s: float = DEFAULT_RETENTION_S
+
+    @property
+    def first_at(self) -> float | None:
+        """Time of the oldest frame, or None when there are none."""
+        for c in self.chunks:
+            if len(c.times):
+                return c.times[0]
+        return None
+
+    @property
+    def last_at(self) -> float | None:
+        """Time of the newest frame, or None when there are none."""
+        for c in reversed(self.chunks):
+            if len(c.times):
+                return c.times[-1]
+        return None
+
+    def signal_keys(self) -> list[str]:
+        """Every signal key with at least one frame, in first-seen order."""
+        seen: dict[str, None] = {}
+        for c in self.chunks:
+            for k in c.values:
+                seen.setdefault(k, None)
+        return list(seen)
+
+    def points(self, signal_key: str, since: float = -math.inf) -> tuple[Point, ...]:
+        """The ``(time, value)`` points of one signal at or after ``since``, oldest first."""
+        out: list[Point] = []
+        for c in self.chunks:
+            vals = c.values.get(signal_key)
+            if vals is None or not len(c.times) or c.times[-1] < since:
+                continue
+            for t, v in zip(c.times, vals, strict=False):
+                if t >= since and not math.isnan(v):
+                    out.append((t, v))
+        return tuple(out)
+
+    def latest(self, signal_key: str) -> float | None:
+        """The newest value of a signal, or None."""
+        pts = self.points(signal_key, since=(self.last_at or 0.0) - 10 * self.step_s)
+        return pts[-1][1] if pts else None
+
+    def nbytes(self) -> int:
+        """Bytes held by all chunks' arrays."""
+        return sum(c.nbytes() for c in self.chunks)
+
+
+EMPTY_HISTORY = HistoryView()
+
+
+@dataclass(slots=True)
+class _Open:
+    times: array[float] = field(default_factory=lambda: array("d"))
+    values: dict[str, array[float]] = field(default_factory=dict)
+
+
+class History:
+    """The mutable history the model appends to; hands out :class:`HistoryView`."""
+
+    def __init__(
+        self, retention_s: float = DEFAULT_RETENTION_S, step_s: float = DEFAULT_STEP_S
+    ) -> None:
+        if retention_s <= 0 or step_s <= 0:
+            raise ValueError("history retention and step must be positive")
+        self.retention_s = retention_s
+        self.step_s = step_s
+        self._sealed: list[Chunk] = []
+        self._open = _Open()
+        self._max_sealed = math.ceil(retention_s / step_s / CHUNK_FRAMES) + 1
+
+    @property
+    def last_at(self) -> float | None:
+        """Time of the newest frame."""
+        if len(self._open.times):
+            return self._open.times[-1]
+        return self._sealed[-1].times[-1] if self._sealed else None
+
+    def record(self, at: float, values: Mapping[str, float]) -> bool:
+        """Append a frame unless it holds no value or the last one is less than ``step_s`` old.
+
+        Returns whether the frame was kept.
+        """
+        if not values:
+            return False  # nothing known yet (e.g. before any source reported)
+        last = self.last_at
+        if last is not None and at - last < self.step_s * 0.999:
+            return False
+        self._append(at, values)
+        self._trim(at)
+        return True
+
+    def _append(self, at: float, values: Mapping[str, float]) -> None:
+        o = self._open
+        n = len(o.times)
+        o.times.append(at)
+        for k, v in values.items():
+            arr = o.values.get(k)
+            if arr is None:
+                arr = o.values[k] = array("f", [_NAN] * n)
+            arr.append(v)
+        for arr in o.values.values():
+            if len(arr) == n:
+                arr.append(_NAN)
+        if len(o.times) >= CHUNK_FRAMES:
+            self._sealed.append(Chunk(o.times, o.values))
+            self._open = _Open()
+
+    def _trim(self, now: float) -> None:
+        horizon = now - self.retention_s
+        while self._sealed and (
+            self._sealed[0].times[-1] < horizon or len(self._sealed) > self._max_sealed
+        ):
+            self._sealed.pop(0)
+
+    def view(self) -> HistoryView:
+        """An immutable view: sealed chunks shared, the open chunk copied."""
+        chunks = list(self._sealed)
+        o = self._open
+        if len(o.times):
+            chunks.append(
+                Chunk(array("d", o.times), {k: array("f", v) for k, v in o.values.items()})
+            )
+        return HistoryView(tuple(chunks), self.step_s, self.retention_s)
+
+    def frames(self) -> list[tuple[float, dict[str, float]]]:
+        """Every frame as ``(time, {key: value})``, oldest first (NaN left out)."""
+        out: list[tuple[float, dict[str, float]]] = []
+        for c in self.view().chunks:
+            for i, t in enumerate(c.times):
+                row = {k: v[i] for k, v in c.values.items() if not math.isnan(v[i])}
+                out.append((t, row))
+        return out
+
+    def backfill(self, series: Mapping[str, Sequence[Point]]) -> int:
+        """Add points from the past (e.g. read from Prometheus).
+
+        For each signal, only points older than the first value the history
+        already holds for it are added: what ktop measured itself wins.
+        Returns how many points were added.
+        """
+        frames = self.frames()
+        first: dict[str, float] = {}
+        for t, row in frames:
+            for k in row:
+                first.setdefault(k, t)
+        by_time: dict[float, dict[str, float]] = {t: row for t, row in frames}
+        added = 0
+        for k, pts in series.items():
+            cut = first.get(k, math.inf)
+            for t, v in pts:
+                if t < cut and math.isfinite(v):
+                    row = by_time.setdefault(t, {})
+                    if k not in row:
+                        row[k] = v
+                        added += 1
+        if added:
+            self._rebuild(sorted(by_time.items()))
+        return added
+
+    def _rebuild(self, frames: Iterable[tuple[float, Mapping[str, float]]]) -> None:
+        self._sealed, self._open = [], _Open()
+        last: float | None = None
+        for t, row in frames:
+            self._append(t, row)
+            last = t
+        if last is not None:
+            self._trim(last)
+
+    def nbytes(self) -> int:
+        """Bytes held by the history's arrays."""
+        return self.view().nbytes()
+
+    # ----------------------------------------------------------- plain data
+
+    def to_state(self) -> dict[str, Any]:
+        """The whole history as plain data (floats, strings, lists, None for gaps)."""
+        view = self.view()
+        keys = view.signal_keys()
+        times: list[float] = []
+        cols: dict[str, list[float | None]] = {k: [] for k in keys}
+        for c in view.chunks:
+            times.extend(c.times)
+            n = len(c.times)
+            for k in keys:
+                arr = c.values.get(k)
+                col = cols[k]
+                if arr is None:
+                    col.extend([None] * n)
+                else:
+                    col.extend(None if math.isnan(v) else v for v in arr)
+        return {
+            "retention_s": self.retention_s,
+            "step_s": self.step_s,
+            "times": times,
+            "series": cols,
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> History:
+        """Restore a history saved by :meth:`to_state`."""
+        h = cls(float(state["retention_s"]), float(state["step_s"]))
+        times = [float(t) for t in state["times"]]
+        series: Mapping[str, Sequence[float | None]] = state["series"]
+        for k, col in series.items():
+            if len(col) != len(times):
+                raise ValueError(f"history state: series {k!r} has {len(col)} values")
+        frames: list[tuple[float, dict[str, float]]] = []
+        for i, t in enumerate(times):
+            row: dict[str, float] = {}
+            for k, col in series.items():
+                v = col[i]
+                if v is not None:
+                    row[k] = float(v)
+            frames.append((t, row))
+        h._rebuild(frames)
+        return h

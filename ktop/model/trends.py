@@ -1,0 +1,139 @@
+"""What a signal's history says: its normal (baseline), since when it breaches, which way it goes.
+
+Pure functions of :class:`~ktop.model.history.HistoryView` points, for the
+analysis layer. Nothing here is computed in the UI.
+
+* :func:`baseline` is the cluster's own normal: the median and the spread
+  (median absolute deviation, scaled by 1.4826 to be comparable to a
+  standard deviation) of a signal over a *quiet window*: the retained
+  history minus the most recent ``exclude_recent_s`` (where an incident
+  under investigation would be).
+* :func:`trend` says since when a signal has been beyond a threshold
+  (the start of the latest unbroken run of breaching points) and whether
+  the last ``recent_s`` are worse, better or the same as the ``recent_s``
+  before them (a change of less than ``STEADY_RATIO`` is steady).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from ktop.model.history import HistoryView, Point
+
+MAD_SCALE = 1.4826
+"""Makes the median absolute deviation estimate a standard deviation for normal data."""
+DEFAULT_EXCLUDE_RECENT_S = 300.0
+DEFAULT_RECENT_S = 60.0
+STEADY_RATIO = 0.1
+"""Relative changes smaller than this are ``steady``."""
+MIN_BASELINE_POINTS = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """A signal's normal over a quiet window."""
+
+    median: float
+    spread: float
+    """Scaled median absolute deviation (0 for a signal that never moved)."""
+    samples: int
+    start: float
+    end: float
+    """The quiet window (source clock)."""
+
+    def deviation(self, value: float) -> float | None:
+        """How many spreads ``value`` is from the median (None when the spread is 0)."""
+        if self.spread == 0:
+            return None
+        return (value - self.median) / self.spread
+
+
+def baseline(
+    points: Sequence[Point],
+    now: float,
+    *,
+    exclude_recent_s: float = DEFAULT_EXCLUDE_RECENT_S,
+    min_points: int = MIN_BASELINE_POINTS,
+) -> Baseline | None:
+    """Median and spread of the points older than ``now - exclude_recent_s``.
+
+    None when fewer than ``min_points`` points are that old.
+    """
+    end = now - exclude_recent_s
+    quiet = [(t, v) for t, v in points if t <= end]
+    if len(quiet) < max(1, min_points):
+        return None
+    values = [v for _, v in quiet]
+    med = statistics.median(values)
+    mad = statistics.median(abs(v - med) for v in values)
+    return Baseline(med, mad * MAD_SCALE, len(values), quiet[0][0], quiet[-1][0])
+
+
+def signal_baseline(view: HistoryView, signal_key: str, now: float) -> Baseline | None:
+    """:func:`baseline` of one signal of a snapshot's history."""
+    return baseline(view.points(signal_key), now)
+
+
+class Direction(StrEnum):
+    """Which way a signal is going, judged by whether higher is worse."""
+
+    WORSE = "worse"
+    BETTER = "better"
+    STEADY = "steady"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Trend:
+    """Since when a signal breaches, and which way it is going."""
+
+    since: float | None
+    """Start of the current breach (source clock); None when the last point does not breach."""
+    since_before_history: bool
+    """The breach began before the oldest point held: ``since`` is a lower bound."""
+    direction: Direction
+    change: float | None
+    """Relative change of the recent mean against the one before (None when unknown)."""
+
+
+def trend(
+    points: Sequence[Point],
+    *,
+    threshold: float,
+    higher_is_worse: bool = True,
+    recent_s: float = DEFAULT_RECENT_S,
+) -> Trend:
+    """Since when the points breach ``threshold`` (strictly) and which way they go."""
+    if not points:
+        return Trend(None, False, Direction.UNKNOWN, None)
+
+    def breaches(v: float) -> bool:
+        return v > threshold if higher_is_worse else v < threshold
+
+    since: float | None = None
+    start_index = len(points)
+    for i in range(len(points) - 1, -1, -1):
+        if not breaches(points[i][1]):
+            break
+        start_index = i
+    if start_index < len(points):
+        since = points[start_index][0]
+    before = since is not None and start_index == 0
+    now = points[-1][0]
+    recent = [v for t, v in points if t > now - recent_s]
+    earlier = [v for t, v in points if now - 2 * recent_s < t <= now - recent_s]
+    if not recent or not earlier:
+        return Trend(since, before, Direction.UNKNOWN, None)
+    a, b = statistics.fmean(earlier), statistics.fmean(recent)
+    scale = max(abs(a), abs(b))
+    change = 0.0 if scale == 0 else (b - a) / scale
+    if abs(change) < STEADY_RATIO:
+        direction = Direction.STEADY
+    elif (change > 0) == higher_is_worse:
+        direction = Direction.WORSE
+    else:
+        direction = Direction.BETTER
+    return Trend(since, before, direction, change)

@@ -1,0 +1,167 @@
+"""Backfill from Prometheus at start: the first frame already has a window and an hour.
+
+Two kinds of read, once, when ktop starts with ``--prometheus``:
+
+* **the observation window**: for every family ktop reads, one instant query
+  of a range selector (``name{job=~"..."}[300s]``) returns Prometheus' raw
+  samples with their scrape timestamps. They become the same
+  ``MetricsScraped`` events a scrape gives (one per target and timestamp),
+  so ktop's own math (``ktop/model/series.py``) computes rates and
+  quantiles over the window from the first frame, and nothing is shown as
+  lifetime-only when Prometheus holds the data;
+* **the last hour of every history signal**: one range query per signal of
+  ``ktop/model/signals.py`` (the PromQL there: ``rate`` over the window,
+  ``histogram_quantile`` on summed bucket rates), folded into the history
+  as a ``HistoryBackfilled`` event.
+
+prometheus-api-client is synchronous; its calls run in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from prometheus_api_client import PrometheusConnect
+
+from ktop.model.events import Component, Event, HistoryBackfilled, MetricsScraped, Sample, Target
+from ktop.model.signals import SIGNALS, SignalSpec, key
+from ktop.model.wanted import FAMILIES, HISTOGRAMS
+from ktop.sources.base import Emit
+from ktop.sources.live.prometheus import DEFAULT_JOBS
+from ktop.sources.live.scrape import failure_reason
+
+DEFAULT_HISTORY_S = 3600.0
+DEFAULT_STEP_S = 15.0
+_SKIP_LABELS = frozenset({"__name__", "instance"})
+
+
+def window_selectors(family: str, job_re: str, window_s: float) -> list[str]:
+    """The range selectors that return a family's raw samples over the window."""
+    names = [f"{family}_bucket"] if family in HISTOGRAMS else [family]
+    return [f'{n}{{job=~"{job_re}"}}[{int(window_s)}s]' for n in names]
+
+
+def matrix_to_events(component: Component, results: list[dict[str, Any]]) -> list[MetricsScraped]:
+    """Raw range-vector results as one ``MetricsScraped`` per (instance, timestamp)."""
+    by: dict[tuple[str, float], list[Sample]] = {}
+    for r in results:
+        metric = dict(r.get("metric") or {})
+        name = str(metric.get("__name__", ""))
+        instance = str(metric.get("instance", ""))
+        labels = tuple(sorted((str(k), str(v)) for k, v in metric.items() if k not in _SKIP_LABELS))
+        for ts, raw in r.get("values") or ():
+            try:
+                value = float(raw)
+            except (TypeError, ValueError):
+                continue
+            by.setdefault((instance, float(ts)), []).append(Sample(name, labels, value))
+    events = [
+        MetricsScraped(at, Target(component, instance), tuple(samples))
+        for (instance, at), samples in by.items()
+    ]
+    events.sort(key=lambda e: (e.at, e.target.instance))
+    return events
+
+
+def signal_query(spec: SignalSpec, jobs: Mapping[Component, str], window_s: float) -> str | None:
+    """A signal's PromQL for these jobs and window, or None when Prometheus lacks it."""
+    if not spec.promql or spec.component is None or not jobs.get(spec.component):
+        return None
+    return spec.promql.format(job=jobs[spec.component], w=int(window_s))
+
+
+def range_to_points(
+    spec: SignalSpec, results: list[dict[str, Any]]
+) -> dict[str, tuple[tuple[float, float], ...]]:
+    """Range-query results as history points per signal key (NaN and Inf left out)."""
+    out: dict[str, tuple[tuple[float, float], ...]] = {}
+    for r in results:
+        metric = r.get("metric") or {}
+        subject = str(metric.get(spec.subject_label, "")) if spec.subject_label else ""
+        pts: list[tuple[float, float]] = []
+        for ts, raw in r.get("values") or ():
+            try:
+                v = float(raw)
+            except (TypeError, ValueError):
+                continue
+            if math.isfinite(v):
+                pts.append((float(ts), v))
+        out[key(spec.metric, subject)] = tuple(pts)
+    return out
+
+
+@dataclass(slots=True)
+class PrometheusBackfill:
+    """Reads the window and the last hour from Prometheus once, then stops."""
+
+    url: str
+    clock: Callable[[], float]
+    window_s: float = 300.0
+    history_s: float = DEFAULT_HISTORY_S
+    step_s: float = DEFAULT_STEP_S
+    jobs: Mapping[Component, str] = field(default_factory=lambda: dict(DEFAULT_JOBS))
+    errors: list[str] = field(default_factory=list)
+    queries_total: int = 0
+
+    def window_events(self, prom: PrometheusConnect, at: float) -> list[Event]:
+        """The raw samples of the window ending at ``at``, as scrape events in time order."""
+        events: list[MetricsScraped] = []
+        for component, families in FAMILIES.items():
+            job_re = self.jobs.get(component)
+            if not job_re:
+                continue
+            for family in families:
+                for sel in window_selectors(family, job_re, self.window_s):
+                    self.queries_total += 1
+                    results = prom.custom_query(sel, params={"time": f"{at:.3f}"})
+                    events.extend(matrix_to_events(component, results))
+        return _merge_by_target(events)
+
+    def history_event(self, prom: PrometheusConnect, at: float) -> HistoryBackfilled:
+        """Every signal Prometheus can compute, over ``history_s`` up to ``at``."""
+        series: dict[str, tuple[tuple[float, float], ...]] = {}
+        start = datetime.fromtimestamp(at - self.history_s, tz=UTC)
+        end = datetime.fromtimestamp(at, tz=UTC)
+        for spec in SIGNALS:
+            query = signal_query(spec, self.jobs, self.window_s)
+            if query is None:
+                continue
+            self.queries_total += 1
+            try:
+                results = prom.custom_query_range(query, start, end, f"{self.step_s:g}s")
+            except Exception as exc:  # one signal lost; the others still fill
+                self.errors.append(f"{spec.metric}: {failure_reason(exc)}")
+                continue
+            series.update(range_to_points(spec, results))
+        return HistoryBackfilled(at, tuple(sorted(series.items())))
+
+    def read(self, prom: PrometheusConnect, at: float) -> list[Event]:
+        """Both reads (blocking): window events first, then the history."""
+        events = self.window_events(prom, at)
+        events.append(self.history_event(prom, at))
+        return events
+
+    async def run(self, emit: Emit) -> None:
+        """Read once; a failure is kept in ``errors`` (the live poll reports the target)."""
+        prom = PrometheusConnect(url=self.url, disable_ssl=False, timeout=30)
+        try:
+            emit(await asyncio.to_thread(self.read, prom, self.clock()))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self.errors.append(f"Prometheus backfill from {self.url} failed: {failure_reason(exc)}")
+
+
+def _merge_by_target(events: list[MetricsScraped]) -> list[Event]:
+    """One event per (target, timestamp): families queried apart share a scrape."""
+    merged: dict[tuple[Target, float], list[Sample]] = {}
+    for e in events:
+        merged.setdefault((e.target, e.at), []).extend(e.samples)
+    out: list[Event] = [MetricsScraped(at, t, tuple(s)) for (t, at), s in merged.items()]
+    out.sort(key=lambda e: (e.at, e.target.instance if isinstance(e, MetricsScraped) else ""))
+    return out

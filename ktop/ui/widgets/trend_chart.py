@@ -1,0 +1,52 @@
+"""A full-width trend chart: title with now/min/max, Textual's Sparkline, a labelled time axis."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Sparkline, Static
+
+from ktop.model.history import HistoryView
+from ktop.ui.render.trend import ChartData, ChartSpec, chart_data, time_axis, window_label
+
+
+class TrendChart(Vertical):
+    """One signal over the chosen window, as wide as the screen.
+
+    The line starts where the history does: with less history than the
+    window, the sparkline is narrower and right-aligned so that its columns
+    stay on the time axis.
+    """
+
+    def __init__(self, spec: ChartSpec, *, id: str | None = None, classes: str = "") -> None:
+        super().__init__(id=id, classes=f"trend-chart {classes}".strip())
+        self.spec = spec
+        self.data: ChartData | None = None
+        """What was drawn last (tests compare it with an independent computation)."""
+
+    def compose(self) -> ComposeResult:
+        """Title, the sparkline row, the axis."""
+        yield Static("", classes="chart-title")
+        with Horizontal(classes="chart-row"):
+            yield Sparkline([], classes="chart-line")
+        yield Static("", classes="chart-axis")
+
+    def show(self, view: HistoryView, now: float, window_s: float) -> None:
+        """Draw the last ``window_s`` seconds of ``view`` ending at ``now``."""
+        width = max(10, self.content_size.width or self.app.size.width - 2)
+        data = chart_data(view, self.spec, now, window_s, width)
+        self.data = data
+        title = Text.assemble(
+            (f"{self.spec.title} ", "bold"),
+            (f"[{window_label(window_s)}]  ", "dim"),
+            data.summary,
+        )
+        self.query_one(".chart-title", Static).update(title)
+        line = self.query_one(".chart-line", Sparkline)
+        line.styles.width = max(1, len(data.values))
+        line.data = list(data.values)
+        line.display = bool(data.values)
+        self.query_one(".chart-axis", Static).update(
+            Text(time_axis(data.start, data.end, width), style="dim")
+        )

@@ -1,0 +1,167 @@
+"""Backfill from the lab's real Prometheus: the first frame equals Prometheus' own math.
+
+ktop folds the raw samples Prometheus returns for the window and computes
+rates and quantiles with its own code; Prometheus computes ``rate`` and
+``histogram_quantile`` over the same window at the same instant. The two
+must agree, and the history's backfilled signals (PromQL range queries)
+must end on the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import urllib.parse
+from typing import Any
+
+import pytest
+from prometheus_api_client import PrometheusConnect
+
+from ktop.lab import Lab
+from ktop.lab.util import http_json
+from ktop.model.area_apiservers import WRITE_VERBS
+from ktop.model.cluster import ClusterModel, ModelConfig
+from ktop.model.events import MetricsScraped
+from ktop.model.signals import key
+from ktop.model.values import Val
+from ktop.sources.live.backfill import PrometheusBackfill
+from tests.e2e.helpers import poll
+from tests.e2e.live import account, live, options
+
+WINDOW_S = 30.0
+
+
+def prom_at(url: str, query: str, at: float, label: str) -> dict[str, float]:
+    """An instant query evaluated at ``at``, keyed by ``label``."""
+    qs = urllib.parse.urlencode({"query": query, "time": f"{at:.3f}"})
+    data: dict[str, Any] = http_json(f"{url}/api/v1/query?{qs}")
+    assert data.get("status") == "success", data
+    return {r["metric"].get(label, ""): float(r["value"][1]) for r in data["data"]["result"]}
+
+
+def history_span(url: str) -> float | None:
+    """How many apiserver scrapes Prometheus holds over two windows."""
+    got = prom_at(
+        url, f'count_over_time(up{{job="apiserver"}}[{2 * WINDOW_S:.0f}s])', time.time(), "instance"
+    )
+    return min(got.values()) if got else None
+
+
+def assert_same_quantile(ktop: Val, prom: float, what: str) -> None:
+    """Equal numbers, or both say there was nothing observed (Prometheus: NaN)."""
+    if math.isnan(prom):
+        assert ktop.value is None and ktop.empty, what
+    else:
+        assert ktop.value == pytest.approx(prom, rel=1e-9), what
+        assert not ktop.lifetime, what
+
+
+@pytest.fixture
+def prom_url(lab: Lab) -> str:
+    url = lab.info["prometheus_url"]
+    assert url, "the lab runs without Prometheus"
+    return str(url)
+
+
+def test_first_frame_equals_prometheus_rate_and_histogram_quantile(prom_url: str) -> None:
+    # Prometheus must hold two windows (scrapes every second in the lab), so that no
+    # counter in the window started from zero (where PromQL clamps its extrapolation).
+    poll(
+        lambda: ((n := history_span(prom_url)) is not None and n >= 2 * WINDOW_S - 2) or None,
+        timeout_s=120,
+        what=f"{WINDOW_S:.0f}s of samples in Prometheus",
+    )
+    at = float(int(time.time()) - 2)
+    backfill = PrometheusBackfill(prom_url, time.time, window_s=WINDOW_S, history_s=300, step_s=5)
+    events = backfill.read(PrometheusConnect(url=prom_url), at)
+    assert not backfill.errors
+    scrapes = [e for e in events if isinstance(e, MetricsScraped)]
+    assert len({e.at for e in scrapes}) >= WINDOW_S / 2, "the window's raw scrapes came back"
+
+    model = ClusterModel(ModelConfig(window_s=WINDOW_S))
+    model.apply_all(events)
+    first = model.snapshot()
+    w = f"{WINDOW_S:.0f}s"
+
+    # Rates: a single counter per instance, and a counter summed over many series.
+    cpu = prom_at(
+        prom_url,
+        f'sum by (instance) (rate(process_cpu_seconds_total{{job="apiserver"}}[{w}]))',
+        at,
+        "instance",
+    )
+    reqs = prom_at(
+        prom_url,
+        f'sum by (instance) (rate(apiserver_request_total{{job="apiserver"}}[{w}]))',
+        at,
+        "instance",
+    )
+    rows = {r.instance: r for r in first.apiservers.instances}
+    assert set(rows) == set(cpu) and cpu
+    for inst, row in rows.items():
+        assert row.cpu_cores.value == pytest.approx(cpu[inst], rel=1e-9), inst
+        assert row.requests_per_s.value == pytest.approx(reqs[inst], rel=1e-6), inst
+        assert not row.requests_per_s.lifetime
+
+    # Windowed quantiles: histogram_quantile on the buckets' rates summed by instance.
+    writes = prom_at(
+        prom_url,
+        "histogram_quantile(0.99, sum by (instance, le) (rate(apiserver_request_duration_seconds_"
+        f'bucket{{job="apiserver",verb=~"{"|".join(sorted(WRITE_VERBS))}"}}[{w}])))',
+        at,
+        "instance",
+    )
+    for inst, row in rows.items():
+        assert_same_quantile(row.write_p99_s, writes[inst], f"write p99 {inst}")
+    assert any(not math.isnan(v) for v in writes.values()), "writes were observed"
+    commit = prom_at(
+        prom_url,
+        "histogram_quantile(0.99, sum by (instance, le) "
+        f'(rate(etcd_disk_backend_commit_duration_seconds_bucket{{job="etcd"}}[{w}])))',
+        at,
+        "instance",
+    )
+    members = {m.instance: m for m in first.etcd.members}
+    assert set(members) == set(commit) and commit
+    for inst, m in members.items():
+        assert_same_quantile(m.backend_commit_p99_s, commit[inst], f"commit p99 {inst}")
+
+    # The backfilled history (PromQL range queries) ends on the first frame's numbers.
+    for inst, row in rows.items():
+        pts = first.history.points(key("api.cpu_cores", inst))
+        last_backfilled = [v for t, v in pts if t == at]
+        assert last_backfilled and last_backfilled[0] == pytest.approx(row.cpu_cores.value)
+        assert len(pts) >= 2, "the hour of history came back as more than one point"
+    for inst, m in members.items():
+        if m.backend_commit_p99_s.value is None:
+            continue
+        pts = first.history.points(key("etcd.commit_p99_s", inst))
+        last = [v for t, v in pts if t == at]
+        assert last and last[0] == pytest.approx(m.backend_commit_p99_s.value)
+
+
+async def test_live_source_with_prometheus_starts_with_the_window_and_the_past(lab: Lab) -> None:
+    """Through the live source: the first frame that shows etcd (read only through
+    Prometheus here) already has windowed rates and quantiles and the signals' past."""
+    prom = str(lab.info["prometheus_url"])
+    poll(
+        lambda: ((n := history_span(prom)) is not None and n >= 2 * WINDOW_S - 2) or None,
+        timeout_s=120,
+        what=f"{2 * WINDOW_S:.0f}s of samples in Prometheus",
+    )
+    kubeconfig = await account(lab, "ktop")
+    started = time.time()
+    opts = options(lab, kubeconfig, prometheus=prom, prometheus_s=30.0, etcd_metrics=())
+    async with live(opts) as run:
+        snap = await run.until(
+            lambda s: len(s.etcd.members) == 3, timeout_s=60, what="etcd through Prometheus"
+        )
+        backfill = run.source.backfill
+        assert backfill is not None and not backfill.errors, backfill
+        for m in snap.etcd.members:
+            assert m.proposals_failed_per_s.known, (m.instance, m.proposals_failed_per_s)
+            assert m.leader_changes.known
+            fsync = m.wal_fsync_p99_s
+            assert (fsync.known or fsync.empty) and not fsync.lifetime, (m.instance, fsync)
+            past = snap.history.points(key("etcd.db_size_bytes", m.instance))
+            assert past and past[0][0] < started - 30, ("history from before ktop started", past)

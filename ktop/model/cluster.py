@@ -36,6 +36,11 @@ FEED_AREAS: dict[str, Area] = {
     ev.FEED_EVENTS: Area.SCHEDULER,
     ev.FEED_QUOTAS: Area.SCHEDULER,
     ev.FEED_IDENTITIES: Area.APISERVERS,
+    ev.FEED_DISCOVERY: Area.APISERVERS,
+    ev.FEED_PROMETHEUS: Area.APISERVERS,
+    ev.FEED_APF_NAMES: Area.APF,
+    ev.FEED_NODE_DETAILS: Area.NODES,
+    ev.FEED_COMPONENTS: Area.SCHEDULER,
 }
 
 
@@ -86,6 +91,7 @@ class ClusterModel:
         self._handlers: dict[type, Callable[[Any], None]] = {
             ev.MetricsScraped: self._scraped,
             ev.ScrapeFailed: self._scrape_failed,
+            ev.TargetGone: self._target_gone,
             ev.ApfDumpRead: self._apf_dump,
             ev.ApfDumpFailed: self._apf_dump_failed,
             ev.NodeUpserted: self._node,
@@ -132,6 +138,14 @@ class ClusterModel:
 
     def _scrape_failed(self, e: ev.ScrapeFailed) -> None:
         self.targets.setdefault(e.target, _Health()).error = e.reason
+        self._dirty.update(COMPONENT_AREAS[e.target.component])
+
+    def _target_gone(self, e: ev.TargetGone) -> None:
+        self.series.pop(e.target, None)
+        self.targets.pop(e.target, None)
+        if e.target.component is Component.APISERVER:
+            self.apf_dumps.pop(e.target.instance, None)
+            self.apf_dump_health.pop(e.target.instance, None)
         self._dirty.update(COMPONENT_AREAS[e.target.component])
 
     def _apf_dump(self, e: ev.ApfDumpRead) -> None:
@@ -209,16 +223,37 @@ class ClusterModel:
 
     # ------------------------------------------------------------ snapshots
 
+    def _lb_hidden(self) -> bool:
+        """True when a real apiserver instance delivered data: reads through the
+        load-balanced address are then neither shown nor summed with it.
+        """
+        real = {t.instance for t in self.series if t.component is Component.APISERVER}
+        real |= set(self.apf_dumps)
+        real.discard(ev.LOAD_BALANCED)
+        return bool(real)
+
+    def _shown(self, component: Component, instance: str) -> bool:
+        return not (
+            component is Component.APISERVER and instance == ev.LOAD_BALANCED and self._lb_hidden()
+        )
+
     def _component(
         self, component: Component
     ) -> tuple[dict[str, TargetSeries], dict[str, tuple[float | None, str]]]:
-        series = {t.instance: s for t, s in self.series.items() if t.component is component}
+        series = {
+            t.instance: s
+            for t, s in self.series.items()
+            if t.component is component and self._shown(component, t.instance)
+        }
         health = {
             t.instance: (h.last_ok, h.error)
             for t, h in self.targets.items()
-            if t.component is component
+            if t.component is component and self._shown(component, t.instance)
         }
         return series, health
+
+    def _dumps(self) -> dict[str, tuple[ev.ApfLevelDump, ...]]:
+        return {i: d for i, d in self.apf_dumps.items() if self._shown(Component.APISERVER, i)}
 
     def _feed_state(self, feed: str) -> tuple[bool, str]:
         h = self.feeds.get(feed)
@@ -232,7 +267,7 @@ class ClusterModel:
         if area is Area.APF:
             series, health = self._component(Component.APISERVER)
             errors = [e for _, e in health.values() if e]
-            return build_apf(series, self.apf_dumps, "; ".join(errors))
+            return build_apf(series, self._dumps(), "; ".join(errors))
         if area is Area.APISERVERS:
             series, health = self._component(Component.APISERVER)
             snap = build_apiservers(series, health, "")
@@ -263,10 +298,14 @@ class ClusterModel:
     def _freshness(self) -> tuple[Freshness, ...]:
         out: list[Freshness] = []
         for t, h in sorted(self.targets.items(), key=lambda kv: (kv[0].component, kv[0].instance)):
+            if not self._shown(t.component, t.instance):
+                continue
             for area in COMPONENT_AREAS[t.component]:
                 name = f"{t.component} {t.instance}"
                 out.append(Freshness(name, area, h.last_ok, h.error, h.note))
         for inst, h in sorted(self.apf_dump_health.items()):
+            if not self._shown(Component.APISERVER, inst):
+                continue
             out.append(Freshness(f"apf dump {inst}", Area.APF, h.last_ok, h.error))
         for feed, h in sorted(self.feeds.items()):
             # A synced watch without an error is current even when nothing changed:

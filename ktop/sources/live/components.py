@@ -11,9 +11,11 @@ from __future__ import annotations
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import aiohttp
 
+from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.errors import describe
 from ktop.sources.live.scrape import Fetch
 
@@ -46,8 +48,14 @@ def http_fetcher(
     token: Callable[[], str] | None = None,
     tls: TlsFiles | None = None,
     timeout_s: float = 10.0,
+    meter: CostMeter | None = None,
+    destination: str = "",
 ) -> Fetch:
-    """A fetch function for one metrics URL."""
+    """A fetch function for one metrics URL; ``meter`` counts its requests under
+    ``destination``.
+    """
+    meter = meter or CostMeter()
+    where = destination or url
     ctx = ssl_context(tls) if tls is not None and url.startswith("https") else None
 
     async def fetch() -> bytes | None:
@@ -56,11 +64,14 @@ def http_fetcher(
             bearer = token()
             if bearer:
                 headers["Authorization"] = bearer
+        meter.sent(where)
         async with session.get(
             url, headers=headers, ssl=ctx if ctx is not None else True,
             timeout=aiohttp.ClientTimeout(total=timeout_s),
         ) as resp:  # fmt: skip
+            meter.request(urlsplit(url).path, resp.headers, resp.status, where)
             body = await resp.read()
+            meter.received(len(body), where)
             if resp.status >= 400:
                 text = body[:200].decode("utf-8", "replace").strip()
                 raise RuntimeError(describe(resp.status, "get", url, text))

@@ -21,7 +21,10 @@ from typing import Any, Protocol
 from ktop.model.events import Event, FeedFailed, FeedSynced
 from ktop.sources.base import Emit
 from ktop.sources.live.errors import ApiError
-from ktop.sources.live.transport import JSON, TABLE, KubeTransport, Query
+from ktop.sources.live.reads import Resource
+from ktop.sources.live.transport import JSON, TABLE, KubeTransport
+
+__all__ = ["Backoff", "GoneError", "Handler", "ListWatch", "Resource"]
 
 Item = dict[str, Any]
 """An object as JSON, or for Tables ``{"metadata": ..., "cells": {column: value}}``."""
@@ -41,20 +44,6 @@ class Handler(Protocol):
     def delete(self, at: float, key: str) -> Sequence[Event]:
         """Events for a deleted object."""
         ...
-
-
-@dataclass(frozen=True, slots=True)
-class Resource:
-    """What to list and watch."""
-
-    feed: str
-    path: str
-    what: str
-    """For messages, e.g. ``nodes`` or ``pods (status.phase=Pending)``."""
-    query: Query = ()
-    table: bool = False
-    """Ask for server-side Tables with object metadata (far smaller than objects)."""
-    page_size: int = 500
 
 
 @dataclass(slots=True)

@@ -16,6 +16,7 @@ from ktop.model import events as ev
 from ktop.model.area_apf import build_apf
 from ktop.model.area_apiservers import build_apiservers
 from ktop.model.area_etcd import build_etcd
+from ktop.model.area_etcd_client import build_etcd_client_view
 from ktop.model.area_nodes import NodesConfig, NodesState, build_nodes
 from ktop.model.area_scheduler import PendingPods, build_scheduler
 from ktop.model.events import Area, Component, Target
@@ -23,12 +24,18 @@ from ktop.model.series import TargetSeries
 from ktop.model.snapshot import ClusterSnapshot, Freshness
 from ktop.model.zones import DEFAULT_UNHEALTHY_ZONE_THRESHOLD
 
-COMPONENT_AREAS: dict[Component, tuple[Area, ...]] = {
+INPUT_AREAS: dict[Component, tuple[Area, ...]] = {
     Component.APISERVER: (Area.APISERVERS, Area.APF),
     Component.ETCD: (Area.ETCD,),
     Component.SCHEDULER: (Area.SCHEDULER,),
     Component.CONTROLLER_MANAGER: (Area.NODES,),
 }
+"""The areas whose freshness lists a component's targets."""
+COMPONENT_AREAS: dict[Component, tuple[Area, ...]] = {
+    **INPUT_AREAS,
+    Component.APISERVER: (*INPUT_AREAS[Component.APISERVER], Area.ETCD),
+}
+"""The areas a component's metrics feed (the apiservers' etcd client metrics feed etcd)."""
 FEED_AREAS: dict[str, Area] = {
     ev.FEED_NODES: Area.NODES,
     ev.FEED_LEASES: Area.NODES,
@@ -275,7 +282,11 @@ class ClusterModel:
             return replace(snap, identities=ids)
         if area is Area.ETCD:
             series, health = self._component(Component.ETCD)
-            return build_etcd(series, health, "")
+            members = build_etcd(series, health, "")
+            apiservers, _ = self._component(Component.APISERVER)
+            view = build_etcd_client_view(apiservers)
+            # No apiserver exposes etcd client metrics: the members' reason says enough.
+            return replace(members, apiserver_view=None if view.unknown_reason else view)
         if area is Area.SCHEDULER:
             series, health = self._component(Component.SCHEDULER)
             known, reason = self._feed_state(ev.FEED_PENDING_PODS)
@@ -300,7 +311,7 @@ class ClusterModel:
         for t, h in sorted(self.targets.items(), key=lambda kv: (kv[0].component, kv[0].instance)):
             if not self._shown(t.component, t.instance):
                 continue
-            for area in COMPONENT_AREAS[t.component]:
+            for area in INPUT_AREAS[t.component]:
                 name = f"{t.component} {t.instance}"
                 out.append(Freshness(name, area, h.last_ok, h.error, h.note))
         for inst, h in sorted(self.apf_dump_health.items()):

@@ -99,7 +99,7 @@ class Cluster:
 
 def source(cluster: Cluster, **opts: Any) -> tuple[LiveSource, FakeConnection]:
     conn = FakeConnection(cluster.route)
-    base = dict(discovery_s=3600.0, apiserver_scrape_s=3600.0, apf_dump_s=3600.0)
+    base: dict[str, Any] = dict(discovery_s=3600.0, apiserver_scrape_s=3600.0, apf_dump_s=3600.0)
     base.update(opts)
     return LiveSource(LiveOptions(**base), clock=lambda: 5.0, conn=conn), conn
 

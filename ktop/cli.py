@@ -45,7 +45,26 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def _live_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("live cluster")
-    g.add_argument("--prometheus", metavar="URL", help="read metrics from this Prometheus")
+    g.add_argument(
+        "--prometheus",
+        metavar="URL",
+        help="read metrics from Prometheus: a URL, k8s://NAMESPACE/SERVICE:PORT (through "
+        "the apiserver's service proxy) or 'auto' (find kube-prometheus / the operator)",
+    )
+    g.add_argument("--prometheus-token-file", metavar="FILE", help="bearer token for Prometheus")
+    g.add_argument("--prometheus-user", metavar="USER", help="basic-auth user for Prometheus")
+    g.add_argument("--prometheus-password-file", metavar="FILE", help="its password")
+    g.add_argument("--prometheus-ca", metavar="FILE", help="CA bundle for Prometheus")
+    g.add_argument("--prometheus-cert", metavar="FILE", help="client certificate for Prometheus")
+    g.add_argument("--prometheus-key", metavar="FILE", help="client key for Prometheus")
+    g.add_argument(
+        "--prometheus-insecure", action="store_true", help="skip TLS verification of Prometheus"
+    )
+    g.add_argument(
+        "--no-find-components",
+        action="store_true",
+        help="do not look for static scheduler/controller-manager/etcd pods (pod proxy)",
+    )
     g.add_argument(
         "--apiserver",
         action="append",
@@ -186,6 +205,7 @@ def _run_kind(args: argparse.Namespace) -> int:
 
 def _live_opts(args: argparse.Namespace) -> LiveOptions:
     from ktop.sources.live.components import TlsFiles
+    from ktop.sources.live.prometheus import PrometheusAuth
     from ktop.sources.live.source import LiveOptions
 
     def opt(name: str, default: object = None) -> Any:
@@ -199,7 +219,17 @@ def _live_opts(args: argparse.Namespace) -> LiveOptions:
         apiserver_scrape_s=every,
         apf_dump_s=every,
         prometheus=opt("prometheus"),
+        prometheus_auth=PrometheusAuth(
+            bearer_token_file=opt("prometheus_token_file"),
+            username=opt("prometheus_user"),
+            password_file=opt("prometheus_password_file"),
+            ca=opt("prometheus_ca"),
+            cert=opt("prometheus_cert"),
+            key=opt("prometheus_key"),
+            insecure=bool(opt("prometheus_insecure")),
+        ),
         prometheus_s=every,
+        find_components=not opt("no_find_components", False),
         etcd_metrics=tuple(opt("etcd_metrics", [])),
         etcd_tls=TlsFiles(opt("etcd_cert"), opt("etcd_key"), opt("etcd_ca")),
         scheduler_metrics=tuple(opt("scheduler_metrics", [])),

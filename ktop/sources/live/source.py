@@ -78,6 +78,7 @@ from ktop.sources.live.listwatch import Backoff, Handler, ListWatch
 from ktop.sources.live.prometheus import (
     KubeAccess,
     PrometheusAuth,
+    PrometheusConfigError,
     PrometheusMetrics,
     prometheus_client,
 )
@@ -316,9 +317,15 @@ class LiveSource:
                 emit([FeedFailed(self.clock(), FEED_PROMETHEUS, reason)])
                 self._rediscover.set()
                 return
-        client = prometheus_client(
-            address, self.meter, auth=self.o.prometheus_auth, kube=self.kube_access()
-        )
+        try:
+            client = prometheus_client(
+                address, self.meter, auth=self.o.prometheus_auth, kube=self.kube_access()
+            )
+        except (PrometheusConfigError, OSError) as e:
+            # A wrong address or an unreadable credential file: retrying will not help.
+            emit([FeedFailed(self.clock(), FEED_PROMETHEUS, f"Prometheus: {e}")])
+            self._rediscover.set()
+            return
         emit([FeedSynced(self.clock(), FEED_PROMETHEUS)])
         self.prometheus = PrometheusMetrics(
             client, address, self.clock, self.o.prometheus_s, on_instances=self._rediscover.set

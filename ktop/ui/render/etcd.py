@@ -248,15 +248,17 @@ def tables(etcd: EtcdSnapshot, now: float) -> tuple[TableSpec, ...]:
         Column("error", "error"),
     )
     rows = tuple(Row(m.instance, _member_cells(m, etcd.leader, now)) for m in etcd.members)
-    specs = [TableSpec("members", "Members", columns, rows)]
-    client = etcd.apiserver_view
-    if client is not None and not client.unknown_reason:
-        specs.extend(client_tables(client))
-    return tuple(specs)
+    # The same tables whatever the data: a drill-down composes its tables once.
+    return (TableSpec("members", "Members", columns, rows), *client_tables(etcd.apiserver_view))
 
 
-def client_tables(view: EtcdApiserverView) -> tuple[TableSpec, ...]:
-    """Drill-down of the apiservers' view: per instance, per request, object counts."""
+def client_tables(view: EtcdApiserverView | None) -> tuple[TableSpec, ...]:
+    """Drill-down of the apiservers' view: per instance, per request, object counts
+    (empty tables that say why when no apiserver exposes etcd client metrics).
+    """
+    empty = "(no apiserver exposes etcd client metrics)"
+    if view is None:
+        view = EtcdApiserverView((), (), (), Val.unknown(empty), unknown_reason=empty)
     inst_cols = (
         Column("status", "", 1),
         Column("apiserver", "apiserver"),
@@ -304,9 +306,9 @@ def client_tables(view: EtcdApiserverView) -> tuple[TableSpec, ...]:
     obj_cols = (Column("resource", "resource"), Column("objects", "objects", 10))
     obj_rows = tuple(Row(name, (text_cell(name), val_cell(v))) for name, v in view.objects)
     return (
-        TableSpec("etcd-clients", "etcd as the apiservers see it", inst_cols, inst_rows),
-        TableSpec("etcd-requests", "etcd requests by resource", req_cols, req_rows),
-        TableSpec("etcd-objects", "Objects stored, by resource", obj_cols, obj_rows),
+        TableSpec("etcd-clients", "etcd as the apiservers see it", inst_cols, inst_rows, empty),
+        TableSpec("etcd-requests", "etcd requests by resource", req_cols, req_rows, empty),
+        TableSpec("etcd-objects", "Objects stored, by resource", obj_cols, obj_rows, empty),
     )
 
 

@@ -341,3 +341,20 @@ def test_nothing_to_measure_is_a_dash_not_unknown() -> None:
     gone = Val.unknown("scrape failed")
     assert fmt_val(gone) == "?" and above(gone, 1.0) is Level.UNKNOWN
     assert val_reasons((gone,)) == ("scrape failed",)
+
+
+def test_cost_line_names_every_destination() -> None:
+    from ktop.sources.live.cost import CostMeter
+    from ktop.ui.render.cost import cost_line
+
+    meter = CostMeter()
+    for dest, n, size in (("apiserver", 3, 100), ("prometheus", 2, 2048), ("etcd e0:2379", 1, 0)):
+        for _ in range(n):
+            meter.sent(dest)
+            meter.request("/x", {}, 200, dest)
+            meter.received(size, dest)
+    line_ = cost_line(meter.sample(10.0, {}))
+    assert line_ is not None
+    assert "6 requests so far (apiserver 3 (300B), etcd e0:2379 1 (0B), prometheus 2 (4.0KiB))" in (
+        line_.plain
+    )

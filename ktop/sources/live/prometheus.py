@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -271,6 +272,7 @@ class PrometheusMetrics:
     on_instances: Callable[[], None] | None = None
     """Called when the set of apiserver instances changes."""
     _seen: set[Target] = field(default_factory=set)
+    _stopping: threading.Event = field(default_factory=threading.Event)
 
     def _poll_sync(self) -> tuple[dict[Target, list[Sample]], dict[Component, frozenset[str]]]:
         prom = self.client
@@ -281,6 +283,8 @@ class PrometheusMetrics:
             if not job_re:
                 continue
             for family, kept in families.items():
+                if self._stopping.is_set():
+                    raise asyncio.CancelledError  # the source stopped: no more queries
                 self.queries_total += 1
                 results = prom.custom_query(family_query(family, kept, job_re))
                 for instance, samples in results_to_samples(family, results).items():
@@ -343,5 +347,6 @@ class PrometheusMetrics:
                 await self.poll_once(emit)
                 await asyncio.sleep(self.interval_s)
         finally:
+            self._stopping.set()
             self.calls.close()
             self.client.close()

@@ -187,7 +187,7 @@ def test_service_proxy_uses_the_kubeconfig_credentials() -> None:
     assert reads.needed(url.path, "get")
     assert http.seen[0].headers["Authorization"] == "Bearer kube"
     assert client._session.verify == "/kube/ca.crt"
-    assert meter.requests_by_destination == {"prometheus": 1}
+    assert meter.requests_by_destination == {"prometheus via apiserver": 1}
 
 
 @pytest.mark.parametrize(

@@ -51,6 +51,9 @@ DEFAULT_JOBS: Mapping[Component, str] = {
 K8S_SCHEME = "k8s://"
 DESTINATION = "prometheus"
 """The cost meter's name for requests to Prometheus."""
+DESTINATION_PROXIED = "prometheus via apiserver"
+"""... and for requests to Prometheus through the apiserver's service proxy (they cost
+the apiserver too)."""
 
 T = TypeVar("T")
 
@@ -154,14 +157,16 @@ def prometheus_client(
 
     ``address`` is an ``http(s)://`` URL, or ``k8s://NAMESPACE/SERVICE:PORT`` to go
     through the apiserver's service proxy with ``kube``'s credentials. Every request
-    is counted by ``meter`` under ``prometheus``; the library's own retries are off
+    is counted by ``meter`` under ``prometheus`` (``prometheus via apiserver`` through the
+    service proxy); the library's own retries are off
     (a hidden retry would be an uncounted request: ktop retries at its next poll).
     """
     auth = auth or PrometheusAuth()
-    session = CountedSession(meter)
+    proxied = address.startswith(K8S_SCHEME)
+    session = CountedSession(meter, DESTINATION_PROXIED if proxied else DESTINATION)
     basic: tuple[str, str] | None = None
     bearer: Callable[[], str] | None = None
-    if address.startswith(K8S_SCHEME):
+    if proxied:
         if kube is None:
             raise PrometheusConfigError(f"{address}: the service proxy needs a kubeconfig")
         url = service_proxy_url(kube.server, address)

@@ -432,7 +432,9 @@ class LiveSource:
             if not pt.path:
                 emit([ScrapeFailed(now, Target(pt.component, pt.instance), pt.reason)])
 
-    def _start_proxied(self, t: KubeTransport, pt: ProxyTarget, emit: Emit) -> None:
+    def _start_proxied(self, lb: KubeTransport, pt: ProxyTarget, emit: Emit) -> None:
+        t = KubeTransport(lb.api, self.meter, destination=f"{pt.component} via apiserver")
+
         async def fetch() -> bytes | None:
             return (await t.get(pt.path, accept=TEXT)).body
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from ktop.model.events import Area, Component
-from ktop.model.snapshot import EtcdView
+from ktop.model.snapshot import ClusterSnapshot, EtcdView
 from ktop.ui.app import KtopApp
 from ktop.ui.render.fmt import fmt_bytes
 from ktop.ui.screens.drill import DrillScreen
@@ -18,7 +18,7 @@ from tests.unit.test_model_fixtures import _model
 SIZES = [(80, 24), (160, 48)]
 
 
-def apiserver_only_snapshot():  # type: ignore[no-untyped-def]
+def apiserver_only_snapshot() -> ClusterSnapshot:
     """A real 1.35 apiserver scrape and no etcd member: the managed-cluster case."""
     real = _model(Component.APISERVER, "nri-k8s-1.35_kube-apiserver_metrics.prom").snapshot()
     return replace(busy_snapshot(), etcd=real.etcd)

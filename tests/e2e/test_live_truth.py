@@ -17,15 +17,16 @@ from collections import defaultdict
 from typing import Any
 
 import yaml
+from kubernetes_asyncio import client
 
-from ktop.lab import Lab
+from ktop.lab import Lab, kube
 from ktop.lab.util import http_get
 from ktop.model.events import LOAD_BALANCED
 from ktop.model.exposition import parse_exposition
 from ktop.model.snapshot import ClusterSnapshot, EtcdView
 from ktop.sources.live.source import LiveOptions
-from tests.e2e.helpers import nodes, promql
-from tests.e2e.live import RBAC, account, live, options
+from tests.e2e.helpers import promql
+from tests.e2e.live import RBAC, account, live, options, until_true
 
 
 def _sum_by_level(query: str, lab: Lab) -> tuple[dict[str, float], set[str]]:
@@ -88,7 +89,8 @@ async def test_kubeconfig_only_shows_etcd_as_the_apiservers_see_it(lab: Lab) -> 
     opts = LiveOptions(
         kubeconfig=str(kubeconfig), apiserver_scrape_s=2.0, apf_dump_s=2.0, discovery_s=10.0
     )
-    api_nodes = len(nodes(lab))
+    async with kube.api_client(lab.layout.kubeconfig) as api:
+        api_nodes = len((await client.CoreV1Api(api).list_node()).items)
     async with live(opts) as run:
 
         def seen(s: ClusterSnapshot) -> Any:
@@ -150,10 +152,22 @@ async def test_cost_meter_counts_what_prometheus_counted(lab: Lab) -> None:
             timeout_s=60,
             what="a few Prometheus polls",
         )
-    # The source stopped: no query is started after its last poll's current one.
+    # The source stopped; a query in flight at that moment still completes (and is
+    # counted when its answer arrives): wait for it, then for Prometheus to count it.
+    await until_true(
+        lambda: (
+            meter.sent_by_destination["prometheus"] == meter.requests_by_destination["prometheus"]
+        ),
+        timeout_s=30,
+        what="the last query answered",
+    )
     counted = meter.requests_by_destination["prometheus"]
-    after = _prometheus_queries(prom)
-    assert after - before == counted == meter.sent_by_destination["prometheus"]
+    await until_true(
+        lambda: _prometheus_queries(prom) - before >= counted,
+        timeout_s=10,
+        what="Prometheus counted the last query",
+    )
+    assert _prometheus_queries(prom) - before == counted
     # Direct component scrapes are counted under their own destinations.
     assert {d.split(" ", 1)[0] for d in meter.requests_by_destination} >= {
         "apiserver",

@@ -218,7 +218,10 @@ class PrometheusCalls:
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` in the pool; TimeoutError after ``timeout_s``."""
         loop = asyncio.get_running_loop()
-        return await asyncio.wait_for(loop.run_in_executor(self._pool, fn, *args), self.timeout_s)
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation
+        # that arrives as the call completes, and the source would never stop.
+        async with asyncio.timeout(self.timeout_s):
+            return await loop.run_in_executor(self._pool, fn, *args)
 
     def close(self) -> None:
         """Stop the pool (calls still running finish in the background)."""
@@ -348,7 +351,7 @@ class PrometheusMetrics:
     async def run(self, emit: Emit) -> None:
         """Poll until cancelled."""
         try:
-            while True:
+            while not self._stopping.is_set():
                 await self.poll_once(emit)
                 await asyncio.sleep(self.interval_s)
         finally:

@@ -379,7 +379,8 @@ class LiveSource:
         """Find static control-plane pods and their leaders now and then."""
         if self.o.prometheus:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._prometheus_polled(), 15.0)
+                async with asyncio.timeout(15.0):
+                    await self._prometheus_polled()
         while True:
             failures: list[str] = []
             for spec in STATIC_COMPONENTS:
@@ -557,12 +558,14 @@ class LiveSource:
             # Prometheus' first answer says which instances exist: wait for it a little,
             # rather than start reading through the load balancer and stop again.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._prometheus_polled(), 15.0)
+                async with asyncio.timeout(15.0):
+                    await self._prometheus_polled()
         while True:
             self._rediscover.clear()
             await self.discover_once(t, emit)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._rediscover.wait(), self.o.discovery_s)
+                async with asyncio.timeout(self.o.discovery_s):
+                    await self._rediscover.wait()
 
     async def _prometheus_polled(self) -> None:
         while self.prometheus is None:

@@ -109,12 +109,13 @@ async def test_kubeconfig_only_shows_etcd_as_the_apiservers_see_it(lab: Lab) -> 
         # Per apiserver: a latency and a request rate (two scrapes in), as Prometheus has.
         row = view.instances[0]
         assert row.p99_s.known and row.requests_per_s.known
-        # Member-only facts stay unknown, with the reason.
-        assert not snap.etcd.leader_known and snap.etcd.unknown_reason
-        # The optional RBAC is missing: the scheduler's discovery says exactly that.
+        # Member-only facts stay unknown, with the reason: the optional RBAC is missing,
+        # and discovery of the etcd and scheduler pods says exactly that.
+        assert not snap.etcd.leader_known
         failures = {f.name: f.error for f in snap.freshness if f.error}
-        sched = failures.get("scheduler scheduler (pod proxy)", "")
-        assert "403 Forbidden: RBAC does not allow 'list' on pods in kube-system" in sched
+        forbidden = "403 Forbidden: RBAC does not allow 'list' on pods in kube-system"
+        for component in ("etcd", "scheduler", "controller-manager"):
+            assert forbidden in failures.get(f"{component} (pod proxy)", ""), failures
 
 
 async def test_with_the_optional_role_discovery_names_what_the_cluster_lacks(lab: Lab) -> None:
@@ -127,7 +128,7 @@ async def test_with_the_optional_role_discovery_names_what_the_cluster_lacks(lab
 
         def named(s: ClusterSnapshot) -> Any:
             errors = {f.name: f.error for f in s.freshness if f.error}
-            return errors.get("scheduler scheduler (pod proxy)")
+            return errors.get("scheduler (pod proxy)")
 
         reason = await run.until(named, timeout_s=60, what="scheduler discovery result")
         assert reason == "no static pod labelled component=kube-scheduler in kube-system"

@@ -74,8 +74,10 @@ class ProxyTarget:
 
 
 def proxy_placeholder(component: Component) -> str:
-    """The row name that carries why no pod of ``component`` could be found."""
-    return f"{component} (pod proxy)"
+    """The row name that carries why no pod of ``component`` could be found (the
+    component's name is shown beside it).
+    """
+    return "(pod proxy)"
 
 
 def _flags(pod: Mapping[str, Any]) -> dict[str, str]:

@@ -199,7 +199,8 @@ def _client_panel(
                 Cell(fmt_val(r.storage_bytes, fmt_bytes), 8),
             ]
         body.append(line(cells, width))
-    members = Text(f"members: {etcd.unknown_reason or 'not read'}", style="dim")
+    why = etcd.unknown_reason or "; ".join(m.error for m in etcd.members if m.error)
+    members = Text(f"members: {why or 'not read'}", style="dim")
     members.truncate(width)
     body.append(members)
     return PanelView(title("etcd", summary, level), fit(body, note, rows, header), level)

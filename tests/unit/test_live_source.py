@@ -229,3 +229,29 @@ async def test_every_request_is_a_declared_read_and_counted_per_destination() ->
     assert pods and "403 Forbidden: RBAC does not allow 'list' on pods in kube-system" in (
         pods[0].reason
     )
+
+
+async def test_a_failing_loop_is_reported_and_restarted(monkeypatch: pytest.MonkeyPatch) -> None:
+    delays: list[float] = []
+
+    async def fast(delay: float, *a: Any) -> None:
+        delays.append(delay)
+        await REAL_SLEEP(0)
+
+    monkeypatch.setattr("ktop.sources.live.source.asyncio.sleep", fast)
+    src, _ = source(Cluster())
+    emit = Recorder()
+    src._emit = emit
+    runs = 0
+
+    async def flaky() -> None:
+        nonlocal runs
+        runs += 1
+        if runs < 3:
+            raise RuntimeError("boom")
+
+    src._start("probe", flaky, "probe-feed")
+    await settle(lambda: runs == 3 and src._tasks["probe"].done(), "three runs")
+    failed = [e.reason for e in emit.of(FeedFailed) if e.feed == "probe-feed"]
+    assert failed == ["probe stopped: RuntimeError: boom"] * 2
+    assert len(delays) == 2 and 0 <= delays[0] <= 1.0 and 0 <= delays[1] <= 2.0

@@ -383,7 +383,10 @@ class LiveSource:
                     await self._prometheus_polled()
         while True:
             failures: list[str] = []
+            p = self.prometheus
             for spec in STATIC_COMPONENTS:
+                if self.o.prometheus and (p is None or not p.healthy):
+                    continue  # Prometheus' own failure is the reason; look when it answers
                 if spec.component in given or self._from_prometheus(spec.component):
                     self._set_proxied(spec.component, (), emit, "read from Prometheus")
                     continue

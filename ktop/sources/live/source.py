@@ -199,6 +199,8 @@ class LiveSource:
         """apiserver instances read right now (may be just ``LOAD_BALANCED``)."""
         self.proxied: dict[Component, tuple[ProxyTarget, ...]] = {}
         self._placeholders: set[Component] = set()
+        self._no_prometheus = False
+        """--prometheus was given but names none (not found, or a wrong address)."""
         self._rediscover = asyncio.Event()
         self._emit: Emit = lambda events: None
 
@@ -315,6 +317,7 @@ class LiveSource:
             if not address:
                 reason = "no in-cluster Prometheus found (" + PROMETHEUS_HINT + ")"
                 emit([FeedFailed(self.clock(), FEED_PROMETHEUS, reason)])
+                self._no_prometheus = True
                 self._rediscover.set()
                 return
         try:
@@ -324,6 +327,7 @@ class LiveSource:
         except (PrometheusConfigError, OSError) as e:
             # A wrong address or an unreadable credential file: retrying will not help.
             emit([FeedFailed(self.clock(), FEED_PROMETHEUS, f"Prometheus: {e}")])
+            self._no_prometheus = True
             self._rediscover.set()
             return
         emit([FeedSynced(self.clock(), FEED_PROMETHEUS)])
@@ -385,7 +389,7 @@ class LiveSource:
             failures: list[str] = []
             p = self.prometheus
             for spec in STATIC_COMPONENTS:
-                if self.o.prometheus and (p is None or not p.healthy):
+                if self.o.prometheus and not self._no_prometheus and (p is None or not p.healthy):
                     continue  # Prometheus' own failure is the reason; look when it answers
                 if spec.component in given or self._from_prometheus(spec.component):
                     self._set_proxied(spec.component, (), emit, "read from Prometheus")

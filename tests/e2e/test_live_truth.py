@@ -109,29 +109,100 @@ async def test_kubeconfig_only_shows_etcd_as_the_apiservers_see_it(lab: Lab) -> 
         # Per apiserver: a latency and a request rate (two scrapes in), as Prometheus has.
         row = view.instances[0]
         assert row.p99_s.known and row.requests_per_s.known
-        # Member-only facts stay unknown, with the reason: the optional RBAC is missing,
-        # and discovery of the etcd and scheduler pods says exactly that.
+        # Member-only facts stay unknown, with the reason: the lab runs no static pods.
         assert not snap.etcd.leader_known
         failures = {f.name: f.error for f in snap.freshness if f.error}
-        forbidden = "403 Forbidden: RBAC does not allow 'list' on pods in kube-system"
-        for component in ("etcd", "scheduler", "controller-manager"):
-            assert forbidden in failures.get(f"{component} (pod proxy)", ""), failures
+        for component, label in (
+            ("etcd", "etcd"),
+            ("scheduler", "kube-scheduler"),
+            ("controller-manager", "kube-controller-manager"),
+        ):
+            want = f"no static pod labelled component={label} in kube-system"
+            assert failures.get(f"{component} (pod proxy)") == want, failures
 
 
-async def test_with_the_optional_role_discovery_names_what_the_cluster_lacks(lab: Lab) -> None:
-    docs = [d for d in yaml.safe_load_all(RBAC.read_text()) if d]
-    roles = [d for d in docs if d["kind"] == "ClusterRole"]
-    merged = {**roles[0], "rules": [r for role in roles for r in role["rules"]]}
-    kubeconfig = await account(lab, "ktop-components", rbac_docs=merged)
-    opts = LiveOptions(kubeconfig=str(kubeconfig), discovery_s=10.0)
-    async with live(opts) as run:
+SCHEDULER_LEASE = "kube-scheduler"
 
-        def named(s: ClusterSnapshot) -> Any:
-            errors = {f.name: f.error for f in s.freshness if f.error}
-            return errors.get("scheduler (pod proxy)")
 
-        reason = await run.until(named, timeout_s=60, what="scheduler discovery result")
-        assert reason == "no static pod labelled component=kube-scheduler in kube-system"
+async def _static_scheduler_pod(lab: Lab) -> tuple[str, str]:
+    """A scheduler "static pod" on a KWOK node and its leader Lease (the lab's scheduler
+    is a host process without leader election); returns (pod name, node)."""
+    async with kube.api_client(lab.layout.kubeconfig) as api:
+        core = client.CoreV1Api(api)
+        node = (await core.list_node(limit=1)).items[0].metadata.name
+        pod = f"kube-scheduler-{node}"
+        # The client accepts plain dicts as bodies; its annotations name the model classes.
+        body: Any = {
+            "metadata": {"name": pod, "labels": {"component": "kube-scheduler"}},
+            "spec": {
+                "nodeName": node,
+                "containers": [
+                    {
+                        "name": "kube-scheduler",
+                        "image": "registry.k8s.io/kube-scheduler:v1.35.4",
+                        "command": ["kube-scheduler", "--secure-port=10259"],
+                    }
+                ],
+            },
+        }
+        await core.create_namespaced_pod("kube-system", body)
+        lease: Any = {
+            "metadata": {"name": SCHEDULER_LEASE},
+            "spec": {"holderIdentity": f"{node}_e2e"},
+        }
+        await client.CoordinationV1Api(api).create_namespaced_lease("kube-system", lease)
+    return pod, node
+
+
+async def _remove_static_scheduler_pod(lab: Lab, pod: str) -> None:
+    async with kube.api_client(lab.layout.kubeconfig) as api:
+        await client.CoreV1Api(api).delete_namespaced_pod(
+            pod, "kube-system", grace_period_seconds=0
+        )
+        await client.CoordinationV1Api(api).delete_namespaced_lease(SCHEDULER_LEASE, "kube-system")
+
+
+async def test_pod_proxy_needs_the_optional_role_and_names_the_apiservers_answer(
+    lab: Lab,
+) -> None:
+    pod, _ = await _static_scheduler_pod(lab)
+    try:
+        # The required role alone: the leader Lease is forbidden, and the pane says so.
+        reader = await account(lab, "ktop")
+        async with live(LiveOptions(kubeconfig=str(reader), discovery_s=10.0)) as run:
+
+            def named(s: ClusterSnapshot) -> Any:
+                errors = {f.name: f.error for f in s.freshness if f.error}
+                return errors.get("scheduler (pod proxy)")
+
+            reason = await run.until(named, timeout_s=60, what="scheduler discovery result")
+            assert reason.startswith(
+                "403 Forbidden: RBAC does not allow 'get' on lease kube-system/kube-scheduler"
+            ), reason
+
+        # With the optional role: the leader's pod is read through the apiserver's pod
+        # proxy. The lab's pod is not a real process, so the apiserver's answer (an error
+        # it names) is what the pane shows for that pod.
+        docs = [d for d in yaml.safe_load_all(RBAC.read_text()) if d]
+        roles = [d for d in docs if d["kind"] == "ClusterRole"]
+        merged = {**roles[0], "rules": [r for role in roles for r in role["rules"]]}
+        both = await account(lab, "ktop-components", rbac_docs=merged)
+        opts = LiveOptions(kubeconfig=str(both), discovery_s=10.0, component_scrape_s=2.0)
+        async with live(opts) as run:
+
+            def proxied(s: ClusterSnapshot) -> Any:
+                errors = {f.name: f.error for f in s.freshness if f.error}
+                reason = errors.get(f"scheduler {pod}", "")
+                return None if not reason or "is Pending" in reason else reason
+
+            reason = await run.until(proxied, timeout_s=90, what="the pod proxy's answer")
+            path = f"/api/v1/namespaces/kube-system/pods/https:{pod}:10259/proxy/metrics"
+            meter = run.source.meter
+            assert meter.by_path.get(path, 0) >= 1 or path in reason, (meter.by_path, reason)
+            assert meter.sent_by_destination.get("scheduler via apiserver", 0) >= 1
+            assert "403" not in reason, reason
+    finally:
+        await _remove_static_scheduler_pod(lab, pod)
 
 
 def _prometheus_queries(prom: str) -> float:

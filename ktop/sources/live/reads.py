@@ -131,11 +131,14 @@ RESOURCE_READS: dict[tuple[str, str], frozenset[str]] = _grants(
 )
 """(API group, resource) to the verbs ktop needs on it."""
 
-OPTIONAL_RESOURCE_READS: dict[tuple[str, str], frozenset[str]] = _grants(
-    OPTIONAL_LISTS, OPTIONAL_GETS
-)
-"""(API group, resource) to verbs that turn on optional views (control-plane pods
-through the pod proxy, their leader Leases, Prometheus through the service proxy)."""
+OPTIONAL_RESOURCE_READS: dict[tuple[str, str], frozenset[str]] = {
+    k: extra
+    for k, verbs in _grants(OPTIONAL_LISTS, OPTIONAL_GETS).items()
+    if (extra := verbs - RESOURCE_READS.get(k, frozenset()))
+}
+"""(API group, resource) to verbs, beyond :data:`RESOURCE_READS`, that turn on optional
+views (control-plane pods through the pod proxy, their leader Leases, Prometheus through
+the service proxy). Listing pods in kube-system is already allowed by the required role."""
 
 
 def needed(path: str, verb: str) -> bool:

@@ -200,7 +200,9 @@ async def test_pod_proxy_needs_the_optional_role_and_names_the_apiservers_answer
             meter = run.source.meter
             assert meter.by_path.get(path, 0) >= 1 or path in reason, (meter.by_path, reason)
             assert meter.sent_by_destination.get("scheduler via apiserver", 0) >= 1
-            assert "403" not in reason, reason
+            # Whatever the pod (or the network behind the apiserver) answered, it is that
+            # answer, never mistaken for an RBAC denial: the optional role was enough.
+            assert "RBAC does not allow" not in reason, reason
     finally:
         await _remove_static_scheduler_pod(lab, pod)
 

@@ -13,6 +13,7 @@ import yaml
 from ktop.model.events import Component
 from ktop.sources.live import reads
 from ktop.sources.live.cost import CostMeter
+from ktop.sources.live.errors import ApiError
 from ktop.sources.live.static_pods import (
     STATIC_COMPONENTS,
     discover_component,
@@ -133,3 +134,24 @@ async def test_discovery_failures_are_reasons(
     t, _ = fake(lease, pod_list)
     found = await discover_component(t, SPECS[Component.SCHEDULER])
     assert found.targets == () and want in found.reason
+
+
+async def test_a_403_from_behind_the_proxy_is_not_called_rbac() -> None:
+    """The apiserver relays what the proxied pod (or a proxy on the way) answered."""
+    path = reads.POD_PROXY.format(pod="https:kube-scheduler-n1:10259")
+
+    def route(c: Call) -> Answer:
+        if c.path == path:
+            return Answer(403, b"resolve_deny: denied destination")
+        return Answer(403, status_body(403, 'pods "x" is forbidden'))
+
+    api = FakeApi(route)
+    t = KubeTransport(api, CostMeter())  # type: ignore[arg-type]
+    with pytest.raises(ApiError) as relayed:
+        await t.get(path)
+    assert str(relayed.value) == (
+        f"403 on get {path}, not from the apiserver: resolve_deny: denied destination"
+    )
+    with pytest.raises(ApiError) as rbac:
+        await t.get(reads.SYSTEM_LEASE.format(name="kube-scheduler"))
+    assert str(rbac.value).startswith("403 Forbidden: RBAC does not allow 'get'")

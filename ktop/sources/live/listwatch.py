@@ -133,7 +133,7 @@ class ListWatch:
             except ApiError as e:
                 if e.status == 410:
                     raise GoneError(str(e)) from e
-                raise ApiError(e.status, "list", self.r.what, e.message) from e
+                raise ApiError(e.status, "list", self.r.what, e.message, e.from_kubernetes) from e
             body = resp.json()
             now = self.clock()
             events: list[Event] = []
@@ -171,7 +171,7 @@ class ListWatch:
             if e.status == 410:
                 raise GoneError(str(e)) from e
             if e.verb == "watch" and e.what == self.r.path:
-                raise ApiError(e.status, "watch", self.r.what, e.message) from e
+                raise ApiError(e.status, "watch", self.r.what, e.message, e.from_kubernetes) from e
             raise
 
     def _on_event(self, ev: dict[str, Any], emit: Emit) -> None:

@@ -165,7 +165,9 @@ async def discover_component(t: KubeTransport, spec: StaticComponent) -> Found:
         pods = list((await t.get(SYSTEM_PODS, query)).json().get("items") or [])
     except ApiError as e:
         what = f"pods in kube-system ({spec.selector})"
-        return Found(spec.component, (), str(ApiError(e.status, "list", what, e.message)))
+        return Found(
+            spec.component, (), str(ApiError(e.status, "list", what, e.message, e.from_kubernetes))
+        )
     if not pods:
         return Found(spec.component, (), f"no static pod labelled {spec.selector} in kube-system")
     if spec.lease:
@@ -173,7 +175,11 @@ async def discover_component(t: KubeTransport, spec: StaticComponent) -> Found:
             lease = (await t.get(SYSTEM_LEASE.format(name=spec.lease))).json()
         except ApiError as e:
             what = f"lease kube-system/{spec.lease}"
-            return Found(spec.component, (), str(ApiError(e.status, "get", what, e.message)))
+            return Found(
+                spec.component,
+                (),
+                str(ApiError(e.status, "get", what, e.message, e.from_kubernetes)),
+            )
         node = leader_node(lease)
         pod = leader_pod(pods, node)
         if pod is None:

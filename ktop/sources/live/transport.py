@@ -20,7 +20,7 @@ from multidict import CIMultiDict
 
 from ktop import __version__
 from ktop.sources.live.cost import CostMeter
-from ktop.sources.live.errors import ApiError, status_message
+from ktop.sources.live.errors import ApiError, is_status, status_message
 
 JSON = "application/json"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
@@ -118,7 +118,7 @@ class KubeTransport:
             body = await resp.read()
         self.meter.received(len(body), self.destination)
         if resp.status >= 400:
-            raise ApiError(resp.status, "get", path, status_message(body))
+            raise ApiError(resp.status, "get", path, status_message(body), is_status(body))
         return Response(resp.status, CIMultiDict(resp.headers), body)
 
     @asynccontextmanager

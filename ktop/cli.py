@@ -51,6 +51,14 @@ DEFAULTS: dict[str, Any] = {
     "context": None,
     "kubeconfig": None,
     "prometheus": None,
+    "prometheus_token_file": None,
+    "prometheus_user": None,
+    "prometheus_password_file": None,
+    "prometheus_ca": None,
+    "prometheus_cert": None,
+    "prometheus_key": None,
+    "prometheus_insecure": False,
+    "no_find_components": False,
     "apiserver": [],
     "etcd_metrics": [],
     "etcd_cert": None,
@@ -139,7 +147,37 @@ def _live_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--kubeconfig", default=s, help="kubeconfig file (default: $KUBECONFIG or ~/.kube)"
     )
-    g.add_argument("--prometheus", default=s, metavar="URL", help="read metrics from Prometheus")
+    g.add_argument(
+        "--prometheus",
+        default=s,
+        metavar="URL",
+        help="read metrics from Prometheus: a URL, k8s://NAMESPACE/SERVICE:PORT (through "
+        "the apiserver's service proxy) or 'auto' (find kube-prometheus / the operator)",
+    )
+    g.add_argument(
+        "--prometheus-token-file", default=s, metavar="FILE", help="bearer token for Prometheus"
+    )
+    g.add_argument(
+        "--prometheus-user", default=s, metavar="USER", help="basic-auth user for Prometheus"
+    )
+    g.add_argument("--prometheus-password-file", default=s, metavar="FILE", help="its password")
+    g.add_argument("--prometheus-ca", default=s, metavar="FILE", help="CA bundle for Prometheus")
+    g.add_argument(
+        "--prometheus-cert", default=s, metavar="FILE", help="client certificate for Prometheus"
+    )
+    g.add_argument("--prometheus-key", default=s, metavar="FILE", help="client key for Prometheus")
+    g.add_argument(
+        "--prometheus-insecure",
+        action="store_true",
+        default=s,
+        help="skip TLS verification of Prometheus",
+    )
+    g.add_argument(
+        "--no-find-components",
+        action="store_true",
+        default=s,
+        help="do not look for static scheduler/controller-manager/etcd pods (pod proxy)",
+    )
     g.add_argument(
         "--apiserver",
         action="append",
@@ -432,6 +470,7 @@ def _run_kind(args: argparse.Namespace) -> int:
 
 def _live_opts(args: argparse.Namespace) -> LiveOptions:
     from ktop.sources.live.components import TlsFiles
+    from ktop.sources.live.prometheus import PrometheusAuth
     from ktop.sources.live.source import LiveOptions
 
     def opt(name: str, default: object = None) -> Any:
@@ -445,7 +484,17 @@ def _live_opts(args: argparse.Namespace) -> LiveOptions:
         apiserver_scrape_s=every,
         apf_dump_s=every,
         prometheus=opt("prometheus"),
+        prometheus_auth=PrometheusAuth(
+            bearer_token_file=opt("prometheus_token_file"),
+            username=opt("prometheus_user"),
+            password_file=opt("prometheus_password_file"),
+            ca=opt("prometheus_ca"),
+            cert=opt("prometheus_cert"),
+            key=opt("prometheus_key"),
+            insecure=bool(opt("prometheus_insecure")),
+        ),
         prometheus_s=every,
+        find_components=not opt("no_find_components", False),
         etcd_metrics=tuple(opt("etcd_metrics", [])),
         etcd_tls=TlsFiles(opt("etcd_cert"), opt("etcd_key"), opt("etcd_ca")),
         scheduler_metrics=tuple(opt("scheduler_metrics", [])),

@@ -16,6 +16,7 @@ from ktop.model import events as ev
 from ktop.model.area_apf import build_apf
 from ktop.model.area_apiservers import build_apiservers
 from ktop.model.area_etcd import build_etcd
+from ktop.model.area_etcd_client import build_etcd_client_view
 from ktop.model.area_nodes import NodesConfig, NodesState, build_nodes
 from ktop.model.area_scheduler import PendingPods, build_scheduler
 from ktop.model.events import Area, Component, Target
@@ -26,12 +27,18 @@ from ktop.model.signals import read_signals
 from ktop.model.snapshot import ClusterSnapshot, Freshness
 from ktop.model.zones import DEFAULT_UNHEALTHY_ZONE_THRESHOLD
 
-COMPONENT_AREAS: dict[Component, tuple[Area, ...]] = {
+INPUT_AREAS: dict[Component, tuple[Area, ...]] = {
     Component.APISERVER: (Area.APISERVERS, Area.APF),
     Component.ETCD: (Area.ETCD,),
     Component.SCHEDULER: (Area.SCHEDULER,),
     Component.CONTROLLER_MANAGER: (Area.NODES,),
 }
+"""The areas whose freshness lists a component's targets."""
+COMPONENT_AREAS: dict[Component, tuple[Area, ...]] = {
+    **INPUT_AREAS,
+    Component.APISERVER: (*INPUT_AREAS[Component.APISERVER], Area.ETCD),
+}
+"""The areas a component's metrics feed (the apiservers' etcd client metrics feed etcd)."""
 FEED_AREAS: dict[str, Area] = {
     ev.FEED_NODES: Area.NODES,
     ev.FEED_LEASES: Area.NODES,
@@ -39,6 +46,12 @@ FEED_AREAS: dict[str, Area] = {
     ev.FEED_EVENTS: Area.SCHEDULER,
     ev.FEED_QUOTAS: Area.SCHEDULER,
     ev.FEED_IDENTITIES: Area.APISERVERS,
+    ev.FEED_DISCOVERY: Area.APISERVERS,
+    ev.FEED_PROMETHEUS: Area.APISERVERS,
+    ev.FEED_PROMETHEUS_BACKFILL: Area.APISERVERS,
+    ev.FEED_APF_NAMES: Area.APF,
+    ev.FEED_NODE_DETAILS: Area.NODES,
+    ev.FEED_COMPONENTS: Area.SCHEDULER,
 }
 
 
@@ -94,6 +107,7 @@ class ClusterModel:
         self._handlers: dict[type, Callable[[Any], None]] = {
             ev.MetricsScraped: self._scraped,
             ev.ScrapeFailed: self._scrape_failed,
+            ev.TargetGone: self._target_gone,
             ev.ApfDumpRead: self._apf_dump,
             ev.ApfDumpFailed: self._apf_dump_failed,
             ev.NodeUpserted: self._node,
@@ -143,6 +157,14 @@ class ClusterModel:
 
     def _scrape_failed(self, e: ev.ScrapeFailed) -> None:
         self.targets.setdefault(e.target, _Health()).error = e.reason
+        self._dirty.update(COMPONENT_AREAS[e.target.component])
+
+    def _target_gone(self, e: ev.TargetGone) -> None:
+        self.series.pop(e.target, None)
+        self.targets.pop(e.target, None)
+        if e.target.component is Component.APISERVER:
+            self.apf_dumps.pop(e.target.instance, None)
+            self.apf_dump_health.pop(e.target.instance, None)
         self._dirty.update(COMPONENT_AREAS[e.target.component])
 
     def _apf_dump(self, e: ev.ApfDumpRead) -> None:
@@ -228,16 +250,37 @@ class ClusterModel:
 
     # ------------------------------------------------------------ snapshots
 
+    def _lb_hidden(self) -> bool:
+        """True when a real apiserver instance delivered data: reads through the
+        load-balanced address are then neither shown nor summed with it.
+        """
+        real = {t.instance for t in self.series if t.component is Component.APISERVER}
+        real |= set(self.apf_dumps)
+        real.discard(ev.LOAD_BALANCED)
+        return bool(real)
+
+    def _shown(self, component: Component, instance: str) -> bool:
+        return not (
+            component is Component.APISERVER and instance == ev.LOAD_BALANCED and self._lb_hidden()
+        )
+
     def _component(
         self, component: Component
     ) -> tuple[dict[str, TargetSeries], dict[str, tuple[float | None, str]]]:
-        series = {t.instance: s for t, s in self.series.items() if t.component is component}
+        series = {
+            t.instance: s
+            for t, s in self.series.items()
+            if t.component is component and self._shown(component, t.instance)
+        }
         health = {
             t.instance: (h.last_ok, h.error)
             for t, h in self.targets.items()
-            if t.component is component
+            if t.component is component and self._shown(component, t.instance)
         }
         return series, health
+
+    def _dumps(self) -> dict[str, tuple[ev.ApfLevelDump, ...]]:
+        return {i: d for i, d in self.apf_dumps.items() if self._shown(Component.APISERVER, i)}
 
     def _feed_state(self, feed: str) -> tuple[bool, str]:
         h = self.feeds.get(feed)
@@ -251,7 +294,7 @@ class ClusterModel:
         if area is Area.APF:
             series, health = self._component(Component.APISERVER)
             errors = [e for _, e in health.values() if e]
-            return build_apf(series, self.apf_dumps, "; ".join(errors))
+            return build_apf(series, self._dumps(), "; ".join(errors))
         if area is Area.APISERVERS:
             series, health = self._component(Component.APISERVER)
             snap = build_apiservers(series, health, "")
@@ -259,7 +302,11 @@ class ClusterModel:
             return replace(snap, identities=ids)
         if area is Area.ETCD:
             series, health = self._component(Component.ETCD)
-            return build_etcd(series, health, "")
+            members = build_etcd(series, health, "")
+            apiservers, _ = self._component(Component.APISERVER)
+            view = build_etcd_client_view(apiservers)
+            # No apiserver exposes etcd client metrics: the members' reason says enough.
+            return replace(members, apiserver_view=None if view.unknown_reason else view)
         if area is Area.SCHEDULER:
             series, health = self._component(Component.SCHEDULER)
             known, reason = self._feed_state(ev.FEED_PENDING_PODS)
@@ -282,10 +329,14 @@ class ClusterModel:
     def _freshness(self) -> tuple[Freshness, ...]:
         out: list[Freshness] = []
         for t, h in sorted(self.targets.items(), key=lambda kv: (kv[0].component, kv[0].instance)):
-            for area in COMPONENT_AREAS[t.component]:
+            if not self._shown(t.component, t.instance):
+                continue
+            for area in INPUT_AREAS[t.component]:
                 name = f"{t.component} {t.instance}"
                 out.append(Freshness(name, area, h.last_ok, h.error, h.note))
         for inst, h in sorted(self.apf_dump_health.items()):
+            if not self._shown(Component.APISERVER, inst):
+                continue
             out.append(Freshness(f"apf dump {inst}", Area.APF, h.last_ok, h.error))
         for feed, h in sorted(self.feeds.items()):
             # A synced watch without an error is current even when nothing changed:

@@ -39,6 +39,11 @@ Labels = tuple[tuple[str, str], ...]
 """Metric labels as a tuple of ``(name, value)`` pairs sorted by name."""
 
 
+LOAD_BALANCED = "(load-balanced)"
+"""The instance name of reads through the kubeconfig's (load-balanced) server address,
+used only while no apiserver instance is known: never summed with real instances."""
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     """One metrics endpoint: a component instance."""
@@ -74,6 +79,17 @@ class MetricsScraped:
 @dataclass(frozen=True, slots=True)
 class ScrapeFailed:
     """A target's metrics could not be read; ``reason`` says why."""
+
+    at: float
+    target: Target
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class TargetGone:
+    """A target is no longer read (an apiserver instance left, a leader moved):
+    its series, health and APF dump are dropped, not kept as a stale row.
+    """
 
     at: float
     target: Target
@@ -335,6 +351,9 @@ class SelfCost:
     flow_schema: str = ""
     throttled_total: int = 0
     """Responses with code 429 ktop received."""
+    by_destination: tuple[tuple[str, int, int], ...] = ()
+    """``(destination, requests, bytes)`` since start, per apiserver instance, Prometheus
+    and component endpoint."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,6 +378,7 @@ class HistoryBackfilled:
 Event = (
     MetricsScraped
     | ScrapeFailed
+    | TargetGone
     | ApfDumpRead
     | ApfDumpFailed
     | NodeUpserted
@@ -386,3 +406,15 @@ FEED_PENDING_PODS = "pending-pods"
 FEED_EVENTS = "events"
 FEED_QUOTAS = "resourcequotas"
 FEED_IDENTITIES = "apiserver-identities"
+FEED_DISCOVERY = "apiserver-discovery"
+"""Finding apiserver instances (EndpointSlices, Prometheus targets)."""
+FEED_APF_NAMES = "apf-names"
+"""FlowSchema and PriorityLevelConfiguration names (they label ktop's own cost)."""
+FEED_PROMETHEUS = "prometheus-discovery"
+FEED_PROMETHEUS_BACKFILL = "prometheus-backfill"
+"""The one-time read of the last hour from Prometheus at start."""
+"""Finding and connecting to Prometheus (``--prometheus auto`` or ``k8s://``)."""
+FEED_NODE_DETAILS = "node-details"
+"""GETs of single not-Ready nodes."""
+FEED_COMPONENTS = "component-discovery"
+"""Finding control-plane pods and their leaders through the apiserver."""

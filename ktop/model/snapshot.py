@@ -168,6 +168,59 @@ class EtcdMemberRow:
 
 
 @dataclass(frozen=True, slots=True)
+class EtcdClientRow:
+    """etcd as one apiserver instance sees it (its etcd client metrics)."""
+
+    instance: str
+    requests_per_s: Val
+    """``rate(etcd_requests_total)``."""
+    errors_per_s: Val
+    """``rate(etcd_request_errors_total)``."""
+    p50_s: Val
+    p99_s: Val
+    """Quantiles of ``etcd_request_duration_seconds`` over every operation."""
+    storage_bytes: Val
+    """``apiserver_storage_size_bytes`` (older: ``apiserver_storage_db_total_size_in_bytes``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EtcdRequestRow:
+    """One (resource, operation) of the apiservers' etcd requests, over all instances."""
+
+    resource: str
+    """``resource.group`` as in ``apiserver_storage_objects`` (the ``type`` label before 1.34)."""
+    operation: str
+    requests_per_s: Val
+    errors_per_s: Val
+    p99_s: Val
+
+
+@dataclass(frozen=True, slots=True)
+class EtcdApiserverView:
+    """etcd as the apiservers see it: the only etcd view on managed clusters."""
+
+    instances: tuple[EtcdClientRow, ...]
+    requests: tuple[EtcdRequestRow, ...]
+    """Slowest first (by p99), then busiest."""
+    objects: tuple[tuple[str, Val], ...]
+    """``apiserver_storage_objects`` per resource (the largest instance's count), largest
+    first; -1 (a failed count) is unknown."""
+    storage_bytes: Val
+    """The largest storage size any apiserver reports."""
+    unknown_reason: str = ""
+    """Why there is no view (no apiserver exposes etcd client metrics)."""
+
+
+class EtcdView(StrEnum):
+    """Which etcd view the pane shows."""
+
+    MEMBERS = "members"
+    APISERVER = "apiserver"
+    BOTH = "both"
+    NONE = "none"
+
+
+@dataclass(frozen=True, slots=True)
 class EtcdSnapshot:
     """The etcd cluster."""
 
@@ -178,6 +231,21 @@ class EtcdSnapshot:
     """False when no member could be read."""
     unknown_reason: str = ""
     """Why the members are unknown (empty when at least one was read)."""
+    apiserver_view: EtcdApiserverView | None = None
+    """etcd as the apiservers see it (None when the source reads no apiserver)."""
+
+    @property
+    def view(self) -> EtcdView:
+        """Members, the apiservers' view, both, or none."""
+        members = any(not m.error for m in self.members) or (
+            bool(self.members) and any(m.last_ok is not None for m in self.members)
+        )
+        apiserver = self.apiserver_view is not None and not self.apiserver_view.unknown_reason
+        if members and apiserver:
+            return EtcdView.BOTH
+        if members:
+            return EtcdView.MEMBERS
+        return EtcdView.APISERVER if apiserver else EtcdView.NONE
 
 
 # --------------------------------------------------------------------------

@@ -42,6 +42,14 @@ APISERVER_FAMILIES: Mapping[str, KeptLabels] = {
     "process_resident_memory_bytes": (),
     "process_start_time_seconds": (),
     "kubernetes_build_info": ("git_version",),
+    # etcd as the apiserver sees it (labels before 1.34: operation, type).
+    "etcd_request_duration_seconds": ("operation", "group", "resource", "type"),
+    "etcd_requests_total": ("operation", "group", "resource", "type"),
+    "etcd_request_errors_total": ("operation", "group", "resource", "type"),
+    "apiserver_storage_size_bytes": (),
+    "apiserver_storage_db_total_size_in_bytes": ("endpoint",),
+    "etcd_db_total_size_in_bytes": ("endpoint",),
+    "apiserver_storage_objects": ("resource",),
 }
 
 ETCD_FAMILIES: Mapping[str, KeptLabels] = {
@@ -89,6 +97,7 @@ HISTOGRAMS = frozenset(
     {
         "apiserver_flowcontrol_request_wait_duration_seconds",
         "apiserver_request_duration_seconds",
+        "etcd_request_duration_seconds",
         "etcd_disk_wal_fsync_duration_seconds",
         "etcd_disk_backend_commit_duration_seconds",
         "etcd_network_peer_round_trip_time_seconds",
@@ -103,6 +112,8 @@ COUNTERS = frozenset(
         "apiserver_flowcontrol_dispatched_requests_total",
         "apiserver_request_total",
         "apiserver_request_terminations_total",
+        "etcd_requests_total",
+        "etcd_request_errors_total",
         "process_cpu_seconds_total",
         "etcd_server_leader_changes_seen_total",
         "etcd_server_proposals_failed_total",

@@ -7,26 +7,41 @@ from typing import Any
 
 import yaml
 
-from ktop.sources.live.reads import NON_RESOURCE_READS, RESOURCE_READS
+from ktop.sources.live.reads import NON_RESOURCE_READS, OPTIONAL_RESOURCE_READS, RESOURCE_READS
 
 RBAC = Path(__file__).resolve().parents[2] / "docs" / "rbac.yaml"
 
 
-def _role() -> dict[str, Any]:
+def _role(name: str = "ktop-reader") -> dict[str, Any]:
     docs = list(yaml.safe_load_all(RBAC.read_text()))
     roles = [d for d in docs if d and d.get("kind") == "ClusterRole"]
-    assert len(roles) == 1
-    role: dict[str, Any] = roles[0]
+    assert [r["metadata"]["name"] for r in roles] == ["ktop-reader", "ktop-components"]
+    role: dict[str, Any] = next(r for r in roles if r["metadata"]["name"] == name)
     return role
 
 
-def test_resource_rules_are_exactly_the_reads() -> None:
+def _granted(role: dict[str, Any]) -> dict[tuple[str, str], set[str]]:
     granted: dict[tuple[str, str], set[str]] = {}
-    for rule in _role()["rules"]:
+    for rule in role["rules"]:
         for group in rule.get("apiGroups", []):
             for res in rule.get("resources", []):
                 granted.setdefault((group, res), set()).update(rule["verbs"])
-    assert granted == {k: set(v) for k, v in RESOURCE_READS.items()}
+    return granted
+
+
+def test_resource_rules_are_exactly_the_reads() -> None:
+    assert _granted(_role()) == {k: set(v) for k, v in RESOURCE_READS.items()}
+
+
+def test_optional_role_is_exactly_the_optional_reads() -> None:
+    role = _role("ktop-components")
+    assert not any("nonResourceURLs" in r for r in role["rules"])
+    assert _granted(role) == {k: set(v) for k, v in OPTIONAL_RESOURCE_READS.items()}
+    # Every binding names a role that exists.
+    docs = [d for d in yaml.safe_load_all(RBAC.read_text()) if d]
+    roles = {d["metadata"]["name"] for d in docs if d["kind"] == "ClusterRole"}
+    bound = {d["roleRef"]["name"] for d in docs if d["kind"] == "ClusterRoleBinding"}
+    assert bound == roles
 
 
 def test_non_resource_urls_cover_the_reads_and_only_get() -> None:
@@ -45,5 +60,6 @@ def test_non_resource_urls_cover_the_reads_and_only_get() -> None:
 
 
 def test_no_write_verbs() -> None:
-    verbs = {v for r in _role()["rules"] for v in r["verbs"]}
+    verbs = {v for n in ("ktop-reader", "ktop-components") for r in _role(n)["rules"]
+             for v in r["verbs"]}  # fmt: skip
     assert verbs <= {"get", "list", "watch"}

@@ -191,7 +191,10 @@ def test_etcd_panel_marks_leader_and_unknown() -> None:
     assert plain[1] == ["etcd-0*", "4.0ms", "8.0ms", "50%"]
     assert plain[2] == ["etcd-1", "?", "?", "?"]
     assert plain[3] == ["etcd-2", "612ms", "1.2s", "50%"]
-    (members,) = etcd.tables(snap.etcd, snap.at)
+    members, *client = etcd.tables(snap.etcd, snap.at)
+    # The apiservers' view has its tables even when empty (they say why).
+    assert [t.key for t in client] == ["etcd-clients", "etcd-requests", "etcd-objects"]
+    assert all(not t.rows and "no apiserver exposes" in t.empty for t in client)
     dead = next(r for r in members.rows if r.key == "etcd-1")
     assert dead.cells[0].plain == "?" and dead.cells[-1].plain == "connection refused"
 
@@ -338,3 +341,20 @@ def test_nothing_to_measure_is_a_dash_not_unknown() -> None:
     gone = Val.unknown("scrape failed")
     assert fmt_val(gone) == "?" and above(gone, 1.0) is Level.UNKNOWN
     assert val_reasons((gone,)) == ("scrape failed",)
+
+
+def test_cost_line_names_every_destination() -> None:
+    from ktop.sources.live.cost import CostMeter
+    from ktop.ui.render.cost import cost_line
+
+    meter = CostMeter()
+    for dest, n, size in (("apiserver", 3, 100), ("prometheus", 2, 2048), ("etcd e0:2379", 1, 0)):
+        for _ in range(n):
+            meter.sent(dest)
+            meter.request("/x", {}, 200, dest)
+            meter.received(size, dest)
+    line_ = cost_line(meter.sample(10.0, {}))
+    assert line_ is not None
+    assert "6 requests so far (apiserver 3 (300B), etcd e0:2379 1 (0B), prometheus 2 (4.0KiB))" in (
+        line_.plain
+    )

@@ -301,7 +301,7 @@ def test_log_records_from_libraries_are_scrubbed(tmp_path: Path) -> None:
 
 
 def test_addresses_shown_never_carry_user_info() -> None:
-    from ktop.sources.live.source import host_port
+    from ktop.sources.live.transport import instance_name
 
-    assert host_port(f"https://admin:{SECRET}@etcd-1:2379/metrics") == "etcd-1:2379"
-    assert host_port("https://10.0.0.1:6443") == "10.0.0.1:6443"
+    assert instance_name(f"https://admin:{SECRET}@etcd-1:2379/metrics") == "etcd-1:2379"
+    assert instance_name(f"https://{SECRET}@10.0.0.1:6443") == "10.0.0.1:6443"

@@ -14,7 +14,11 @@ Two kinds of read, once, when ktop starts with ``--prometheus``:
   ``histogram_quantile`` on summed bucket rates), folded into the history
   as a ``HistoryBackfilled`` event.
 
-prometheus-api-client is synchronous; its calls run in a worker thread.
+The client is the one :func:`ktop.sources.live.prometheus.prometheus_client`
+builds (authenticated, counted by the cost meter); prometheus-api-client is
+synchronous, so the reads run in the Prometheus call pool, under its time limit.
+A failure is reported as the ``prometheus-backfill`` feed's failure: the history
+then starts when ktop starts, and the pane says why.
 """
 
 from __future__ import annotations
@@ -28,11 +32,21 @@ from typing import Any
 
 from prometheus_api_client import PrometheusConnect
 
-from ktop.model.events import Component, Event, HistoryBackfilled, MetricsScraped, Sample, Target
+from ktop.model.events import (
+    FEED_PROMETHEUS_BACKFILL,
+    Component,
+    Event,
+    FeedFailed,
+    FeedSynced,
+    HistoryBackfilled,
+    MetricsScraped,
+    Sample,
+    Target,
+)
 from ktop.model.signals import SIGNALS, SignalSpec, key
 from ktop.model.wanted import FAMILIES, HISTOGRAMS
 from ktop.sources.base import Emit
-from ktop.sources.live.prometheus import DEFAULT_JOBS
+from ktop.sources.live.prometheus import DEFAULT_JOBS, PrometheusCalls
 from ktop.sources.live.scrape import failure_reason
 
 DEFAULT_HISTORY_S = 3600.0
@@ -99,7 +113,8 @@ def range_to_points(
 class PrometheusBackfill:
     """Reads the window and the last hour from Prometheus once, then stops."""
 
-    url: str
+    address: str
+    """Where Prometheus is (for messages only)."""
     clock: Callable[[], float]
     window_s: float = 300.0
     history_s: float = DEFAULT_HISTORY_S
@@ -146,15 +161,24 @@ class PrometheusBackfill:
         events.append(self.history_event(prom, at))
         return events
 
-    async def run(self, emit: Emit) -> None:
-        """Read once; a failure is kept in ``errors`` (the live poll reports the target)."""
-        prom = PrometheusConnect(url=self.url, disable_ssl=False, timeout=30)
+    async def run(self, emit: Emit, prom: PrometheusConnect, calls: PrometheusCalls) -> None:
+        """Read once through ``calls``; report the outcome as the backfill feed's state."""
         try:
-            emit(await asyncio.to_thread(self.read, prom, self.clock()))
+            events = await calls.call(self.read, prom, self.clock())
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            self.errors.append(f"Prometheus backfill from {self.url} failed: {failure_reason(exc)}")
+            reason = f"history backfill from {self.address} failed: {failure_reason(exc)}"
+            self.errors.append(reason)
+            emit([FeedFailed(self.clock(), FEED_PROMETHEUS_BACKFILL, reason)])
+            return
+        emit(events)
+        if self.errors:
+            lost = "; ".join(self.errors[:3])
+            reason = f"history backfill: {len(self.errors)} signal(s) not read ({lost})"
+            emit([FeedFailed(self.clock(), FEED_PROMETHEUS_BACKFILL, reason)])
+        else:
+            emit([FeedSynced(self.clock(), FEED_PROMETHEUS_BACKFILL)])
 
 
 def _merge_by_target(events: list[MetricsScraped]) -> list[Event]:

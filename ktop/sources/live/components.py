@@ -11,10 +11,12 @@ from __future__ import annotations
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import aiohttp
 
 from ktop.model.scrub import scrub
+from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.errors import describe
 from ktop.sources.live.scrape import Fetch
 from ktop.sources.live.transport import CONNECT_TIMEOUT_S, RequestTimeoutError, read_capped
@@ -48,8 +50,14 @@ def http_fetcher(
     token: Callable[[], str] | None = None,
     tls: TlsFiles | None = None,
     timeout_s: float = 10.0,
+    meter: CostMeter | None = None,
+    destination: str = "",
 ) -> Fetch:
-    """A fetch function for one metrics URL."""
+    """A fetch function for one metrics URL; ``meter`` counts its requests under
+    ``destination``.
+    """
+    meter = meter or CostMeter()
+    where = destination or url
     ctx = ssl_context(tls) if tls is not None and url.startswith("https") else None
 
     async def fetch() -> bytes | None:
@@ -58,6 +66,7 @@ def http_fetcher(
             bearer = token()
             if bearer:
                 headers["Authorization"] = bearer
+        meter.sent(where)
         try:
             async with session.get(
                 url, headers=headers, ssl=ctx if ctx is not None else True,
@@ -65,7 +74,9 @@ def http_fetcher(
                     total=timeout_s, sock_connect=min(timeout_s, CONNECT_TIMEOUT_S)
                 ),
             ) as resp:  # fmt: skip
+                meter.request(urlsplit(url).path, resp.headers, resp.status, where)
                 body = await read_capped(resp, f"GET {scrub(url)}")
+                meter.received(len(body), where)
         except TimeoutError:
             raise RequestTimeoutError(
                 f"GET {scrub(url)} did not answer within {timeout_s:g}s (request time limit)"

@@ -1,7 +1,14 @@
-"""ktop's own cost: every request it makes is counted here."""
+"""ktop's own cost: every request it makes is counted here, per destination.
+
+Destinations are ``apiserver`` (the kubeconfig's server address),
+``apiserver HOST:PORT`` (one instance), ``prometheus`` and ``COMPONENT HOST:PORT``
+(a metrics endpoint read directly). Requests that Prometheus answers run in
+worker threads, so the counters are guarded by a lock.
+"""
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Mapping
 
@@ -28,18 +35,30 @@ class CostMeter:
         self.priority_level_uid = ""
         self._marks: deque[tuple[float, int, int]] = deque()
         self.by_path: dict[str, int] = {}
+        self.sent_by_destination: dict[str, int] = {}
+        self.requests_by_destination: dict[str, int] = {}
+        self.bytes_by_destination: dict[str, int] = {}
+        self._lock = threading.Lock()
 
-    def sent(self) -> None:
+    def sent(self, destination: str = "apiserver") -> None:
         """A request is about to be sent (it may still fail before an answer)."""
-        self.requests_sent += 1
+        with self._lock:
+            self.requests_sent += 1
+            d = self.sent_by_destination
+            d[destination] = d.get(destination, 0) + 1
 
-    def request(self, path: str, headers: Mapping[str, str], status: int) -> None:
+    def request(
+        self, path: str, headers: Mapping[str, str], status: int, destination: str = "apiserver"
+    ) -> None:
         """Count one answered request (a list page, a GET, a scrape or a watch opened)."""
-        self.requests_total += 1
-        key = path.split("?", 1)[0]
-        self.by_path[key] = self.by_path.get(key, 0) + 1
-        if status == 429:
-            self.throttled_total += 1
+        with self._lock:
+            self.requests_total += 1
+            key = path.split("?", 1)[0]
+            self.by_path[key] = self.by_path.get(key, 0) + 1
+            d = self.requests_by_destination
+            d[destination] = d.get(destination, 0) + 1
+            if status == 429:
+                self.throttled_total += 1
         fs = headers.get(PF_FLOW_SCHEMA_UID)
         pl = headers.get(PF_PRIORITY_LEVEL_UID)
         if fs:
@@ -47,9 +66,12 @@ class CostMeter:
         if pl:
             self.priority_level_uid = pl
 
-    def received(self, nbytes: int) -> None:
+    def received(self, nbytes: int, destination: str = "apiserver") -> None:
         """Count bytes of response bodies (watch streams included)."""
-        self.bytes_total += nbytes
+        with self._lock:
+            self.bytes_total += nbytes
+            d = self.bytes_by_destination
+            d[destination] = d.get(destination, 0) + nbytes
 
     def watch_opened(self) -> None:
         """A watch stream is open."""
@@ -61,6 +83,11 @@ class CostMeter:
 
     def sample(self, now: float, names: Mapping[str, str]) -> SelfCost:
         """The cost over the last window, with APF UIDs resolved through ``names``."""
+        with self._lock:
+            by_destination = tuple(
+                (d, n, self.bytes_by_destination.get(d, 0))
+                for d, n in sorted(self.requests_by_destination.items())
+            )
         self._marks.append((now, self.requests_total, self.bytes_total))
         while len(self._marks) > 1 and self._marks[0][0] < now - self.window_s:
             self._marks.popleft()
@@ -79,4 +106,5 @@ class CostMeter:
             priority_level=names.get(self.priority_level_uid, self.priority_level_uid),
             flow_schema=names.get(self.flow_schema_uid, self.flow_schema_uid),
             throttled_total=self.throttled_total,
+            by_destination=by_destination,
         )

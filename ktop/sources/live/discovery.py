@@ -1,14 +1,23 @@
-"""Finding apiserver instances and naming APF objects."""
+"""Finding apiserver instances and Prometheus, and naming APF objects."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ktop.sources.live.reads import ENDPOINT_SLICES, FLOW_SCHEMAS, PRIORITY_LEVELS, SERVICES
 from ktop.sources.live.transport import KubeTransport
 
-ENDPOINT_SLICES = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices"
-FLOW_SCHEMAS = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas"
-PRIORITY_LEVELS = "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations"
+PROMETHEUS_SERVICES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # The Prometheus operator's governing Service, for every Prometheus it runs
+    # (kube-prometheus and kube-prometheus-stack both use the operator).
+    ("operated-prometheus=true", ("web", "http-web")),
+    # kube-prometheus' own Service.
+    ("app.kubernetes.io/name=prometheus", ("web", "http-web", "http")),
+    # kube-prometheus-stack's Service.
+    ("app=kube-prometheus-stack-prometheus", ("http-web", "web")),
+)
+"""Label selectors of the common Prometheus deployments, with their port names."""
+PROMETHEUS_HINT = "give --prometheus URL or k8s://NAMESPACE/SERVICE:PORT"
 
 
 def endpoints_from_slices(body: dict[str, Any]) -> list[str]:
@@ -53,3 +62,33 @@ async def apf_object_names(t: KubeTransport) -> dict[str, str]:
             if not cont:
                 break
     return names
+
+
+def prometheus_address(services: list[dict[str, Any]], ports: tuple[str, ...]) -> str:
+    """``k8s://NAMESPACE/SERVICE:PORT`` of the first Service with one of ``ports``
+    (by name, in order), or empty.
+    """
+    for svc in sorted(
+        services,
+        key=lambda s: (
+            str((s.get("metadata") or {}).get("namespace", "")),
+            str((s.get("metadata") or {}).get("name", "")),
+        ),
+    ):
+        meta = svc.get("metadata") or {}
+        names = [str(p.get("name", "")) for p in (svc.get("spec") or {}).get("ports") or []]
+        for port in ports:
+            if port in names:
+                return f"k8s://{meta.get('namespace', '')}/{meta.get('name', '')}:{port}"
+    return ""
+
+
+async def find_prometheus(t: KubeTransport) -> str:
+    """The first Prometheus of a common deployment, as ``k8s://...``; empty if none."""
+    for selector, ports in PROMETHEUS_SERVICES:
+        query: list[tuple[str, str | int]] = [("labelSelector", selector), ("limit", 50)]
+        body = (await t.get(SERVICES, query)).json()
+        found = prometheus_address(list(body.get("items") or []), ports)
+        if found:
+            return found
+    return ""

@@ -15,9 +15,24 @@ class ApiError(Exception):
     what: str
     """The resource or URL path that was read."""
     message: str
+    from_kubernetes: bool = True
+    """False when the body is not a Kubernetes ``Status``: the answer came from
+    behind the apiserver (a proxied pod or service, or a proxy on the way)."""
 
     def __str__(self) -> str:
+        if not self.from_kubernetes:
+            text = f": {self.message}" if self.message else ""
+            return f"{self.status} on {self.verb} {self.what}, not from the apiserver{text}"
         return describe(self.status, self.verb, self.what, self.message)
+
+
+def is_status(body: bytes) -> bool:
+    """True when the body is a Kubernetes ``Status`` object (the apiserver's own answer)."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(data, dict) and data.get("kind") == "Status"
 
 
 def status_message(body: bytes) -> str:

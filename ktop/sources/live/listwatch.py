@@ -21,7 +21,10 @@ from typing import Any, Protocol
 from ktop.model.events import Event, FeedFailed, FeedSynced, ObjectsSkipped
 from ktop.sources.base import Emit
 from ktop.sources.live.errors import ApiError
-from ktop.sources.live.transport import JSON, TABLE, KubeTransport, Query
+from ktop.sources.live.reads import Resource
+from ktop.sources.live.transport import JSON, TABLE, KubeTransport
+
+__all__ = ["Backoff", "GoneError", "Handler", "ListWatch", "Resource"]
 
 Item = dict[str, Any]
 """An object as JSON, or for Tables ``{"metadata": ..., "cells": {column: value}}``."""
@@ -41,20 +44,6 @@ class Handler(Protocol):
     def delete(self, at: float, key: str) -> Sequence[Event]:
         """Events for a deleted object."""
         ...
-
-
-@dataclass(frozen=True, slots=True)
-class Resource:
-    """What to list and watch."""
-
-    feed: str
-    path: str
-    what: str
-    """For messages, e.g. ``nodes`` or ``pods (status.phase=Pending)``."""
-    query: Query = ()
-    table: bool = False
-    """Ask for server-side Tables with object metadata (far smaller than objects)."""
-    page_size: int = 500
 
 
 @dataclass(slots=True)
@@ -179,7 +168,7 @@ class ListWatch:
             except ApiError as e:
                 if e.status == 410:
                     raise GoneError(str(e)) from e
-                raise ApiError(e.status, "list", self.r.what, e.message) from e
+                raise ApiError(e.status, "list", self.r.what, e.message, e.from_kubernetes) from e
             body = resp.json()
             if not isinstance(body, dict):
                 raise ValueError(f"list of {self.r.what} is not a JSON object")
@@ -224,7 +213,7 @@ class ListWatch:
             if e.status == 410:
                 raise GoneError(str(e)) from e
             if e.verb == "watch" and e.what == self.r.path:
-                raise ApiError(e.status, "watch", self.r.what, e.message) from e
+                raise ApiError(e.status, "watch", self.r.what, e.message, e.from_kubernetes) from e
             raise
 
     def _on_event(self, ev: Any, emit: Emit) -> None:

@@ -1,4 +1,4 @@
-"""Prometheus as a metrics transport.
+"""Prometheus as a metrics transport, reached the way it is deployed.
 
 For every family ktop reads, one instant query returns the raw series summed
 by ``instance`` and the labels ktop keeps; the results become the same
@@ -6,22 +6,39 @@ by ``instance`` and the labels ktop keeps; the results become the same
 are computed by the same model code. The PromQL is built by
 :func:`family_query` (see docs/panes.md for the per-pane equivalents).
 
-prometheus-api-client is synchronous; its calls run in a worker thread.
+Prometheus is reached by URL (bearer token file, basic auth, CA bundle and
+client certificate as options) or, with ``k8s://NAMESPACE/SERVICE:PORT``,
+through the apiserver's service proxy with the kubeconfig's credentials.
+:func:`prometheus_client` builds the client for either; everything that talks
+to Prometheus uses it, so every request is counted by the cost meter.
+
+prometheus-api-client is synchronous: its calls run in a small thread pool of
+their own (:class:`PrometheusCalls`), at most a few at a time, each with a
+timeout.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import quote, urlsplit
 
+import requests
 from prometheus_api_client import PrometheusConnect
+from urllib3.util.retry import Retry
 
 from ktop.model.events import Component, Event, MetricsScraped, Sample, ScrapeFailed, Target
 from ktop.model.wanted import FAMILIES, HISTOGRAMS
 from ktop.sources.base import Emit
+from ktop.sources.live.cost import CostMeter
+from ktop.sources.live.reads import SERVICE_PROXY
 from ktop.sources.live.scrape import failure_reason
+from ktop.sources.live.transport import USER_AGENT, instance_name
 
 DEFAULT_JOBS: Mapping[Component, str] = {
     Component.APISERVER: ".*apiserver.*",
@@ -30,6 +47,185 @@ DEFAULT_JOBS: Mapping[Component, str] = {
     Component.CONTROLLER_MANAGER: ".*controller-manager.*",
 }
 """Which Prometheus ``job`` labels hold each component (regular expressions)."""
+
+K8S_SCHEME = "k8s://"
+DESTINATION = "prometheus"
+"""The cost meter's name for requests to Prometheus."""
+DESTINATION_PROXIED = "prometheus via apiserver"
+"""... and for requests to Prometheus through the apiserver's service proxy (they cost
+the apiserver too)."""
+
+T = TypeVar("T")
+
+
+class PrometheusConfigError(ValueError):
+    """A Prometheus address or option that cannot work; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class PrometheusAuth:
+    """How to authenticate to Prometheus and check its certificate (all optional)."""
+
+    bearer_token_file: str | None = None
+    """Read before every request (projected tokens rotate)."""
+    username: str | None = None
+    password_file: str | None = None
+    ca: str | None = None
+    cert: str | None = None
+    key: str | None = None
+    insecure: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class KubeAccess:
+    """How to reach the apiserver with the kubeconfig's credentials (service proxy)."""
+
+    server: str
+    verify: bool | str
+    """True, False, or a CA bundle file."""
+    cert: tuple[str, str] | None
+    token: Callable[[], str]
+    """The ``Authorization`` header value (empty when the client certificate is used)."""
+
+
+def service_proxy_url(server: str, address: str) -> str:
+    """The service-proxy base URL of ``k8s://NAMESPACE/SERVICE:PORT``.
+
+    ``SERVICE`` may carry a scheme (``https:prometheus:9090``) as the proxy allows;
+    ``PORT`` is a port number or name.
+    """
+    rest = address.removeprefix(K8S_SCHEME).strip("/")
+    namespace, sep, service = rest.partition("/")
+    if not sep or not namespace or not service or "/" in service:
+        raise PrometheusConfigError(
+            f"{address!r}: expected k8s://NAMESPACE/SERVICE:PORT "
+            "(for example k8s://monitoring/prometheus-k8s:web)"
+        )
+    path = SERVICE_PROXY.format(namespace=quote(namespace), service=quote(service, safe=":"))
+    return server.rstrip("/") + path
+
+
+class _Bearer(requests.auth.AuthBase):
+    """Sets ``Authorization`` from a callable on every request."""
+
+    def __init__(self, header: Callable[[], str]) -> None:
+        self.header = header
+
+    def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
+        value = self.header()
+        if value:
+            r.headers["Authorization"] = value
+        return r
+
+
+class CountedSession(requests.Session):
+    """A requests session whose every request the cost meter counts."""
+
+    def __init__(self, meter: CostMeter, destination: str = DESTINATION) -> None:
+        super().__init__()
+        self.meter = meter
+        self.destination = destination
+        self.headers["User-Agent"] = USER_AGENT
+
+    def request(  # type: ignore[override]
+        self, method: str, url: str, *args: Any, **kwargs: Any
+    ) -> requests.Response:
+        """Count the request, send it, count the answer and its bytes."""
+        self.meter.sent(self.destination)
+        resp = super().request(method, url, *args, **kwargs)
+        self.meter.request(urlsplit(url).path, resp.headers, resp.status_code, self.destination)
+        self.meter.received(len(resp.content), self.destination)
+        return resp
+
+
+def _file_token(path: str) -> Callable[[], str]:
+    def header() -> str:
+        return "Bearer " + Path(path).read_text(encoding="utf-8").strip()
+
+    return header
+
+
+def prometheus_client(
+    address: str,
+    meter: CostMeter,
+    *,
+    auth: PrometheusAuth | None = None,
+    kube: KubeAccess | None = None,
+    timeout_s: float = 10.0,
+) -> PrometheusConnect:
+    """The one way ktop builds a Prometheus client (instant and range queries alike).
+
+    ``address`` is an ``http(s)://`` URL, or ``k8s://NAMESPACE/SERVICE:PORT`` to go
+    through the apiserver's service proxy with ``kube``'s credentials. Every request
+    is counted by ``meter`` under ``prometheus`` (``prometheus via apiserver`` through the
+    service proxy); the library's own retries are off
+    (a hidden retry would be an uncounted request: ktop retries at its next poll).
+    """
+    auth = auth or PrometheusAuth()
+    proxied = address.startswith(K8S_SCHEME)
+    session = CountedSession(meter, DESTINATION_PROXIED if proxied else DESTINATION)
+    basic: tuple[str, str] | None = None
+    bearer: Callable[[], str] | None = None
+    if proxied:
+        if kube is None:
+            raise PrometheusConfigError(f"{address}: the service proxy needs a kubeconfig")
+        url = service_proxy_url(kube.server, address)
+        session.verify = kube.verify
+        session.cert = kube.cert
+        bearer = kube.token
+    else:
+        parts = urlsplit(address)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise PrometheusConfigError(
+                f"{address!r}: expected an http(s):// URL or k8s://NAMESPACE/SERVICE:PORT"
+            )
+        url = address.rstrip("/")
+        session.verify = False if auth.insecure else (auth.ca or True)
+        if auth.cert:
+            session.cert = (auth.cert, auth.key) if auth.key else auth.cert
+        if auth.bearer_token_file:
+            bearer = _file_token(auth.bearer_token_file)
+        if auth.username is not None:
+            password = ""
+            if auth.password_file:
+                password = Path(auth.password_file).read_text(encoding="utf-8").rstrip("\n")
+            basic = (auth.username, password)
+        if bearer is not None and basic is not None:
+            raise PrometheusConfigError(
+                "give a bearer token or basic auth for Prometheus, not both"
+            )
+    client_auth: Any = basic if basic is not None else (_Bearer(bearer) if bearer else None)
+    return PrometheusConnect(
+        url=url,
+        session=session,
+        auth=client_auth,
+        retry=Retry(total=0, connect=0, read=0, redirect=0, status=0),
+        timeout=timeout_s,  # requests takes a float
+    )
+
+
+class PrometheusCalls:
+    """Runs blocking prometheus-api-client calls off the event loop: at most
+    ``workers`` at a time, each abandoned after ``timeout_s``.
+    """
+
+    def __init__(self, workers: int = 2, timeout_s: float = 30.0) -> None:
+        self.timeout_s = timeout_s
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix="ktop-prometheus"
+        )
+
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` in the pool; TimeoutError after ``timeout_s``."""
+        loop = asyncio.get_running_loop()
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation
+        # that arrives as the call completes, and the source would never stop.
+        async with asyncio.timeout(self.timeout_s):
+            return await loop.run_in_executor(self._pool, fn, *args)
+
+    def close(self) -> None:
+        """Stop the pool (calls still running finish in the background)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 def family_query(family: str, kept: tuple[str, ...] | None, job_re: str) -> str:
@@ -45,12 +241,12 @@ def family_query(family: str, kept: tuple[str, ...] | None, job_re: str) -> str:
 
 
 def results_to_samples(family: str, results: list[dict[str, Any]]) -> dict[str, list[Sample]]:
-    """Instant-query results grouped by instance, as samples."""
+    """Instant-query results grouped by instance (named as :func:`instance_name` does)."""
     name = f"{family}_bucket" if family in HISTOGRAMS else family
     out: dict[str, list[Sample]] = {}
     for r in results:
         metric = dict(r.get("metric") or {})
-        instance = str(metric.pop("instance", ""))
+        instance = instance_name(str(metric.pop("instance", "")))
         metric.pop("__name__", None)
         try:
             value = float(r["value"][1])
@@ -63,63 +259,102 @@ def results_to_samples(family: str, results: list[dict[str, Any]]) -> dict[str, 
 
 @dataclass(slots=True)
 class PrometheusMetrics:
-    """Polls Prometheus for every component; tells whether it is healthy."""
+    """Polls Prometheus for every component; tells whether it is healthy and which
+    instances it knows (so that nothing else reads them through a load balancer).
+    """
 
-    url: str
+    client: PrometheusConnect
+    where: str
+    """The address the user gave (for messages)."""
     clock: Callable[[], float]
     interval_s: float = 15.0
     jobs: Mapping[Component, str] = field(default_factory=lambda: dict(DEFAULT_JOBS))
+    calls: PrometheusCalls = field(default_factory=PrometheusCalls)
     healthy: bool = False
     last_error: str = ""
     queries_total: int = 0
+    instances: dict[Component, frozenset[str]] = field(default_factory=dict)
+    """Instances of each component that Prometheus scrapes (from ``up``)."""
+    polled: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set after every poll, successful or not (discovery waits for the first)."""
+    on_instances: Callable[[], None] | None = None
+    """Called when the set of apiserver instances changes."""
     _seen: set[Target] = field(default_factory=set)
+    _stopping: threading.Event = field(default_factory=threading.Event)
 
-    def _poll_sync(self, prom: PrometheusConnect) -> dict[Target, list[Sample]]:
+    def _poll_sync(self) -> tuple[dict[Target, list[Sample]], dict[Component, frozenset[str]]]:
+        prom = self.client
         out: dict[Target, list[Sample]] = {}
+        instances: dict[Component, frozenset[str]] = {}
         for component, families in FAMILIES.items():
             job_re = self.jobs.get(component)
             if not job_re:
                 continue
             for family, kept in families.items():
+                if self._stopping.is_set():
+                    raise asyncio.CancelledError  # the source stopped: no more queries
                 self.queries_total += 1
                 results = prom.custom_query(family_query(family, kept, job_re))
                 for instance, samples in results_to_samples(family, results).items():
                     out.setdefault(Target(component, instance), []).extend(samples)
             self.queries_total += 1
-            for r in prom.custom_query(f'up{{job=~"{job_re}"}}'):
-                instance = str((r.get("metric") or {}).get("instance", ""))
+            up = prom.custom_query(f'up{{job=~"{job_re}"}}')
+            names = set()
+            for r in up:
+                instance = instance_name(str((r.get("metric") or {}).get("instance", "")))
+                names.add(instance)
                 target = Target(component, instance)
                 if float(r["value"][1]) == 0:
                     out.pop(target, None)
                     out.setdefault(target, [])
-        return out
+            instances[component] = frozenset(names)
+        return out, instances
+
+    async def poll_once(self, emit: Emit) -> None:
+        """One poll; its results (or the failure, for every target seen) as events."""
+        try:
+            polled, instances = await self.calls.call(self._poll_sync)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self.healthy = False
+            self.last_error = f"Prometheus at {self.where} failed: {failure_reason(exc)}"
+            now = self.clock()
+            emit(
+                [
+                    ScrapeFailed(now, t, self.last_error)
+                    for t in sorted(self._seen, key=lambda t: (t.component, t.instance))
+                ]
+            )
+            self.polled.set()
+            return
+        changed = instances.get(Component.APISERVER) != self.instances.get(Component.APISERVER)
+        self.instances = instances
+        self.healthy, self.last_error = True, ""
+        self.polled.set()
+        if changed and self.on_instances is not None:
+            self.on_instances()
+        now = self.clock()
+        events: list[Event] = []
+        for target, samples in polled.items():
+            if samples:
+                events.append(MetricsScraped(now, target, tuple(samples)))
+            else:
+                events.append(ScrapeFailed(now, target, "Prometheus reports up == 0"))
+            self._seen.add(target)
+        emit(events)
+
+    def serves(self, component: Component, instance: str) -> bool:
+        """True when the last poll succeeded and returned this instance."""
+        return self.healthy and instance in self.instances.get(component, frozenset())
 
     async def run(self, emit: Emit) -> None:
-        """Poll until cancelled; on failure report every known target as failed."""
-        prom = PrometheusConnect(url=self.url, disable_ssl=False, timeout=10)
-        while True:
-            try:
-                polled = await asyncio.to_thread(self._poll_sync, prom)
-                now = self.clock()
-                events: list[Event] = []
-                for target, samples in polled.items():
-                    if samples:
-                        events.append(MetricsScraped(now, target, tuple(samples)))
-                    else:
-                        events.append(ScrapeFailed(now, target, "Prometheus reports up == 0"))
-                    self._seen.add(target)
-                emit(events)
-                self.healthy, self.last_error = True, ""
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                self.healthy = False
-                self.last_error = f"Prometheus at {self.url} failed: {failure_reason(exc)}"
-                now = self.clock()
-                emit(
-                    [
-                        ScrapeFailed(now, t, self.last_error)
-                        for t in sorted(self._seen, key=lambda t: (t.component, t.instance))
-                    ]
-                )
-            await asyncio.sleep(self.interval_s)
+        """Poll until cancelled."""
+        try:
+            while not self._stopping.is_set():
+                await self.poll_once(emit)
+                await asyncio.sleep(self.interval_s)
+        finally:
+            self._stopping.set()
+            self.calls.close()
+            self.client.close()

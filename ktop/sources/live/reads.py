@@ -1,23 +1,155 @@
-"""Everything the live source reads, as data: the RBAC it needs is derived from this.
+"""Everything the live source reads, as data: the source starts its reads from this
+list, and the RBAC ktop needs is derived from it.
 
-``docs/rbac.yaml`` must grant exactly these (a unit test checks it).
+``docs/rbac.yaml`` must grant exactly :data:`RESOURCE_READS` and
+:data:`NON_RESOURCE_READS` in its required role, and exactly
+:data:`OPTIONAL_RESOURCE_READS` in its optional role (a unit test checks both,
+and another checks that every request the source makes is one of these).
 """
 
 from __future__ import annotations
 
-RESOURCE_READS: dict[tuple[str, str], frozenset[str]] = {
-    ("", "nodes"): frozenset({"get", "list", "watch"}),
-    ("", "pods"): frozenset({"list", "watch"}),
-    ("", "events"): frozenset({"list", "watch"}),
-    ("", "resourcequotas"): frozenset({"list", "watch"}),
-    ("coordination.k8s.io", "leases"): frozenset({"list", "watch"}),
-    ("discovery.k8s.io", "endpointslices"): frozenset({"list"}),
-    ("flowcontrol.apiserver.k8s.io", "flowschemas"): frozenset({"list"}),
-    ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"): frozenset({"list"}),
-}
-"""(API group, resource) to the verbs ktop uses on it."""
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 
-NON_RESOURCE_READS = frozenset(
-    {"/metrics", "/debug/api_priority_and_fairness/dump_priority_levels", "/version"}
+from ktop.model.events import (
+    FEED_EVENTS,
+    FEED_IDENTITIES,
+    FEED_LEASES,
+    FEED_NODES,
+    FEED_PENDING_PODS,
+    FEED_QUOTAS,
 )
-"""Non-resource URLs ktop GETs."""
+
+Query = tuple[tuple[str, str | int], ...]
+
+IDENTITY_SELECTOR = "apiserver.kubernetes.io/identity=kube-apiserver"
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """A resource ktop lists and then watches."""
+
+    feed: str
+    path: str
+    what: str
+    """For messages, e.g. ``nodes`` or ``pods (status.phase=Pending)``."""
+    query: Query = ()
+    table: bool = False
+    """Ask for server-side Tables with object metadata (far smaller than objects)."""
+    page_size: int = 500
+
+
+WATCHES: tuple[Resource, ...] = (
+    Resource(FEED_NODES, "/api/v1/nodes", "nodes", table=True),
+    Resource(
+        FEED_LEASES,
+        "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
+        "leases in kube-node-lease",
+    ),
+    Resource(
+        FEED_PENDING_PODS,
+        "/api/v1/pods",
+        "pods (status.phase=Pending)",
+        (("fieldSelector", "status.phase=Pending"),),
+    ),
+    Resource(
+        FEED_EVENTS, "/api/v1/events", "events (type=Warning)", (("fieldSelector", "type=Warning"),)
+    ),
+    Resource(FEED_QUOTAS, "/api/v1/resourcequotas", "resourcequotas"),
+    Resource(
+        FEED_IDENTITIES,
+        "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases",
+        "apiserver identity leases in kube-system",
+        (("labelSelector", IDENTITY_SELECTOR),),
+    ),
+)
+"""Listed (paginated) then watched, one watch each, for as long as ktop runs."""
+
+NODE_DETAIL = "/api/v1/nodes/{name}"
+"""GET of one node that is not Ready (rate-limited, capped)."""
+
+ENDPOINT_SLICES = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices"
+FLOW_SCHEMAS = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas"
+PRIORITY_LEVELS = "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations"
+POLLED_LISTS: tuple[str, ...] = (ENDPOINT_SLICES, FLOW_SCHEMAS, PRIORITY_LEVELS)
+"""Listed now and then: apiserver instances, and names for the APF headers."""
+
+METRICS = "/metrics"
+APF_DUMP = "/debug/api_priority_and_fairness/dump_priority_levels"
+VERSION = "/version"
+NON_RESOURCE_READS: frozenset[str] = frozenset({METRICS, APF_DUMP, VERSION})
+"""Non-resource URLs ktop GETs from each apiserver instance."""
+
+# Optional reads: without them a pane says what is missing, the rest works.
+SYSTEM_PODS = "/api/v1/namespaces/kube-system/pods"
+"""Listed (a selector per component) to find static control-plane pods."""
+POD_PROXY = "/api/v1/namespaces/kube-system/pods/{pod}/proxy/metrics"
+"""A control-plane pod's metrics through the apiserver's pod proxy (``{pod}`` is
+``https:NAME:PORT``)."""
+SYSTEM_LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/{name}"
+"""The leader-election Lease of the scheduler or controller-manager."""
+SERVICES = "/api/v1/services"
+"""Listed (by label) when asked to find Prometheus."""
+SERVICE_PROXY = "/api/v1/namespaces/{namespace}/services/{service}/proxy"
+"""Prometheus through the apiserver's service proxy (``k8s://namespace/service:port``)."""
+OPTIONAL_GETS: tuple[str, ...] = (POD_PROXY, SYSTEM_LEASE, SERVICE_PROXY)
+OPTIONAL_LISTS: tuple[str, ...] = (SYSTEM_PODS, SERVICES)
+
+_PATH = re.compile(
+    r"^/(?:api/v1|apis/(?P<group>[^/]+)/[^/]+)"
+    r"(?:/namespaces/[^/]+)?/(?P<resource>[^/]+)(?:/(?P<name>[^/]+)(?:/(?P<sub>[^/]+))?)?"
+)
+
+
+def grant(path: str) -> tuple[str, str]:
+    """The RBAC ``(apiGroup, resource)`` a request path needs (subresources as
+    ``pods/proxy``); raises ValueError for a path that is not a resource path.
+    """
+    m = _PATH.match(path.split("?", 1)[0])
+    if m is None:
+        raise ValueError(f"not a resource path: {path}")
+    resource = m["resource"]
+    if m["sub"]:
+        resource = f"{resource}/{m['sub']}"
+    return m["group"] or "", resource
+
+
+def _grants(
+    lists: Iterable[str], gets: Iterable[str], watches: Iterable[str] = ()
+) -> dict[tuple[str, str], frozenset[str]]:
+    out: dict[tuple[str, str], set[str]] = {}
+    for verbs, paths in ((("list",), lists), (("get",), gets), (("list", "watch"), watches)):
+        for path in paths:
+            out.setdefault(grant(path), set()).update(verbs)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+RESOURCE_READS: dict[tuple[str, str], frozenset[str]] = _grants(
+    POLLED_LISTS, (NODE_DETAIL,), (w.path for w in WATCHES)
+)
+"""(API group, resource) to the verbs ktop needs on it."""
+
+OPTIONAL_RESOURCE_READS: dict[tuple[str, str], frozenset[str]] = {
+    k: extra
+    for k, verbs in _grants(OPTIONAL_LISTS, OPTIONAL_GETS).items()
+    if (extra := verbs - RESOURCE_READS.get(k, frozenset()))
+}
+"""(API group, resource) to verbs, beyond :data:`RESOURCE_READS`, that turn on optional
+views (control-plane pods through the pod proxy, their leader Leases, Prometheus through
+the service proxy). Listing pods in kube-system is already allowed by the required role."""
+
+
+def needed(path: str, verb: str) -> bool:
+    """True when a request (``get``, ``list`` or ``watch``) is one ktop declares."""
+    bare = path.split("?", 1)[0]
+    if bare in NON_RESOURCE_READS:
+        return verb == "get"
+    try:
+        key = grant(bare)
+    except ValueError:
+        return False
+    return verb in RESOURCE_READS.get(key, frozenset()) | OPTIONAL_RESOURCE_READS.get(
+        key, frozenset()
+    )

@@ -1,7 +1,7 @@
 """The live source: one cluster, read at a cost it can afford.
 
-What it reads (and nothing else; never an unpaginated LIST, one watch per
-resource):
+What it reads is listed, as data, in :mod:`ktop.sources.live.reads` (and
+nothing else; never an unpaginated LIST, one watch per resource):
 
 * watches: nodes (as Tables with metadata), node Leases in
   ``kube-node-lease``, Pending pods (``status.phase=Pending``), Warning
@@ -10,8 +10,19 @@ resource):
 * polls: the ``default/kubernetes`` EndpointSlices (to find apiserver
   instances), FlowSchemas and PriorityLevelConfigurations (names for the
   APF headers), each instance's ``/metrics`` and APF dump;
-* optionally Prometheus, and etcd / scheduler / controller-manager metrics
-  endpoints given on the command line.
+* optionally Prometheus (by URL or through the service proxy), and etcd /
+  scheduler / controller-manager metrics: endpoints given on the command
+  line, or else static pods in ``kube-system`` through the pod proxy.
+
+apiserver instances are named one way whatever the transport
+(:func:`~ktop.sources.live.transport.instance_name`); the set comes from
+``--apiserver``, EndpointSlices and Prometheus' targets. While any instance is
+known nothing is read through the load-balanced address; loops of instances
+that leave are cancelled and their rows dropped (``TargetGone``).
+
+Every loop runs supervised: a failure that escapes it becomes a
+``FeedFailed`` event for the pane that needed it, and the loop restarts
+after a back-off.
 """
 
 from __future__ import annotations
@@ -29,16 +40,20 @@ import aiohttp
 from kubernetes_asyncio.client import ApiClient
 
 from ktop.model.events import (
-    FEED_EVENTS,
-    FEED_IDENTITIES,
-    FEED_LEASES,
-    FEED_NODES,
-    FEED_PENDING_PODS,
-    FEED_QUOTAS,
+    FEED_APF_NAMES,
+    FEED_COMPONENTS,
+    FEED_DISCOVERY,
+    FEED_NODE_DETAILS,
+    FEED_PROMETHEUS,
+    LOAD_BALANCED,
     ClockTick,
     Component,
+    FeedFailed,
+    FeedSynced,
+    ScrapeFailed,
     SourceStarted,
     Target,
+    TargetGone,
 )
 from ktop.sources.base import Emit
 from ktop.sources.convert import node_record
@@ -46,7 +61,12 @@ from ktop.sources.live.backfill import PrometheusBackfill
 from ktop.sources.live.client import Connection, connect
 from ktop.sources.live.components import TlsFiles, http_fetcher
 from ktop.sources.live.cost import CostMeter
-from ktop.sources.live.discovery import apf_object_names, apiserver_endpoints
+from ktop.sources.live.discovery import (
+    PROMETHEUS_HINT,
+    apf_object_names,
+    apiserver_endpoints,
+    find_prometheus,
+)
 from ktop.sources.live.errors import ApiError
 from ktop.sources.live.handlers import (
     IdentitiesHandler,
@@ -56,22 +76,29 @@ from ktop.sources.live.handlers import (
     QuotasHandler,
     WarningEventsHandler,
 )
-from ktop.sources.live.listwatch import Handler, ListWatch, Resource
-from ktop.sources.live.prometheus import PrometheusMetrics
-from ktop.sources.live.scrape import apf_dump_loop, scrape_metrics_loop
-from ktop.sources.live.transport import TEXT, KubeTransport
+from ktop.sources.live.listwatch import Backoff, Handler, ListWatch
+from ktop.sources.live.prometheus import (
+    KubeAccess,
+    PrometheusAuth,
+    PrometheusConfigError,
+    PrometheusCalls,
+    PrometheusMetrics,
+    prometheus_client,
+)
+from ktop.sources.live.reads import APF_DUMP, METRICS, NODE_DETAIL, WATCHES
+from ktop.sources.live.scrape import apf_dump_loop, failure_reason, scrape_metrics_loop
+from ktop.sources.live.static_pods import (
+    STATIC_COMPONENTS,
+    ProxyTarget,
+    discover_component,
+    proxy_placeholder,
+)
+from ktop.sources.live.transport import TEXT, KubeTransport, instance_name
 
-LOAD_BALANCED = "(load-balanced)"
-
-
-def host_port(url: str) -> str:
-    """``host:port`` of a URL, for display: never the user-info (it can hold a password)."""
-    netloc = url.split("//", 1)[-1].split("/", 1)[0]
-    return netloc.rpartition("@")[2]
-
-
-IDENTITY_SELECTOR = "apiserver.kubernetes.io/identity=kube-apiserver"
-APF_DUMP_PATH = "/debug/api_priority_and_fairness/dump_priority_levels"
+BACKFILL_TIMEOUT_S = 60.0
+"""The time limit of the history backfill at start (the apiserver discovery waits for it)."""
+PROMETHEUS_AUTO = "auto"
+"""``--prometheus auto``: find an in-cluster Prometheus and read it through the proxy."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +114,8 @@ class LiveOptions:
     node_detail_per_s: float = 5.0
     node_detail_max: int = 500
     prometheus: str | None = None
+    """A URL, ``k8s://NAMESPACE/SERVICE:PORT``, or ``auto``."""
+    prometheus_auth: PrometheusAuth = field(default_factory=PrometheusAuth)
     prometheus_s: float = 15.0
     etcd_metrics: tuple[str, ...] = ()
     etcd_tls: TlsFiles = field(default_factory=TlsFiles)
@@ -94,6 +123,8 @@ class LiveOptions:
     controller_manager_metrics: tuple[str, ...] = ()
     component_tls: TlsFiles = field(default_factory=TlsFiles)
     component_scrape_s: float = 15.0
+    find_components: bool = True
+    """Find components not given by URL as static pods, through the pod proxy."""
     apiservers: tuple[str, ...] = ()
     """Instance base URLs to use instead of discovering them."""
     watch_timeout_s: int = 300
@@ -108,6 +139,7 @@ class NodeDetails:
         self.queue: asyncio.Queue[str] = asyncio.Queue()
         self.pending: set[str] = set()
         self.fetched = 0
+        self.failing = False
 
     def want(self, name: str) -> None:
         """Ask for a node's detail (ignored when already queued or over the cap).
@@ -123,20 +155,32 @@ class NodeDetails:
     async def run(
         self, t: KubeTransport, handler: NodesHandler, emit: Emit, clock: Callable[[], float]
     ) -> None:
-        """Fetch queued nodes until cancelled."""
+        """Fetch queued nodes until cancelled; failures are reported, not swallowed."""
         while True:
             name = await self.queue.get()
             self.pending.discard(name)
             try:
-                obj = (await t.get(f"/api/v1/nodes/{quote(name, safe='')}")).json()
+                obj = (await t.get(NODE_DETAIL.format(name=quote(name, safe="")))).json()
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                if isinstance(e, ApiError) and e.status == 404:
+                    pass  # deleted meanwhile: its watch says so
+                else:
+                    self.failing = True
+                    what = str(e) if isinstance(e, ApiError) else failure_reason(e)
+                    emit([FeedFailed(clock(), FEED_NODE_DETAILS, f"node {name}: {what}")])
+                    await asyncio.sleep(5.0)
+            else:
                 emit(handler.detail(clock(), node_record(obj, handler.rack_label)))
                 self.fetched += 1
-            except ApiError as e:
-                if e.status not in (404,):
-                    await asyncio.sleep(5.0)
-            except Exception:
-                await asyncio.sleep(5.0)
+                if self.failing or self.fetched == 1:
+                    self.failing = False
+                    emit([FeedSynced(clock(), FEED_NODE_DETAILS)])
             await asyncio.sleep(1.0 / self.per_s)
+
+
+Factory = Callable[[], Coroutine[Any, Any, None]]
 
 
 class LiveSource:
@@ -158,23 +202,56 @@ class LiveSource:
         self.prometheus: PrometheusMetrics | None = None
         self.backfill: PrometheusBackfill | None = None
         self.rng = random.Random()
-        self._clients: list[ApiClient] = []
+        self._clients: dict[str, ApiClient] = {}
         self.instance_successes: dict[str, int] = {}
         self.instance_failures: dict[str, int] = {}
+        self.instances: frozenset[str] = frozenset()
+        """apiserver instances read right now (may be just ``LOAD_BALANCED``)."""
+        self.proxied: dict[Component, tuple[ProxyTarget, ...]] = {}
+        self._placeholders: set[Component] = set()
+        self._no_prometheus = False
+        """--prometheus was given but names none (not found, or a wrong address)."""
+        self._rediscover = asyncio.Event()
+        self._emit: Emit = lambda events: None
 
     @property
     def name(self) -> str:
         """Short name for status lines."""
         return "live"
 
-    def _start(self, key: str, coro: Coroutine[Any, Any, None]) -> None:
-        if key in self._tasks and not self._tasks[key].done():
-            coro.close()
+    # -------------------------------------------------------------- tasks
+
+    def _start(self, key: str, factory: Factory, feed: str = "") -> None:
+        """Run ``factory()`` as task ``key`` (once); supervised, see :meth:`_supervise`."""
+        running = self._tasks.get(key)
+        if running is not None and not running.done():
             return
-        self._tasks[key] = asyncio.create_task(coro, name=f"ktop-live-{key}")
+        self._tasks[key] = asyncio.create_task(
+            self._supervise(key, factory, feed or key), name=f"ktop-live-{key}"
+        )
+
+    async def _supervise(self, key: str, factory: Factory, feed: str) -> None:
+        backoff = Backoff(rng=self.rng)
+        while True:
+            try:
+                await factory()
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._emit(
+                    [FeedFailed(self.clock(), feed, f"{key} stopped: {failure_reason(exc)}")]
+                )
+                await asyncio.sleep(backoff.next_delay())
+
+    def _stop(self, key: str) -> None:
+        task = self._tasks.pop(key, None)
+        if task is not None:
+            task.cancel()
 
     async def run(self, emit: Emit) -> None:
         """Connect, then read until cancelled."""
+        self._emit = emit
         if self.conn is None:
             self.conn = await connect(self.o.kubeconfig, self.o.context)
         self._session = aiohttp.ClientSession()
@@ -183,65 +260,102 @@ class LiveSource:
             t = KubeTransport(self.conn.api, self.meter)
             self._watches(t, emit)
             if self.o.prometheus:
-                self.prometheus = PrometheusMetrics(
-                    self.o.prometheus, self.clock, self.o.prometheus_s
-                )
-                self.backfill = PrometheusBackfill(self.o.prometheus, self.clock)
-                poll = self.prometheus.run(emit)
-                self._start("prometheus", _after(self.backfill.run(emit), poll))
-            self._components(emit)
-            self._start("discovery", self._discovery(t, emit))
-            self._start("clock", self._ticks(emit))
-            await asyncio.gather(*self._tasks.values())
+                self._start("prometheus", lambda: self._prometheus(t, emit), FEED_PROMETHEUS)
+            self._components(t, emit)
+            self._start("discovery", lambda: self._discovery(t, emit), FEED_DISCOVERY)
+            self._start("clock", lambda: self._ticks(emit))
+            # Supervised loops never end by themselves; tasks come and go (instances,
+            # leaders), so wait for cancellation rather than for a fixed set of tasks.
+            await asyncio.get_running_loop().create_future()
         finally:
-            for task in self._tasks.values():
+            tasks = list(self._tasks.values())
+            for task in tasks:
                 task.cancel()
             with contextlib.suppress(BaseException):
-                await asyncio.gather(*self._tasks.values(), return_exceptions=True)
-            for api in self._clients:
+                await asyncio.gather(*tasks, return_exceptions=True)
+            for api in self._clients.values():
                 await api.close()
             await self._session.close()
             await self.conn.close()
 
+    # ------------------------------------------------------------ watches
+
     def _watches(self, t: KubeTransport, emit: Emit) -> None:
         details = NodeDetails(self.o.node_detail_per_s, self.o.node_detail_max)
         nodes = NodesHandler(self.o.rack_label, details.want)
-        wt = self.o.watch_timeout_s
-        leases = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
-        resources: list[tuple[Resource, Handler]] = [
-            (Resource(FEED_NODES, "/api/v1/nodes", "nodes", table=True), nodes),
-            (
-                Resource(FEED_LEASES, leases, "leases in kube-node-lease"),
-                LeasesHandler(),
-            ),
-            (
-                Resource(FEED_PENDING_PODS, "/api/v1/pods", "pods (status.phase=Pending)",
-                         (("fieldSelector", "status.phase=Pending"),)),
-                PendingPodsHandler(),
-            ),
-            (
-                Resource(FEED_EVENTS, "/api/v1/events", "events (type=Warning)",
-                         (("fieldSelector", "type=Warning"),)),
-                WarningEventsHandler(),
-            ),
-            (
-                Resource(FEED_QUOTAS, "/api/v1/resourcequotas", "resourcequotas"),
-                QuotasHandler(),
-            ),
-            (
-                Resource(FEED_IDENTITIES,
-                         "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases",
-                         "apiserver identity leases in kube-system",
-                         (("labelSelector", IDENTITY_SELECTOR),)),
-                IdentitiesHandler(),
-            ),
-        ]  # fmt: skip
-        for res, handler in resources:
-            lw = ListWatch(t, res, handler, self.clock, watch_timeout_s=wt, rng=self.rng)
-            self._start(f"watch-{res.feed}", lw.run(emit))
-        self._start("node-details", details.run(t, nodes, emit, self.clock))
+        handlers: dict[str, Handler] = {
+            "nodes": nodes,
+            "leases": LeasesHandler(),
+            "pending-pods": PendingPodsHandler(),
+            "events": WarningEventsHandler(),
+            "resourcequotas": QuotasHandler(),
+            "apiserver-identities": IdentitiesHandler(),
+        }
+        for res in WATCHES:
+            lw = ListWatch(
+                t, res, handlers[res.feed], self.clock,
+                watch_timeout_s=self.o.watch_timeout_s, rng=self.rng,
+            )  # fmt: skip
+            self._start(f"watch-{res.feed}", lambda lw=lw: lw.run(emit), res.feed)  # type: ignore[misc]
+        self._start(
+            "node-details", lambda: details.run(t, nodes, emit, self.clock), FEED_NODE_DETAILS
+        )
 
-    def _components(self, emit: Emit) -> None:
+    # --------------------------------------------------------- prometheus
+
+    def kube_access(self) -> KubeAccess:
+        """The kubeconfig's server and credentials, for the service proxy."""
+        assert self.conn is not None
+        cfg = self.conn.cfg
+
+        def token() -> str:
+            return str(cfg.api_key.get("BearerToken", "") or cfg.api_key.get("authorization", ""))
+
+        verify: bool | str = bool(cfg.verify_ssl)
+        if verify and cfg.ssl_ca_cert:
+            verify = str(cfg.ssl_ca_cert)
+        cert = (str(cfg.cert_file), str(cfg.key_file)) if cfg.cert_file else None
+        return KubeAccess(str(cfg.host), verify, cert, token)
+
+    async def _prometheus(self, t: KubeTransport, emit: Emit) -> None:
+        address = self.o.prometheus or ""
+        if address == PROMETHEUS_AUTO:
+            try:
+                address = await find_prometheus(t)
+            except ApiError as e:
+                raise RuntimeError(f"finding Prometheus: {e}") from e
+            if not address:
+                reason = "no in-cluster Prometheus found (" + PROMETHEUS_HINT + ")"
+                emit([FeedFailed(self.clock(), FEED_PROMETHEUS, reason)])
+                self._no_prometheus = True
+                self._rediscover.set()
+                return
+        try:
+            client = prometheus_client(
+                address, self.meter, auth=self.o.prometheus_auth, kube=self.kube_access()
+            )
+        except (PrometheusConfigError, OSError) as e:
+            # A wrong address or an unreadable credential file: retrying will not help.
+            emit([FeedFailed(self.clock(), FEED_PROMETHEUS, f"Prometheus: {e}")])
+            self._no_prometheus = True
+            self._rediscover.set()
+            return
+        emit([FeedSynced(self.clock(), FEED_PROMETHEUS)])
+        # The last hour first, so that the window's samples precede the first poll's.
+        calls = PrometheusCalls(workers=1, timeout_s=BACKFILL_TIMEOUT_S)
+        self.backfill = PrometheusBackfill(address, self.clock)
+        try:
+            await self.backfill.run(emit, client, calls)
+        finally:
+            calls.close()
+        self.prometheus = PrometheusMetrics(
+            client, address, self.clock, self.o.prometheus_s, on_instances=self._rediscover.set
+        )
+        await self.prometheus.run(emit)
+
+    # --------------------------------------------------------- components
+
+    def _components(self, t: KubeTransport, emit: Emit) -> None:
         assert self._session is not None and self.conn is not None
         cfg = self.conn.cfg
 
@@ -260,31 +374,131 @@ class LiveSource:
         )
         for component, urls, tls, tok in groups:
             for url in urls:
-                fetch = http_fetcher(self._session, url, token=tok, tls=tls)
-                target = Target(component, host_port(url))
+                instance = instance_name(url)
+                fetch = http_fetcher(
+                    self._session, url, token=tok, tls=tls, meter=self.meter,
+                    destination=f"{component} {instance}",
+                )  # fmt: skip
+                target = Target(component, instance)
                 self._start(
                     f"scrape-{component}-{url}",
-                    scrape_metrics_loop(
+                    lambda target=target, fetch=fetch: scrape_metrics_loop(  # type: ignore[misc]
                         target, fetch, emit, self.clock, self.o.component_scrape_s, self.rng
                     ),
                 )
+        given = {c for c, urls, _, _ in groups if urls}
+        if self.o.find_components and any(s.component not in given for s in STATIC_COMPONENTS):
+            self._start(
+                "find-components", lambda: self._find_components(t, emit, given), FEED_COMPONENTS
+            )
+
+    def _from_prometheus(self, component: Component) -> bool:
+        p = self.prometheus
+        return p is not None and p.healthy and bool(p.instances.get(component))
+
+    async def _find_components(self, t: KubeTransport, emit: Emit, given: set[Component]) -> None:
+        """Find static control-plane pods and their leaders now and then."""
+        if self.o.prometheus:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(15.0 + BACKFILL_TIMEOUT_S):
+                    await self._prometheus_polled()
+        while True:
+            failures: list[str] = []
+            p = self.prometheus
+            for spec in STATIC_COMPONENTS:
+                if self.o.prometheus and not self._no_prometheus and (p is None or not p.healthy):
+                    continue  # Prometheus' own failure is the reason; look when it answers
+                if spec.component in given or self._from_prometheus(spec.component):
+                    self._set_proxied(spec.component, (), emit, "read from Prometheus")
+                    continue
+                found = await discover_component(t, spec)
+                if found.reason:
+                    failures.append(f"{spec.component}: {found.reason}")
+                    self._set_proxied(spec.component, (), emit, found.reason)
+                    target = Target(spec.component, proxy_placeholder(spec.component))
+                    emit([ScrapeFailed(self.clock(), target, found.reason)])
+                    self._placeholders.add(spec.component)
+                    continue
+                self._set_proxied(spec.component, found.targets, emit, "no longer the leader")
+                self._stop_unreachable(found.targets, emit)
+                for pt in found.targets:
+                    if pt.path:
+                        self._start_proxied(t, pt, emit)
+            now = self.clock()
+            if failures:
+                emit([FeedFailed(now, FEED_COMPONENTS, "; ".join(failures))])
+            else:
+                emit([FeedSynced(now, FEED_COMPONENTS)])
+            await asyncio.sleep(self.o.discovery_s)
+
+    def _set_proxied(
+        self,
+        component: Component,
+        targets: tuple[ProxyTarget, ...],
+        emit: Emit,
+        why: str,
+    ) -> None:
+        """Stop reading proxied targets of ``component`` that are not in ``targets``."""
+        old = {pt.instance for pt in self.proxied.get(component, ())}
+        new = {pt.instance for pt in targets if pt.path}
+        now = self.clock()
+        for instance in sorted(old - new):
+            self._stop(f"proxy-{component}-{instance}")
+            emit([TargetGone(now, Target(component, instance), why)])
+        if component in self._placeholders:
+            self._placeholders.discard(component)
+            placeholder = Target(component, proxy_placeholder(component))
+            emit([TargetGone(now, placeholder, why)])
+        self.proxied[component] = targets
+
+    def _stop_unreachable(self, targets: tuple[ProxyTarget, ...], emit: Emit) -> None:
+        now = self.clock()
+        for pt in targets:
+            if not pt.path:
+                emit([ScrapeFailed(now, Target(pt.component, pt.instance), pt.reason)])
+
+    def _start_proxied(self, lb: KubeTransport, pt: ProxyTarget, emit: Emit) -> None:
+        t = KubeTransport(lb.api, self.meter, destination=f"{pt.component} via apiserver")
+
+        async def fetch() -> bytes | None:
+            return (await t.get(pt.path, accept=TEXT)).body
+
+        target = Target(pt.component, pt.instance)
+        self._start(
+            f"proxy-{pt.component}-{pt.instance}",
+            lambda: scrape_metrics_loop(
+                target, fetch, emit, self.clock, self.o.component_scrape_s, self.rng
+            ),
+        )
+
+    # ---------------------------------------------------------- apiservers
 
     def _instance_loops(self, base: str, emit: Emit, instance: str) -> None:
         assert self.conn is not None
         running = self._tasks.get(f"metrics-{instance}")
         if running is not None and not running.done():
             return
-        host = None if instance == LOAD_BALANCED else base
-        api = self.conn.api if host is None else self.conn.instance_client(base)
-        if host is not None:
-            self._clients.append(api)
-        t = KubeTransport(api, self.meter, host=host)
+        if instance == LOAD_BALANCED:
+            t = KubeTransport(self.conn.api, self.meter)
+        else:
+            api = self._clients.get(instance)
+            if api is None:
+                api = self._clients[instance] = self.conn.instance_client(base)
+            t = KubeTransport(api, self.meter, host=base)
+
+        def prometheus_serves() -> bool:
+            p = self.prometheus
+            if p is None:
+                return False
+            if instance == LOAD_BALANCED:
+                return p.healthy and bool(p.instances.get(Component.APISERVER))
+            return p.serves(Component.APISERVER, instance)
 
         async def metrics() -> bytes | None:
-            if self.prometheus is not None and self.prometheus.healthy:
-                return None  # Prometheus serves this target; fall back only when it fails
+            if prometheus_serves():
+                return None  # Prometheus serves this target; read it only when it fails
             try:
-                body = (await t.get("/metrics", accept=TEXT)).body
+                body = (await t.get(METRICS, accept=TEXT)).body
             except Exception:
                 self.instance_failures[instance] = self.instance_failures.get(instance, 0) + 1
                 raise
@@ -292,41 +506,102 @@ class LiveSource:
             return body
 
         async def dump() -> bytes | None:
-            return (await t.get(APF_DUMP_PATH, accept=TEXT)).body
+            if prometheus_serves():
+                return None  # Prometheus has the APF series, which the dump only stands in for
+            return (await t.get(APF_DUMP, accept=TEXT)).body
 
         target = Target(Component.APISERVER, instance)
         self._start(
             f"metrics-{instance}",
-            scrape_metrics_loop(
+            lambda: scrape_metrics_loop(
                 target, metrics, emit, self.clock, self.o.apiserver_scrape_s, self.rng
             ),
         )
         self._start(
-            f"apf-{instance}", apf_dump_loop(instance, dump, emit, self.clock, self.o.apf_dump_s)
+            f"apf-{instance}",
+            lambda: apf_dump_loop(instance, dump, emit, self.clock, self.o.apf_dump_s),
         )
 
-    async def _discovery(self, t: KubeTransport, emit: Emit) -> None:
-        """Find apiserver instances (and APF object names) now and then."""
-        while True:
-            # Names only decorate the cost meter; without them it shows UIDs.
-            with contextlib.suppress(Exception):
-                self.apf_names = await apf_object_names(t)
-            bases = list(self.o.apiservers)
-            if not bases:
-                try:
-                    bases = await apiserver_endpoints(t)
-                except Exception:
-                    bases = []
-            for base in bases:
-                self._instance_loops(base, emit, host_port(base))
-            if not bases or self._instances_unreachable(bases):
-                # Instance addresses unknown or unreachable from here (private
-                # endpoints): read the load-balanced endpoint, labelled as such.
-                self._instance_loops("", emit, LOAD_BALANCED)
-            await asyncio.sleep(self.o.discovery_s)
+    async def _drop_instance(self, instance: str, emit: Emit, why: str) -> None:
+        self._stop(f"metrics-{instance}")
+        self._stop(f"apf-{instance}")
+        api = self._clients.pop(instance, None)
+        if api is not None:
+            await api.close()
+        emit([TargetGone(self.clock(), Target(Component.APISERVER, instance), why)])
 
-    def _instances_unreachable(self, bases: list[str]) -> bool:
-        names = [host_port(b) for b in bases]
+    async def discover_once(self, t: KubeTransport, emit: Emit) -> None:
+        """Find apiserver instances; start loops for new ones, stop those that left."""
+        try:
+            self.apf_names = await apf_object_names(t)
+            emit([FeedSynced(self.clock(), FEED_APF_NAMES)])
+        except Exception as e:
+            # Names only label ktop's own cost; without them it shows UIDs.
+            what = str(e) if isinstance(e, ApiError) else failure_reason(e)
+            emit([FeedFailed(self.clock(), FEED_APF_NAMES, what)])
+        bases: dict[str, str] = {}
+        listed = True
+        if self.o.apiservers:
+            bases = {instance_name(b): b for b in self.o.apiservers}
+        else:
+            try:
+                bases = {instance_name(b): b for b in await apiserver_endpoints(t)}
+            except Exception as e:
+                listed = False
+                what = str(e) if isinstance(e, ApiError) else failure_reason(e)
+                emit([FeedFailed(self.clock(), FEED_DISCOVERY, f"apiserver endpoints: {what}")])
+        p = self.prometheus
+        if p is not None and p.healthy:
+            for name in p.instances.get(Component.APISERVER, frozenset()):
+                bases.setdefault(name, f"https://{name}")
+        if not listed and not bases:
+            return  # keep what runs: a failed discovery says nothing about the instances
+        if listed:
+            emit([FeedSynced(self.clock(), FEED_DISCOVERY)])
+        wanted = set(bases)
+        if not wanted or self._instances_unreachable(sorted(wanted)):
+            # Instance addresses unknown, or unreachable from here (private endpoints):
+            # read the load-balanced address, labelled as such.
+            wanted.add(LOAD_BALANCED)
+        for instance in sorted(self.instances - wanted):
+            why = (
+                "apiserver instances are known: not read through the load balancer"
+                if instance == LOAD_BALANCED
+                else "no longer an apiserver endpoint"
+            )
+            await self._drop_instance(instance, emit, why)
+        for instance in sorted(wanted):
+            self._instance_loops(bases.get(instance, ""), emit, instance)
+        self.instances = frozenset(wanted)
+
+    async def _discovery(self, t: KubeTransport, emit: Emit) -> None:
+        """Find apiserver instances now, then every ``discovery_s`` or when Prometheus'
+        set of instances changes.
+        """
+        if self.o.prometheus:
+            # Prometheus' first answer says which instances exist: wait for it a little,
+            # rather than start reading through the load balancer and stop again.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(15.0 + BACKFILL_TIMEOUT_S):
+                    await self._prometheus_polled()
+        while True:
+            self._rediscover.clear()
+            await self.discover_once(t, emit)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.o.discovery_s):
+                    await self._rediscover.wait()
+
+    async def _prometheus_polled(self) -> None:
+        while self.prometheus is None:
+            if self._rediscover.is_set():
+                return  # Prometheus was not found
+            await asyncio.sleep(0.1)
+        await self.prometheus.polled.wait()
+
+    def _instances_unreachable(self, names: list[str]) -> bool:
+        p = self.prometheus
+        if p is not None and p.healthy and p.instances.get(Component.APISERVER):
+            return False
         return all(
             self.instance_successes.get(n, 0) == 0 and self.instance_failures.get(n, 0) >= 2
             for n in names
@@ -337,13 +612,3 @@ class LiveSource:
             await asyncio.sleep(1.0)
             now = self.clock()
             emit([ClockTick(now), self.meter.sample(now, self.apf_names)])
-
-
-async def _after(first: Coroutine[Any, Any, None], then: Coroutine[Any, Any, None]) -> None:
-    """Run ``first`` to the end, then ``then`` (the backfill before the live poll)."""
-    try:
-        await first
-    except BaseException:
-        then.close()
-        raise
-    await then

@@ -20,7 +20,7 @@ from multidict import CIMultiDict
 
 from ktop import __version__
 from ktop.sources.live.cost import CostMeter
-from ktop.sources.live.errors import ApiError, status_message
+from ktop.sources.live.errors import ApiError, is_status, status_message
 
 JSON = "application/json"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
@@ -69,6 +69,32 @@ async def read_capped(
 Query = Sequence[tuple[str, str | int]]
 
 
+def instance_name(address: str) -> str:
+    """One name per apiserver (or component) instance, whatever the transport:
+    ``host:port`` with the host lower-cased, the scheme and path dropped and the
+    port defaulted from the scheme (``https://10.0.0.1`` is ``10.0.0.1:443``).
+
+    Prometheus' ``instance`` label, EndpointSlice addresses and ``--apiserver`` URLs
+    all name an instance this way, so a target read through any of them is one row.
+    """
+    text = address.strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "", text
+    hostport = rest.split("/", 1)[0].split("@")[-1]
+    if hostport.startswith("["):
+        host, _, tail = hostport.partition("]")
+        host, port = host + "]", tail.lstrip(":")
+    elif hostport.count(":") == 1:
+        host, port = hostport.split(":")
+    else:
+        host, port = hostport, ""
+    if not port:
+        port = {"https": "443", "http": "80"}.get(scheme.lower(), "")
+    host = host.lower()
+    return f"{host}:{port}" if port else host
+
+
 @dataclass(frozen=True, slots=True)
 class Response:
     """A whole response."""
@@ -86,17 +112,27 @@ class Response:
 class KubeTransport:
     """Raw, counted requests over one authenticated ApiClient."""
 
-    def __init__(self, api: ApiClient, meter: CostMeter, host: str | None = None) -> None:
+    def __init__(
+        self,
+        api: ApiClient,
+        meter: CostMeter,
+        host: str | None = None,
+        destination: str = "",
+    ) -> None:
         self.api = api
         self.api.user_agent = USER_AGENT
         self.meter = meter
         self.host = host
         """Send to this base URL instead of the kubeconfig server (one apiserver instance)."""
+        self.destination = destination or (
+            f"apiserver {instance_name(host)}" if host else "apiserver"
+        )
+        """Where the cost meter counts this transport's requests."""
 
     async def _call(
         self, path: str, query: Query, accept: str, timeout: aiohttp.ClientTimeout
     ) -> aiohttp.ClientResponse:
-        self.meter.sent()
+        self.meter.sent(self.destination)
         resp: aiohttp.ClientResponse = await self.api.call_api(
             path,
             "GET",
@@ -107,7 +143,7 @@ class KubeTransport:
             _request_timeout=timeout,
             _host=self.host,
         )
-        self.meter.request(path, resp.headers, resp.status)
+        self.meter.request(path, resp.headers, resp.status, self.destination)
         return resp
 
     async def get(
@@ -129,9 +165,9 @@ class KubeTransport:
             raise RequestTimeoutError(
                 f"GET {path} did not answer within {timeout_s:g}s (request time limit)"
             ) from None
-        self.meter.received(len(body))
+        self.meter.received(len(body), self.destination)
         if resp.status >= 400:
-            raise ApiError(resp.status, "get", path, status_message(body))
+            raise ApiError(resp.status, "get", path, status_message(body), is_status(body))
         return Response(resp.status, CIMultiDict(resp.headers), body)
 
     @asynccontextmanager
@@ -152,7 +188,7 @@ class KubeTransport:
         async with resp:
             if resp.status >= 400:
                 body = await resp.read()
-                self.meter.received(len(body))
+                self.meter.received(len(body), self.destination)
                 raise ApiError(resp.status, "watch", path, status_message(body))
             self.meter.watch_opened()
             try:
@@ -163,7 +199,7 @@ class KubeTransport:
     async def _lines(self, resp: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
         try:
             async for line in resp.content:
-                self.meter.received(len(line))
+                self.meter.received(len(line), self.destination)
                 if line.strip():
                     yield line
         except TimeoutError:

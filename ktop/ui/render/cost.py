@@ -26,9 +26,15 @@ def cost_line(cost: SelfCost | None) -> Text | None:
         else "APF level not reported yet"
     )
     throttled = f", {cost.throttled_total} answered 429" if cost.throttled_total else ""
+    dest = destinations(cost)
     return Text(
         f"ktop's own load: {cost.requests_per_s:.1f} req/s, {fmt_bytes(cost.bytes_per_s)}/s, "
-        f"{cost.open_watches} watches open, {cost.requests_total:,} requests so far{throttled}; "
-        f"its requests land in {where}",
+        f"{cost.open_watches} watches open, {cost.requests_total:,} requests so far{throttled}"
+        f"{f' ({dest})' if dest else ''}; its requests land in {where}",
         style="dim",
     )
+
+
+def destinations(cost: SelfCost) -> str:
+    """Requests and bytes so far per destination: ``apiserver 120 (1.2MiB), prometheus 45 ...``."""
+    return ", ".join(f"{d} {n:,} ({fmt_bytes(b)})" for d, n, b in cost.by_destination)

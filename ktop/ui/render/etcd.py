@@ -1,10 +1,18 @@
-"""etcd members: fsync, commit, db size, fragmentation, leadership."""
+"""etcd members (fsync, commit, db size, fragmentation, leadership) and etcd as the
+apiservers see it (request latency, rates, errors, storage size, object counts).
+"""
 
 from __future__ import annotations
 
 from rich.text import Text
 
-from ktop.model.snapshot import EtcdMemberRow, EtcdSnapshot
+from ktop.model.snapshot import (
+    EtcdApiserverView,
+    EtcdClientRow,
+    EtcdMemberRow,
+    EtcdSnapshot,
+    EtcdView,
+)
 from ktop.model.values import Val, sum_vals
 from ktop.ui.render.fmt import (
     fmt_age,
@@ -47,6 +55,34 @@ from ktop.ui.render.view import (
 WIDE = 60
 LEADER_MARK = "*"
 """Marks the leader in member lists."""
+VIEW_LABEL: dict[EtcdView, str] = {
+    EtcdView.MEMBERS: "members",
+    EtcdView.APISERVER: "apiserver view",
+    EtcdView.BOTH: "members + apiserver view",
+    EtcdView.NONE: "no view",
+}
+"""Which etcd view a pane shows, as it says so."""
+
+
+def client_level(r: EtcdClientRow) -> Level:
+    """An apiserver's etcd requests: errors are a warning, slow p99 as for commits."""
+    if not r.p99_s.known and not r.p99_s.empty:
+        return Level.UNKNOWN
+    levels = [above(r.errors_per_s, 0.0), above(r.p99_s, COMMIT_WARN_S, COMMIT_CRIT_S)]
+    return worst(levels) if max(levels) > Level.NEUTRAL else Level.OK
+
+
+def client_summary(view: EtcdApiserverView) -> str:
+    """One line: the apiservers' etcd p99 (worst instance), rates, errors, storage."""
+    p99 = [r.p99_s for r in view.instances if r.p99_s.known]
+    worst_p99 = max(p99, key=lambda v: v.or_(0.0)) if p99 else Val.unknown("no p99")
+    reqs = sum_vals([r.requests_per_s for r in view.instances], empty_reason="none")
+    errs = sum_vals([r.errors_per_s for r in view.instances], empty_reason="none")
+    return (
+        f"apiserver view: p99 {fmt_val(worst_p99, fmt_duration)} · "
+        f"{fmt_val(reqs, fmt_rate)} req · {fmt_val(errs, fmt_rate)} err · "
+        f"db {fmt_val(view.storage_bytes, fmt_bytes)}"
+    )
 
 
 def fsync_level(m: EtcdMemberRow) -> Level:
@@ -95,7 +131,13 @@ def leader_changes(etcd: EtcdSnapshot) -> Val:
 def panel(
     etcd: EtcdSnapshot, note: Text | None, rows: int, width: int, *, failing: bool = False
 ) -> PanelView:
-    """The etcd overview panel: leader in the title, one line per member."""
+    """The etcd overview panel: leader in the title, one line per member; the
+    apiservers' view when members cannot be read (and a line of it beside them).
+    """
+    view = etcd.view
+    client = etcd.apiserver_view
+    if view is EtcdView.APISERVER and client is not None:
+        return _client_panel(etcd, client, note, rows, width, failing)
     if not etcd.members:
         return PanelView(
             title("etcd", "no members", Level.UNKNOWN), fit([], note, rows), Level.UNKNOWN
@@ -119,6 +161,48 @@ def panel(
     header = line([Cell("member", 0, "left"), *(Cell(n, w) for n, w in spec)], width)
     header.stylize("dim")
     body = [_panel_row(m, etcd.leader, wide, width) for m in etcd.members]
+    if view is EtcdView.BOTH and client is not None:
+        extra = Text(client_summary(client), style="dim")
+        extra.truncate(width)
+        body.append(extra)
+    return PanelView(title("etcd", summary, level), fit(body, note, rows, header), level)
+
+
+def _client_panel(
+    etcd: EtcdSnapshot,
+    client: EtcdApiserverView,
+    note: Text | None,
+    rows: int,
+    width: int,
+    failing: bool,
+) -> PanelView:
+    level = degrade(worst([Level.UNKNOWN, *(client_level(r) for r in client.instances)]), failing)
+    db = fmt_val(client.storage_bytes, fmt_bytes)
+    summary = f"{VIEW_LABEL[EtcdView.APISERVER]} · leader ? · db {db}"
+    spec: list[tuple[str, int]] = [("p99", 6), ("req/s", 7), ("err/s", 6)]
+    if width >= WIDE:
+        spec += [("p50", 6), ("db", 8)]
+    header = line([Cell("apiserver", 0, "left"), *(Cell(n, w) for n, w in spec)], width)
+    header.stylize("dim")
+    body = []
+    for r in client.instances:
+        lvl = client_level(r)
+        cells = [
+            Cell(short_instance(r.instance), 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL),
+            Cell(fmt_val(r.p99_s, fmt_duration), 6, level=above(r.p99_s, COMMIT_WARN_S)),
+            Cell(fmt_val(r.requests_per_s, fmt_rate), 7),
+            Cell(fmt_val(r.errors_per_s, fmt_rate), 6, level=above(r.errors_per_s, 0.0)),
+        ]
+        if width >= WIDE:
+            cells += [
+                Cell(fmt_val(r.p50_s, fmt_duration), 6),
+                Cell(fmt_val(r.storage_bytes, fmt_bytes), 8),
+            ]
+        body.append(line(cells, width))
+    why = etcd.unknown_reason or "; ".join(m.error for m in etcd.members if m.error)
+    members = Text(f"members: {why or 'not read'}", style="dim")
+    members.truncate(width)
+    body.append(members)
     return PanelView(title("etcd", summary, level), fit(body, note, rows, header), level)
 
 
@@ -165,7 +249,68 @@ def tables(etcd: EtcdSnapshot, now: float) -> tuple[TableSpec, ...]:
         Column("error", "error"),
     )
     rows = tuple(Row(m.instance, _member_cells(m, etcd.leader, now)) for m in etcd.members)
-    return (TableSpec("members", "Members", columns, rows),)
+    # The same tables whatever the data: a drill-down composes its tables once.
+    return (TableSpec("members", "Members", columns, rows), *client_tables(etcd.apiserver_view))
+
+
+def client_tables(view: EtcdApiserverView | None) -> tuple[TableSpec, ...]:
+    """Drill-down of the apiservers' view: per instance, per request, object counts
+    (empty tables that say why when no apiserver exposes etcd client metrics).
+    """
+    empty = "(no apiserver exposes etcd client metrics)"
+    if view is None:
+        view = EtcdApiserverView((), (), (), Val.unknown(empty), unknown_reason=empty)
+    inst_cols = (
+        Column("status", "", 1),
+        Column("apiserver", "apiserver"),
+        Column("p50", "p50", 8),
+        Column("p99", "p99", 8),
+        Column("req", "req/s", 8),
+        Column("err", "err/s", 8),
+        Column("db", "storage", 9),
+    )
+    inst_rows = tuple(
+        Row(
+            r.instance,
+            (
+                text_cell(SYMBOL[client_level(r)], client_level(r)),
+                text_cell(short_instance(r.instance)),
+                val_cell(r.p50_s, fmt_duration),
+                val_cell(r.p99_s, fmt_duration, above(r.p99_s, COMMIT_WARN_S, COMMIT_CRIT_S)),
+                val_cell(r.requests_per_s, fmt_rate),
+                val_cell(r.errors_per_s, fmt_rate, above(r.errors_per_s, 0.0)),
+                val_cell(r.storage_bytes, fmt_bytes),
+            ),
+        )
+        for r in view.instances
+    )
+    req_cols = (
+        Column("resource", "resource"),
+        Column("operation", "operation", 12),
+        Column("p99", "p99", 8),
+        Column("req", "req/s", 8),
+        Column("err", "err/s", 8),
+    )
+    req_rows = tuple(
+        Row(
+            f"{r.resource}/{r.operation}",
+            (
+                text_cell(r.resource),
+                text_cell(r.operation),
+                val_cell(r.p99_s, fmt_duration, above(r.p99_s, COMMIT_WARN_S, COMMIT_CRIT_S)),
+                val_cell(r.requests_per_s, fmt_rate),
+                val_cell(r.errors_per_s, fmt_rate, above(r.errors_per_s, 0.0)),
+            ),
+        )
+        for r in view.requests
+    )
+    obj_cols = (Column("resource", "resource"), Column("objects", "objects", 10))
+    obj_rows = tuple(Row(name, (text_cell(name), val_cell(v))) for name, v in view.objects)
+    return (
+        TableSpec("etcd-clients", "etcd as the apiservers see it", inst_cols, inst_rows, empty),
+        TableSpec("etcd-requests", "etcd requests by resource", req_cols, req_rows, empty),
+        TableSpec("etcd-objects", "Objects stored, by resource", obj_cols, obj_rows, empty),
+    )
 
 
 def _member_cells(m: EtcdMemberRow, leader: str, now: float) -> tuple[Text, ...]:

@@ -1,0 +1,192 @@
+"""Control-plane components found through the apiserver, without flags.
+
+On clusters that run the scheduler, controller-manager and etcd as static pods
+in ``kube-system`` (kubeadm and most self-managed clusters), ktop finds their
+pods by label, reads the leader from the components' leader-election Leases,
+and reads metrics through the apiserver's pod proxy::
+
+    /api/v1/namespaces/kube-system/pods/https:NAME:PORT/proxy/metrics
+
+Only the leader of the scheduler and controller-manager is read (the others
+hold no scheduling queue and no zone states); every etcd member is read. The
+RBAC this needs is optional (``docs/rbac.yaml``, role ``ktop-components``);
+without it, or when a component listens on loopback only (the pod proxy cannot
+reach it there), the pane says so.
+
+Everything here but :func:`discover_component` is pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from ktop.model.events import Component
+from ktop.sources.live.errors import ApiError
+from ktop.sources.live.reads import POD_PROXY, SYSTEM_LEASE, SYSTEM_PODS
+from ktop.sources.live.transport import KubeTransport
+
+
+@dataclass(frozen=True, slots=True)
+class StaticComponent:
+    """How to find one component's pods and its metrics port."""
+
+    component: Component
+    selector: str
+    """Label selector of its pods in kube-system (kubeadm labels)."""
+    port_flag: str
+    default_port: int
+    scheme: str
+    lease: str
+    """Its leader-election Lease in kube-system; empty for etcd (no leader Lease)."""
+
+
+STATIC_COMPONENTS: tuple[StaticComponent, ...] = (
+    StaticComponent(
+        Component.SCHEDULER, "component=kube-scheduler", "--secure-port", 10259, "https",
+        "kube-scheduler",
+    ),
+    StaticComponent(
+        Component.CONTROLLER_MANAGER, "component=kube-controller-manager", "--secure-port",
+        10257, "https", "kube-controller-manager",
+    ),
+    StaticComponent(
+        Component.ETCD, "component=etcd", "--listen-metrics-urls", 2381, "http", "",
+    ),
+)  # fmt: skip
+
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyTarget:
+    """A component pod's metrics through the pod proxy, or why it cannot be read."""
+
+    component: Component
+    pod: str
+    instance: str
+    """The row name: the pod's name."""
+    path: str
+    """The pod-proxy path, empty when ``reason`` says it cannot be reached."""
+    reason: str = ""
+
+
+def proxy_placeholder(component: Component) -> str:
+    """The row name that carries why no pod of ``component`` could be found (the
+    component's name is shown beside it).
+    """
+    return "(pod proxy)"
+
+
+def _flags(pod: Mapping[str, Any]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        for arg in [*(c.get("command") or []), *(c.get("args") or [])]:
+            if isinstance(arg, str) and arg.startswith("--") and "=" in arg:
+                k, _, v = arg.partition("=")
+                out[k] = v
+    return out
+
+
+def proxy_path(pod: str, scheme: str, port: int) -> str:
+    """The pod-proxy path of a pod's ``/metrics``."""
+    return POD_PROXY.format(pod=f"{scheme}:{pod}:{port}")
+
+
+def proxy_target(spec: StaticComponent, pod: Mapping[str, Any]) -> ProxyTarget:
+    """Where a component pod serves metrics to the pod proxy, from its command line."""
+    meta = pod.get("metadata") or {}
+    name = str(meta.get("name", ""))
+    flags = _flags(pod)
+    phase = str((pod.get("status") or {}).get("phase", ""))
+    if phase and phase != "Running":
+        return ProxyTarget(spec.component, name, name, "", f"pod {name} is {phase}")
+    if spec.component is Component.ETCD:
+        urls = [u for u in flags.get(spec.port_flag, "").split(",") if u]
+        reachable = [u for u in urls if (urlsplit(u).hostname or "") not in LOOPBACK]
+        if not urls:
+            return ProxyTarget(
+                spec.component, name, name, "",
+                f"{name} has no {spec.port_flag}: metrics only on its client port, "
+                "which needs etcd client certificates (give --etcd-metrics)",
+            )  # fmt: skip
+        if not reachable:
+            return ProxyTarget(
+                spec.component, name, name, "",
+                f"{name} serves metrics on loopback only ({spec.port_flag}={urls[0]}); "
+                "the pod proxy cannot reach it",
+            )  # fmt: skip
+        u = urlsplit(reachable[0])
+        port = u.port or spec.default_port
+        return ProxyTarget(spec.component, name, name, proxy_path(name, u.scheme, port))
+    bind = flags.get("--bind-address", "")
+    port = int(flags.get(spec.port_flag, spec.default_port))
+    if bind in LOOPBACK:
+        return ProxyTarget(
+            spec.component, name, name, "",
+            f"{name} listens on {bind} only (--bind-address); the pod proxy cannot reach it",
+        )  # fmt: skip
+    return ProxyTarget(spec.component, name, name, proxy_path(name, spec.scheme, port))
+
+
+def leader_node(lease: Mapping[str, Any]) -> str:
+    """The host that holds a leader-election Lease (``holderIdentity`` is
+    ``HOSTNAME_UUID``); empty when nobody holds it.
+    """
+    holder = str((lease.get("spec") or {}).get("holderIdentity") or "")
+    return holder.rsplit("_", 1)[0] if "_" in holder else holder
+
+
+def leader_pod(pods: Sequence[Mapping[str, Any]], node: str) -> Mapping[str, Any] | None:
+    """The pod running on the leader's node (static pods are named ``NAME-NODE``)."""
+    for pod in pods:
+        spec_node = str((pod.get("spec") or {}).get("nodeName") or "")
+        name = str((pod.get("metadata") or {}).get("name") or "")
+        if node and (spec_node == node or name.endswith(f"-{node}")):
+            return pod
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What discovery found for one component: targets, or why there are none."""
+
+    component: Component
+    targets: tuple[ProxyTarget, ...]
+    reason: str = ""
+
+
+async def discover_component(t: KubeTransport, spec: StaticComponent) -> Found:
+    """One component's pods (the leader's only, when it has a Lease), or the reason."""
+    query: list[tuple[str, str | int]] = [("labelSelector", spec.selector), ("limit", 50)]
+    try:
+        pods = list((await t.get(SYSTEM_PODS, query)).json().get("items") or [])
+    except ApiError as e:
+        what = f"pods in kube-system ({spec.selector})"
+        return Found(
+            spec.component, (), str(ApiError(e.status, "list", what, e.message, e.from_kubernetes))
+        )
+    if not pods:
+        return Found(spec.component, (), f"no static pod labelled {spec.selector} in kube-system")
+    if spec.lease:
+        try:
+            lease = (await t.get(SYSTEM_LEASE.format(name=spec.lease))).json()
+        except ApiError as e:
+            what = f"lease kube-system/{spec.lease}"
+            return Found(
+                spec.component,
+                (),
+                str(ApiError(e.status, "get", what, e.message, e.from_kubernetes)),
+            )
+        node = leader_node(lease)
+        pod = leader_pod(pods, node)
+        if pod is None:
+            return Found(
+                spec.component, (),
+                f"leader {node or '(none)'} of lease {spec.lease} runs no pod labelled "
+                f"{spec.selector}",
+            )  # fmt: skip
+        pods = [pod]
+    return Found(spec.component, tuple(proxy_target(spec, p) for p in pods))

@@ -1,0 +1,249 @@
+"""Live truth on the lab as users have it: only a kubeconfig, or a kubeconfig and Prometheus.
+
+* With ``--prometheus`` and no ``--apiserver``: one row per real instance, no
+  ``(load-balanced)`` row, and per-level executing requests and seat limits equal the
+  sums over the two instances as Prometheus itself has them.
+* With only a kubeconfig: the etcd pane shows etcd as the apiservers see it, equal to
+  what Prometheus scraped from the same apiservers and to the API's node count; the
+  scheduler's pod-proxy discovery names the missing optional permission, and with
+  the optional role it names what the cluster lacks (the lab's components are host
+  processes, not static pods: see docs/testing.md).
+* The cost meter's Prometheus count equals Prometheus' own count of queries.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import yaml
+from kubernetes_asyncio import client
+
+from ktop.lab import Lab, kube
+from ktop.lab.util import http_get
+from ktop.model.events import LOAD_BALANCED
+from ktop.model.exposition import parse_exposition
+from ktop.model.snapshot import ClusterSnapshot, EtcdView
+from ktop.sources.live.source import LiveOptions
+from tests.e2e.helpers import promql
+from tests.e2e.live import RBAC, account, live, options, until_true
+
+
+def _sum_by_level(query: str, lab: Lab) -> tuple[dict[str, float], set[str]]:
+    """Per priority level, the sum over instances; and the instances seen."""
+    out: dict[str, float] = defaultdict(float)
+    instances = set()
+    for s in promql(lab, query):
+        out[s["metric"]["priority_level"]] += s["value"]
+        instances.add(s["metric"]["instance"])
+    return dict(out), instances
+
+
+async def test_prometheus_per_level_sums_over_the_real_instances(lab: Lab) -> None:
+    kubeconfig = await account(lab, "ktop")
+    prom = str(lab.info["prometheus_url"])
+    real = {a["url"].split("//", 1)[1] for a in lab.info["apiservers"]}
+    opts = options(lab, kubeconfig, prometheus=prom, prometheus_s=2.0, apiservers=())
+    async with live(opts) as run:
+
+        def agree(s: ClusterSnapshot) -> Any:
+            executing, inst_e = _sum_by_level(
+                "sum by (instance, priority_level) "
+                '(apiserver_flowcontrol_current_executing_requests{job="apiserver"})',
+                lab,
+            )
+            limits, inst_l = _sum_by_level(
+                'apiserver_flowcontrol_current_limit_seats{job="apiserver"}', lab
+            )
+            assert inst_e == inst_l == real
+            ktop = {r.priority_level: r for r in s.apf.levels}
+            if set(ktop) != set(limits):
+                return None
+            ok = all(
+                ktop[pl].seats_limit.value == limits[pl]
+                and ktop[pl].executing.value == executing.get(pl, 0.0)
+                for pl in limits
+            )
+            return s if ok else None
+
+        snap = await run.until(agree, timeout_s=60, what="per-level sums equal Prometheus'")
+        rows = {r.instance for r in snap.apiservers.instances}
+        assert rows == real and LOAD_BALANCED not in rows
+        assert {r.instance for r in snap.apf.per_instance} == real
+        assert not any(LOAD_BALANCED in f.name for f in snap.freshness)
+        assert all(r.seats_limit.known for r in snap.apf.levels)
+        # Nothing was read through the load-balanced address once instances were known.
+        meter = run.source.meter
+        assert "apiserver" in meter.requests_by_destination  # watches and lists
+        assert not any(LOAD_BALANCED in k for k in run.source._tasks)
+
+
+def _max_by_instance(lab: Lab, query: str) -> float:
+    values = [s["value"] for s in promql(lab, query)]
+    assert values, query
+    return float(max(values))
+
+
+async def test_kubeconfig_only_shows_etcd_as_the_apiservers_see_it(lab: Lab) -> None:
+    kubeconfig = await account(lab, "ktop")
+    opts = LiveOptions(
+        kubeconfig=str(kubeconfig), apiserver_scrape_s=2.0, apf_dump_s=2.0, discovery_s=10.0
+    )
+    async with kube.api_client(lab.layout.kubeconfig) as api:
+        api_nodes = len((await client.CoreV1Api(api).list_node()).items)
+    async with live(opts) as run:
+
+        def seen(s: ClusterSnapshot) -> Any:
+            view = s.etcd.apiserver_view
+            if s.etcd.view is not EtcdView.APISERVER or view is None:
+                return None
+            size = _max_by_instance(lab, 'apiserver_storage_size_bytes{job="apiserver"}')
+            count = dict(view.objects).get("nodes")
+            if view.storage_bytes.value != size or count is None:
+                return None
+            return s if count.value == api_nodes else None
+
+        snap = await run.until(seen, timeout_s=120, what="etcd seen by the apiservers")
+        view = snap.etcd.apiserver_view
+        assert view is not None and view.instances
+        # Per apiserver: a latency and a request rate (two scrapes in), as Prometheus has.
+        row = view.instances[0]
+        assert row.p99_s.known and row.requests_per_s.known
+        # Member-only facts stay unknown, with the reason: the lab runs no static pods.
+        assert not snap.etcd.leader_known
+        failures = {f.name: f.error for f in snap.freshness if f.error}
+        for component, label in (
+            ("etcd", "etcd"),
+            ("scheduler", "kube-scheduler"),
+            ("controller-manager", "kube-controller-manager"),
+        ):
+            want = f"no static pod labelled component={label} in kube-system"
+            assert failures.get(f"{component} (pod proxy)") == want, failures
+
+
+SCHEDULER_LEASE = "kube-scheduler"
+
+
+async def _static_scheduler_pod(lab: Lab) -> tuple[str, str]:
+    """A scheduler "static pod" on a KWOK node and its leader Lease (the lab's scheduler
+    is a host process without leader election); returns (pod name, node)."""
+    async with kube.api_client(lab.layout.kubeconfig) as api:
+        core = client.CoreV1Api(api)
+        node = (await core.list_node(limit=1)).items[0].metadata.name
+        pod = f"kube-scheduler-{node}"
+        # The client accepts plain dicts as bodies; its annotations name the model classes.
+        body: Any = {
+            "metadata": {"name": pod, "labels": {"component": "kube-scheduler"}},
+            "spec": {
+                "nodeName": node,
+                "containers": [
+                    {
+                        "name": "kube-scheduler",
+                        "image": "registry.k8s.io/kube-scheduler:v1.35.4",
+                        "command": ["kube-scheduler", "--secure-port=10259"],
+                    }
+                ],
+            },
+        }
+        await core.create_namespaced_pod("kube-system", body)
+        lease: Any = {
+            "metadata": {"name": SCHEDULER_LEASE},
+            "spec": {"holderIdentity": f"{node}_e2e"},
+        }
+        await client.CoordinationV1Api(api).create_namespaced_lease("kube-system", lease)
+    return pod, node
+
+
+async def _remove_static_scheduler_pod(lab: Lab, pod: str) -> None:
+    async with kube.api_client(lab.layout.kubeconfig) as api:
+        await client.CoreV1Api(api).delete_namespaced_pod(
+            pod, "kube-system", grace_period_seconds=0
+        )
+        await client.CoordinationV1Api(api).delete_namespaced_lease(SCHEDULER_LEASE, "kube-system")
+
+
+async def test_pod_proxy_needs_the_optional_role_and_names_the_apiservers_answer(
+    lab: Lab,
+) -> None:
+    pod, _ = await _static_scheduler_pod(lab)
+    try:
+        # The required role alone: the leader Lease is forbidden, and the pane says so.
+        reader = await account(lab, "ktop")
+        async with live(LiveOptions(kubeconfig=str(reader), discovery_s=10.0)) as run:
+
+            def named(s: ClusterSnapshot) -> Any:
+                errors = {f.name: f.error for f in s.freshness if f.error}
+                return errors.get("scheduler (pod proxy)")
+
+            reason = await run.until(named, timeout_s=60, what="scheduler discovery result")
+            assert reason.startswith(
+                "403 Forbidden: RBAC does not allow 'get' on lease kube-system/kube-scheduler"
+            ), reason
+
+        # With the optional role: the leader's pod is read through the apiserver's pod
+        # proxy. The lab's pod is not a real process, so the apiserver's answer (an error
+        # it names) is what the pane shows for that pod.
+        docs = [d for d in yaml.safe_load_all(RBAC.read_text()) if d]
+        roles = [d for d in docs if d["kind"] == "ClusterRole"]
+        merged = {**roles[0], "rules": [r for role in roles for r in role["rules"]]}
+        both = await account(lab, "ktop-components", rbac_docs=merged)
+        opts = LiveOptions(kubeconfig=str(both), discovery_s=10.0, component_scrape_s=2.0)
+        async with live(opts) as run:
+
+            def proxied(s: ClusterSnapshot) -> Any:
+                errors = {f.name: f.error for f in s.freshness if f.error}
+                reason = errors.get(f"scheduler {pod}", "")
+                return None if not reason or "is Pending" in reason else reason
+
+            reason = await run.until(proxied, timeout_s=90, what="the pod proxy's answer")
+            path = f"/api/v1/namespaces/kube-system/pods/https:{pod}:10259/proxy/metrics"
+            meter = run.source.meter
+            assert meter.by_path.get(path, 0) >= 1 or path in reason, (meter.by_path, reason)
+            assert meter.sent_by_destination.get("scheduler via apiserver", 0) >= 1
+            # Whatever the pod (or the network behind the apiserver) answered, it is that
+            # answer, never mistaken for an RBAC denial: the optional role was enough.
+            assert "RBAC does not allow" not in reason, reason
+    finally:
+        await _remove_static_scheduler_pod(lab, pod)
+
+
+def _prometheus_queries(prom: str) -> float:
+    status, body = http_get(f"{prom}/metrics")
+    assert status == 200
+    parsed = parse_exposition(body.decode(), ["prometheus_http_requests_total"])
+    return sum(s.value for s in parsed.samples if ("handler", "/api/v1/query") in s.labels)
+
+
+async def test_cost_meter_counts_what_prometheus_counted(lab: Lab) -> None:
+    kubeconfig = await account(lab, "ktop")
+    prom = str(lab.info["prometheus_url"])
+    opts = options(lab, kubeconfig, prometheus=prom, prometheus_s=2.0)
+    before = _prometheus_queries(prom)
+    async with live(opts) as run:
+        meter = run.source.meter
+        await run.until(
+            lambda s: meter.requests_by_destination.get("prometheus", 0) > 100,
+            timeout_s=60,
+            what="a few Prometheus polls",
+        )
+    # The source stopped; a query in flight at that moment still completes (and is
+    # counted when its answer arrives): wait for it, then for Prometheus to count it.
+    await until_true(
+        lambda: (
+            meter.sent_by_destination["prometheus"] == meter.requests_by_destination["prometheus"]
+        ),
+        timeout_s=30,
+        what="the last query answered",
+    )
+    counted = meter.requests_by_destination["prometheus"]
+    await until_true(
+        lambda: _prometheus_queries(prom) - before >= counted,
+        timeout_s=10,
+        what="Prometheus counted the last query",
+    )
+    assert _prometheus_queries(prom) - before == counted
+    # Direct component scrapes are counted under their own destinations.
+    assert {d.split(" ", 1)[0] for d in meter.requests_by_destination} >= {
+        "apiserver",
+        "prometheus",
+    }

@@ -1,0 +1,169 @@
+"""The list-watch loop against a fake apiserver: pagination, resume, 410 relist, back-off."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from ktop.model.events import Event, FeedFailed, FeedSynced, QuotaDeleted, QuotaUpserted
+from ktop.sources.live.cost import CostMeter
+from ktop.sources.live.handlers import QuotasHandler
+from ktop.sources.live.listwatch import Backoff, ListWatch
+from ktop.sources.live.reads import Resource
+from ktop.sources.live.transport import KubeTransport
+from tests.unit.fake_kube import Answer, Call, FakeApi, status_body
+
+PATH = "/api/v1/resourcequotas"
+REAL_SLEEP = asyncio.sleep
+
+
+def quota(name: str, rv: str) -> dict[str, Any]:
+    return {
+        "metadata": {"namespace": "ns", "name": name, "resourceVersion": rv},
+        "status": {"hard": {"pods": "10"}, "used": {"pods": "1"}},
+    }
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def __call__(self, events: Sequence[Event]) -> None:
+        self.events.extend(events)
+
+    def of(self, kind: type) -> list[Any]:
+        return [e for e in self.events if isinstance(e, kind)]
+
+
+@pytest.fixture
+def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Record the loop's sleeps instead of waiting them out."""
+    asked: list[float] = []
+
+    async def fake(delay: float, *a: Any) -> None:
+        asked.append(delay)
+        await REAL_SLEEP(0)
+
+    monkeypatch.setattr("ktop.sources.live.listwatch.asyncio.sleep", fake)
+    return asked
+
+
+async def run_until(lw: ListWatch, emit: Recorder, done: Any, timeout: float = 5.0) -> None:
+    task = asyncio.create_task(lw.run(emit))
+    try:
+        for _ in range(int(timeout * 1000)):
+            if done():
+                return
+            await REAL_SLEEP(0.001)
+        pytest.fail(f"not done; events: {emit.events}")
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
+def make(route: Any, meter: CostMeter | None = None) -> tuple[ListWatch, FakeApi]:
+    api = FakeApi(route)
+    t = KubeTransport(api, meter or CostMeter())  # type: ignore[arg-type]
+    res = Resource("resourcequotas", PATH, "resourcequotas", page_size=2)
+    return ListWatch(t, res, QuotasHandler(), lambda: 1.0, rng=random.Random(7)), api
+
+
+async def test_paginated_list_then_watch_resumes_from_the_last_version(sleeps: list[float]) -> None:
+    hold = asyncio.Event()
+    watches: list[Call] = []
+
+    def route(c: Call) -> Answer:
+        if c.verb == "watch":
+            watches.append(c)
+            if len(watches) == 1:
+                return Answer(lines=[
+                    {"type": "ADDED", "object": quota("d", "12")},
+                    {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "15"}}},
+                ])  # fmt: skip
+            return Answer(lines=[{"type": "DELETED", "object": quota("a", "16")}], hold=hold)
+        if "continue" not in c.query:
+            return Answer(
+                body={"metadata": {"continue": "p2"}, "items": [quota("a", "1"), quota("b", "2")]}
+            )
+        return Answer(body={"metadata": {"resourceVersion": "10"}, "items": [quota("c", "3")]})
+
+    meter = CostMeter()
+    lw, api = make(route, meter)
+    emit = Recorder()
+    await run_until(lw, emit, lambda: len(emit.of(QuotaDeleted)) == 1 and meter.open_watches)
+    lists = [c for c in api.calls if c.verb == "list"]
+    assert [c.query.get("continue") for c in lists] == [None, "p2"]
+    assert all(c.query["limit"] == "2" for c in lists)
+    # The first watch starts at the list's version, the second at the bookmark's.
+    assert [w.query["resourceVersion"] for w in watches] == ["10", "15"]
+    assert all(w.query["allowWatchBookmarks"] == "true" for w in watches)
+    assert [e.quota.name for e in emit.of(QuotaUpserted)] == ["a", "b", "c", "d"]
+    assert emit.of(FeedSynced) and lw.keys == {"ns/b", "ns/c", "ns/d"}
+    assert lw.relists == 0
+    # Every request counted; the held watch was open, and closed on cancellation.
+    assert meter.requests_total == len(api.calls) and meter.open_watches == 0
+
+
+async def test_410_relists_and_reports_what_vanished(sleeps: list[float]) -> None:
+    hold = asyncio.Event()
+    lists = 0
+
+    def route(c: Call) -> Answer:
+        nonlocal lists
+        if c.verb == "watch":
+            if lists == 1:
+                return Answer(lines=[{"type": "ERROR", "object": status_body(410, "too old")}])
+            return Answer(lines=[], hold=hold)
+        lists += 1
+        items = [quota("a", "1"), quota("b", "2")] if lists == 1 else [quota("b", "5")]
+        return Answer(body={"metadata": {"resourceVersion": str(lists * 10)}, "items": items})
+
+    lw, _ = make(route)
+    emit = Recorder()
+    await run_until(lw, emit, lambda: len(emit.of(FeedSynced)) == 2)
+    assert lw.relists == 1
+    failed = emit.of(FeedFailed)
+    assert len(failed) == 1 and failed[0].reason.startswith("410 Gone on resourcequotas")
+    assert [(e.namespace, e.name) for e in emit.of(QuotaDeleted)] == [("ns", "a")]
+    # The relist waits a jittered 0.5-3 s, never immediately.
+    assert len(sleeps) == 1 and 0.5 <= sleeps[0] <= 3.0
+
+
+async def test_failures_back_off_and_name_the_missing_permission(sleeps: list[float]) -> None:
+    calls = 0
+
+    def route(c: Call) -> Answer:
+        nonlocal calls
+        calls += 1
+        if calls <= 2:
+            return Answer(403, status_body(403, 'cannot list resource "resourcequotas"'))
+        return Answer(500, status_body(500, "etcdserver: request timed out"))
+
+    lw, _ = make(route)
+    emit = Recorder()
+    await run_until(lw, emit, lambda: len(emit.of(FeedFailed)) >= 6)
+    reasons = [e.reason for e in emit.of(FeedFailed)]
+    assert reasons[0].startswith("403 Forbidden: RBAC does not allow 'list' on resourcequotas")
+    assert "500 on list resourcequotas: etcdserver: request timed out" in reasons[2:]
+    # Full jitter under a doubling cap: delay n is within [0, min(60, 2**(n-1))].
+    assert len(sleeps) >= 5
+    for n, delay in enumerate(sleeps[:6], start=1):
+        assert 0 <= delay <= min(60.0, 2.0 ** (n - 1))
+
+
+def test_backoff_grows_to_its_cap_and_resets() -> None:
+    b = Backoff(base_s=1.0, cap_s=8.0, rng=random.Random(1))
+    caps = []
+    for _ in range(8):
+        b.next_delay()
+        caps.append(min(b.cap_s, b.base_s * 2 ** (b.attempt - 1)))
+    assert caps == [1, 2, 4, 8, 8, 8, 8, 8]
+    delays = [Backoff(rng=random.Random(s)).next_delay() for s in range(50)]
+    assert all(0 <= d <= 1.0 for d in delays) and len(set(delays)) > 1  # jittered
+    b.reset()
+    assert b.attempt == 0

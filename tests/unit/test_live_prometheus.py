@@ -1,0 +1,260 @@
+"""The Prometheus path with a fake HTTP transport: auth, the service proxy, counting,
+failures, and per-instance APF totals without a phantom load-balanced row."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import requests
+from prometheus_api_client import PrometheusConnect
+
+from ktop.model.cluster import ClusterModel
+from ktop.model.events import (
+    LOAD_BALANCED,
+    ApfDumpRead,
+    ApfLevelDump,
+    Component,
+    Event,
+    MetricsScraped,
+    ScrapeFailed,
+    Target,
+)
+from ktop.sources.live import reads
+from ktop.sources.live.cost import CostMeter
+from ktop.sources.live.discovery import find_prometheus, prometheus_address
+from ktop.sources.live.prometheus import (
+    KubeAccess,
+    PrometheusAuth,
+    PrometheusCalls,
+    PrometheusConfigError,
+    PrometheusMetrics,
+    prometheus_client,
+)
+from ktop.sources.live.transport import KubeTransport
+from tests.unit.fake_kube import Answer, Call, FakeApi
+
+A, B = "10.0.0.1:6443", "10.0.0.2:6443"
+EXEC = "apiserver_flowcontrol_current_executing_requests"
+NOMINAL = "apiserver_flowcontrol_nominal_limit_seats"
+
+# Per instance: (priority level, flow schema) -> executing, and level -> nominal seats.
+EXECUTING = {A: {("exempt", "exempt"): 1.0, ("workload-low", "service-accounts"): 3.0},
+             B: {("exempt", "exempt"): 1.0, ("workload-low", "service-accounts"): 2.0}}  # fmt: skip
+SEATS = {A: {"exempt": 0.0, "workload-low": 98.0}, B: {"exempt": 0.0, "workload-low": 98.0}}
+
+
+def vector(rows: list[tuple[dict[str, str], float]]) -> dict[str, Any]:
+    result = [{"metric": m, "value": [1.0, str(v)]} for m, v in rows]
+    return {"status": "success", "data": {"resultType": "vector", "result": result}}
+
+
+def apiserver_answer(query: str) -> dict[str, Any]:
+    """What Prometheus would return for ktop's queries about two apiservers."""
+    if query.startswith("up{") and "apiserver" in query:
+        return vector([({"instance": A, "job": "apiserver"}, 1), ({"instance": B}, 1)])
+    if query.startswith("sum by") and f"({EXEC}{{" in query:
+        return vector([
+            ({"instance": i, "priority_level": pl, "flow_schema": fs}, v)
+            for i, flows in EXECUTING.items() for (pl, fs), v in flows.items()
+        ])  # fmt: skip
+    if query.startswith("sum by") and f"({NOMINAL}{{" in query:
+        return vector([
+            ({"instance": i, "priority_level": pl}, v)
+            for i, levels in SEATS.items() for pl, v in levels.items()
+        ])  # fmt: skip
+    return vector([])
+
+
+class FakeHttp(requests.adapters.BaseAdapter):
+    """Answers requests in place of the network; records them."""
+
+    def __init__(self, answer: Callable[[str], dict[str, Any]] | BaseException) -> None:
+        super().__init__()
+        self.answer = answer
+        self.seen: list[requests.PreparedRequest] = []
+
+    def send(self, request: requests.PreparedRequest, **kw: Any) -> requests.Response:  # type: ignore[override]
+        self.seen.append(request)
+        if isinstance(self.answer, BaseException):
+            raise self.answer
+        query = parse_qs(urlsplit(str(request.url)).query).get("query", [""])[0]
+        resp = requests.Response()
+        resp.status_code = 200
+        resp._content = json.dumps(self.answer(query)).encode()
+        resp.url = str(request.url)
+        resp.request = request
+        return resp
+
+    def close(self) -> None:
+        pass
+
+
+def faked(client: PrometheusConnect, http: FakeHttp) -> PrometheusConnect:
+    client._session.mount(client.url, http)
+    return client
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def __call__(self, events: Sequence[Event]) -> None:
+        self.events.extend(events)
+
+
+def test_bearer_token_file_and_ca_and_every_query_counted(tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text("s3cret\n")
+    meter = CostMeter()
+    client = prometheus_client(
+        "https://prom.example:9090/",
+        meter,
+        auth=PrometheusAuth(bearer_token_file=str(token), ca="/etc/ca.pem"),
+    )
+    http = FakeHttp(apiserver_answer)
+    faked(client, http)
+    assert client._session.verify == "/etc/ca.pem"
+    prom = PrometheusMetrics(client, "https://prom.example:9090", lambda: 7.0)
+    emit = Recorder()
+
+    async def poll() -> None:
+        await prom.poll_once(emit)
+
+    asyncio.run(poll())
+    assert prom.healthy and prom.instances[Component.APISERVER] == {A, B}
+    assert all(r.headers["Authorization"] == "Bearer s3cret" for r in http.seen)
+    # Each query was one request, and the meter counted exactly those under "prometheus".
+    assert len(http.seen) == prom.queries_total > 0
+    assert meter.requests_by_destination == {"prometheus": len(http.seen)}
+    assert meter.sent_by_destination == {"prometheus": len(http.seen)}
+    scraped = {e.target: e for e in emit.events if isinstance(e, MetricsScraped)}
+    assert set(scraped) == {Target(Component.APISERVER, A), Target(Component.APISERVER, B)}
+
+
+def test_per_level_totals_are_sums_over_real_instances_only() -> None:
+    """Prometheus' two instances plus a stale load-balanced dump: nothing counted twice."""
+    client = faked(prometheus_client("http://prom:9090", CostMeter()), FakeHttp(apiserver_answer))
+    prom = PrometheusMetrics(client, "http://prom:9090", lambda: 7.0)
+    emit = Recorder()
+    lb_dump = ApfDumpRead(6.0, LOAD_BALANCED, (ApfLevelDump("exempt", 0, False, False, 0, 1),))
+    emit([lb_dump])
+    asyncio.run(prom.poll_once(emit))
+    model = ClusterModel()
+    model.apply_all(emit.events)
+    levels = {r.priority_level: r for r in model.snapshot().apf.levels}
+    for pl in ("exempt", "workload-low"):
+        want_exec = sum(v for flows in EXECUTING.values() for (p, _), v in flows.items() if p == pl)
+        want_seats = sum(levels_[pl] for levels_ in SEATS.values())
+        assert levels[pl].executing.value == want_exec
+        assert levels[pl].seats_limit.value == want_seats
+    assert LOAD_BALANCED not in {r.instance for r in model.snapshot().apf.per_instance}
+
+
+def test_basic_auth_and_client_certificate() -> None:
+    client = prometheus_client(
+        "https://prom:9090",
+        CostMeter(),
+        auth=PrometheusAuth(username="ktop", cert="/c.pem", key="/k.pem", insecure=True),
+    )
+    http = FakeHttp(apiserver_answer)
+    faked(client, http)
+    client.custom_query("up")
+    want = "Basic " + base64.b64encode(b"ktop:").decode()
+    assert http.seen[0].headers["Authorization"] == want
+    assert client._session.cert == ("/c.pem", "/k.pem") and client._session.verify is False
+
+
+def test_service_proxy_uses_the_kubeconfig_credentials() -> None:
+    kube = KubeAccess("https://lb.example:6443", "/kube/ca.crt", None, lambda: "Bearer kube")
+    meter = CostMeter()
+    client = prometheus_client("k8s://monitoring/prometheus-k8s:web", meter, kube=kube)
+    http = FakeHttp(apiserver_answer)
+    faked(client, http)
+    client.custom_query("up")
+    url = urlsplit(str(http.seen[0].url))
+    assert (url.scheme, url.netloc) == ("https", "lb.example:6443")
+    assert (
+        url.path == "/api/v1/namespaces/monitoring/services/prometheus-k8s:web/proxy/api/v1/query"
+    )
+    assert reads.needed(url.path, "get")
+    assert http.seen[0].headers["Authorization"] == "Bearer kube"
+    assert client._session.verify == "/kube/ca.crt"
+    assert meter.requests_by_destination == {"prometheus via apiserver": 1}
+
+
+@pytest.mark.parametrize(
+    ("address", "auth", "message"),
+    [
+        ("prom:9090", None, r"expected an http\(s\)://"),
+        ("k8s://monitoring", None, "expected k8s://NAMESPACE/SERVICE:PORT"),
+        ("http://p:9090", PrometheusAuth(bearer_token_file="/t", username="u"), "not both"),
+    ],
+)
+def test_bad_addresses_say_what_is_expected(
+    address: str, auth: PrometheusAuth | None, message: str
+) -> None:
+    kube = KubeAccess("https://lb:6443", True, None, lambda: "")
+    with pytest.raises(PrometheusConfigError, match=message):
+        prometheus_client(address, CostMeter(), auth=auth, kube=kube)
+
+
+def test_failure_marks_every_seen_target_and_counts_the_attempt() -> None:
+    meter = CostMeter()
+    client = prometheus_client("http://prom:9090", meter)
+    http = FakeHttp(apiserver_answer)
+    faked(client, http)
+    prom = PrometheusMetrics(client, "http://prom:9090", lambda: 7.0)
+    emit = Recorder()
+    asyncio.run(prom.poll_once(emit))
+    http.answer = requests.ConnectionError("connection refused")
+    asyncio.run(prom.poll_once(emit))
+    failed = [e for e in emit.events if isinstance(e, ScrapeFailed)]
+    assert {e.target.instance for e in failed} == {A, B}
+    assert all("Prometheus at http://prom:9090 failed" in e.reason for e in failed)
+    assert not prom.healthy and not prom.serves(Component.APISERVER, A)
+    # The failed request was sent (counted as sent), but never answered.
+    assert meter.requests_sent == meter.requests_total + 1
+
+
+def test_blocking_calls_time_out_off_the_event_loop() -> None:
+    release = threading.Event()
+    calls = PrometheusCalls(workers=1, timeout_s=0.05)
+
+    async def main() -> None:
+        with pytest.raises(TimeoutError):
+            await calls.call(release.wait, 5.0)
+
+    try:
+        asyncio.run(main())
+    finally:
+        release.set()
+        calls.close()
+
+
+async def test_prometheus_found_in_cluster() -> None:
+    services = {
+        "operated-prometheus=true": [],
+        "app.kubernetes.io/name=prometheus": [
+            {
+                "metadata": {"namespace": "monitoring", "name": "prometheus-k8s"},
+                "spec": {"ports": [{"name": "reloader-web"}, {"name": "web"}]},
+            }
+        ],
+    }
+
+    def route(c: Call) -> Answer:
+        assert c.path == reads.SERVICES and reads.needed(c.path, c.verb)
+        return Answer(body={"items": services.get(c.query["labelSelector"], [])})
+
+    api = FakeApi(route)
+    found = await find_prometheus(KubeTransport(api, CostMeter()))  # type: ignore[arg-type]
+    assert found == "k8s://monitoring/prometheus-k8s:web"
+    assert prometheus_address([], ("web",)) == ""

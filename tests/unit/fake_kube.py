@@ -36,9 +36,16 @@ def status_body(code: int, message: str) -> dict[str, Any]:
 
 
 class _Content:
-    def __init__(self, lines: list[bytes], hold: asyncio.Event | None) -> None:
+    """``resp.content``: watch lines when iterated, the body in chunks by ``iter_chunked``."""
+
+    def __init__(self, lines: list[bytes], hold: asyncio.Event | None, body: bytes) -> None:
         self._lines = lines
         self._hold = hold
+        self._body = body
+
+    async def iter_chunked(self, n: int) -> AsyncIterator[bytes]:
+        for i in range(0, len(self._body), n):
+            yield self._body[i : i + n]
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         return self._gen()
@@ -62,7 +69,8 @@ class FakeResponse:
             (x if isinstance(x, bytes) else json.dumps(x).encode()) + b"\n"
             for x in (answer.lines or [])
         ]
-        self.content = _Content(lines, answer.hold)
+        self.content = _Content(lines, answer.hold, self._body)
+        self.content_length: int | None = None if answer.lines else len(self._body)
 
     async def __aenter__(self) -> FakeResponse:
         return self

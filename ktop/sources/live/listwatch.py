@@ -58,7 +58,7 @@ class Backoff:
     def next_delay(self) -> float:
         """The next delay, growing with each failure."""
         self.attempt += 1
-        return self.rng.uniform(0, min(self.cap_s, self.base_s * 2 ** (self.attempt - 1)))
+        return self.rng.uniform(0, min(self.cap_s, self.base_s * 2 ** min(self.attempt - 1, 30)))
 
     def reset(self) -> None:
         """A success: start again from the base delay."""

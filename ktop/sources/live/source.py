@@ -80,8 +80,8 @@ from ktop.sources.live.listwatch import Backoff, Handler, ListWatch
 from ktop.sources.live.prometheus import (
     KubeAccess,
     PrometheusAuth,
-    PrometheusConfigError,
     PrometheusCalls,
+    PrometheusConfigError,
     PrometheusMetrics,
     prometheus_client,
 )

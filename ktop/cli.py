@@ -19,8 +19,6 @@ if TYPE_CHECKING:
     from ktop.sources.live.source import LiveOptions
 
 NOT_YET = {
-    "record": "recording a session",
-    "replay": "replaying a recording",
     "triage": "the triage walk-through",
     "bundle": "offline bundles",
 }
@@ -108,10 +106,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(demo)
 
+    for command in _commands().values():
+        command.add_parser(sub)
     for name, what in NOT_YET.items():
         p = sub.add_parser(name, help=f"{what} (not available yet)")
         p.add_argument("args", nargs=argparse.REMAINDER)
     return parser
+
+
+def _commands() -> dict[str, Any]:
+    from ktop.commands import record, replay
+
+    return {"record": record, "replay": replay}
 
 
 def _list_scenarios() -> int:
@@ -248,6 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "demo":
         return _run_demo(args)
+    if args.command in _commands():
+        return int(_commands()[args.command].run(args))
     if args.command in NOT_YET:
         print(
             f"ktop {args.command}: {NOT_YET[args.command]} is not available in this version yet.",

@@ -195,7 +195,9 @@ class Recording:
     @property
     def start(self) -> float:
         """The recording's first time (source clock)."""
-        return float(self.header.get("start_at", self.start_guess(self.frames)))
+        first = [f.first for f in self.frames if f.kind is Kind.CHUNK]
+        recorded = self.header.get("start_at") or 0.0
+        return float(recorded) if recorded > 0 else min(first, default=0.0)
 
     @property
     def end(self) -> float:
@@ -222,10 +224,7 @@ class Recording:
         """One line: source, context, span."""
         src = self.header.get("source", {})
         span = self.end - self.start
-        return (
-            f"{src.get('kind', '?')} {src.get('context', '?')}, {span:.0f} s, "
-            f"recorded by ktop {self.header.get('ktop', '?')}"
-        )
+        return f"{src.get('kind', '?')} {src.get('context', '?')}, {span:.0f} s"
 
     # -------------------------------------------------------------- play
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any, ClassVar
 
@@ -14,7 +15,9 @@ from textual.worker import Worker, WorkerState
 from ktop.hub import Hub, Published
 from ktop.model.events import Area
 from ktop.sources.base import Source
+from ktop.sources.replay import ReplaySource
 from ktop.ui.frame import Frame
+from ktop.ui.recording import RecordingControls
 from ktop.ui.render.areas import AREA_KEYS, AREA_TITLES
 from ktop.ui.render.status import AREA_SHORT
 from ktop.ui.screens.base import KtopScreen
@@ -45,6 +48,7 @@ class KtopApp(App[None]):
             for area, key in AREA_KEYS.items()
         ),
         Binding("f", "goto('findings')", "findings"),
+        *RecordingControls.bindings(),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit", "quit"),
     ]
@@ -63,10 +67,14 @@ class KtopApp(App[None]):
         *,
         refresh_s: float = 1.0,
         theme: str | None = None,
+        replay: ReplaySource | None = None,
+        record_dir: str = ".",
     ) -> None:
         super().__init__()
         self.hub = hub
         self.sources = tuple(sources)
+        self.rec = RecordingControls(self, replay, record_dir)
+        """Recording (live) or replay controls and their status lines."""
         self.refresh_s = refresh_s
         self._theme_name = theme or DEFAULT_THEME
         self.source_errors: list[str] = []
@@ -99,12 +107,14 @@ class KtopApp(App[None]):
     def pump(self) -> None:
         """Publish now (if anything changed) and update the active screen."""
         published = self.hub.publish()
-        if published is not None:
-            self.frame = self._frame(published)
+        banner = self.rec.banner(self.size.width or 80)
+        if published is not None or banner != self.frame.banner:
+            self.frame = self._frame(published or self.hub.latest)
             self._show()
 
     def _frame(self, published: Published) -> Frame:
-        return Frame(published.snapshot, published.findings, tuple(self.source_errors))
+        banner = self.rec.banner(self.size.width or 80)
+        return Frame(published.snapshot, published.findings, tuple(self.source_errors), banner)
 
     def _show(self) -> None:
         for screen in (self.screen, *self.screen_stack):
@@ -121,7 +131,7 @@ class KtopApp(App[None]):
         message = f"source {worker.name} failed: {type(error).__name__}: {error}"
         self.source_errors.append(message)
         self.notify(message, title="source failed", severity="error", timeout=10)
-        self.frame = Frame(self.frame.snapshot, self.frame.findings, tuple(self.source_errors))
+        self.frame = replace(self.frame, errors=tuple(self.source_errors))
         self._show()
 
     def action_goto(self, mode: str) -> None:
@@ -129,6 +139,28 @@ class KtopApp(App[None]):
         while isinstance(self.screen, ModalScreen) and len(self.screen_stack) > 1:
             self.pop_screen()
         self.switch_mode(mode)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Replay keys only in a replay, recording keys only on a live or simulated source."""
+        return self.rec.allowed(action)
+
+    async def action_toggle_recording(self) -> None:
+        """Start or stop recording (not in a replay)."""
+        self.rec.toggle()
+        self.pump()
+
+    def action_marker(self) -> None:
+        """Ask for a note and add a marker to the recording."""
+        self.rec.ask_marker()
+
+    def action_replay(self, control: str) -> None:
+        """A replay control: pause, speed, steps, jumps, markers."""
+        self.rec.control(control)
+        self.pump()
+
+    def action_seek(self) -> None:
+        """Ask for a time and go there."""
+        self.rec.ask_seek()
 
     def action_help(self) -> None:
         """Open the help screen (unless it is open)."""

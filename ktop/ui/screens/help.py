@@ -10,6 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ktop.ui.render.areas import AREA_KEYS
+from ktop.ui.render.replay import RECORD_KEYS, REPLAY_KEYS, help_lines
 
 KEYS: tuple[tuple[str, str], ...] = (
     ("o / escape", "overview: all five areas"),
@@ -24,6 +25,8 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("tab / shift+tab", "next / previous table"),
     ("↑↓ pgup pgdn", "move in a table or list"),
     ("q", "quit"),
+    *help_lines(RECORD_KEYS),
+    *help_lines(REPLAY_KEYS),
 )
 """Every key ktop answers to, in the order the help lists them."""
 

@@ -1,0 +1,1 @@
+"""Subcommands with their own modules: each has ``add_parser(subparsers)`` and ``run(args)``."""

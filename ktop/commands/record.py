@@ -1,0 +1,217 @@
+"""``ktop record -o FILE``: record a cluster or a simulated scenario, headless.
+
+It runs from cron, CI or an incident bot: no terminal UI, stops after
+``--duration`` seconds (source clock), at ``--max-size`` bytes, or on
+SIGINT/SIGTERM, and always leaves a readable file (index written on stop).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Sequence
+
+from ktop.hub import Hub
+from ktop.model.cluster import ClusterModel, ModelConfig
+from ktop.record.session import Recorder
+from ktop.sources.base import Source
+
+UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def parse_size(text: str) -> int:
+    """``500000``, ``200k``, ``20M`` or ``1G`` to bytes."""
+    t = text.strip().lower().removesuffix("b").removesuffix("i")
+    unit = t[-1:] if t[-1:] in UNITS and not t[-1:].isdigit() else ""
+    number = t[: len(t) - len(unit)]
+    try:
+        value = float(number) * UNITS[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 500k, 20M, 1G)") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("the size must be positive")
+    return int(value)
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``record`` to the subcommands."""
+    from ktop.cli import _common, _live_options
+
+    p = sub.add_parser(
+        "record",
+        help="record a cluster (or a simulated scenario) to a file, headless",
+        description="Record the events ktop reads to FILE, without the UI. "
+        "Replay with 'ktop replay FILE'.",
+    )
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="recording to create")
+    p.add_argument("--context", help="kubeconfig context to record (default: current)")
+    p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube)")
+    p.add_argument("--demo", metavar="SCENARIO", help="record the simulator playing SCENARIO")
+    p.add_argument("--nodes", type=int, default=5000, help="simulated nodes (--demo, default 5000)")
+    p.add_argument("--zones", type=int, default=3, help="simulated zones (--demo, default 3)")
+    p.add_argument("--seed", type=int, default=1, help="simulator seed (--demo, default 1)")
+    p.add_argument(
+        "--speed",
+        type=float,
+        default=0.0,
+        help="--demo pace: 1 = real time, 0 = as fast as possible (default)",
+    )
+    p.add_argument(
+        "--duration", type=float, metavar="SECONDS", help="stop after this much source time"
+    )
+    p.add_argument("--max-size", type=parse_size, metavar="SIZE", help="stop at this file size")
+    p.add_argument(
+        "--redact",
+        action="store_true",
+        help="replace node, pod, namespace, context names and server addresses with stand-ins",
+    )
+    _common(p)
+    _live_options(p)
+
+
+def _fail(message: str) -> int:
+    print(f"ktop record: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    """Record until the duration, the size limit or a signal; 0 when the file is complete."""
+    if args.duration is not None and args.duration <= 0:
+        return _fail("--duration must be positive")
+    if args.demo is not None:
+        from ktop.sources.sim.scenarios import SCENARIOS
+
+        if args.demo not in SCENARIOS:
+            return _fail(f"unknown scenario {args.demo!r}; choose one of: {', '.join(SCENARIOS)}")
+        if args.duration is None and args.speed == 0:
+            return _fail("--demo without --speed needs --duration (it would never end)")
+    return asyncio.run(_main(args))
+
+
+def _recorder(args: argparse.Namespace, hub: Hub, source: dict[str, str]) -> Recorder | None:
+    try:
+        return Recorder(
+            args.output, hub.model, source=source, redact=args.redact, max_size=args.max_size
+        )
+    except FileExistsError:
+        print(f"ktop record: {args.output} exists; choose another name", file=sys.stderr)
+    except OSError as exc:
+        print(f"ktop record: cannot create {args.output}: {exc.strerror}", file=sys.stderr)
+    return None
+
+
+def _summary(rec: Recorder, started: float, now: float) -> int:
+    st = rec.status()
+    print(
+        f"ktop record: {st.events} events, {st.size / 1e6:.2f} MB, {now - started:.0f} s "
+        f"of source time to {st.path} ({st.stopped_because})",
+        file=sys.stderr,
+    )
+    if st.error:
+        print(f"ktop record: {st.error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+async def _main(args: argparse.Namespace) -> int:
+    hub = Hub(ClusterModel(ModelConfig(rack_label=args.rack_label)))
+    if args.demo is not None and args.speed == 0:
+        return _record_sim_unpaced(args, hub)
+    source, description, close = await _source(args)
+    if source is None:
+        return 2
+    rec = _recorder(args, hub, description)
+    if rec is None:
+        return 2
+    hub.add_sink(rec)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    task = asyncio.create_task(source.run(hub.ingest))
+    started: float | None = None
+    reason = "interrupted"
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 0.2)
+        if started is None and hub.events_total:
+            started = hub.model.now
+        if not rec.active:
+            reason = rec.stopped_because
+            break
+        if args.duration is not None and started is not None:
+            if hub.model.now - started >= args.duration:
+                reason = f"--duration {args.duration:g} s reached"
+                break
+        if task.done():
+            reason = "the source ended"
+            break
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+    if close is not None:
+        await close()
+    rec.stop(reason)
+    return _summary(rec, started or hub.model.now, hub.model.now)
+
+
+def _record_sim_unpaced(args: argparse.Namespace, hub: Hub) -> int:
+    from ktop.sources.sim.simulator import Simulator
+
+    sim = Simulator(args.demo, nodes=args.nodes, zones=args.zones, seed=args.seed)
+    desc = {"kind": "demo", "context": f"sim/{args.demo}", "detail": f"seed {args.seed}"}
+    rec = _recorder(args, hub, desc)
+    if rec is None:
+        return 2
+    hub.add_sink(rec)
+    hub.ingest(sim.start())
+    started = hub.model.now
+    reason = f"--duration {args.duration:g} s reached"
+    while hub.model.now - started < args.duration:
+        hub.ingest(sim.advance(1.0))
+        if not rec.active:
+            reason = rec.stopped_because
+            break
+    rec.stop(reason)
+    return _summary(rec, started, hub.model.now)
+
+
+async def _source(
+    args: argparse.Namespace,
+) -> tuple[Source | None, dict[str, str], object]:
+    if args.demo is not None:
+        from ktop.sources.sim.simulator import Simulator
+        from ktop.sources.sim.source import SimulatorSource
+
+        sim = Simulator(args.demo, nodes=args.nodes, zones=args.zones, seed=args.seed)
+        desc = {"kind": "demo", "context": f"sim/{args.demo}", "detail": f"seed {args.seed}"}
+        return SimulatorSource(sim, speed=args.speed), desc, None
+    from ktop.cli import _live_opts
+    from ktop.sources.kubeconfig import KubeconfigError
+    from ktop.sources.live.client import ConnectError, connect, probe
+    from ktop.sources.live.source import LiveSource
+
+    try:
+        conn = await connect(args.kubeconfig, args.context)
+    except KubeconfigError as exc:
+        print(f"ktop record: {exc}", file=sys.stderr)
+        return None, {}, None
+    try:
+        await probe(conn)
+    except ConnectError as exc:
+        await conn.close()
+        print(f"ktop record: {exc}", file=sys.stderr)
+        return None, {}, None
+    desc = {"kind": "live", "context": args.context or "(current context)", "detail": ""}
+    return LiveSource(_live_opts(args), conn=conn), desc, conn.close
+
+
+def main(argv: Sequence[str]) -> int:
+    """Parse ``argv`` as ``ktop record`` arguments and run (for tests and scripts)."""
+    from ktop.cli import build_parser
+
+    return run(build_parser().parse_args(["record", *argv]))

@@ -6,8 +6,9 @@ one per record, whose first item is a tag:
 * an event's class name (``"MetricsScraped"``...) followed by its fields in
   declaration order (nested records as arrays, enums as strings);
 * ``"~L"``: a run of consecutive ``LeaseRenewed`` events, stored as
-  columns: node names (an index into the chunk's name table, or a new
-  name), renew times in microseconds as deltas, observation times;
+  columns: node names (a new name, or how many name references back the
+  same name was used in this chunk), renew times in microseconds as deltas,
+  observation times;
 * ``"~N"``: a run of consecutive ``NodeUpserted`` events whose record did
   not change (kubelet heartbeats), stored as names and times only;
 * ``"~M"``: a marker (time and note).
@@ -18,7 +19,10 @@ The exact layout is in docs/recording-format.md.
 
 from __future__ import annotations
 
+import struct
+import sys
 import typing
+from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -49,18 +53,24 @@ def exact_us(t: float) -> int | None:
 
 
 class NameTable:
-    """Names of one chunk: the first use writes the name, later uses its index."""
+    """Names of one chunk: the first use writes the name, a later use how far back it was.
+
+    A reference is the number of name references made since the previous one
+    to the same name (1 = the reference just before). Kubelets renew in a
+    nearly fixed order, so these distances cluster tightly and compress far
+    better than indexes.
+    """
 
     def __init__(self) -> None:
-        self._ids: dict[str, int] = {}
+        self._last: dict[str, int] = {}
+        self._n = 0
 
     def ref(self, name: str) -> int | str:
-        """The index of ``name`` if it was written before in this chunk, else the name."""
-        i = self._ids.get(name)
-        if i is not None:
-            return i
-        self._ids[name] = len(self._ids)
-        return name
+        """The distance back to the previous use of ``name`` in this chunk, else the name."""
+        prev = self._last.get(name)
+        self._last[name] = self._n
+        self._n += 1
+        return name if prev is None else self._n - 1 - prev
 
 
 def _times(ats: list[float], reference: list[float] | None) -> Any:
@@ -130,10 +140,17 @@ class ChunkEncoder:
             us = round(x.renew_time * US)
             renews.append(us - prev)
             prev = us
+        packed: list[int] | bytes = renews
+        if all(0 <= d <= 0xFFFF for d in renews[1:]):
+            # Renewals arrive in time order a few ms apart: 16-bit deltas, smaller once compressed.
+            column = array("H", renews[1:])
+            if sys.byteorder == "big":
+                column.byteswap()  # the file is little-endian
+            packed = struct.pack("<q", renews[0]) + column.tobytes()
         return [
             LEASE_RUN,
             [self.names.ref(x.node) for x in run],
-            renews,
+            packed,
             _times([x.at for x in run], [x.renew_time for x in run]),
         ]
 
@@ -157,10 +174,9 @@ class ChunkDecoder:
         self.names = []
 
     def _name(self, ref: int | str) -> str:
-        if isinstance(ref, str):
-            self.names.append(ref)
-            return ref
-        return self.names[ref]
+        name = ref if isinstance(ref, str) else self.names[len(self.names) - ref]
+        self.names.append(name)
+        return name
 
     @staticmethod
     def _ats(spec: Any, n: int, reference: list[float] | None) -> list[float]:
@@ -178,7 +194,14 @@ class ChunkDecoder:
             names = [self._name(r) for r in rec[1]]
             renews: list[float] = []
             acc = 0
-            for d in rec[2]:
+            deltas = rec[2]
+            if isinstance(deltas, bytes):
+                column = array("H")
+                column.frombytes(deltas[8:])
+                if sys.byteorder == "big":
+                    column.byteswap()
+                deltas = [struct.unpack("<q", deltas[:8])[0], *column]
+            for d in deltas:
                 acc += d
                 renews.append(acc / US)
             ats = self._ats(rec[3], len(names), renews)

@@ -112,16 +112,20 @@ class Recording:
         h = self._header_at(index_at) if index_at is not None else None
         if h is not None and h.kind is Kind.INDEX and self._crc_ok(h):
             index = _unpack(self._payload(h))
-            frames = [self._header_at(int(f[1])) for f in index["frames"]]
+            frames: list[FrameHeader] = []
+            for kind, offset, first, last, count in index["frames"]:
+                got = self._header_at(int(offset))
+                if got is None:  # a damaged frame header: the index still knows its times
+                    got = FrameHeader(
+                        Kind(kind), Codec.NONE, -1, int(count), float(first), float(last), 0, offset
+                    )
+                frames.append(got)
             self.markers = [Marker(float(a), str(n)) for a, n in index["markers"]]
             self.indexed = True
-            self._check(
-                [f for f in frames if f is not None],
-                missing=sum(f is None for f in frames),
-            )
+            self._check(frames)
             return
         self.truncated = True
-        self._check(self._scan(start), missing=0)
+        self._check(self._scan(start))
         self.markers = [m for m in self._all_markers()]
 
     def _scan(self, offset: int) -> list[FrameHeader]:
@@ -144,23 +148,23 @@ class Recording:
             offset = nxt
         return out
 
-    def _check(self, frames: list[FrameHeader], missing: int) -> None:
+    def _check(self, frames: list[FrameHeader]) -> None:
         """Keep the frames whose payload is intact; the others become gaps."""
         good: list[FrameHeader] = []
-        bad: list[int] = []
+        bad: list[tuple[int, FrameHeader]] = []
         for h in frames:
             if h.length >= 0 and self._crc_ok(h):
                 good.append(h)
-            elif h.end > self.size and h is frames[-1]:
+            elif h.length >= 0 and h.end > self.size and h is frames[-1]:
                 self.truncated = True  # the last frame was cut mid-write: not a gap
             else:
-                bad.append(len(good))
-        for pos in sorted(set(bad)):
+                bad.append((len(good), h))
+        for pos, h in bad:
             before = good[pos - 1].last if pos > 0 else self.start_guess(good)
             after = good[pos].first if pos < len(good) else before
+            if h.length < 0 and h.count:  # known from the index
+                before, after = min(before, h.first), max(after, h.last)
             self.gaps.append(Gap(before, max(before, after), "damaged data skipped"))
-        if missing:
-            self.gaps.append(Gap(self.start_guess(good), self.start_guess(good), "index damaged"))
         self.frames = good
 
     @staticmethod
@@ -275,6 +279,8 @@ class Cursor:
         self._decoder = ChunkDecoder(dict(model.nodes.nodes))
         self._pending: list[ev.Event | Marker] = []
         self._i = 0
+        self.folded = 0
+        """Events folded by :meth:`advance` (a seek folds only those after its keyframe)."""
 
     @property
     def position(self) -> float:
@@ -324,6 +330,7 @@ class Cursor:
         """Fold the events up to ``until`` into the model; return them."""
         events = self.take(until)
         self.model.apply_all(events)
+        self.folded += len(events)
         return events
 
     def next_time(self) -> float | None:

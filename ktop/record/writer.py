@@ -31,8 +31,8 @@ from ktop.record.format import (
     pack_trailer,
 )
 
-ZSTD_LEVEL = 3
-DEFAULT_CHUNK_S = 60.0
+ZSTD_LEVEL = 6
+DEFAULT_CHUNK_S = 120.0
 DEFAULT_KEYFRAME_S = 300.0
 MAX_CHUNK_BYTES = 4 << 20
 """A chunk is closed when its uncompressed records reach this size (or its span ``chunk_s``)."""

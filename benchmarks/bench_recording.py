@@ -53,12 +53,15 @@ def run(nodes: int, minutes: float, scenario: str) -> str:
 
 def main() -> None:
     """Print the table rows."""
-    p = argparse.ArgumentParser(description=__doc__)
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     p.add_argument("--nodes", type=int, default=10_000)
     p.add_argument("--minutes", type=float, default=20.0)
     p.add_argument("--scenario", action="append", default=[])
     args = p.parse_args()
-    print("| scenario | nodes | recorded | file | per hour | write per 1 s of events | seek middle / end |")
+    print(
+        "| scenario | nodes | recorded | file | per hour "
+        "| write per 1 s of events | seek middle / end |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for scenario in args.scenario or ["steady", "zone-outage"]:
         print(run(args.nodes, args.minutes, scenario), flush=True)

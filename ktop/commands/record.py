@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel, ModelConfig
@@ -143,10 +143,13 @@ async def _main(args: argparse.Namespace) -> int:
         if not rec.active:
             reason = rec.stopped_because
             break
-        if args.duration is not None and started is not None:
-            if hub.model.now - started >= args.duration:
-                reason = f"--duration {args.duration:g} s reached"
-                break
+        if (
+            args.duration is not None
+            and started is not None
+            and hub.model.now - started >= args.duration
+        ):
+            reason = f"--duration {args.duration:g} s reached"
+            break
         if task.done():
             reason = "the source ended"
             break
@@ -159,11 +162,15 @@ async def _main(args: argparse.Namespace) -> int:
     return _summary(rec, started or hub.model.now, hub.model.now)
 
 
+def _sim_detail(args: argparse.Namespace) -> str:
+    return f"{args.nodes} nodes, {args.zones} zones, seed {args.seed}"
+
+
 def _record_sim_unpaced(args: argparse.Namespace, hub: Hub) -> int:
     from ktop.sources.sim.simulator import Simulator
 
     sim = Simulator(args.demo, nodes=args.nodes, zones=args.zones, seed=args.seed)
-    desc = {"kind": "demo", "context": f"sim/{args.demo}", "detail": f"seed {args.seed}"}
+    desc = {"kind": "demo", "context": f"sim/{args.demo}", "detail": _sim_detail(args)}
     rec = _recorder(args, hub, desc)
     if rec is None:
         return 2
@@ -182,13 +189,13 @@ def _record_sim_unpaced(args: argparse.Namespace, hub: Hub) -> int:
 
 async def _source(
     args: argparse.Namespace,
-) -> tuple[Source | None, dict[str, str], object]:
+) -> tuple[Source | None, dict[str, str], Callable[[], Awaitable[None]] | None]:
     if args.demo is not None:
         from ktop.sources.sim.simulator import Simulator
         from ktop.sources.sim.source import SimulatorSource
 
         sim = Simulator(args.demo, nodes=args.nodes, zones=args.zones, seed=args.seed)
-        desc = {"kind": "demo", "context": f"sim/{args.demo}", "detail": f"seed {args.seed}"}
+        desc = {"kind": "demo", "context": f"sim/{args.demo}", "detail": _sim_detail(args)}
         return SimulatorSource(sim, speed=args.speed), desc, None
     from ktop.cli import _live_opts
     from ktop.sources.kubeconfig import KubeconfigError

@@ -18,8 +18,9 @@ import types
 import typing
 from collections.abc import Callable
 from enum import Enum
-from functools import cache
 from typing import Any
+
+from ktop.model.events import Sample
 
 Encode = Callable[[Any], Any]
 Decode = Callable[[Any], Any]
@@ -57,9 +58,27 @@ def _optional_inner(tp: Any) -> Any | None:
     return None
 
 
-@cache
+_ENCODERS: dict[Any, Encode] = {}
+_DECODERS: dict[Any, Decode] = {}
+
+
 def encoder(tp: Any) -> Encode:
-    """A function from a value of type ``tp`` to plain data."""
+    """A function from a value of type ``tp`` to plain data (built once per type)."""
+    out = _ENCODERS.get(tp)
+    if out is None:
+        out = _ENCODERS[tp] = _make_encoder(tp)
+    return out
+
+
+def decoder(tp: Any) -> Decode:
+    """A function from plain data back to a value of type ``tp`` (built once per type)."""
+    out = _DECODERS.get(tp)
+    if out is None:
+        out = _DECODERS[tp] = _make_decoder(tp)
+    return out
+
+
+def _make_encoder(tp: Any) -> Encode:
     if tp is float:
         return _enc_float
     if tp in (str, int, bool):
@@ -90,9 +109,7 @@ def encoder(tp: Any) -> Encode:
     raise TypeError(f"no plain encoding for {tp!r}")
 
 
-@cache
-def decoder(tp: Any) -> Decode:
-    """A function from plain data back to a value of type ``tp``."""
+def _make_decoder(tp: Any) -> Decode:
     if tp is float:
         return float
     if tp in (str, int, bool):
@@ -114,9 +131,14 @@ def decoder(tp: Any) -> Decode:
                 return tuple
             return lambda v: tuple([item(x) for x in v])
         decs = [decoder(a) for a in args]
+        if all(d is _identity for d in decs):
+            return tuple  # e.g. a label pair: nothing to convert
         return lambda v: tuple([d(x) for d, x in zip(decs, v, strict=True)])
     if dataclasses.is_dataclass(tp):
         cls = typing.cast(type, tp)
+        if cls is Sample:
+            # Samples are most of a recording's records: decoded without the generic path.
+            return lambda v: Sample(v[0], tuple(map(tuple, v[1])), float(v[2]))
         hints = typing.get_type_hints(cls)
         decs = [decoder(hints[f.name]) for f in dataclasses.fields(cls)]
         n = len(decs)

@@ -11,7 +11,6 @@ one per record, whose first item is a tag:
   observation times;
 * ``"~N"``: a run of consecutive ``NodeUpserted`` events whose record did
   not change (kubelet heartbeats), stored as names and times only;
-* ``"~M"``: a marker (time and note).
 
 Heartbeats therefore cost a few bytes each instead of a whole object.
 The exact layout is in docs/recording-format.md.
@@ -34,7 +33,6 @@ EVENT_TYPES: dict[str, type[Any]] = {cls.__name__: cls for cls in typing.get_arg
 """Every event class by the tag that names it in a recording."""
 LEASE_RUN = "~L"
 NODE_TOUCH_RUN = "~N"
-MARKER = "~M"
 US = 1_000_000
 
 
@@ -115,7 +113,10 @@ class ChunkEncoder:
                 j = i + 1
                 while j < n:
                     nxt = events[j]
-                    if type(nxt) is not ev.NodeUpserted or self.nodes.get(nxt.node.name) != nxt.node:
+                    if (
+                        type(nxt) is not ev.NodeUpserted
+                        or self.nodes.get(nxt.node.name) != nxt.node
+                    ):
                         break
                     j += 1
                 run = typing.cast(Sequence[ev.NodeUpserted], events[i:j])
@@ -155,11 +156,6 @@ class ChunkEncoder:
         ]
 
 
-def marker_record(marker: Marker) -> list[Any]:
-    """The record of a marker."""
-    return [MARKER, encoder(float)(marker.at), marker.note]
-
-
 class ChunkDecoder:
     """Turns chunk records back into events (one chunk at a time)."""
 
@@ -187,8 +183,8 @@ class ChunkDecoder:
             return [float(a) for a in spec]
         return [float(spec)] * n
 
-    def decode(self, rec: list[Any]) -> Iterator[ev.Event | Marker]:
-        """The events (or the marker) one record holds."""
+    def decode(self, rec: list[Any]) -> Iterator[ev.Event]:
+        """The events one record holds."""
         tag = rec[0]
         if tag == LEASE_RUN:
             names = [self._name(r) for r in rec[1]]
@@ -216,8 +212,6 @@ class ChunkDecoder:
                     self.lost += 1
                     continue
                 yield ev.NodeUpserted(at, node)
-        elif tag == MARKER:
-            yield Marker(float(rec[1]), str(rec[2]))
         else:
             cls = EVENT_TYPES.get(tag)
             if cls is None:

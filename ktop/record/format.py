@@ -40,6 +40,7 @@ class Kind(Enum):
     CHUNK = ord("C")
     KEYFRAME = ord("K")
     INDEX = ord("I")
+    MARKER = ord("M")
 
 
 class Codec(Enum):

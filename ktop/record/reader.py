@@ -12,6 +12,7 @@ only the events after that keyframe.
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import zlib
 from collections.abc import Iterator
@@ -126,7 +127,7 @@ class Recording:
             return
         self.truncated = True
         self._check(self._scan(start))
-        self.markers = [m for m in self._all_markers()]
+        self.markers = list(self._all_markers())
 
     def _scan(self, offset: int) -> list[FrameHeader]:
         """Every frame header from ``offset`` on, skipping damaged stretches by sync bytes."""
@@ -173,16 +174,11 @@ class Recording:
         return min((f.first for f in frames if f.kind is not Kind.HEADER), default=0.0)
 
     def _all_markers(self) -> Iterator[Marker]:
-        for h in self.chunks:
-            for rec in self._records(h):
-                if rec and rec[0] == "~M":
-                    yield Marker(float(rec[1]), str(rec[2]))
-
-    def _records(self, h: FrameHeader) -> list[Any]:
-        try:
-            return list(_stream(self._payload(h)))
-        except (zstandard.ZstdError, ValueError, msgpack.UnpackException):
-            return []
+        for h in self.frames:
+            if h.kind is Kind.MARKER:
+                with contextlib.suppress(ValueError, TypeError, msgpack.UnpackException):
+                    at, note = _unpack(self._payload(h))[:2]
+                    yield Marker(float(at), str(note))
 
     # ------------------------------------------------------------- facts
 
@@ -306,7 +302,13 @@ class Cursor:
             try:
                 for rec in _stream(self.rec._payload(h)):
                     out.extend(self._decoder.decode(rec))
-            except (zstandard.ZstdError, ValueError, TypeError, IndexError, msgpack.UnpackException):
+            except (
+                zstandard.ZstdError,
+                ValueError,
+                TypeError,
+                IndexError,
+                msgpack.UnpackException,
+            ):
                 pass  # keep what decoded; the rest of the chunk is a loss like a gap
             self._pending, self._i = out, 0
             return True
@@ -340,4 +342,3 @@ class Cursor:
                 return self._pending[self._i].at
             if not self._load_next():
                 return None
-

@@ -52,7 +52,7 @@ class Redactor:
 
     def _address(self, match: re.Match[str]) -> str:
         text = match.group(0)
-        if _KEEP_DOTTED.match(text) or "." not in text and ":" not in text:
+        if _KEEP_DOTTED.match(text) or ("." not in text and ":" not in text):
             return text
         return self.stand_in("server", text)
 
@@ -131,7 +131,9 @@ class Redactor:
                 )
             case ev.QuotaDeleted():
                 out = replace(
-                    e, namespace=self.stand_in("ns", e.namespace), name=self.stand_in("quota", e.name)
+                    e,
+                    namespace=self.stand_in("ns", e.namespace),
+                    name=self.stand_in("quota", e.name),
                 )
             case ev.MetricsScraped():
                 t = replace(e.target, instance=self._instance(e.target.instance))

@@ -8,6 +8,7 @@ scan when they are missing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -21,7 +22,7 @@ from ktop import __version__
 from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel
 from ktop.model.state import export_state
-from ktop.record.codec import ChunkEncoder, Marker, marker_record
+from ktop.record.codec import ChunkEncoder, Marker
 from ktop.record.format import (
     FORMAT_VERSION,
     Codec,
@@ -156,8 +157,8 @@ class RecordingWriter:
         for rec in self._encoder.records(events):
             p.buf += self._packer.pack(rec)
         p.count += len(events)
-        p.first = min(p.first, min(e.at for e in events))
-        p.last = max(p.last, max(e.at for e in events))
+        p.first = min(p.first, *(e.at for e in events))
+        p.last = max(p.last, *(e.at for e in events))
         self.events += len(events)
         if p.last - p.first >= self.settings.chunk_s or len(p.buf) >= MAX_CHUNK_BYTES:
             self._flush_chunk()
@@ -165,16 +166,18 @@ class RecordingWriter:
                 self._keyframe()
 
     def mark(self, note: str, at: float | None = None) -> Marker:
-        """Add a marker at ``at`` (default: the model's clock) and write it out at once."""
+        """Add a marker at ``at`` (default: the model's clock); written out at once, in its own
+        frame, after the events so far.
+        """
         marker = Marker(self.model.now if at is None else at, note)
         if self.closed:
             return marker
-        p = self._pending
-        p.buf += self._packer.pack(marker_record(marker))
-        p.count += 1
-        p.first, p.last = min(p.first, marker.at), max(p.last, marker.at)
-        self._markers.append(marker)
         self._flush_chunk()
+        offset = self.size
+        payload = self._packer.pack([marker.at, marker.note])
+        self._write(pack_frame(Kind.MARKER, Codec.NONE, payload, 1, marker.at, marker.at))
+        self._index.append(_IndexEntry(Kind.MARKER, offset, marker.at, marker.at, 1))
+        self._markers.append(marker)
         return marker
 
     def close(self) -> None:
@@ -198,7 +201,5 @@ class RecordingWriter:
     def abandon(self) -> None:
         """Close the file without writing more (after a write error): what is on disk stays."""
         self.closed = True
-        try:
+        with contextlib.suppress(OSError):
             self._file.close()
-        except OSError:
-            pass

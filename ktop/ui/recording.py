@@ -10,11 +10,12 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual.binding import Binding
 
+from ktop.model.events import Event
 from ktop.record.session import Recorder
 from ktop.sources.replay import ReplayPlayer, ReplaySource, parse_time
 from ktop.ui.render.replay import (
@@ -169,5 +170,5 @@ class RecordingControls:
         return (recording_line(status, width),)
 
 
-def _events(result: object) -> list[object] | None:
-    return result if isinstance(result, list) else None
+def _events(result: object) -> list[Event] | None:
+    return cast("list[Event]", result) if isinstance(result, list) else None

@@ -98,7 +98,8 @@ class Fleet:
         start = self.start_at
         names = self.names
         out.extend(
-            LeaseRenewed(at, names[i], micro(start + last)) for i, last in enumerate(self.last_renew)
+            LeaseRenewed(at, names[i], micro(start + last))
+            for i, last in enumerate(self.last_renew)
         )
         return out
 

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel, ModelConfig
+from ktop.model.events import Event
 from ktop.record.session import Recorder
 from ktop.sources.base import Source
 
@@ -128,27 +129,28 @@ async def _main(args: argparse.Namespace) -> int:
         return 2
     hub.add_sink(rec)
     stop = asyncio.Event()
+    first: list[float] = []
+
+    def watch(events: Sequence[Event]) -> None:
+        # After the recorder: the batch that reaches the duration is the last one written.
+        if not first:
+            first.append(min(e.at for e in events))
+        if args.duration is not None and hub.model.now - first[0] >= args.duration:
+            rec.stop(f"--duration {args.duration:g} s reached")
+            stop.set()
+
+    hub.add_sink(watch)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
     task = asyncio.create_task(source.run(hub.ingest))
-    started: float | None = None
     reason = "interrupted"
     while not stop.is_set():
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), 0.2)
-        if started is None and hub.events_total:
-            started = hub.model.now
         if not rec.active:
             reason = rec.stopped_because
-            break
-        if (
-            args.duration is not None
-            and started is not None
-            and hub.model.now - started >= args.duration
-        ):
-            reason = f"--duration {args.duration:g} s reached"
             break
         if task.done():
             reason = "the source ended"
@@ -159,7 +161,7 @@ async def _main(args: argparse.Namespace) -> int:
     if close is not None:
         await close()
     rec.stop(reason)
-    return _summary(rec, started or hub.model.now, hub.model.now)
+    return _summary(rec, first[0] if first else hub.model.now, hub.model.now)
 
 
 def _sim_detail(args: argparse.Namespace) -> str:
@@ -175,8 +177,9 @@ def _record_sim_unpaced(args: argparse.Namespace, hub: Hub) -> int:
     if rec is None:
         return 2
     hub.add_sink(rec)
-    hub.ingest(sim.start())
-    started = hub.model.now
+    batch = sim.start()
+    hub.ingest(batch)
+    started = min(e.at for e in batch)
     reason = f"--duration {args.duration:g} s reached"
     while hub.model.now - started < args.duration:
         hub.ingest(sim.advance(1.0))
@@ -196,7 +199,9 @@ async def _source(
 
         sim = Simulator(args.demo, nodes=args.nodes, zones=args.zones, seed=args.seed)
         desc = {"kind": "demo", "context": f"sim/{args.demo}", "detail": _sim_detail(args)}
-        return SimulatorSource(sim, speed=args.speed), desc, None
+        # At most 1 s of simulated time per batch, so --duration is met to the second.
+        tick = min(1.0, 1.0 / args.speed)
+        return SimulatorSource(sim, speed=args.speed, tick_s=tick), desc, None
     from ktop.cli import _live_opts
     from ktop.sources.kubeconfig import KubeconfigError
     from ktop.sources.live.client import ConnectError, connect, probe

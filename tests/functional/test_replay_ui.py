@@ -126,7 +126,7 @@ async def test_recording_keys_record_and_mark_in_the_app(tmp_path: Path) -> None
 async def test_replay_keys_do_nothing_live_and_recording_keys_nothing_in_replay(
     recording: Path, tmp_path: Path
 ) -> None:
-    app, player, rec = _replay_app(recording)
+    app, _player, rec = _replay_app(recording)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("R")
         assert app.rec.recorder is None

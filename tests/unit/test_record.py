@@ -259,7 +259,7 @@ def test_lease_heartbeats_are_compact_runs_not_objects(tmp_path: Path) -> None:
         tags: list[str] = []
         for h in rec.chunks:
             tags += [r[0] for r in _stream(rec._payload(h))]
-    assert "LeaseRenewed" not in tags and tags.count(LEASE_RUN) < len(leases) / 20
+    assert "LeaseRenewed" not in tags and tags.count(LEASE_RUN) < len(leases) / 10
     # A renewal costs a few bytes: well under a whole event written alone.
     whole = sum(len(msgpack.packb([e.node, e.at, e.renew_time])) for e in leases)
     size = made.path.stat().st_size
@@ -284,9 +284,16 @@ def test_markers_are_stored_indexed_and_found_by_a_scan(tmp_path: Path) -> None:
 def test_a_write_error_stops_the_recording_and_the_hub_goes_on(tmp_path: Path) -> None:
     sim = Simulator("steady", nodes=30)
     hub = Hub(ClusterModel())
-    rec = Recorder(str(tmp_path / "w.ktrec"), hub.model, source={"kind": "demo"})
+    rec = Recorder(
+        str(tmp_path / "w.ktrec"),
+        hub.model,
+        source={"kind": "demo"},
+        settings=WriterSettings(chunk_s=5.0),
+    )
     hub.add_sink(rec)
     hub.ingest(sim.start())
+    for _ in range(20):
+        hub.ingest(sim.advance(1.0))
     assert rec._writer is not None
     rec._writer._file.close()
     rec._writer._file = open("/dev/full", "wb")  # noqa: SIM115 - a full disk
@@ -324,7 +331,7 @@ def test_headless_recording_for_a_fixed_duration(tmp_path: Path) -> None:
         events = _all_events(rec)
     sim = Simulator("etcd-slow-disk", nodes=40)
     direct = sim.start()
-    while sim.now - direct[0].at < 90:
+    while max(e.at for e in direct) - direct[0].at < 90:
         direct += sim.advance(1.0)
     assert events == direct
 
@@ -334,7 +341,7 @@ def test_headless_paced_recording_stops_at_its_duration(tmp_path: Path) -> None:
     argv = ["-o", str(out), "--demo", "steady", "--nodes", "20", "--duration", "30"]
     assert record_cmd.main([*argv, "--speed", "60"]) == 0
     with Recording(out) as rec:
-        assert 30 <= rec.end - rec.start <= 40
+        assert 30 <= rec.end - rec.start <= 32
 
 
 def test_headless_max_size(tmp_path: Path) -> None:
@@ -359,7 +366,7 @@ def test_redacted_recording_hides_names_consistently(tmp_path: Path) -> None:
     secrets = {e.node.name for e in real if isinstance(e, ev.NodeUpserted)}
     secrets |= {e.target.instance for e in real if isinstance(e, ev.MetricsScraped)}
     secrets |= {e.pod.name for e in real if isinstance(e, ev.PendingPodUpserted)}
-    secrets |= {e.pod.namespace for e in real if isinstance(e, ev.PendingPodUpserted)}
+    namespaces = {e.pod.namespace for e in real if isinstance(e, ev.PendingPodUpserted)}
     with Recording(out) as rec:
         blob = b"".join(
             zstandard.ZstdDecompressor().decompress(rec._bytes(h.offset + FRAME_SIZE, h.end))
@@ -371,6 +378,11 @@ def test_redacted_recording_hides_names_consistently(tmp_path: Path) -> None:
         findings_ok = rec.cursor(rec.end).model.snapshot().nodes
     leaked = [s for s in secrets if s.encode() in blob]
     assert leaked == []
+    # Namespaces are short words that also name API groups ("batch"): checked where they sit.
+    seen_ns = {e.pod.namespace for e in events if isinstance(e, ev.PendingPodUpserted)}
+    seen_ns |= {e.quota.namespace for e in events if isinstance(e, ev.QuotaUpserted)}
+    assert seen_ns and not seen_ns & namespaces
+    assert all(n.startswith("ns-") for n in seen_ns)
     # Consistent: as many distinct nodes, and the same NotReady count as the real run.
     names = {e.node for e in events if isinstance(e, ev.LeaseRenewed)}
     assert len(names) == len({e.node for e in real if isinstance(e, ev.LeaseRenewed)})

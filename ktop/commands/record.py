@@ -51,6 +51,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--context", help="kubeconfig context to record (default: current)")
     p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube)")
     p.add_argument("--demo", metavar="SCENARIO", help="record the simulator playing SCENARIO")
+    p.add_argument(
+        "--from",
+        dest="from_file",
+        metavar="FILE",
+        help="copy an existing recording (with --redact: a shareable copy of it)",
+    )
     p.add_argument("--nodes", type=int, default=5000, help="simulated nodes (--demo, default 5000)")
     p.add_argument("--zones", type=int, default=3, help="simulated zones (--demo, default 3)")
     p.add_argument("--seed", type=int, default=1, help="simulator seed (--demo, default 1)")
@@ -82,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
     """Record until the duration, the size limit or a signal; 0 when the file is complete."""
     if args.duration is not None and args.duration <= 0:
         return _fail("--duration must be positive")
+    if args.demo is not None and args.from_file is not None:
+        return _fail("--demo and --from cannot be combined")
     if args.demo is not None:
         from ktop.sources.sim.scenarios import SCENARIOS
 
@@ -89,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
             return _fail(f"unknown scenario {args.demo!r}; choose one of: {', '.join(SCENARIOS)}")
         if args.duration is None and args.speed == 0:
             return _fail("--demo without --speed needs --duration (it would never end)")
+    if args.from_file is not None:
+        return _copy(args)
     return asyncio.run(_main(args))
 
 
@@ -162,6 +172,39 @@ async def _main(args: argparse.Namespace) -> int:
         await close()
     rec.stop(reason)
     return _summary(rec, first[0] if first else hub.model.now, hub.model.now)
+
+
+def _copy(args: argparse.Namespace) -> int:
+    """Re-record every event and marker of ``--from`` (redacted with ``--redact``)."""
+    from ktop.record.format import FormatError
+    from ktop.record.reader import Recording
+
+    try:
+        src = Recording(args.from_file)
+    except (FormatError, OSError) as exc:
+        return _fail(f"{args.from_file}: {exc}")
+    with src:
+        hub = Hub(ClusterModel(src.model_config))
+        source = {str(k): str(v) for k, v in src.header.get("source", {}).items()}
+        rec = _recorder(args, hub, source)
+        if rec is None:
+            return 2
+        hub.add_sink(rec)
+        markers = sorted(src.markers, key=lambda m: m.at)
+        cur = src.cursor(src.start - 1.0)
+        while (nxt := cur.next_time()) is not None and rec.active:
+            while markers and markers[0].at < nxt:
+                m = markers.pop(0)
+                rec.mark(m.note, m.at)
+            hub.ingest(cur.take(nxt))
+        for m in markers:
+            rec.mark(m.note, m.at)
+        rec.stop(f"copied from {args.from_file}")
+        gaps = f"; {len(src.gaps)} gap(s) in the source were skipped" if src.gaps else ""
+        code = _summary(rec, src.start, hub.model.now)
+        if gaps:
+            print(f"ktop record: {gaps[2:]}", file=sys.stderr)
+        return code
 
 
 def _sim_detail(args: argparse.Namespace) -> str:

@@ -97,13 +97,13 @@ class Recorder:
         if self.max_size is not None and w.size >= self.max_size:
             self.stop(f"reached --max-size ({self.max_size} bytes)")
 
-    def mark(self, note: str) -> Marker | None:
-        """Add a marker now; ``None`` when not recording."""
+    def mark(self, note: str, at: float | None = None) -> Marker | None:
+        """Add a marker now (or at ``at``); ``None`` when not recording."""
         w = self._writer
         if w is None:
             return None
         try:
-            marker = w.mark(self._redactor.text(note) if self._redactor else note)
+            marker = w.mark(self._redactor.text(note) if self._redactor else note, at)
         except OSError as exc:
             self._fail(exc)
             return None

@@ -123,6 +123,29 @@ async def test_recording_keys_record_and_mark_in_the_app(tmp_path: Path) -> None
         assert rec.end > rec.start
 
 
+async def test_a_write_error_shows_in_the_ui_and_the_live_view_goes_on(tmp_path: Path) -> None:
+    hub = Hub(ClusterModel())
+    sim = Simulator("steady", nodes=50)
+    app = KtopApp(hub, [SimulatorSource(sim, speed=60, tick_s=0.05)], record_dir=str(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        await pilot.press("R")
+        recorder = app.rec.recorder
+        assert recorder is not None and recorder._writer is not None
+        recorder._writer._file.close()
+        recorder._writer._file = open("/dev/full", "wb")  # noqa: SIM115 - the disk fills up
+        for _ in range(150):  # more than a chunk of events: a write is attempted
+            hub.ingest(sim.advance(1.0))
+        app.pump()
+        await pilot.pause()
+        assert not recorder.active
+        assert "REC stopped" in _status(app) and "No space left" in _status(app)
+        before = app.frame.snapshot.at
+        await pilot.pause(0.5)
+        app.pump()
+        assert app.frame.snapshot.at > before  # the live view goes on
+
+
 async def test_replay_keys_do_nothing_live_and_recording_keys_nothing_in_replay(
     recording: Path, tmp_path: Path
 ) -> None:

@@ -404,3 +404,26 @@ def test_replay_info_lists_markers_and_gaps(
     assert replay_cmd.main([str(made.path), "--info"]) == 0
     out = capsys.readouterr().out
     assert "format version 1" in out and "note 10" in out and "index" in out
+
+
+def test_an_existing_recording_is_redacted_into_a_shareable_copy(tmp_path: Path) -> None:
+    made = _make(tmp_path, seconds=60, mark_at=(20,))
+    out = tmp_path / "share.ktrec"
+    argv = ["-o", str(out), "--from", str(made.path), "--redact"]
+    assert record_cmd.main(argv) == 0
+    names = {e.node.name for e in made.events if isinstance(e, ev.NodeUpserted)}
+    with Recording(made.path) as original, Recording(out) as copy:
+        assert copy.header["redacted"] is True
+        assert [m.at for m in copy.markers] == [m.at for m in made.markers]
+        got = _all_events(copy)
+        assert len(got) == len(made.events)
+        assert not {e.node for e in got if isinstance(e, ev.LeaseRenewed)} & names
+        # Same story with stand-ins: the same snapshot numbers at the end.
+        a = original.cursor(original.end).model.snapshot()
+        b = copy.cursor(copy.end).model.snapshot()
+        assert (a.nodes.ready, a.nodes.not_ready, a.nodes.unknown) == (
+            b.nodes.ready,
+            b.nodes.not_ready,
+            b.nodes.unknown,
+        )
+        assert [r.pods for r in a.scheduler.reasons] == [r.pods for r in b.scheduler.reasons]

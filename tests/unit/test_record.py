@@ -427,3 +427,28 @@ def test_an_existing_recording_is_redacted_into_a_shareable_copy(tmp_path: Path)
             b.nodes.unknown,
         )
         assert [r.pods for r in a.scheduler.reasons] == [r.pods for r in b.scheduler.reasons]
+
+
+def test_the_player_moves_by_speed_and_every_seek_lands_on_the_direct_state(
+    tmp_path: Path,
+) -> None:
+    from ktop.sources.replay import ReplayPlayer
+
+    made = _make(tmp_path, seconds=200)
+    with Recording(made.path) as rec:
+        hub = Hub(ClusterModel(rec.model_config))
+        player = ReplayPlayer(rec, hub.reset, speed=4.0)
+        p0 = player.position
+        passed = player.tick(1.0)  # one wall second at 4x
+        assert player.position == p0 + 4.0
+
+        # Recorded order is kept: a replay stops before the first event later than its clock.
+        def stop(t: float) -> int:
+            return next(i for i, e in enumerate(made.events) if e.at > t)
+
+        assert passed == made.events[stop(p0) : stop(p0 + 4.0)]
+        hub.ingest(passed)
+        for target in (rec.start + 190, rec.start + 20, rec.start + 50, rec.start + 49):
+            hub.ingest(player.seek(target))
+            direct = _direct(made.events, [target])[target]
+            assert _strip(hub.model.snapshot()) == direct, target - rec.start

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 ARGS ?= --scenario zone-outage --speed 5
 
-.PHONY: setup demo test check unit e2e controlplane snapshots clean
+.PHONY: setup demo test check unit e2e controlplane snapshots recordings clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -35,6 +35,10 @@ controlplane:
 ## snapshots: regenerate the SVG snapshots after an intended UI change
 snapshots: setup
 	$(BIN)/pytest tests/functional --snapshot-update -q
+
+## recordings: regenerate recordings/ (one small recording per simulator scenario)
+recordings: setup
+	bash scripts/make-recordings.sh
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -23,8 +23,6 @@ if TYPE_CHECKING:
     from ktop.sources.live.source import LiveOptions, LiveSource
 
 NOT_YET = {
-    "record": "recording a session",
-    "replay": "replaying a recording",
     "triage": "the triage walk-through",
     "bundle": "offline bundles",
 }
@@ -259,6 +257,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common(demo)
     _common(snapshot_command.add_parser(sub))
 
+    for command in _commands().values():
+        command.add_parser(sub)
     for name, what in NOT_YET.items():
         p = sub.add_parser(name, help=f"{what} (not available yet)")
         p.add_argument("args", nargs=argparse.REMAINDER)
@@ -358,6 +358,12 @@ def parse_args(
             2, f"ktop: --prod-pattern {args.prod_pattern!r}: not a regular expression: {exc}\n"
         )
     return args
+
+
+def _commands() -> dict[str, Any]:
+    from ktop.commands import record, replay
+
+    return {"record": record, "replay": replay}
 
 
 def _list_scenarios() -> int:
@@ -588,6 +594,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return _run_demo(args)
     if args.command == "snapshot":
         return snapshot_command.run(args, lambda: _connect_live(args))
+    if args.command in _commands():
+        return int(_commands()[args.command].run(args))
     if args.command in NOT_YET:
         print(
             f"ktop {args.command}: {NOT_YET[args.command]} is not available in this version yet.",

@@ -45,6 +45,11 @@ class Hub:
         """Send every later batch to ``sink`` too."""
         self._sinks.append(sink)
 
+    def reset(self, model: ClusterModel) -> None:
+        """Fold into ``model`` from now on (a replay seek); the next publish shows it."""
+        self.model = model
+        self._events_since_publish += 1
+
     def ingest(self, events: Sequence[Event]) -> None:
         """Fold a batch of events into the model and hand it to the sinks."""
         if not events:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any, ClassVar
 
@@ -19,7 +20,9 @@ from ktop.model.events import Area
 from ktop.model.scrub import scrub
 from ktop.sources.base import Source
 from ktop.ui.display import AsciiFilter, Display, StripColor
+from ktop.sources.replay import ReplaySource
 from ktop.ui.frame import Frame
+from ktop.ui.recording import RecordingControls
 from ktop.ui.render.areas import AREA_KEYS, AREA_TITLES
 from ktop.ui.render.status import AREA_SHORT
 from ktop.ui.render.trend import WINDOWS, window_label
@@ -56,6 +59,7 @@ class KtopApp(App[None]):
         Binding("t", "cycle_theme", "theme", show=False),
         Binding("y", "copy", "copy", show=False),
         Binding("w", "trend_window", "window"),
+        *RecordingControls.bindings(),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit", "quit"),
     ]
@@ -83,10 +87,14 @@ class KtopApp(App[None]):
         theme: str | None = None,
         display: Display | None = None,
         user_themes: bool = True,
+        replay: ReplaySource | None = None,
+        record_dir: str = ".",
     ) -> None:
         super().__init__()
         self.hub = hub
         self.sources = tuple(sources)
+        self.rec = RecordingControls(self, replay, record_dir)
+        """Recording (live) or replay controls and their status lines."""
         self.refresh_s = refresh_s
         self.display_options = display or Display()
         self.no_color = self.no_color or self.display_options.no_color
@@ -193,12 +201,14 @@ class KtopApp(App[None]):
     def pump(self) -> None:
         """Publish now (if anything changed) and update the active screen."""
         published = self.hub.publish()
-        if published is not None:
-            self.frame = self._frame(published)
+        banner = self.rec.banner(self.size.width or 80)
+        if published is not None or banner != self.frame.banner:
+            self.frame = self._frame(published or self.hub.latest)
             self._show()
 
     def _frame(self, published: Published) -> Frame:
-        return Frame(published.snapshot, published.findings, tuple(self.source_errors))
+        banner = self.rec.banner(self.size.width or 80)
+        return Frame(published.snapshot, published.findings, tuple(self.source_errors), banner)
 
     def _show(self) -> None:
         for screen in (self.screen, *self.screen_stack):
@@ -215,7 +225,7 @@ class KtopApp(App[None]):
         message = scrub(f"source {worker.name} failed: {type(error).__name__}: {error}")
         self.source_errors.append(message)
         self.notify(message, title="source failed", severity="error", timeout=10)
-        self.frame = Frame(self.frame.snapshot, self.frame.findings, tuple(self.source_errors))
+        self.frame = replace(self.frame, errors=tuple(self.source_errors))
         self._show()
 
     def action_goto(self, mode: str) -> None:
@@ -231,6 +241,27 @@ class KtopApp(App[None]):
         self.trend_window_s = seconds[(i + 1) % len(seconds)]
         self.notify(f"trend window {window_label(self.trend_window_s)}", timeout=2)
         self._show()
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Replay keys only in a replay, recording keys only on a live or simulated source."""
+        return self.rec.allowed(action)
+
+    async def action_toggle_recording(self) -> None:
+        """Start or stop recording (not in a replay)."""
+        self.rec.toggle()
+        self.pump()
+
+    def action_marker(self) -> None:
+        """Ask for a note and add a marker to the recording."""
+        self.rec.ask_marker()
+
+    def action_replay(self, control: str) -> None:
+        """A replay control: pause, speed, steps, jumps, markers."""
+        self.rec.control(control)
+        self.pump()
+
+    def action_seek(self) -> None:
+        """Ask for a time and go there."""
+        self.rec.ask_seek()
 
     def action_help(self) -> None:
         """Open the help screen (unless it is open)."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.text import Text
+
 from ktop.analysis.findings import Finding
 from ktop.model.snapshot import ClusterSnapshot
 
@@ -16,3 +18,5 @@ class Frame:
     findings: tuple[Finding, ...]
     errors: tuple[str, ...] = ()
     """Source failures (``source demo failed: RuntimeError: boom``), oldest first."""
+    banner: tuple[Text, ...] = ()
+    """Lines above the status line: the replay timeline, the REC indicator."""

@@ -25,6 +25,11 @@ RENEW_JITTER = 0.04
 DAY_S = 86_400.0
 
 
+def micro(t: float) -> float:
+    """``t`` to the microsecond: a Lease's ``renewTime`` is a MicroTime."""
+    return round(t * 1_000_000) / 1_000_000
+
+
 def zone_names(region: str, zones: int) -> list[str]:
     """``us-east-1a``, ``us-east-1b``, ... (``-z26``, ``-z27`` past 26 zones)."""
     return [f"{region}{chr(ord('a') + z)}" if z < 26 else f"{region}-z{z}" for z in range(zones)]
@@ -93,7 +98,8 @@ class Fleet:
         start = self.start_at
         names = self.names
         out.extend(
-            LeaseRenewed(at, names[i], start + last) for i, last in enumerate(self.last_renew)
+            LeaseRenewed(at, names[i], micro(start + last))
+            for i, last in enumerate(self.last_renew)
         )
         return out
 
@@ -116,7 +122,7 @@ class Fleet:
             if halt and (stop := halt.get(i)) is not None and el >= stop:
                 self.silent[i] = None
                 continue
-            t = start + el
+            t = micro(start + el)
             out.append(LeaseRenewed(t, names[i], t))
             last[i] = el
             new = el + RENEW_INTERVAL_S + span * rnd()

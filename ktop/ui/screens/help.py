@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 from ktop.ui.render.areas import AREA_KEYS
 from ktop.ui.screens.drill import DrillScreen
+from ktop.ui.render.replay import RECORD_KEYS, REPLAY_KEYS, help_lines
 
 KEYS: tuple[tuple[str, str], ...] = (
     ("o / escape", "overview: all five areas"),
@@ -27,6 +28,8 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("↑↓ pgup pgdn", "move in a table or list"),
     ("click", "a panel opens its drill-down; a table header sorts by that column"),
     ("q", "quit"),
+    *help_lines(RECORD_KEYS),
+    *help_lines(REPLAY_KEYS),
 )
 """Every key ktop answers to, in the order the help lists them."""
 

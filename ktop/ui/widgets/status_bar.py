@@ -29,7 +29,7 @@ class StatusBar(Static):
         self._shown_frame, self._shown_width = frame, width
         if width <= 0:
             return
-        lines = [status_line(frame.snapshot, frame.findings, width)]
+        lines = [*frame.banner, status_line(frame.snapshot, frame.findings, width)]
         lines += error_lines(frame.errors, width)
         self.update(Text("\n").join(lines))
 

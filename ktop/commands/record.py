@@ -1,0 +1,293 @@
+"""``ktop record -o FILE``: record a cluster or a simulated scenario, headless.
+
+It runs from cron, CI or an incident bot: no terminal UI, stops after
+``--duration`` seconds (source clock), at ``--max-size`` bytes, or on
+SIGINT/SIGTERM, and always leaves a readable file (index written on stop).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+
+from ktop.hub import Hub
+from ktop.model.cluster import ClusterModel, ModelConfig
+from ktop.model.events import Event
+from ktop.record.session import Recorder
+from ktop.sources.base import Source
+
+UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def parse_size(text: str) -> int:
+    """``500000``, ``200k``, ``20M`` or ``1G`` to bytes."""
+    t = text.strip().lower().removesuffix("b").removesuffix("i")
+    unit = t[-1:] if t[-1:] in UNITS and not t[-1:].isdigit() else ""
+    number = t[: len(t) - len(unit)]
+    try:
+        value = float(number) * UNITS[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 500k, 20M, 1G)") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("the size must be positive")
+    return int(value)
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``record`` to the subcommands."""
+    from ktop import bounds
+    from ktop.bounds import bounded_int
+    from ktop.cli import _common
+
+    p = sub.add_parser(
+        "record",
+        help="record a cluster (or a simulated scenario) to a file, headless",
+        description="Record the events ktop reads to FILE, without the UI. "
+        "Replay with 'ktop replay FILE'.",
+    )
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="recording to create")
+    p.add_argument("--demo", metavar="SCENARIO", help="record the simulator playing SCENARIO")
+    p.add_argument(
+        "--from",
+        dest="from_file",
+        metavar="FILE",
+        help="copy an existing recording (with --redact: a shareable copy of it)",
+    )
+    p.add_argument(
+        "--nodes",
+        type=bounded_int(bounds.NODES),
+        default=5000,
+        help=f"simulated nodes, {bounds.NODES.text()} (--demo, default 5000)",
+    )
+    p.add_argument(
+        "--zones",
+        type=bounded_int(bounds.ZONES),
+        default=3,
+        help=f"simulated zones, {bounds.ZONES.text()} (--demo, default 3)",
+    )
+    p.add_argument("--seed", type=int, default=1, help="simulator seed (--demo, default 1)")
+    p.add_argument(
+        "--speed",
+        type=_record_speed,
+        default=0.0,
+        help=f"--demo pace: 1 = real time, 0 = as fast as possible (default); otherwise "
+        f"{bounds.SPEED.text()}",
+    )
+    p.add_argument(
+        "--duration", type=float, metavar="SECONDS", help="stop after this much source time"
+    )
+    p.add_argument("--max-size", type=parse_size, metavar="SIZE", help="stop at this file size")
+    p.add_argument(
+        "--redact",
+        action="store_true",
+        help="replace node, pod, namespace, context names and server addresses with stand-ins",
+    )
+    _common(p)
+
+
+def _record_speed(text: str) -> float:
+    """``--speed`` of a recording: 0 (as fast as possible) or the demo's bounded speed."""
+    from ktop import bounds
+    from ktop.bounds import bounded_float
+
+    if text.strip() in ("0", "0.0"):
+        return 0.0
+    return bounded_float(bounds.SPEED)(text)
+
+
+def _fail(message: str) -> int:
+    print(f"ktop record: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    """Record until the duration, the size limit or a signal; 0 when the file is complete."""
+    if args.duration is not None and args.duration <= 0:
+        return _fail("--duration must be positive")
+    if args.demo is not None and args.from_file is not None:
+        return _fail("--demo and --from cannot be combined")
+    if args.demo is not None:
+        from ktop.sources.sim.scenarios import SCENARIOS
+
+        if args.demo not in SCENARIOS:
+            return _fail(f"unknown scenario {args.demo!r}; choose one of: {', '.join(SCENARIOS)}")
+        if args.duration is None and args.speed == 0:
+            return _fail("--demo without --speed needs --duration (it would never end)")
+    if args.from_file is not None:
+        return _copy(args)
+    return asyncio.run(_main(args))
+
+
+def _recorder(args: argparse.Namespace, hub: Hub, source: dict[str, str]) -> Recorder | None:
+    try:
+        return Recorder(
+            args.output, hub.model, source=source, redact=args.redact, max_size=args.max_size
+        )
+    except FileExistsError:
+        print(f"ktop record: {args.output} exists; choose another name", file=sys.stderr)
+    except OSError as exc:
+        print(f"ktop record: cannot create {args.output}: {exc.strerror}", file=sys.stderr)
+    return None
+
+
+def _summary(rec: Recorder, started: float, now: float) -> int:
+    st = rec.status()
+    print(
+        f"ktop record: {st.events} events, {st.size / 1e6:.2f} MB, {now - started:.0f} s "
+        f"of source time to {st.path} ({st.stopped_because})",
+        file=sys.stderr,
+    )
+    if st.error:
+        print(f"ktop record: {st.error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+async def _main(args: argparse.Namespace) -> int:
+    hub = Hub(ClusterModel(ModelConfig(rack_label=args.rack_label)))
+    if args.demo is not None and args.speed == 0:
+        return _record_sim_unpaced(args, hub)
+    source, description, close = await _source(args)
+    if source is None:
+        return 2
+    rec = _recorder(args, hub, description)
+    if rec is None:
+        return 2
+    hub.add_sink(rec)
+    stop = asyncio.Event()
+    first: list[float] = []
+
+    def watch(events: Sequence[Event]) -> None:
+        # After the recorder: the batch that reaches the duration is the last one written.
+        if not first:
+            first.append(min(e.at for e in events))
+        if args.duration is not None and hub.model.now - first[0] >= args.duration:
+            rec.stop(f"--duration {args.duration:g} s reached")
+            stop.set()
+
+    hub.add_sink(watch)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    task = asyncio.create_task(source.run(hub.ingest))
+    reason = "interrupted"
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 0.2)
+        if not rec.active:
+            reason = rec.stopped_because
+            break
+        if task.done():
+            reason = "the source ended"
+            break
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+    if close is not None:
+        await close()
+    rec.stop(reason)
+    return _summary(rec, first[0] if first else hub.model.now, hub.model.now)
+
+
+def _copy(args: argparse.Namespace) -> int:
+    """Re-record every event and marker of ``--from`` (redacted with ``--redact``)."""
+    from ktop.record.format import FormatError
+    from ktop.record.reader import Recording
+
+    try:
+        src = Recording(args.from_file)
+    except (FormatError, OSError) as exc:
+        return _fail(f"{args.from_file}: {exc}")
+    with src:
+        hub = Hub(ClusterModel(src.model_config))
+        source = {str(k): str(v) for k, v in src.header.get("source", {}).items()}
+        rec = _recorder(args, hub, source)
+        if rec is None:
+            return 2
+        hub.add_sink(rec)
+        markers = sorted(src.markers, key=lambda m: m.at)
+        cur = src.cursor(src.start - 1.0)
+        while (nxt := cur.next_time()) is not None and rec.active:
+            while markers and markers[0].at < nxt:
+                m = markers.pop(0)
+                rec.mark(m.note, m.at)
+            hub.ingest(cur.take(nxt))
+        for m in markers:
+            rec.mark(m.note, m.at)
+        rec.stop(f"copied from {args.from_file}")
+        gaps = f"; {len(src.gaps)} gap(s) in the source were skipped" if src.gaps else ""
+        code = _summary(rec, src.start, hub.model.now)
+        if gaps:
+            print(f"ktop record: {gaps[2:]}", file=sys.stderr)
+        return code
+
+
+def _sim_detail(args: argparse.Namespace) -> str:
+    return f"{args.nodes} nodes, {args.zones} zones, seed {args.seed}"
+
+
+def _record_sim_unpaced(args: argparse.Namespace, hub: Hub) -> int:
+    from ktop.sources.sim.simulator import Simulator
+
+    sim = Simulator(args.demo, nodes=args.nodes, zones=args.zones, seed=args.seed)
+    desc = {"kind": "demo", "context": f"sim/{args.demo}", "detail": _sim_detail(args)}
+    rec = _recorder(args, hub, desc)
+    if rec is None:
+        return 2
+    hub.add_sink(rec)
+    batch = sim.start()
+    hub.ingest(batch)
+    started = min(e.at for e in batch)
+    reason = f"--duration {args.duration:g} s reached"
+    while hub.model.now - started < args.duration:
+        hub.ingest(sim.advance(1.0))
+        if not rec.active:
+            reason = rec.stopped_because
+            break
+    rec.stop(reason)
+    return _summary(rec, started, hub.model.now)
+
+
+async def _source(
+    args: argparse.Namespace,
+) -> tuple[Source | None, dict[str, str], Callable[[], Awaitable[None]] | None]:
+    if args.demo is not None:
+        from ktop.sources.sim.simulator import Simulator
+        from ktop.sources.sim.source import SimulatorSource
+
+        sim = Simulator(args.demo, nodes=args.nodes, zones=args.zones, seed=args.seed)
+        desc = {"kind": "demo", "context": f"sim/{args.demo}", "detail": _sim_detail(args)}
+        # At most 1 s of simulated time per batch, so --duration is met to the second.
+        tick = min(1.0, 1.0 / args.speed)
+        return SimulatorSource(sim, speed=args.speed, tick_s=tick), desc, None
+    from ktop.cli import _live_opts
+    from ktop.model.scrub import scrub
+    from ktop.sources.kubeconfig import KubeconfigError
+    from ktop.sources.live.client import ConnectError, connect, probe
+    from ktop.sources.live.source import LiveSource
+
+    try:
+        conn = await connect(args.kubeconfig, args.context)
+    except KubeconfigError as exc:
+        print(f"ktop record: {scrub(exc)}", file=sys.stderr)
+        return None, {}, None
+    try:
+        await probe(conn)
+    except ConnectError as exc:
+        await conn.close()
+        print(f"ktop record: {scrub(exc)}", file=sys.stderr)
+        return None, {}, None
+    desc = {"kind": "live", "context": args.context or "(current context)", "detail": ""}
+    return LiveSource(_live_opts(args), conn=conn), desc, conn.close
+
+
+def main(argv: Sequence[str]) -> int:
+    """Parse ``argv`` as ``ktop record`` arguments and run (for tests and scripts)."""
+    from ktop.cli import parse_args
+
+    return run(parse_args(["record", *argv]))

@@ -1,0 +1,114 @@
+"""``ktop replay FILE``: the live UI on a recording, with today's analysis.
+
+``--info`` prints what the file holds (source, span, markers, gaps) without
+the UI, for scripts and bug reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from ktop.record.format import FormatError
+from ktop.record.reader import Recording
+from ktop.sources.replay import parse_time
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``replay`` to the subcommands."""
+    from ktop.cli import _common
+
+    p = sub.add_parser(
+        "replay",
+        help="replay a recording in the dashboard",
+        description="Replay FILE with pause, speed, steps, jumps, seek and markers; "
+        "triage runs with this version's rules.",
+    )
+    p.add_argument("file", metavar="FILE", help="a recording made by 'ktop record' or the app")
+    p.add_argument("--speed", type=float, default=1.0, help="start speed, 0.25 to 64 (default 1)")
+    p.add_argument("--at", metavar="TIME", help="start at this time (HH:MM:SS, +SECONDS or Unix)")
+    p.add_argument("--paused", action="store_true", help="start paused")
+    p.add_argument("--info", action="store_true", help="print what the file holds and exit")
+    _common(p)
+
+
+def clock(t: float) -> str:
+    """A recording time as UTC ``YYYY-MM-DD HH:MM:SS``."""
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def info(rec: Recording) -> str:
+    """A plain-text description of a recording."""
+    h = rec.header
+    lines = [
+        f"{rec.path}: ktop recording, format version {rec.version}",
+        f"  recorded by ktop {h.get('ktop', '?')}, source {rec.describe()}",
+        f"  from {clock(rec.start)} to {clock(rec.end)} UTC ({rec.end - rec.start:.0f} s)",
+        f"  {len(rec.chunks)} chunks, {len(rec.keyframes)} keyframes, "
+        f"{'index' if rec.indexed else 'no index (rebuilt by a scan)'}"
+        f"{', redacted' if h.get('redacted') else ''}",
+    ]
+    if rec.truncated:
+        lines.append("  the file was cut (crash or copy): replay stops at its last complete chunk")
+    for m in rec.markers:
+        lines.append(f"  marker {clock(m.at)}  {m.note}")
+    for g in rec.gaps:
+        lines.append(f"  gap    {clock(g.start)} - {clock(g.end)}  {g.reason}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Open the recording and replay it (or describe it with ``--info``)."""
+    try:
+        rec = Recording(args.file)
+    except FormatError as exc:
+        print(f"ktop replay: {args.file}: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"ktop replay: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        return 2
+    if args.info:
+        print(info(rec))
+        return 0
+    if not 0.25 <= args.speed <= 64:
+        print("ktop replay: --speed must be between 0.25 and 64", file=sys.stderr)
+        return 2
+    from ktop.cli import _terminal_problem
+
+    problem = _terminal_problem()
+    if problem is not None:
+        print(f"ktop replay: {problem}", file=sys.stderr)
+        return 2
+    from ktop.hub import Hub
+    from ktop.model.cluster import ClusterModel
+    from ktop.cli import app_options
+    from ktop.sources.replay import ReplayPlayer, ReplaySource
+    from ktop.ui.app import KtopApp
+
+    hub = Hub(ClusterModel(rec.model_config))
+    player = ReplayPlayer(rec, hub.reset, speed=args.speed)
+    if args.at:
+        try:
+            player.seek(parse_time(args.at, rec.start, rec.end))
+        except ValueError:
+            print(f"ktop replay: --at {args.at!r}: use HH:MM:SS or +SECONDS", file=sys.stderr)
+            return 2
+    player.paused = args.paused
+    source = ReplaySource(player)
+    app = KtopApp(hub, [source], **app_options(args), replay=source)
+    try:
+        app.run()
+    finally:
+        rec.close()
+    if app.crash is not None:
+        raise app.crash
+    return 0
+
+
+def main(argv: Sequence[str]) -> int:
+    """Parse ``argv`` as ``ktop replay`` arguments and run."""
+    from ktop.cli import parse_args
+
+    return run(parse_args(["replay", *argv]))

@@ -1,0 +1,168 @@
+"""The whole model state as plain data, and back (recording keyframes).
+
+``export_state`` turns a :class:`ClusterModel` into a dictionary of
+*sections* holding only strings, numbers, booleans, ``None``, lists and
+string-keyed dictionaries; ``import_state`` builds a model that gives the
+same snapshots and evolves the same way under the same later events.
+
+Contract for whoever adds state to the model (e.g. history ring buffers):
+
+* every attribute of ``ClusterModel`` is either exported in a section
+  named after it, or listed in :data:`DERIVED` (rebuilt, not stored);
+  ``tests/unit/test_model_state.py`` fails for an attribute that is
+  neither;
+* a new section is a new key: ``import_state`` treats a missing section as
+  empty (a keyframe from an older ktop) and ignores unknown sections (a
+  keyframe from a newer ktop), so adding state never breaks old files;
+* a section's own layout may change only by adding trailing list items or
+  new keys, for the same reason.
+
+Derived indexes (per-domain node counts, the not-Ready set) are rebuilt by
+re-inserting the primary records, so they are never stored.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from ktop.model import events as ev
+from ktop.model.cluster import ClusterModel, ModelConfig, _Health
+from ktop.model.plain import encoder, from_plain, to_plain
+from ktop.model.series import TargetSeries, _Series
+
+STATE_VERSION = 1
+"""Bumped only for a change an older reader would misread (never for additions)."""
+
+DERIVED = frozenset({"config", "_nodes_cfg", "_dirty", "_cache", "_handlers"})
+"""Attributes of ``ClusterModel`` that are not stored: rebuilt from config or other state."""
+
+Plain = Any
+_float = encoder(float)
+
+
+def _health(h: _Health) -> list[Any]:
+    return [h.last_ok, h.error, h.synced, h.note]
+
+
+def _unhealth(v: list[Any]) -> _Health:
+    last_ok, error, synced, note = (list(v) + [None, "", False, ""][len(v) :])[:4]
+    return _Health(None if last_ok is None else float(last_ok), error, synced, note)
+
+
+def _series_out(ts: TargetSeries) -> list[Any]:
+    """One target's series: scrape times once, then values aligned to them."""
+    times: dict[float, None] = {}
+    for by_labels in ts._series.values():
+        for s in by_labels.values():
+            for t, _ in s.points:
+                times[t] = None
+    ordered = sorted(times)
+    index = {t: i for i, t in enumerate(ordered)}
+    rows: list[Any] = []
+    for name, by_labels in ts._series.items():
+        for labels, s in by_labels.items():
+            idx = [index[t] for t, _ in s.points]
+            first = idx[0] if idx else 0
+            contiguous = idx == list(range(first, first + len(idx)))
+            rows.append(
+                [
+                    name,
+                    [list(p) for p in labels],
+                    first if contiguous else idx,
+                    [_float(v) for _, v in s.points],
+                ]
+            )
+    return [
+        str(ts.target.component),
+        ts.target.instance,
+        ts.window_s,
+        ts.last_at,
+        ts.scrapes,
+        ordered,
+        rows,
+    ]
+
+
+def _series_in(v: list[Any]) -> TargetSeries:
+    component, instance, window_s, last_at, scrapes, times, rows = v[:7]
+    ts = TargetSeries(ev.Target(ev.Component(component), instance), float(window_s))
+    ts.last_at = None if last_at is None else float(last_at)
+    ts.scrapes = int(scrapes)
+    ftimes = [float(t) for t in times]
+    for name, labels, where, values in rows:
+        key = tuple((str(k), str(val)) for k, val in labels)
+        idx = list(range(where, where + len(values))) if isinstance(where, int) else where
+        pts = deque((ftimes[i], float(x)) for i, x in zip(idx, values, strict=True))
+        ts._series.setdefault(name, {})[key] = _Series(pts)
+    return ts
+
+
+def export_state(model: ClusterModel) -> dict[str, Plain]:
+    """The model's state as plain data (see the module docstring for the contract)."""
+    return {
+        "version": STATE_VERSION,
+        "now": model.now,
+        "source_kind": model.source_kind,
+        "context": model.context,
+        "source_detail": model.source_detail,
+        "series": [_series_out(ts) for ts in model.series.values()],
+        "targets": [[to_plain(t), _health(h)] for t, h in model.targets.items()],
+        "apf_dumps": [[i, [to_plain(x) for x in d]] for i, d in model.apf_dumps.items()],
+        "apf_dump_health": [[i, _health(h)] for i, h in model.apf_dump_health.items()],
+        "feeds": [[f, _health(h)] for f, h in model.feeds.items()],
+        "nodes": {
+            "leases": [list(model.nodes.leases.keys()), list(model.nodes.leases.values())],
+            "nodes": [to_plain(n) for n in model.nodes.nodes.values()],
+        },
+        "pending": {
+            "pods": [to_plain(p) for p in model.pending.pods.values()],
+            "quota_rejections": [list(x) for x in model.pending._quota],
+            "quotas": [to_plain(q) for q in model.pending.quotas.values()],
+        },
+        "_seq": model._seq,
+        "self_cost": None if model.self_cost is None else to_plain(model.self_cost),
+        "identities": None if model.identities is None else list(model.identities),
+    }
+
+
+def import_state(state: dict[str, Plain], config: ModelConfig | None = None) -> ClusterModel:
+    """A model in the state ``state`` describes (missing sections are empty)."""
+    version = int(state.get("version", STATE_VERSION))
+    if version > STATE_VERSION:
+        raise ValueError(
+            f"model state version {version} is newer than this ktop reads ({STATE_VERSION})"
+        )
+    m = ClusterModel(config)
+    m.now = float(state.get("now", 0.0))
+    m.source_kind = state.get("source_kind", "")
+    m.context = state.get("context", "")
+    m.source_detail = state.get("source_detail", "")
+    for v in state.get("series", []):
+        ts = _series_in(v)
+        m.series[ts.target] = ts
+    for t, h in state.get("targets", []):
+        m.targets[from_plain(ev.Target, t)] = _unhealth(h)
+    for inst, levels in state.get("apf_dumps", []):
+        m.apf_dumps[inst] = tuple(from_plain(ev.ApfLevelDump, x) for x in levels)
+    for inst, h in state.get("apf_dump_health", []):
+        m.apf_dump_health[inst] = _unhealth(h)
+    for feed, h in state.get("feeds", []):
+        m.feeds[feed] = _unhealth(h)
+    nodes = state.get("nodes", {})
+    names, renews = nodes.get("leases", [[], []])
+    m.nodes.leases = {n: float(r) for n, r in zip(names, renews, strict=True)}
+    for n in nodes.get("nodes", []):
+        m.nodes.upsert(from_plain(ev.NodeRecord, n))
+    pending = state.get("pending", {})
+    for p in pending.get("pods", []):
+        m.pending.upsert(from_plain(ev.PendingPodRecord, p))
+    m.pending._quota = deque((float(a), int(c)) for a, c in pending.get("quota_rejections", []))
+    for q in pending.get("quotas", []):
+        m.pending.quota(from_plain(ev.QuotaRecord, q))
+    m._seq = int(state.get("_seq", 0))
+    cost = state.get("self_cost")
+    m.self_cost = None if cost is None else from_plain(ev.SelfCost, cost)
+    ids = state.get("identities")
+    m.identities = None if ids is None else tuple(ids)
+    return m

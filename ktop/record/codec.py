@@ -1,0 +1,224 @@
+"""Chunk records: events to msgpack arrays and back, with compact runs.
+
+A chunk's payload (after decompression) is a sequence of msgpack arrays,
+one per record, whose first item is a tag:
+
+* an event's class name (``"MetricsScraped"``...) followed by its fields in
+  declaration order (nested records as arrays, enums as strings);
+* ``"~L"``: a run of consecutive ``LeaseRenewed`` events, stored as
+  columns: node names (a new name, or how many name references back the
+  same name was used in this chunk), renew times in microseconds as deltas,
+  observation times;
+* ``"~N"``: a run of consecutive ``NodeUpserted`` events whose record did
+  not change (kubelet heartbeats), stored as names and times only;
+
+Heartbeats therefore cost a few bytes each instead of a whole object.
+The exact layout is in docs/recording-format.md.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+import typing
+from array import array
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ktop.model import events as ev
+from ktop.model.plain import decoder, encoder
+
+EVENT_TYPES: dict[str, type[Any]] = {cls.__name__: cls for cls in typing.get_args(ev.Event)}
+"""Every event class by the tag that names it in a recording."""
+LEASE_RUN = "~L"
+NODE_TOUCH_RUN = "~N"
+US = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """A note the user attached to a moment of the recording."""
+
+    at: float
+    note: str
+
+
+def exact_us(t: float) -> int | None:
+    """``t`` in whole microseconds when that is exact, else ``None``."""
+    us = round(t * US)
+    return us if us / US == t else None
+
+
+class NameTable:
+    """Names of one chunk: the first use writes the name, a later use how far back it was.
+
+    A reference is the number of name references made since the previous one
+    to the same name (1 = the reference just before). Kubelets renew in a
+    nearly fixed order, so these distances cluster tightly and compress far
+    better than indexes.
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[str, int] = {}
+        self._n = 0
+
+    def ref(self, name: str) -> int | str:
+        """The distance back to the previous use of ``name`` in this chunk, else the name."""
+        prev = self._last.get(name)
+        self._last[name] = self._n
+        self._n += 1
+        return name if prev is None else self._n - 1 - prev
+
+
+def _times(ats: list[float], reference: list[float] | None) -> Any:
+    """Observation times: nil = same as ``reference``, one number = all equal, else a list."""
+    enc = encoder(float)
+    if reference is not None and ats == reference:
+        return None
+    if all(a == ats[0] for a in ats):
+        return enc(ats[0])
+    return [enc(a) for a in ats]
+
+
+class ChunkEncoder:
+    """Turns batches of events into chunk records (one chunk at a time)."""
+
+    def __init__(self, nodes: dict[str, ev.NodeRecord]) -> None:
+        self.names = NameTable()
+        self.nodes = nodes
+        """The last record of every node as a reader will know it (shared across chunks)."""
+
+    def new_chunk(self) -> None:
+        """Start a new chunk: names are written out again."""
+        self.names = NameTable()
+
+    def records(self, events: Sequence[ev.Event]) -> Iterator[list[Any]]:
+        """The records for ``events``, in order."""
+        i, n = 0, len(events)
+        while i < n:
+            e = events[i]
+            if type(e) is ev.LeaseRenewed and exact_us(e.renew_time) is not None:
+                j = i + 1
+                while (
+                    j < n
+                    and type(events[j]) is ev.LeaseRenewed
+                    and exact_us(typing.cast(ev.LeaseRenewed, events[j]).renew_time) is not None
+                ):
+                    j += 1
+                yield self._lease_run(typing.cast(Sequence[ev.LeaseRenewed], events[i:j]))
+                i = j
+                continue
+            if type(e) is ev.NodeUpserted and self.nodes.get(e.node.name) == e.node:
+                j = i + 1
+                while j < n:
+                    nxt = events[j]
+                    if (
+                        type(nxt) is not ev.NodeUpserted
+                        or self.nodes.get(nxt.node.name) != nxt.node
+                    ):
+                        break
+                    j += 1
+                run = typing.cast(Sequence[ev.NodeUpserted], events[i:j])
+                yield [
+                    NODE_TOUCH_RUN,
+                    [self.names.ref(x.node.name) for x in run],
+                    _times([x.at for x in run], None),
+                ]
+                i = j
+                continue
+            if type(e) is ev.NodeUpserted:
+                self.nodes[e.node.name] = e.node
+            elif type(e) is ev.NodeDeleted:
+                self.nodes.pop(e.name, None)
+            yield [type(e).__name__, *encoder(type(e))(e)]
+            i += 1
+
+    def _lease_run(self, run: Sequence[ev.LeaseRenewed]) -> list[Any]:
+        renews: list[int] = []
+        prev = 0
+        for x in run:
+            us = round(x.renew_time * US)
+            renews.append(us - prev)
+            prev = us
+        packed: list[int] | bytes = renews
+        if all(0 <= d <= 0xFFFF for d in renews[1:]):
+            # Renewals arrive in time order a few ms apart: 16-bit deltas, smaller once compressed.
+            column = array("H", renews[1:])
+            if sys.byteorder == "big":
+                column.byteswap()  # the file is little-endian
+            packed = struct.pack("<q", renews[0]) + column.tobytes()
+        return [
+            LEASE_RUN,
+            [self.names.ref(x.node) for x in run],
+            packed,
+            _times([x.at for x in run], [x.renew_time for x in run]),
+        ]
+
+
+class ChunkDecoder:
+    """Turns chunk records back into events (one chunk at a time)."""
+
+    def __init__(self, nodes: dict[str, ev.NodeRecord]) -> None:
+        self.names: list[str] = []
+        self.nodes = nodes
+        self.lost = 0
+        """Heartbeats of nodes whose record this reader never saw (after a gap)."""
+
+    def new_chunk(self) -> None:
+        """Start a new chunk: its name table starts empty."""
+        self.names = []
+
+    def _name(self, ref: int | str) -> str:
+        name = ref if isinstance(ref, str) else self.names[len(self.names) - ref]
+        self.names.append(name)
+        return name
+
+    @staticmethod
+    def _ats(spec: Any, n: int, reference: list[float] | None) -> list[float]:
+        if spec is None:
+            assert reference is not None
+            return reference
+        if isinstance(spec, list):
+            return [float(a) for a in spec]
+        return [float(spec)] * n
+
+    def decode(self, rec: list[Any]) -> Iterator[ev.Event]:
+        """The events one record holds."""
+        tag = rec[0]
+        if tag == LEASE_RUN:
+            names = [self._name(r) for r in rec[1]]
+            renews: list[float] = []
+            acc = 0
+            deltas = rec[2]
+            if isinstance(deltas, bytes):
+                column = array("H")
+                column.frombytes(deltas[8:])
+                if sys.byteorder == "big":
+                    column.byteswap()
+                deltas = [struct.unpack("<q", deltas[:8])[0], *column]
+            for d in deltas:
+                acc += d
+                renews.append(acc / US)
+            ats = self._ats(rec[3], len(names), renews)
+            for name, at, renew in zip(names, ats, renews, strict=True):
+                yield ev.LeaseRenewed(at, name, renew)
+        elif tag == NODE_TOUCH_RUN:
+            names = [self._name(r) for r in rec[1]]
+            ats = self._ats(rec[2], len(names), None)
+            for name, at in zip(names, ats, strict=True):
+                node = self.nodes.get(name)
+                if node is None:
+                    self.lost += 1
+                    continue
+                yield ev.NodeUpserted(at, node)
+        else:
+            cls = EVENT_TYPES.get(tag)
+            if cls is None:
+                return  # an event type from a newer ktop: this version has no use for it
+            e = decoder(cls)(rec[1:])
+            if cls is ev.NodeUpserted:
+                self.nodes[e.node.name] = e.node
+            elif cls is ev.NodeDeleted:
+                self.nodes.pop(e.name, None)
+            yield e

@@ -1,0 +1,205 @@
+"""Writing a recording: the header, chunks of events, keyframes, the index.
+
+The writer only appends. A chunk is written whole (header and payload in
+one ``write``) and flushed, so a crash loses at most the chunk being
+filled; the index and trailer are written on a clean close and rebuilt by a
+scan when they are missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+import msgpack
+import zstandard
+
+from ktop import __version__
+from ktop.model import events as ev
+from ktop.model.cluster import ClusterModel
+from ktop.model.state import export_state
+from ktop.record.codec import ChunkEncoder, Marker
+from ktop.record.format import (
+    FORMAT_VERSION,
+    Codec,
+    Kind,
+    pack_frame,
+    pack_preamble,
+    pack_trailer,
+)
+
+ZSTD_LEVEL = 6
+DEFAULT_CHUNK_S = 120.0
+DEFAULT_KEYFRAME_S = 300.0
+MAX_CHUNK_BYTES = 4 << 20
+"""A chunk is closed when its uncompressed records reach this size (or its span ``chunk_s``)."""
+
+
+@dataclass(slots=True)
+class WriterSettings:
+    """How often chunks and keyframes are cut."""
+
+    chunk_s: float = DEFAULT_CHUNK_S
+    keyframe_s: float = DEFAULT_KEYFRAME_S
+
+
+@dataclass(slots=True)
+class _IndexEntry:
+    kind: Kind
+    offset: int
+    first: float
+    last: float
+    count: int
+
+
+@dataclass(slots=True)
+class _Pending:
+    buf: bytearray = field(default_factory=bytearray)
+    count: int = 0
+    first: float = float("inf")
+    last: float = float("-inf")
+
+
+def model_settings(model: ClusterModel) -> dict[str, Any]:
+    """The model configuration a replay must use to give the same snapshots."""
+    c = model.config
+    return {
+        "window_s": c.window_s,
+        "rack_label": c.rack_label,
+        "unhealthy_zone_threshold": c.unhealthy_zone_threshold,
+        "lease_renew_interval_s": c.lease_renew_interval_s,
+    }
+
+
+class RecordingWriter:
+    """Appends a model's event stream to a file, with keyframes from the model."""
+
+    def __init__(
+        self,
+        path: str,
+        model: ClusterModel,
+        *,
+        source: dict[str, str],
+        settings: WriterSettings | None = None,
+        redacted: bool = False,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = path
+        self.model = model
+        self.settings = settings or WriterSettings()
+        self._file: BinaryIO = open(path, "xb")  # noqa: SIM115 - closed by close()
+        self._cctx = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+        self._packer = msgpack.Packer(use_bin_type=True)
+        self._index: list[_IndexEntry] = []
+        self._markers: list[Marker] = []
+        self._pending = _Pending()
+        self._encoder = ChunkEncoder(dict(model.nodes.nodes))
+        self.size = 0
+        self.closed = False
+        self.events = 0
+        header = {
+            "format": FORMAT_VERSION,
+            "ktop": __version__,
+            "source": source,
+            "context": source.get("context", ""),
+            "started": clock(),
+            "start_at": model.now,
+            "settings": {
+                "model": model_settings(model),
+                "chunk_s": self.settings.chunk_s,
+                "keyframe_s": self.settings.keyframe_s,
+                "codec": "zstd",
+            },
+            "redacted": redacted,
+        }
+        self._write(pack_preamble())
+        payload = self._packer.pack(header)
+        self._write(pack_frame(Kind.HEADER, Codec.NONE, payload, 1, model.now, model.now))
+        self._keyframe()
+
+    # ----------------------------------------------------------------- I/O
+
+    def _write(self, data: bytes) -> None:
+        self._file.write(data)
+        self._file.flush()
+        self.size += len(data)
+
+    def _frame(self, kind: Kind, raw: bytes, count: int, first: float, last: float) -> None:
+        offset = self.size
+        self._write(pack_frame(kind, Codec.ZSTD, self._cctx.compress(raw), count, first, last))
+        self._index.append(_IndexEntry(kind, offset, first, last, count))
+
+    def _keyframe(self) -> None:
+        at = self.model.now
+        raw = self._packer.pack({"at": at, "state": export_state(self.model)})
+        self._frame(Kind.KEYFRAME, raw, 1, at, at)
+        self._encoder.nodes = dict(self.model.nodes.nodes)
+        self._last_keyframe = at
+
+    def _flush_chunk(self) -> None:
+        p = self._pending
+        if p.count:
+            self._frame(Kind.CHUNK, bytes(p.buf), p.count, p.first, p.last)
+        self._pending = _Pending()
+        self._encoder.new_chunk()
+
+    # ------------------------------------------------------------- appends
+
+    def append(self, events: Sequence[ev.Event]) -> None:
+        """Add a batch (already folded into the model); cut chunks and keyframes as due."""
+        if self.closed or not events:
+            return
+        p = self._pending
+        for rec in self._encoder.records(events):
+            p.buf += self._packer.pack(rec)
+        p.count += len(events)
+        p.first = min(p.first, *(e.at for e in events))
+        p.last = max(p.last, *(e.at for e in events))
+        self.events += len(events)
+        if p.last - p.first >= self.settings.chunk_s or len(p.buf) >= MAX_CHUNK_BYTES:
+            self._flush_chunk()
+            if self.model.now - self._last_keyframe >= self.settings.keyframe_s:
+                self._keyframe()
+
+    def mark(self, note: str, at: float | None = None) -> Marker:
+        """Add a marker at ``at`` (default: the model's clock); written out at once, in its own
+        frame, after the events so far.
+        """
+        marker = Marker(self.model.now if at is None else at, note)
+        if self.closed:
+            return marker
+        self._flush_chunk()
+        offset = self.size
+        payload = self._packer.pack([marker.at, marker.note])
+        self._write(pack_frame(Kind.MARKER, Codec.NONE, payload, 1, marker.at, marker.at))
+        self._index.append(_IndexEntry(Kind.MARKER, offset, marker.at, marker.at, 1))
+        self._markers.append(marker)
+        return marker
+
+    def close(self) -> None:
+        """Write the last chunk, the index and the trailer; close the file."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self._flush_chunk()
+            index = {
+                "frames": [[e.kind.value, e.offset, e.first, e.last, e.count] for e in self._index],
+                "markers": [[m.at, m.note] for m in self._markers],
+            }
+            offset = self.size
+            self._write(pack_frame(Kind.INDEX, Codec.NONE, self._packer.pack(index), 0, 0.0, 0.0))
+            self._write(pack_trailer(offset))
+            os.fsync(self._file.fileno())
+        finally:
+            self._file.close()
+
+    def abandon(self) -> None:
+        """Close the file without writing more (after a write error): what is on disk stays."""
+        self.closed = True
+        with contextlib.suppress(OSError):
+            self._file.close()

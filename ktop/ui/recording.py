@@ -1,0 +1,174 @@
+"""Recording and replay in the app: key bindings, actions, the status lines above the footer.
+
+The keys are defined once in ``ktop.ui.render.replay``; the app's BINDINGS
+and the help screen both derive from them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from rich.text import Text
+from textual.binding import Binding
+
+from ktop.model.events import Event
+from ktop.record.session import Recorder
+from ktop.sources.replay import ReplayPlayer, ReplaySource, parse_time
+from ktop.ui.render.replay import (
+    KEY_DISPLAY,
+    RECORD_KEYS,
+    REPLAY_KEYS,
+    ReplayState,
+    recording_line,
+    timeline_line,
+)
+from ktop.ui.screens.prompt import PromptScreen
+
+if TYPE_CHECKING:
+    from ktop.ui.app import KtopApp
+
+MINUTE = 60.0
+CONTROLS: dict[str, Callable[[ReplayPlayer], object]] = {
+    "pause": ReplayPlayer.toggle_pause,
+    "faster": ReplayPlayer.faster,
+    "slower": ReplayPlayer.slower,
+    "step_forward": lambda p: p.step(+1),
+    "step_back": lambda p: p.step(-1),
+    "jump_1m": lambda p: p.jump(MINUTE),
+    "back_1m": lambda p: p.jump(-MINUTE),
+    "jump_10m": lambda p: p.jump(10 * MINUTE),
+    "back_10m": lambda p: p.jump(-10 * MINUTE),
+    "next_marker": lambda p: p.marker(+1),
+    "previous_marker": lambda p: p.marker(-1),
+}
+_RECORD_ACTIONS = {action for _, action, _, _ in RECORD_KEYS}
+_REPLAY_ACTIONS = {action.split("(")[0] for _, action, _, _ in REPLAY_KEYS}
+
+
+class RecordingControls:
+    """Owns the in-app recorder (live) or drives the replay player (replay)."""
+
+    def __init__(self, app: KtopApp, replay: ReplaySource | None, record_dir: str) -> None:
+        self.app = app
+        self.replay = replay
+        self.record_dir = Path(record_dir)
+        self.recorder: Recorder | None = None
+        self._reported_error = ""
+
+    @staticmethod
+    def bindings() -> list[Binding]:
+        """The bindings of every recording and replay key."""
+        return [
+            Binding(key, action, label, key_display=KEY_DISPLAY.get(key, key))
+            for key, action, label, _ in (*RECORD_KEYS, *REPLAY_KEYS)
+        ]
+
+    def allowed(self, action: str) -> bool:
+        """Whether ``action`` applies: replay keys in a replay, recording keys otherwise."""
+        if action in _REPLAY_ACTIONS:
+            return self.replay is not None
+        if action in _RECORD_ACTIONS:
+            if self.replay is not None:
+                return False
+            if action == "marker":
+                return self.recorder is not None and self.recorder.active
+        return True
+
+    # ----------------------------------------------------------- record
+
+    def toggle(self) -> None:
+        """Start recording to a new file, or stop the current recording."""
+        rec = self.recorder
+        if rec is not None and rec.active:
+            rec.stop("stopped with R")
+            self.app.notify(f"recording saved to {rec.path}", title="recording")
+            return
+        model = self.app.hub.model
+        stamp = datetime.fromtimestamp(time.time(), UTC).strftime("%Y%m%d-%H%M%S")
+        path = self.record_dir / f"ktop-{stamp}.ktrec"
+        source = {"kind": model.source_kind, "context": model.context, "detail": ""}
+        try:
+            self.recorder = Recorder(str(path), model, source=source)
+        except OSError as exc:
+            self.app.notify(
+                f"cannot record to {path}: {exc.strerror or exc}",
+                title="recording",
+                severity="error",
+            )
+            return
+        self._reported_error = ""
+        self.app.hub.add_sink(self.recorder)
+
+    def ask_marker(self) -> None:
+        """Ask for the note of a marker, then add it."""
+
+        def done(note: str | None) -> None:
+            if note is not None and self.recorder is not None:
+                marker = self.recorder.mark(note.strip())
+                if marker is not None:
+                    self.app.notify(f"marker added: {note.strip() or '(no note)'}")
+                self.app.pump()
+
+        self.app.push_screen(PromptScreen("Marker note (enter to add, escape to cancel)"), done)
+
+    # ----------------------------------------------------------- replay
+
+    def control(self, name: str) -> None:
+        """Run a replay control by name."""
+        if self.replay is not None and name in CONTROLS:
+            self.replay.control(lambda p: _events(CONTROLS[name](p)))
+
+    def ask_seek(self) -> None:
+        """Ask for a time, then seek there."""
+        replay = self.replay
+        if replay is None:
+            return
+
+        def done(text: str | None) -> None:
+            if not text:
+                return
+            tl = replay.player.timeline
+            try:
+                at = parse_time(text, tl.start, tl.end)
+            except ValueError:
+                self.app.notify(f"not a time: {text!r} (HH:MM:SS or +SECONDS)", severity="error")
+                return
+            replay.control(lambda p: p.seek(at))
+            self.app.pump()
+
+        self.app.push_screen(PromptScreen("Go to time (HH:MM:SS UTC or +SECONDS)"), done)
+
+    # ----------------------------------------------------------- banner
+
+    def banner(self, width: int) -> tuple[Text, ...]:
+        """The timeline (replay) or the REC line (recording), if any."""
+        if self.replay is not None:
+            p = self.replay.player
+            tl = p.timeline
+            state = ReplayState(
+                tl.start,
+                tl.end,
+                p.position,
+                p.speed,
+                p.paused,
+                tuple(m.at for m in tl.markers),
+                tuple((g.start, g.end) for g in tl.gaps),
+                p.message,
+            )
+            return (timeline_line(state, width),)
+        rec = self.recorder
+        if rec is None:
+            return ()
+        status = rec.status()
+        if status.error and status.error != self._reported_error:
+            self._reported_error = status.error
+            self.app.notify(status.error, title="recording", severity="error", timeout=15)
+        return (recording_line(status, width),)
+
+
+def _events(result: object) -> list[Event] | None:
+    return cast("list[Event]", result) if isinstance(result, list) else None

@@ -1,0 +1,120 @@
+"""The recording and replay lines: keys, REC indicator, timeline (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+
+from ktop.record.session import RecordingStatus
+from ktop.ui.render.fmt import fmt_clock
+
+RECORD_KEYS: tuple[tuple[str, str, str, str], ...] = (
+    ("R", "toggle_recording", "rec", "start or stop recording to a file"),
+    ("m", "marker", "mark", "add a marker with a short note (while recording)"),
+)
+"""(key, action, footer label, help text) of the recording keys."""
+
+REPLAY_KEYS: tuple[tuple[str, str, str, str], ...] = (
+    ("space", "replay('pause')", "pause", "replay: pause or resume"),
+    ("plus", "replay('faster')", "faster", "replay: faster (up to 64x)"),
+    ("minus", "replay('slower')", "slower", "replay: slower (down to 0.25x)"),
+    ("full_stop", "replay('step_forward')", "step", "replay: step forward (pauses)"),
+    ("comma", "replay('step_back')", "back", "replay: step back (pauses)"),
+    ("right_square_bracket", "replay('jump_1m')", "+1m", "replay: jump 1 minute forward"),
+    ("left_square_bracket", "replay('back_1m')", "-1m", "replay: jump 1 minute back"),
+    ("right_curly_bracket", "replay('jump_10m')", "+10m", "replay: jump 10 minutes forward"),
+    ("left_curly_bracket", "replay('back_10m')", "-10m", "replay: jump 10 minutes back"),
+    ("n", "replay('next_marker')", "next mark", "replay: next marker"),
+    ("N", "replay('previous_marker')", "prev mark", "replay: previous marker"),
+    ("g", "seek", "seek", "replay: go to a time (HH:MM:SS or +SECONDS)"),
+)
+"""(key, action, footer label, help text) of the replay keys."""
+
+KEY_DISPLAY = {
+    "space": "space",
+    "plus": "+",
+    "minus": "-",
+    "full_stop": ".",
+    "comma": ",",
+    "right_square_bracket": "]",
+    "left_square_bracket": "[",
+    "right_curly_bracket": "}",
+    "left_curly_bracket": "{",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayState:
+    """What the timeline shows."""
+
+    start: float
+    end: float
+    position: float
+    speed: float
+    paused: bool
+    markers: tuple[float, ...]
+    gaps: tuple[tuple[float, float], ...]
+    message: str = ""
+
+
+def _speed(speed: float) -> str:
+    return f"{speed:g}x"
+
+
+def timeline_line(state: ReplayState, width: int) -> Text:
+    """``▶ 4x 12:03:05 [━━━━━●────│──░░──] 12:30:00``: position, markers (│), gaps (░)."""
+    icon = "⏸" if state.paused else "▶"
+    head = f"REPLAY {icon} {_speed(state.speed)} {fmt_clock(state.position)} "
+    tail = f" {fmt_clock(state.end)}"
+    if state.message:
+        tail += f"  {state.message}"
+    bar_w = max(0, width - len(head) - len(tail) - 2)
+    out = Text(head, style="bold")
+    if bar_w >= 5:
+        span = max(1e-9, state.end - state.start)
+
+        def col(t: float) -> int:
+            return min(bar_w - 1, max(0, int((t - state.start) / span * bar_w)))
+
+        cells = ["─"] * bar_w
+        here = col(state.position)
+        for i in range(here):
+            cells[i] = "━"
+        for a, b in state.gaps:
+            for i in range(col(a), col(b) + 1):
+                cells[i] = "░"
+        for m in state.markers:
+            cells[col(m)] = "│"
+        cells[here] = "●"
+        out.append("[")
+        for i, c in enumerate(cells):
+            style = "bold" if i == here else ("reverse" if c == "│" else "")
+            out.append(c, style=style)
+        out.append("]")
+    out.append(tail)
+    out.truncate(width)
+    return out
+
+
+def recording_line(status: RecordingStatus, width: int) -> Text:
+    """``● REC 3.2 MB 1234 events 2 markers → FILE`` or why the recording stopped."""
+    if status.error:
+        out = Text("REC stopped ", style="bold reverse")
+        out.append(f" {status.error}; the live view goes on")
+    elif status.active:
+        out = Text("● REC", style="bold red")
+        out.append(
+            f" {status.size / 1e6:.1f} MB  {status.events} events  "
+            f"{status.markers} markers  → {status.path}"
+        )
+    else:
+        out = Text(f"recording saved: {status.path} ({status.stopped_because})")
+    out.truncate(width)
+    return out
+
+
+def help_lines(keys: Sequence[tuple[str, str, str, str]]) -> tuple[tuple[str, str], ...]:
+    """(key as shown, what it does) for the help screen."""
+    return tuple((KEY_DISPLAY.get(k, k), what) for k, _, _, what in keys)

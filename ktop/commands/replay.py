@@ -81,9 +81,9 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"ktop replay: {problem}", file=sys.stderr)
         return 2
+    from ktop.cli import app_options
     from ktop.hub import Hub
     from ktop.model.cluster import ClusterModel
-    from ktop.cli import app_options
     from ktop.sources.replay import ReplayPlayer, ReplaySource
     from ktop.ui.app import KtopApp
 

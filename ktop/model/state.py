@@ -28,6 +28,7 @@ from typing import Any
 
 from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel, ModelConfig, _Health
+from ktop.model.history import History
 from ktop.model.plain import encoder, from_plain, to_plain
 from ktop.model.series import TargetSeries, _Series
 
@@ -123,7 +124,27 @@ def export_state(model: ClusterModel) -> dict[str, Plain]:
         "_seq": model._seq,
         "self_cost": None if model.self_cost is None else to_plain(model.self_cost),
         "identities": None if model.identities is None else list(model.identities),
+        "history": _history_out(model.history, KEYFRAME_HISTORY_STEP_S),
     }
+
+
+KEYFRAME_HISTORY_STEP_S = 15.0
+"""Keyframes keep the signal history at this resolution: a seek shows the hour before
+the keyframe at 15 s (the events after it refill 1 s frames), and an hour of keyframes
+costs about a megabyte instead of a full-resolution copy of the history in each."""
+
+
+def _history_out(history: History, step_s: float) -> dict[str, Plain]:
+    """The history as plain data, thinned to one frame per ``step_s`` (the last kept)."""
+    state = history.to_state()
+    times: list[float] = state["times"]
+    keep: list[int] = []
+    for i, t in enumerate(times):
+        if not keep or t - times[keep[-1]] >= step_s or i == len(times) - 1:
+            keep.append(i)
+    state["times"] = [times[i] for i in keep]
+    state["series"] = {k: [col[i] for i in keep] for k, col in state["series"].items()}
+    return state
 
 
 def import_state(state: dict[str, Plain], config: ModelConfig | None = None) -> ClusterModel:
@@ -165,4 +186,7 @@ def import_state(state: dict[str, Plain], config: ModelConfig | None = None) -> 
     m.self_cost = None if cost is None else from_plain(ev.SelfCost, cost)
     ids = state.get("identities")
     m.identities = None if ids is None else tuple(ids)
+    hist = state.get("history")
+    if hist is not None:
+        m.history = History.from_state(hist)
     return m

@@ -19,8 +19,8 @@ from ktop.hub import Hub, Published
 from ktop.model.events import Area
 from ktop.model.scrub import scrub
 from ktop.sources.base import Source
-from ktop.ui.display import AsciiFilter, Display, StripColor
 from ktop.sources.replay import ReplaySource
+from ktop.ui.display import AsciiFilter, Display, StripColor
 from ktop.ui.frame import Frame
 from ktop.ui.recording import RecordingControls
 from ktop.ui.render.areas import AREA_KEYS, AREA_TITLES
@@ -241,6 +241,7 @@ class KtopApp(App[None]):
         self.trend_window_s = seconds[(i + 1) % len(seconds)]
         self.notify(f"trend window {window_label(self.trend_window_s)}", timeout=2)
         self._show()
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Replay keys only in a replay, recording keys only on a live or simulated source."""
         return self.rec.allowed(action)

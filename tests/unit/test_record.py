@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from pathlib import Path
 
 import msgpack
@@ -16,7 +17,10 @@ from ktop.commands import replay as replay_cmd
 from ktop.hub import Hub
 from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel
+from ktop.model.history import EMPTY_HISTORY
+from ktop.model.signals import read_signals
 from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.state import KEYFRAME_HISTORY_STEP_S
 from ktop.record.codec import LEASE_RUN, Marker
 from ktop.record.format import FRAME_SIZE, PREAMBLE, FormatError, Kind
 from ktop.record.reader import Recording, _stream
@@ -48,6 +52,7 @@ def _make(
     name: str = "r.ktrec",
     mark_at: tuple[int, ...] = (),
     settings: WriterSettings = SETTINGS,
+    publish: bool = False,
 ) -> Made:
     """Record a simulator run through a hub, as the app and `ktop record` do."""
     sim = Simulator(scenario, nodes=nodes, zones=3)
@@ -63,6 +68,8 @@ def _make(
         b = sim.advance(1.0)
         batches.append(b)
         hub.ingest(b)
+        if publish:
+            hub.publish()  # as the app does every refresh: one history frame each
         if k in mark_at:
             m = rec.mark(f"note {k}")
             assert m is not None
@@ -76,7 +83,10 @@ def _make(
 
 
 def _strip(s: ClusterSnapshot) -> ClusterSnapshot:
-    return replace(s, seq=0)
+    # The signal history holds one frame per snapshot taken, so it depends on when
+    # snapshots were taken (the recorder's cadence, not this test's); it is compared
+    # on its own in test_seek_restores_the_signal_history.
+    return replace(s, seq=0, history=EMPTY_HISTORY)
 
 
 def _direct(events: list[ev.Event], times: list[float]) -> dict[float, ClusterSnapshot]:
@@ -145,6 +155,43 @@ def test_seek_lands_on_the_direct_snapshot_and_starts_from_a_keyframe(tmp_path: 
             after_key = [e for e in events if key_at < e.at <= t]
             assert cur.folded <= len(after_key) + 1
             assert cur.folded < len([e for e in events if e.at <= t]) or t < start + 41
+
+
+def test_seek_restores_the_signal_history_from_the_keyframe(tmp_path: Path) -> None:
+    made = _make(tmp_path, seconds=200, publish=True)
+    events = made.events
+    start = events[0].at
+    # The live model's history, rebuilt independently: one frame per published second.
+    live = ClusterModel()
+    frames: dict[float, dict[str, float]] = {}
+    it = iter(made.batches)
+    live.apply_all(next(it))
+    for batch in it:
+        live.apply_all(batch)
+        snap = live.snapshot()
+        frames[snap.at] = {k: v for k, v in read_signals(snap).items() if v is not None}
+    with Recording(made.path) as rec:
+        key_at = max(k.first for k in rec.keyframes)
+        assert key_at > start + 60, "the test needs a keyframe well after the start"
+        cur = rec.cursor(key_at + 1.0)
+        history = cur.model.history.view()
+        times = [t for c in history.chunks for t in c.times]
+        before = [t for t in times if t < key_at]
+        # The hour before the keyframe is there (thinned to its keyframe resolution),
+        # not only what was folded after it.
+        assert before and min(before) <= start + KEYFRAME_HISTORY_STEP_S + 1.0
+        assert all(b - a >= KEYFRAME_HISTORY_STEP_S - 1e-6 for a, b in pairwise(before[:-1]))
+        key = (
+            "nodes.not_ready|zone-a"
+            if "nodes.not_ready|zone-a" in history.signal_keys()
+            else (history.signal_keys()[0])
+        )
+        compared = 0
+        for t, value in history.points(key):
+            if t < key_at and t in frames and key in frames[t]:
+                assert value == pytest.approx(frames[t][key], rel=1e-6), (t, key)
+                compared += 1
+        assert compared >= 3, f"only {compared} frames of {key} to compare"
 
 
 # ---------------------------------------------------------------- crash safety

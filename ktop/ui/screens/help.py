@@ -10,8 +10,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ktop.ui.render.areas import AREA_KEYS
-from ktop.ui.screens.drill import DrillScreen
 from ktop.ui.render.replay import RECORD_KEYS, REPLAY_KEYS, help_lines
+from ktop.ui.screens.drill import DrillScreen
 
 KEYS: tuple[tuple[str, str], ...] = (
     ("o / escape", "overview: all five areas"),

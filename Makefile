@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 ARGS ?= --scenario zone-outage --speed 5
 
-.PHONY: setup demo test check unit e2e controlplane snapshots clean
+.PHONY: setup demo test check unit e2e controlplane snapshots bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -35,6 +35,12 @@ controlplane:
 ## snapshots: regenerate the SVG snapshots after an intended UI change
 snapshots: setup
 	$(BIN)/pytest tests/functional --snapshot-update -q
+
+## bench: the scale benchmark against the local control plane (not part of `make test`;
+## tables go to docs/benchmarks.md and docs/cost.md). BENCH_ARGS="--nodes 50000 100000"
+BENCH_ARGS ?= --nodes 1000 10000
+bench: setup
+	$(BIN)/python -m benchmarks.scale run $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

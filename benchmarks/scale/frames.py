@@ -11,11 +11,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import resource
 import statistics
 import time
 from typing import Any
 
+from benchmarks.scale.probe import peak_rss_mb
 from ktop.hub import Hub
 from ktop.model.events import Area
 from ktop.sources.sim.simulator import Simulator
@@ -65,7 +65,7 @@ async def measure(nodes: int, frames: int) -> dict[str, Any]:
             else:
                 drills[mode] = ms
     out["drill_frame_ms"] = drills
-    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["peak_rss_mb"] = peak_rss_mb()
     return out
 
 

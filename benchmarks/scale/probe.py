@@ -15,8 +15,8 @@ import argparse
 import asyncio
 import contextlib
 import json
-import resource
 import time
+from pathlib import Path
 from typing import Any
 
 from ktop.hub import Hub
@@ -44,15 +44,19 @@ def complete(hub: Hub, nodes: int, instances: int) -> tuple[bool, bool]:
     return nodes_done, nodes_done and synced and scraped >= instances
 
 
-def rss_mb() -> float:
-    """Peak resident memory of this process."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process since it started (VmHWM; ``ru_maxrss`` would
+    include the size of the parent it was forked from).
+    """
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def cpu_s() -> float:
     """CPU seconds used by this process."""
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
+    return time.process_time()
 
 
 async def main(args: argparse.Namespace) -> dict[str, Any]:
@@ -75,7 +79,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             out.update(wall_s=time.time() - args.t0, bytes=m.bytes_total)
             out.update(requests=m.requests_total, by_path=dict(m.by_path))
     hub.publish()
-    out["peak_rss_mb"] = rss_mb()
+    out["peak_rss_mb"] = peak_rss_mb()
     if "wall_s" in out and args.steady > 0:
         await asyncio.sleep(args.settle)
         m = source.meter
@@ -95,7 +99,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
                 p: n - paths0.get(p, 0) for p, n in m.by_path.items() if n - paths0.get(p, 0)
             },
         }
-        out["peak_rss_mb"] = rss_mb()
+        out["peak_rss_mb"] = peak_rss_mb()
     task.cancel()
     with contextlib.suppress(BaseException):
         await task

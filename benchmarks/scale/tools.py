@@ -65,15 +65,38 @@ class CliRun:
 
 
 def timed_command(argv: list[str], env: dict[str, str] | None = None) -> CliRun:
-    """Run ``argv`` to completion; wall time, peak RSS (``wait4``), output size."""
+    """Run ``argv`` to completion; wall time, peak RSS of its process tree, output size.
+
+    Peak RSS is sampled from ``/proc`` every 20 ms: ``wait4``'s ``ru_maxrss`` would report
+    this (Python) process's size, which a forked child inherits across ``exec``.
+    """
     with tempfile.TemporaryFile() as out:
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
+        peak = 0
+        while proc.poll() is None:
+            peak = max(peak, tree_rss_kb(proc.pid))
+            time.sleep(0.02)
         wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
         size = out.seek(0, os.SEEK_END)
-    return CliRun(wall, usage.ru_maxrss / 1024, size, proc.returncode)
+    return CliRun(wall, peak / 1024, size, proc.returncode)
+
+
+def tree_rss_kb(pid: int) -> int:
+    """Resident KiB of ``pid`` and all its descendants now (0 once gone)."""
+    total = 0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            continue
+    return total
 
 
 def proc_cpu_s(pid: int) -> float:
@@ -83,7 +106,7 @@ def proc_cpu_s(pid: int) -> float:
 
 
 def proc_peak_rss_mb(pid: int) -> float:
-    """Peak resident memory (VmHWM) of ``pid``."""
+    """Peak resident memory (VmHWM: since its last ``exec``) of ``pid``."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024

@@ -17,7 +17,7 @@ from ktop.lab.binaries import cache_dir
 
 K9S_VERSION = "v0.50.16"
 K9S_BUILD = (
-    f"GOBIN={{cache}}/bin/k9s-{K9S_VERSION} CGO_ENABLED=0 nice -n 19 "
+    f"GOBIN=${{KTOP_CACHE_DIR:-~/.cache/ktop}}/bin/k9s-{K9S_VERSION} CGO_ENABLED=0 "
     f"go install -trimpath -ldflags '-s -w' github.com/derailed/k9s@{K9S_VERSION}"
 )
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -40,8 +40,7 @@ def find_k9s() -> tuple[str | None, str]:
     for cand in [env, str(cached), shutil.which("k9s")]:
         if cand and os.access(cand, os.X_OK):
             return cand, ""
-    build = K9S_BUILD.format(cache=cache_dir())
-    return None, f"k9s {K9S_VERSION} not built (build it with: {build})"
+    return None, f"k9s {K9S_VERSION} not built (build it with: {K9S_BUILD})"
 
 
 def version(argv: list[str]) -> str:

@@ -191,11 +191,11 @@ def _quote(arg: str) -> str:
 
 
 def k9s_shows_all(nodes: int) -> Callable[[str], bool]:
-    """k9s' node view title, e.g. ``Nodes(all)[10000]``, names every node."""
-    pattern = re.compile(r"[Nn]odes\(\w*\)\[(\d+)\]")
+    """k9s' node view title, e.g. ``nodes(all)[10,000]``, names every node."""
+    pattern = re.compile(r"[Nn]odes\(\w*\)\[([\d,]+)\]")
 
     def done(screen: str) -> bool:
-        return any(int(m) == nodes for m in pattern.findall(screen))
+        return any(int(m.replace(",", "")) == nodes for m in pattern.findall(screen))
 
     return done
 

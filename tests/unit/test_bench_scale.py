@@ -155,6 +155,7 @@ def test_spread_of_one_value_and_of_none() -> None:
 
 def test_screen_predicates() -> None:
     assert tools.k9s_shows_all(10_000)(" Nodes(all)[10000] ")
+    assert tools.k9s_shows_all(1_000)("── nodes(all)[1,000] ──")
     assert not tools.k9s_shows_all(10_000)(" Nodes(all)[9999] ")
     assert tools.ktop_shows_all(10_000)("zones 10,000/10,000 ready")
     assert not tools.ktop_shows_all(10_000)("9,999/10,000 ready")

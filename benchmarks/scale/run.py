@@ -66,14 +66,14 @@ class SizeRun:
             task = asyncio.create_task(renewer.run())
             renewer.running.set()
             if "kubectl" in self.o.tools:
-                await self._kubectl()
+                await self._guard("kubectl get nodes -o json", self._kubectl())
             if "ktop" in self.o.tools:
-                await self._ktop_probe(renewer)
+                await self._guard("ktop", self._ktop_probe(renewer))
             await self._feeds(api, renewer)
             if "ktop (UI)" in self.o.tools:
-                await self._tui("ktop (UI)", renewer)
+                await self._guard("ktop (UI)", self._tui("ktop (UI)", renewer))
             if "k9s" in self.o.tools:
-                await self._tui("k9s", renewer)
+                await self._guard("k9s", self._tui("k9s", renewer))
             self._steady()
             self.out["load_at_end"] = _load()
         finally:
@@ -83,6 +83,14 @@ class SizeRun:
                     await task
             await api.close()
         return self.out
+
+    async def _guard(self, tool: str, measure: Any) -> None:
+        """Run one tool's measurement; a failure is reported as that tool not measured."""
+        try:
+            await measure
+        except Exception as exc:
+            log(f"{tool} failed: {type(exc).__name__}: {exc}")
+            self.out["tools"][tool] = {"not_measured": f"{type(exc).__name__}: {exc}"}
 
     # -- sizes of what there is to read ----------------------------------------------------
     async def _representations(self, api: Api) -> None:

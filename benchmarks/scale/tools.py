@@ -128,6 +128,8 @@ class Tmux:
     def __init__(self, width: int = 160, height: int = 48) -> None:
         self.socket = f"ktop-bench-{os.getpid()}"
         self.size = (width, height)
+        # A session that outlives the measured ones, so the server never exits between runs.
+        self._tmux("new-session", "-d", "-s", "keep", "sleep", "86400")
 
     def _tmux(self, *args: str) -> str:
         out = subprocess.run(
@@ -159,7 +161,10 @@ class Tmux:
             "new-session", "-d", "-s", session, "-x", str(w), "-y", str(h),
             "env", *envs, "sh", "-c", cmd,
         )  # fmt: skip
-        pid = int(self._tmux("list-panes", "-t", session, "-F", "#{pane_pid}").split()[0])
+        panes = self._tmux("list-panes", "-t", session, "-F", "#{pane_pid}").split()
+        if not panes:
+            raise RuntimeError(f"{argv[0]} exited at once in tmux")
+        pid = int(panes[0])
         result = TuiRun(None)
         try:
             while time.perf_counter() - t0 < timeout_s:

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 ARGS ?= --scenario zone-outage --speed 5
 
-.PHONY: setup demo test check unit e2e controlplane snapshots recordings clean
+.PHONY: setup demo test check unit e2e controlplane snapshots recordings bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -39,6 +39,12 @@ snapshots: setup
 ## recordings: regenerate recordings/ (one small recording per simulator scenario)
 recordings: setup
 	bash scripts/make-recordings.sh
+
+## bench: the scale benchmark against the local control plane (not part of `make test`;
+## tables go to docs/benchmarks.md and docs/cost.md). BENCH_ARGS="--nodes 50000 100000"
+BENCH_ARGS ?= --nodes 1000 10000
+bench: setup
+	$(BIN)/python -m benchmarks.scale run $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -53,6 +53,47 @@ class NodesState:
         self.counts: dict[Domain, list[int]] = {}
         self.unhealthy: dict[str, tuple[float, str]] = {}
         """Not-Ready nodes with their sort key (since, name), longest first when sorted."""
+        self._dirty: set[Domain] = set()
+        self._sorted: dict[Domain, list[float]] = {}
+        self._zone_sorted: dict[Domain, list[float]] = {}
+        self._all_sorted: list[float] = []
+
+    def sorted_renews(
+        self,
+    ) -> tuple[dict[Domain, list[float]], dict[Domain, list[float]], list[float]]:
+        """Renew times sorted oldest first: per domain, per zone, and over all nodes.
+
+        A cache: only domains whose renew times changed since the last call are sorted again
+        (the order does not depend on the clock), so a snapshot of an unchanged cluster sorts
+        nothing. The lists are shared: callers must not change them.
+        """
+        if not self._dirty:
+            return self._sorted, self._zone_sorted, self._all_sorted
+        zones = set()
+        for dom in self._dirty:
+            zones.add((dom[0], dom[1], ""))
+            renews = self.renews.get(dom)
+            if renews is None:
+                self._sorted.pop(dom, None)
+            else:
+                self._sorted[dom] = sorted(renews.values())
+        self._dirty.clear()
+        for zdom in zones:
+            merged: list[float] = []
+            for dom, lst in self._sorted.items():
+                if dom[0] == zdom[0] and dom[1] == zdom[1]:
+                    merged += lst
+            if merged or any(d[:2] == zdom[:2] for d in self.renews):
+                merged.sort()  # concatenated sorted runs: near-linear
+                self._zone_sorted[zdom] = merged
+            else:
+                self._zone_sorted.pop(zdom, None)
+        everything: list[float] = []
+        for zdom in sorted(self._zone_sorted):
+            everything += self._zone_sorted[zdom]
+        everything.sort()
+        self._all_sorted = everything
+        return self._sorted, self._zone_sorted, self._all_sorted
 
     def _account(self, node: NodeRecord, sign: int) -> None:
         dom = (node.region, node.zone, node.rack)
@@ -60,6 +101,7 @@ class NodesState:
         if counts is None:
             counts = self.counts[dom] = [0] * 7
             self.renews[dom] = {}
+        self._dirty.add(dom)
         for i, v in enumerate(_contribution(node)):
             counts[i] += sign * v
         if sign > 0:
@@ -97,7 +139,9 @@ class NodesState:
         self.leases[name] = renew_time
         node = self.nodes.get(name)
         if node is not None:
-            self.renews[(node.region, node.zone, node.rack)][name] = renew_time
+            dom = (node.region, node.zone, node.rack)
+            self.renews[dom][name] = renew_time
+            self._dirty.add(dom)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,10 +154,9 @@ class NodesConfig:
 
 
 def _lag_vals(renews: list[float], now: float, reason: str) -> tuple[Val, Val]:
-    """Max and median Lease lag from renew times (sorted in place)."""
+    """Max and median Lease lag from renew times sorted oldest first."""
     if not renews:
         return Val.unknown(reason), Val.unknown(reason)
-    renews.sort()
     return Val.of(max(0.0, now - renews[0])), Val.of(max(0.0, now - renews[len(renews) // 2]))
 
 
@@ -182,33 +225,27 @@ def build_nodes(
     leases_known: bool,
 ) -> NodesSnapshot:
     """Roll nodes up per zone and rack; list the NotReady ones, longest first."""
+    by_domain, by_zone, all_renews = state.sorted_renews()
     zone_counts: dict[Domain, list[int]] = {}
-    zone_renews: dict[Domain, list[float]] = {}
     rack_keys: list[tuple[int, float, str, str, Domain]] = []
     for dom, counts in state.counts.items():
-        renews = state.renews[dom]
+        renews = by_domain.get(dom, [])
         zdom = (dom[0], dom[1], "")
         zc = zone_counts.setdefault(zdom, [0] * 7)
         for i, v in enumerate(counts):
             zc[i] += v
-        zone_renews.setdefault(zdom, []).extend(renews.values())
-        oldest = min(renews.values()) if renews else now
+        oldest = renews[0] if renews else now
         unhealthy = counts[NOT_READY] + counts[UNKNOWN]
         rack_keys.append((-unhealthy, oldest, dom[1], dom[2], dom))
-    # Worst racks first; only the listed ones get their median computed.
+    # Worst racks first.
     rack_keys.sort()
     racks = [
-        _rollup(k[4], state.counts[k[4]], list(state.renews[k[4]].values()), now, False, cfg)
+        _rollup(k[4], state.counts[k[4]], by_domain.get(k[4], []), now, False, cfg)
         for k in rack_keys[:RACK_LIST_CAP]
     ]
-    # Zone lists are sorted by _rollup; their concatenation sorts in near-linear time.
     zones = [
-        _rollup(d, zone_counts[d], zone_renews[d], now, True, cfg) for d in sorted(zone_counts)
+        _rollup(d, zone_counts[d], by_zone.get(d, []), now, True, cfg) for d in sorted(zone_counts)
     ]
-    all_renews: list[float] = []
-    for d in sorted(zone_renews):
-        all_renews += zone_renews[d]
-    all_renews.sort()
     total = sum(z.total for z in zones)
     if leases_known and all_renews:
         # p99 of lag = now - the renew time at the 1st percentile (oldest first).

@@ -1,0 +1,1 @@
+"""Benchmarks of ktop (kept out of the default test run)."""

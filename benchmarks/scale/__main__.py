@@ -1,0 +1,156 @@
+"""``python -m benchmarks.scale``: run the scale benchmark, or rewrite the docs from results.
+
+    python -m benchmarks.scale run --nodes 1000 10000      # needs the lab's binaries
+    python -m benchmarks.scale pure                        # no apiserver: model, frames, parse
+    python -m benchmarks.scale docs [RESULTS]              # tables into docs/*.md
+
+``run`` writes the results file (default ``benchmarks/results/scale.json``) and then the docs.
+Run labs one at a time on a shared machine (the lab takes both cores at 10,000 nodes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.scale import pure, tables
+from benchmarks.scale.run import Options, measure_size
+from ktop import __version__
+from ktop.lab.binaries import env_file
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "benchmarks" / "results" / "scale.json"
+DOCS = {ROOT / "docs" / "benchmarks.md": tables.BENCHMARKS_SECTIONS,
+        ROOT / "docs" / "cost.md": tables.COST_SECTIONS}  # fmt: skip
+
+
+def machine() -> str:
+    """CPU model, cores and memory of this machine."""
+    model = "unknown CPU"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    mem = 0
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            mem = int(line.split()[1]) // (1024 * 1024)
+    return f"{os.cpu_count()} cores ({model}), {mem} GiB, Python {platform.python_version()}"
+
+
+def versions() -> dict[str, str]:
+    """Versions of what was measured."""
+    out = {"ktop": __version__}
+    if env_file().is_file():
+        for line in env_file().read_text().splitlines():
+            if line.startswith(("KTOP_K8S_VERSION=", "KTOP_ETCD_VERSION=")):
+                key, _, value = line.partition("=")
+                name = "kube-apiserver" if "K8S" in key else "etcd"
+                out[name] = value
+    return out
+
+
+def write_docs(results: dict[str, Any]) -> None:
+    """Rewrite every generated section of the docs from ``results``."""
+    for path, sections in DOCS.items():
+        path.write_text(tables.render(path.read_text(), results, sections))
+        print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
+
+
+def pure_figures(frames_nodes: int) -> dict[str, Any]:
+    """Figures without an apiserver (the frame benchmark runs in its own process)."""
+    figures = pure.run()
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.scale.frames", "--nodes", str(frames_nodes)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    frames = json.loads(out.stdout.strip().splitlines()[-1])
+    figures["overview_frame_ms_100k"] = frames["overview_frame_ms"]
+    figures["publish_ms_100k"] = frames["publish_ms"]
+    figures["drill_frame_ms_100k"] = frames["drill_frame_ms"]
+    figures["frame_wall_ms_100k"] = frames.get("wall_ms", {})
+    figures["ui_rss_mb_100k"] = frames["peak_rss_mb"]
+    figures["frames_nodes"] = frames_nodes
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    p = argparse.ArgumentParser(prog="python -m benchmarks.scale", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    sub = p.add_subparsers(dest="cmd", required=True)
+    run = sub.add_parser("run", help="measure against the lab (and the pure figures)")
+    run.add_argument("--nodes", type=int, nargs="+", default=[1_000, 10_000])
+    run.add_argument("--pods", type=int, default=1_000, help="pending pods (default 1000)")
+    run.add_argument("--runs", type=int, default=3)
+    run.add_argument("--renew-per-s", type=float, default=100.0,
+                     help="Lease renewals per second the lab can carry (default 100)")  # fmt: skip
+    run.add_argument("--steady-s", type=float, default=30.0)
+    run.add_argument("--kwok-nodes", type=int, default=0, help="KWOK-managed nodes as well")
+    run.add_argument("--tools", default="ktop,ktop (UI),kubectl,k9s")
+    run.add_argument("--lab-dir", type=Path, default=Path(tempfile.gettempdir()) / "ktop-bench-lab")
+    run.add_argument("--frames-nodes", type=int, default=100_000)
+    run.add_argument("--contended", default="", help="say what else ran on the machine")
+    run.add_argument("--out", type=Path, default=RESULTS)
+    run.add_argument("--no-docs", action="store_true")
+    pu = sub.add_parser("pure", help="only the figures that need no apiserver")
+    pu.add_argument("--frames-nodes", type=int, default=100_000)
+    docs = sub.add_parser("docs", help="rewrite the generated sections of the docs")
+    docs.add_argument("results", type=Path, nargs="?", default=RESULTS)
+    args = p.parse_args(argv)
+
+    if args.cmd == "docs":
+        write_docs(json.loads(args.results.read_text()))
+        return 0
+    if args.cmd == "pure":
+        print(json.dumps(pure_figures(args.frames_nodes), indent=2))
+        return 0
+    o = Options(runs=args.runs, pods=args.pods, renew_per_s=args.renew_per_s,
+                steady_s=args.steady_s, idle_s=min(20.0, args.steady_s),
+                kwok_nodes=args.kwok_nodes, tools=tuple(args.tools.split(",")))  # fmt: skip
+    load0 = os.getloadavg()[0]
+    results: dict[str, Any] = {
+        "meta": {
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "command": "python -m benchmarks.scale " + shlex.join(argv or sys.argv[1:]),
+            "machine": machine(),
+            "runs": args.runs,
+            "versions": versions(),
+        },
+        "sizes": [],
+    }
+    for n in args.nodes:
+        results["sizes"].append(measure_size(args.lab_dir, n, o))
+        _save(args.out, results)
+    results["pure"] = pure_figures(args.frames_nodes)
+    loads = [load0] + [
+        s.get(k, 0.0) for s in results["sizes"] for k in ("load_at_start", "load_at_end")
+    ]
+    note = f"load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores"
+    results["meta"]["contended"] = f"{note}; {args.contended}" if args.contended else note
+    for s in results["sizes"]:
+        for key in ("kubectl_version", "k9s_version"):
+            if key in s:
+                results["meta"]["versions"][key.split("_")[0]] = s[key]
+    _save(args.out, results)
+    if not args.no_docs:
+        write_docs(results)
+    return 0
+
+
+def _save(path: Path, results: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""The benchmark's cluster: the lab control plane, filled with static real-shaped objects."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.scale import objects
+from benchmarks.scale.api import Api, Server, limited
+from ktop.lab import Lab, LabConfig
+
+NODES = "/api/v1/nodes"
+LEASES = f"/apis/coordination.k8s.io/v1/namespaces/{objects.LEASE_NAMESPACE}/leases"
+PODS = f"/api/v1/namespaces/{objects.PENDING_NAMESPACE}/pods"
+GRACE_S = 3600
+"""Node monitor grace period: static nodes stay Ready for the run without 1,000 writes/s."""
+
+
+def log(msg: str) -> None:
+    """Progress on stderr."""
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def start_lab(lab_dir: Path, kwok_nodes: int) -> Lab:
+    """One etcd, two apiservers, scheduler, controller-manager, kwok; no Prometheus."""
+    cfg = LabConfig(
+        nodes=kwok_nodes,
+        etcd_members=1,
+        prometheus=False,
+        node_monitor_grace_period_s=GRACE_S,
+        max_requests_inflight=400,
+        max_mutating_requests_inflight=200,
+        start_timeout_s=600.0,
+    )
+    lab = Lab(lab_dir, cfg)
+    lab.start()
+    return lab
+
+
+def server(info: dict[str, Any], lab_dir: Path) -> Server:
+    """The first apiserver, as the lab's admin."""
+    return Server(info["apiservers"][0]["url"], info["admin_token"], str(lab_dir / "pki/ca.crt"))
+
+
+async def populate(api: Api, nodes: int, pods: int, concurrency: int) -> float:
+    """Create the nodes, their Leases and the pending pods; seconds taken."""
+    t0 = time.monotonic()
+    now = time.time()
+
+    def node_jobs() -> Any:
+        for body in objects.nodes(nodes, now):
+            yield lambda body=body: api.create(NODES, body)
+
+    def lease_jobs() -> Any:
+        for i in range(nodes):
+            body = objects.lease(objects.node_name(i), now)
+            yield lambda body=body: api.create(LEASES, body)
+
+    await limited(node_jobs(), concurrency)
+    log(f"{nodes} nodes created in {time.monotonic() - t0:.0f}s")
+    await limited(lease_jobs(), concurrency)
+    log(f"{nodes} Leases created ({time.monotonic() - t0:.0f}s)")
+    if pods:
+        ns = {"apiVersion": "v1", "kind": "Namespace"}
+        ns["metadata"] = {"name": objects.PENDING_NAMESPACE}  # type: ignore[assignment]
+        await api.create("/api/v1/namespaces", ns)
+
+        def pod_jobs() -> Any:
+            for body, status in objects.pending_pods(pods):
+                yield lambda body=body, status=status: _pod(api, body, status)
+
+        await limited(pod_jobs(), concurrency)
+        log(f"{pods} pending pods created ({time.monotonic() - t0:.0f}s)")
+    return time.monotonic() - t0
+
+
+async def _pod(api: Api, body: dict[str, Any], status: dict[str, Any]) -> None:
+    await api.create(PODS, body)
+    code, text = await api.request(
+        "PATCH",
+        f"{PODS}/{body['metadata']['name']}/status",
+        status,
+        content_type="application/merge-patch+json",
+    )
+    if code != 200:
+        raise RuntimeError(f"pod status: {code} {text[:200]!r}")
+
+
+@dataclass
+class Renewer:
+    """Renews node Leases like kubelets do, at a rate the machine can carry."""
+
+    api: Api
+    nodes: int
+    per_s: float
+    running: asyncio.Event = field(default_factory=asyncio.Event)
+    renewed: int = 0
+
+    async def run(self) -> None:
+        """Renew round-robin, ``per_s`` Leases a second, while ``running`` is set."""
+        i = 0
+        sem = asyncio.Semaphore(16)
+        tasks: set[asyncio.Task[None]] = set()
+        next_at = time.monotonic()
+        while True:
+            await self.running.wait()
+            next_at = max(next_at + 1.0 / self.per_s, time.monotonic() - 1.0)
+            await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+            name = objects.node_name(i % self.nodes)
+            i += 1
+            await sem.acquire()
+            task = asyncio.create_task(self._renew(name, sem))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+    async def _renew(self, name: str, sem: asyncio.Semaphore) -> None:
+        try:
+            patch = {"spec": {"renewTime": objects.rfc3339_micro(time.time())}}
+            code, _ = await self.api.request(
+                "PATCH", f"{LEASES}/{name}", patch, "application/merge-patch+json"
+            )
+            if code == 200:
+                self.renewed += 1
+        finally:
+            sem.release()

@@ -1,0 +1,123 @@
+"""ktop's live source and model without the UI, in a process of its own.
+
+``python -m benchmarks.scale.probe --kubeconfig K --nodes N --t0 T [--apiserver URL ...]``
+prints one JSON line: seconds from ``T`` (the parent's clock when it started this process) to
+the first complete overview, bytes and requests until then (ktop's own cost meter), peak
+memory, then the steady load over ``--steady`` seconds.
+
+Complete means: every list+watch feed synced, ``N`` nodes in the nodes area, and every
+apiserver instance given read once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from ktop.hub import Hub
+from ktop.model.cluster import ClusterModel
+from ktop.model.events import (
+    FEED_EVENTS,
+    FEED_IDENTITIES,
+    FEED_LEASES,
+    FEED_NODES,
+    FEED_PENDING_PODS,
+    FEED_QUOTAS,
+)
+from ktop.sources.live.source import LiveOptions, LiveSource
+
+FEEDS = (FEED_NODES, FEED_LEASES, FEED_PENDING_PODS, FEED_EVENTS, FEED_QUOTAS, FEED_IDENTITIES)
+
+
+def complete(hub: Hub, nodes: int, instances: int) -> tuple[bool, bool]:
+    """(nodes area complete, whole overview complete)."""
+    snap = hub.model.snapshot()
+    feeds: dict[str, Any] = getattr(hub.model, "feeds", {})
+    nodes_done = snap.nodes.nodes_known and snap.nodes.total >= nodes
+    synced = all(getattr(feeds.get(f), "synced", False) for f in FEEDS)
+    scraped = sum(1 for i in snap.apiservers.instances if i.last_ok is not None)
+    return nodes_done, nodes_done and synced and scraped >= instances
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process since it started (VmHWM; ``ru_maxrss`` would
+    include the size of the parent it was forked from).
+    """
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def cpu_s() -> float:
+    """CPU seconds used by this process."""
+    return time.process_time()
+
+
+async def main(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the source until complete, then measure the steady window."""
+    hub = Hub(ClusterModel())
+    source = LiveSource(LiveOptions(kubeconfig=args.kubeconfig, apiservers=tuple(args.apiserver)))
+    task = asyncio.create_task(source.run(hub.ingest))
+    out: dict[str, Any] = {}
+    deadline = time.time() + args.timeout
+    while time.time() < deadline and "wall_s" not in out:
+        await asyncio.sleep(0.05)
+        if task.done():
+            task.result()
+        nodes_done, all_done = complete(hub, args.nodes, len(args.apiserver))
+        m = source.meter
+        if nodes_done and "nodes_wall_s" not in out:
+            out.update(nodes_wall_s=time.time() - args.t0, nodes_bytes=m.bytes_total)
+            out["nodes_requests"] = m.requests_total
+        if all_done:
+            out.update(wall_s=time.time() - args.t0, bytes=m.bytes_total)
+            out.update(requests=m.requests_total, by_path=dict(m.by_path))
+    hub.publish()
+    out["peak_rss_mb"] = peak_rss_mb()
+    if "wall_s" in out and args.steady > 0:
+        await asyncio.sleep(args.settle)
+        m = source.meter
+        b0, r0, c0, t0, e0 = m.bytes_total, m.requests_total, cpu_s(), time.time(), hub.events_total
+        paths0 = dict(m.by_path)
+        while time.time() - t0 < args.steady:
+            await asyncio.sleep(1.0)
+            hub.publish()
+        dt = time.time() - t0
+        out["steady"] = {
+            "seconds": dt,
+            "bytes_per_s": (m.bytes_total - b0) / dt,
+            "requests_per_s": (m.requests_total - r0) / dt,
+            "events_per_s": (hub.events_total - e0) / dt,
+            "cpu_pct": 100 * (cpu_s() - c0) / dt,
+            "requests_by_path": {
+                p: n - paths0.get(p, 0) for p, n in m.by_path.items() if n - paths0.get(p, 0)
+            },
+        }
+        out["peak_rss_mb"] = peak_rss_mb()
+    task.cancel()
+    with contextlib.suppress(BaseException):
+        await task
+    return out
+
+
+def cli() -> None:
+    """Entry point."""
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--kubeconfig", required=True)
+    p.add_argument("--apiserver", action="append", default=[])
+    p.add_argument("--nodes", type=int, required=True)
+    p.add_argument("--t0", type=float, default=time.time())
+    p.add_argument("--timeout", type=float, default=600.0)
+    p.add_argument("--steady", type=float, default=0.0)
+    p.add_argument("--settle", type=float, default=5.0)
+    print(json.dumps(asyncio.run(main(p.parse_args()))), flush=True)
+
+
+if __name__ == "__main__":
+    cli()

@@ -1,0 +1,328 @@
+"""One benchmark size against a real apiserver: start the lab, fill it, measure every tool."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.scale import cluster, objects, tools
+from benchmarks.scale.api import JSON, PARTIAL, TABLE, Api
+from benchmarks.scale.cluster import LEASES, NODES, Renewer, log
+
+KUBELET_LEASE_RENEW_S = 10.0
+"""kubelet renews its Lease every quarter of the 40 s lease duration."""
+KUBELET_STATUS_REPORT_S = 300.0
+"""kubelet writes an unchanged node status every 5 minutes (nodeStatusReportFrequency)."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to measure one size."""
+
+    runs: int = 3
+    pods: int = 1_000
+    concurrency: int = 32
+    renew_per_s: float = 100.0
+    steady_s: float = 30.0
+    idle_s: float = 20.0
+    kwok_nodes: int = 0
+    tools: tuple[str, ...] = ("ktop", "ktop (UI)", "kubectl", "k9s")
+
+
+def _load() -> float:
+    return os.getloadavg()[0]
+
+
+class SizeRun:
+    """Measures every tool at one size, against one running lab."""
+
+    def __init__(self, lab_dir: Path, info: dict[str, Any], nodes: int, o: Options) -> None:
+        self.dir, self.info, self.nodes, self.o = lab_dir, info, nodes, o
+        self.kubeconfig = str(lab_dir / "kubeconfig")
+        self.apiservers = [a["url"] for a in info["apiservers"]]
+        self.out: dict[str, Any] = {"nodes": nodes, "pods": o.pods, "tools": {}}
+
+    async def measure(self) -> dict[str, Any]:
+        """Populate, then measure each tool and each feed."""
+        api = Api(cluster.server(self.info, self.dir), connections=self.o.concurrency)
+        renewer = Renewer(api, self.nodes, self.o.renew_per_s)
+        task: asyncio.Task[None] | None = None
+        try:
+            self.out["load_at_start"] = _load()
+            self.out["populate_s"] = await cluster.populate(
+                api, self.nodes, self.o.pods, self.o.concurrency
+            )
+            await self._representations(api)
+            task = asyncio.create_task(renewer.run())
+            renewer.running.set()
+            if "kubectl" in self.o.tools:
+                await self._guard("kubectl get nodes -o json", self._kubectl())
+            if "ktop" in self.o.tools:
+                await self._guard("ktop", self._ktop_probe(renewer))
+            await self._feeds(api, renewer)
+            if "ktop (UI)" in self.o.tools:
+                await self._guard("ktop (UI)", self._tui("ktop (UI)", renewer))
+            if "k9s" in self.o.tools:
+                await self._guard("k9s", self._tui("k9s", renewer))
+            self._steady()
+            self.out["load_at_end"] = _load()
+        finally:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+            await api.close()
+        return self.out
+
+    async def _guard(self, tool: str, measure: Any) -> None:
+        """Run one tool's measurement; a failure is reported as that tool not measured."""
+        try:
+            await measure
+        except Exception as exc:
+            log(f"{tool} failed: {type(exc).__name__}: {exc}")
+            self.out["tools"][tool] = {"not_measured": f"{type(exc).__name__}: {exc}"}
+
+    # -- sizes of what there is to read ----------------------------------------------------
+    async def _representations(self, api: Api) -> None:
+        reps: dict[str, int] = {}
+        pods = f"/api/v1/namespaces/{objects.PENDING_NAMESPACE}/pods"
+        for name, path, accept, query in (
+            ("nodes as JSON (kubectl get -o json)", NODES, JSON, ""),
+            ("nodes as Table with object metadata (ktop)", NODES, TABLE, "includeObject=Metadata"),
+            ("nodes as PartialObjectMetadata", NODES, PARTIAL, ""),
+            ("nodes as Table without objects", NODES, TABLE, "includeObject=None"),
+            ("node Leases as JSON (ktop)", LEASES, JSON, ""),
+            ("node Leases as Table without objects", LEASES, TABLE, "includeObject=None"),
+            ("pending pods as JSON (ktop)", pods, JSON, ""),
+        ):
+            reps[name], _, _ = await api.list_bytes(path, accept, query)
+        code, body = await api.request("GET", "/metrics")
+        if code == 200:
+            reps["one apiserver /metrics (not per node)"] = len(body)
+        self.out["representations"] = reps
+        log(f"representations: { {k: round(v / 1e6, 1) for k, v in reps.items()} } MB")
+
+    # -- kubectl ------------------------------------------------------------------------------
+    async def _kubectl(self) -> None:
+        path, why = tools.find_kubectl()
+        reps = self.out["representations"]
+        for tool, args, nbytes in (
+            ("kubectl get nodes -o json", ["get", "nodes", "-o", "json"],
+             reps["nodes as JSON (kubectl get -o json)"]),
+            ("kubectl get pods -A -o json", ["get", "pods", "-A", "-o", "json"], None),
+        ):  # fmt: skip
+            if path is None:
+                self.out["tools"][tool] = {"not_measured": why}
+                continue
+            t: dict[str, Any] = {"wall_s": [], "peak_rss_mb": [], "bytes": [], "requests": []}
+            for _ in range(self.o.runs):
+                run = await asyncio.to_thread(
+                    tools.timed_command, [path, "--kubeconfig", self.kubeconfig, *args]
+                )
+                if run.returncode != 0:
+                    t = {"not_measured": f"{tool} exited {run.returncode}"}
+                    break
+                t["wall_s"].append(run.wall_s)
+                t["peak_rss_mb"].append(run.peak_rss_mb)
+                t["output_bytes"] = run.stdout_bytes
+            if "wall_s" in t:
+                size = nbytes if nbytes is not None else await self._pods_json_bytes()
+                pages = -(-max(1, self._count(tool)) // 500)
+                t["bytes"] = [size] * len(t["wall_s"])
+                t["requests"] = [pages] * len(t["wall_s"])
+            self.out["tools"][tool] = t
+            log(f"{tool}: {t.get('wall_s')}")
+        self.out["kubectl_version"] = tools.version([path, "version", "--client"]) if path else why
+
+    def _count(self, tool: str) -> int:
+        return self.nodes if "nodes" in tool else self.o.pods
+
+    async def _pods_json_bytes(self) -> int:
+        api = Api(cluster.server(self.info, self.dir))
+        try:
+            n, _, _ = await api.list_bytes("/api/v1/pods", JSON)
+        finally:
+            await api.close()
+        return n
+
+    # -- ktop, source and model only ---------------------------------------------------------
+    async def _ktop_probe(self, renewer: Renewer) -> None:
+        t: dict[str, Any] = {k: [] for k in ("wall_s", "bytes", "requests", "peak_rss_mb")}
+        t.update(nodes_wall_s=[], nodes_bytes=[])
+        for i in range(self.o.runs):
+            steady = self.o.steady_s if i == 0 else 0.0
+            argv = [sys.executable, "-m", "benchmarks.scale.probe", "--kubeconfig", self.kubeconfig]
+            argv += ["--nodes", str(self.nodes), "--steady", str(steady)]
+            for url in self.apiservers:
+                argv += ["--apiserver", url]
+            r0, w0 = renewer.renewed, time.monotonic()
+            argv += ["--t0", repr(time.time())]
+            proc = await asyncio.create_subprocess_exec(*argv, stdout=subprocess.PIPE)
+            stdout, _ = await proc.communicate()
+            res = json.loads(stdout.decode().strip().splitlines()[-1])
+            if "wall_s" not in res:
+                t = {"not_measured": f"ktop did not complete in time: {res}"}
+                break
+            for key in (
+                "wall_s",
+                "bytes",
+                "requests",
+                "peak_rss_mb",
+                "nodes_wall_s",
+                "nodes_bytes",
+            ):
+                t[key].append(res[key])
+            if "steady" in res:
+                st = res["steady"]
+                st["lease_renewals_per_s"] = (renewer.renewed - r0) / (time.monotonic() - w0)
+                t["steady"] = st
+                t["steady_cpu_pct"] = [st["cpu_pct"]]
+                t["by_path_at_complete"] = res.get("by_path", {})
+            log(
+                f"ktop: {res['wall_s']:.1f}s {res['bytes'] / 1e6:.1f} MB {res['requests']} requests"
+            )
+        self.out["tools"]["ktop"] = t
+
+    # -- what each feed costs --------------------------------------------------------------------
+    async def _feeds(self, api: Api, renewer: Renewer) -> None:
+        feeds = (
+            ("node Leases (JSON, ktop)", LEASES, "allowWatchBookmarks=true", JSON),
+            ("node Leases (Table without objects)", LEASES, "includeObject=None", TABLE),
+            ("nodes (Table with metadata, ktop)", NODES, "includeObject=Metadata", TABLE),
+            ("pending pods (ktop)", "/api/v1/pods", "fieldSelector=status.phase%3DPending", JSON),
+            ("Warning events (ktop)", "/api/v1/events", "fieldSelector=type%3DWarning", JSON),
+        )
+        counts = {name: [0, 0] for name, *_ in feeds}
+
+        async def watch(name: str, path: str, query: str, accept: str) -> None:
+            async with api.watch(path, query, accept) as lines:
+                async for line in lines:
+                    if line.strip():
+                        counts[name][0] += 1
+                        counts[name][1] += len(line)
+
+        r0, t0 = renewer.renewed, time.monotonic()
+        tasks = [asyncio.create_task(watch(*f)) for f in feeds]
+        await asyncio.sleep(self.o.steady_s)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        dt = time.monotonic() - t0
+        renew_rate = (renewer.renewed - r0) / dt
+        reps = self.out["representations"]
+        table_row = reps["nodes as Table with object metadata (ktop)"] / self.nodes
+        out: dict[str, Any] = {}
+        for name, (events, nbytes) in counts.items():
+            per = nbytes / events if events else 0.0
+            rate = events / dt
+            if name.startswith("node Leases"):
+                real = self.nodes / KUBELET_LEASE_RENEW_S
+            elif name.startswith("nodes"):
+                real, per = self.nodes / KUBELET_STATUS_REPORT_S, per or table_row
+            else:
+                real = rate
+            out[name] = {
+                "events_per_s": rate,
+                "bytes_per_event": per,
+                "real_events_per_s": real,
+                "kb_per_s_real_rate": real * per / 1e3,
+            }
+        self.out["feeds"] = out
+        self.out["renewals_per_s_during_feeds"] = renew_rate
+        log(f"feeds: { {k: round(v['kb_per_s_real_rate'], 1) for k, v in out.items()} } KB/s")
+
+    # -- TUIs in tmux ---------------------------------------------------------------------------
+    async def _tui(self, tool: str, renewer: Renewer) -> None:
+        tmux = tools.Tmux()
+        home = tempfile.mkdtemp(prefix="ktop-bench-home-")
+        env = {"TERM": "xterm-256color", "HOME": home, "KUBECONFIG": self.kubeconfig,
+               "K9S_CONFIG_DIR": home, "XDG_CONFIG_HOME": home, "XDG_STATE_HOME": home}  # fmt: skip
+        if tool == "k9s":
+            path, why = tools.find_k9s()
+            if path is None:
+                self.out["tools"][tool] = {"not_measured": why}
+                return
+            argv = [path, "--kubeconfig", self.kubeconfig, "-c", "nodes", "--readonly"]
+            done = tools.k9s_shows_all(self.nodes)
+            self.out["k9s_version"] = tools.version([path, "version", "-s"])
+        else:
+            argv = [sys.executable, "-m", "ktop", "--kubeconfig", self.kubeconfig]
+            for url in self.apiservers:
+                argv += ["--apiserver", url]
+            done = tools.ktop_shows_all(self.nodes)
+        t: dict[str, Any] = {"wall_s": [], "peak_rss_mb": [], "steady_cpu_pct": []}
+        idle: list[float] = []
+        try:
+            for i in range(self.o.runs):
+                windows: dict[str, tuple[float, Any]] = {}
+                if i == 0:
+                    windows["steady"] = (self.o.idle_s, renewer.running.set)
+                    if tool != "k9s":
+                        windows["idle"] = (self.o.idle_s, renewer.running.clear)
+                res = await tmux.run(f"r{i}", argv, env, done, 600.0, windows)
+                renewer.running.set()
+                if res.wall_s is None:
+                    t = {"not_measured": "never showed every node; last screen:\n" + res.screen}
+                    break
+                t["wall_s"].append(res.wall_s)
+                t["peak_rss_mb"].append(res.peak_rss_mb)
+                if "steady" in res.cpu_pct:
+                    t["steady_cpu_pct"].append(res.cpu_pct["steady"])
+                if "idle" in res.cpu_pct:
+                    idle.append(res.cpu_pct["idle"])
+                log(f"{tool}: {res.wall_s:.1f}s, {res.peak_rss_mb:.0f} MB, CPU {res.cpu_pct}")
+        finally:
+            tmux.close()
+        if idle:
+            t["idle_cpu_pct"] = idle
+        self.out["tools"][tool] = t
+
+    # -- steady state, at the kubelet's real rates -------------------------------------------
+    def _steady(self) -> None:
+        probe = self.out["tools"].get("ktop", {})
+        st = probe.get("steady")
+        if not st:
+            return
+        leases = self.out["feeds"]["node Leases (JSON, ktop)"]
+        nodes = self.out["feeds"]["nodes (Table with metadata, ktop)"]
+        # ktop's measured load, with the Lease and node feeds moved from the lab's rates to
+        # the kubelets' real ones (bytes per event as measured on this apiserver).
+        measured_leases = st["lease_renewals_per_s"] * leases["bytes_per_event"]
+        measured_nodes = nodes["events_per_s"] * nodes["bytes_per_event"]
+        real = (
+            st["bytes_per_s"]
+            - measured_leases
+            - measured_nodes
+            + 1e3 * (leases["kb_per_s_real_rate"] + nodes["kb_per_s_real_rate"])
+        )
+        ui = self.out["tools"].get("ktop (UI)", {})
+        self.out["steady"] = {
+            "lease_renewals_per_s": st["lease_renewals_per_s"],
+            "ktop_requests_per_s": st["requests_per_s"],
+            "ktop_kb_per_s": st["bytes_per_s"] / 1e3,
+            "ktop_kb_per_s_real_rate": real / 1e3,
+            "ktop_requests_by_path": st["requests_by_path"],
+            "ktop_ui_idle_cpu_pct": statistics.median(ui["idle_cpu_pct"])
+            if ui.get("idle_cpu_pct")
+            else None,
+        }
+
+
+def measure_size(lab_dir: Path, nodes: int, o: Options) -> dict[str, Any]:
+    """Start a lab, measure one size, stop the lab."""
+    log(f"== {nodes} nodes, {o.pods} pending pods: starting the lab")
+    lab = cluster.start_lab(lab_dir, o.kwok_nodes)
+    try:
+        return asyncio.run(SizeRun(lab_dir, lab.info, nodes, o).measure())
+    finally:
+        lab.stop()

@@ -1,0 +1,239 @@
+"""Markdown tables from a results file, written between markers in the docs (pure).
+
+A generated section looks like::
+
+    <!-- BEGIN GENERATED scale-start: python -m benchmarks.scale docs -->
+    ...
+    <!-- END GENERATED scale-start -->
+
+Everything outside the markers is prose and is kept as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from benchmarks.scale.stats import median, spread
+from benchmarks.scale.targets import TARGETS
+
+Results = Mapping[str, Any]
+TOOLS = (
+    "ktop",
+    "ktop (UI)",
+    "kubectl get nodes -o json",
+    "kubectl get pods -A -o json",
+    "k9s",
+)
+
+
+class MarkerError(ValueError):
+    """A document lacks the markers of a generated section, or has them twice."""
+
+
+def begin(name: str) -> str:
+    """The opening marker of section ``name``."""
+    return f"<!-- BEGIN GENERATED {name}: python -m benchmarks.scale docs -->"
+
+
+def end(name: str) -> str:
+    """The closing marker of section ``name``."""
+    return f"<!-- END GENERATED {name} -->"
+
+
+def replace_section(text: str, name: str, body: str) -> str:
+    """``text`` with section ``name``'s contents replaced by ``body``."""
+    pattern = re.compile(re.escape(begin(name)) + r"\n.*?" + re.escape(end(name)), re.DOTALL)
+    found = pattern.findall(text)
+    if len(found) != 1:
+        raise MarkerError(
+            f"expected one generated section {name!r}, found {len(found)}: "
+            f"add the lines {begin(name)!r} and {end(name)!r}"
+        )
+    return pattern.sub(lambda _: f"{begin(name)}\n{body.rstrip()}\n{end(name)}", text)
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
+    """A Markdown table; ``right[i]`` right-aligns column ``i``."""
+    lines = ["| " + " | ".join(header) + " |"]
+    lines.append("|" + "|".join("---:" if r else "---" for r in right) + "|")
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _mb(values: Sequence[float]) -> str:
+    return spread(values, "{:.1f}", 1e6)
+
+
+def start_table(results: Results) -> str:
+    """Per size and tool: time to a complete view, bytes, requests, peak memory, steady CPU."""
+    rows = []
+    for s in results.get("sizes", []):
+        for tool in TOOLS:
+            t = s.get("tools", {}).get(tool)
+            if t is None:
+                continue
+            label = f"{s['nodes']:,} nodes, {s.get('pods', 0):,} pending pods"
+            if t.get("not_measured"):
+                rows.append([label, tool, f"not measured: {t['not_measured']}", "", "", "", ""])
+                continue
+            rows.append(
+                [
+                    label,
+                    tool,
+                    spread(t.get("wall_s", []), "{:.1f}"),
+                    _mb(t.get("bytes", [])),
+                    spread(t.get("requests", []), "{:.0f}"),
+                    spread(t.get("peak_rss_mb", []), "{:.0f}"),
+                    spread(t.get("steady_cpu_pct", []), "{:.0f}"),
+                ]
+            )
+    header = [
+        "cluster",
+        "tool",
+        "time to complete view (s)",
+        "MB pulled",
+        "requests",
+        "peak RSS (MB)",
+        "steady CPU (% core)",
+    ]
+    return table(header, rows, [False, False, True, True, True, True, True])
+
+
+def feeds_table(results: Results) -> str:
+    """Per size and feed: what one event costs and the bytes/s at the real rate."""
+    rows = []
+    for s in results.get("sizes", []):
+        for name, f in s.get("feeds", {}).items():
+            rows.append(
+                [
+                    f"{s['nodes']:,}",
+                    name,
+                    f"{f['events_per_s']:.1f}",
+                    f"{f['bytes_per_event']:,.0f}" if f.get("bytes_per_event") else "-",
+                    f"{f['real_events_per_s']:.1f}",
+                    f"{f['kb_per_s_real_rate']:.1f}",
+                ]
+            )
+    header = [
+        "nodes",
+        "feed (as ktop asks for it)",
+        "events/s measured",
+        "bytes/event",
+        "events/s at real rate",
+        "KB/s at real rate",
+    ]
+    return table(header, rows, [True, False, True, True, True, True])
+
+
+def representations_table(results: Results) -> str:
+    """Per size: a whole list of nodes / Leases in each representation the API offers."""
+    rows = []
+    for s in results.get("sizes", []):
+        for name, nbytes in s.get("representations", {}).items():
+            per = nbytes / s["nodes"] if s["nodes"] else 0
+            rows.append([f"{s['nodes']:,}", name, f"{nbytes / 1e6:.1f}", f"{per:,.0f}"])
+    return table(["nodes", "list", "MB", "bytes/node"], rows, [True, False, True, True])
+
+
+def steady_table(results: Results) -> str:
+    """Per size: ktop's own measured steady load and CPU."""
+    rows = []
+    for s in results.get("sizes", []):
+        st = s.get("steady", {})
+        if not st:
+            continue
+        rows.append(
+            [
+                f"{s['nodes']:,}",
+                f"{st.get('lease_renewals_per_s', 0):.0f}",
+                f"{st.get('ktop_requests_per_s', 0):.2f}",
+                f"{st.get('ktop_kb_per_s', 0):.1f}",
+                f"{st.get('ktop_kb_per_s_real_rate', 0):.1f}",
+                f"{st.get('ktop_ui_idle_cpu_pct', float('nan')):.1f}",
+            ]
+        )
+    header = [
+        "nodes",
+        "Lease renewals/s during the window",
+        "ktop requests/s",
+        "ktop KB/s measured",
+        "ktop KB/s at the kubelet's rate",
+        "ktop (UI) CPU with nothing changing (% core)",
+    ]
+    return table(header, rows, [True, True, True, True, True, True])
+
+
+def pure_table(results: Results) -> str:
+    """Figures that need no apiserver: model, pipeline, frame time, parsing."""
+    p = results.get("pure", {})
+    labels = {
+        "pipeline_events_per_s": ("watch events ingested per second, one core", "{:,.0f}"),
+        "fold_lease_events_per_s": ("Lease renewals folded per second (model only)", "{:,.0f}"),
+        "bytes_per_node": ("model bytes per node (record + Lease)", "{:,.0f}"),
+        "bytes_per_pending_pod": ("model bytes per pending pod", "{:,.0f}"),
+        "overview_frame_ms_100k": ("overview frame at 100,000 nodes (ms)", "{:.1f}"),
+        "publish_ms_100k": ("of which publish: snapshot + findings (ms)", "{:.1f}"),
+        "ui_rss_mb_100k": ("resident memory, UI on 100,000 simulated nodes (MB)", "{:.0f}"),
+        "parse_mb_per_s": ("apiserver exposition parse (MB/s of text)", "{:.1f}"),
+        "parse_ms": ("real 3.1 MB apiserver /metrics parsed (ms)", "{:.0f}"),
+    }
+    rows = [[label, fmt.format(p[key])] for key, (label, fmt) in labels.items() if key in p]
+    for name, ms in sorted(p.get("drill_frame_ms_100k", {}).items()):
+        rows.append([f"{name} drill-down frame at 100,000 nodes (ms)", f"{ms:.1f}"])
+    return table(["what", "measured"], rows, [False, True])
+
+
+def targets_table(results: Results) -> str:
+    """Every target, the measured value and whether it is met."""
+    rows = []
+    for t in TARGETS:
+        value = t.measured(results)
+        verdict = {True: "met", False: "**missed**", None: "not measured"}[t.met(value)]
+        shown = "-" if value is None else f"{value:,.2f}"
+        limit = f"{'>=' if t.higher_is_better else '<='} {t.limit:,g} {t.unit}"
+        rows.append([t.what, limit, f"{shown} {t.unit}" if value is not None else shown, verdict])
+    return table(["target", "limit", "measured", ""], rows, [False, True, True, False])
+
+
+def meta_block(results: Results) -> str:
+    """How, where and when the figures were measured."""
+    m = results.get("meta", {})
+    lines = [
+        f"Measured {m.get('date', '?')} by `{m.get('command', 'python -m benchmarks.scale')}` "
+        f"on {m.get('machine', '?')}; {m.get('runs', '?')} runs per figure, "
+        "shown as median (min-max).",
+    ]
+    if m.get("contended"):
+        lines.append(
+            f"**Measured under contention:** {m['contended']}. Wall times and CPU shares are "
+            "pessimistic; bytes, requests and memory are not affected."
+        )
+    for key, value in m.get("versions", {}).items():
+        lines.append(f"- {key}: {value}")
+    return "\n".join(lines) + "\n"
+
+
+BENCHMARKS_SECTIONS = {
+    "scale-meta": meta_block,
+    "scale-start": start_table,
+    "scale-steady": steady_table,
+    "scale-pure": pure_table,
+    "scale-targets": targets_table,
+}
+COST_SECTIONS = {
+    "scale-meta": meta_block,
+    "scale-feeds": feeds_table,
+    "scale-representations": representations_table,
+}
+
+
+def render(text: str, results: Results, sections: Mapping[str, Any]) -> str:
+    """``text`` with every generated section in ``sections`` rewritten from ``results``."""
+    for name, build in sections.items():
+        text = replace_section(text, name, build(results))
+    return text
+
+
+__all__ = ["TOOLS", "MarkerError", "median", "render", "replace_section"]

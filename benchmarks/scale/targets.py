@@ -1,0 +1,110 @@
+"""The issue's targets, defined once: the targets table in the docs is generated from here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from benchmarks.scale.stats import median
+
+Results = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Target:
+    """One target: a limit, and how to read the measured value from a results file."""
+
+    what: str
+    limit: float
+    unit: str
+    measured: Callable[[Results], float | None]
+    higher_is_better: bool = False
+
+    def met(self, value: float | None) -> bool | None:
+        """True when met, False when missed, None when not measured."""
+        if value is None:
+            return None
+        return value >= self.limit if self.higher_is_better else value <= self.limit
+
+
+def size(results: Results, nodes: int) -> Mapping[str, Any]:
+    """The figures of one cluster size (empty when that size was not run)."""
+    for s in results.get("sizes", []):
+        if s["nodes"] == nodes:
+            return dict(s)
+    return {}
+
+
+def tool_median(results: Results, nodes: int, tool: str, key: str) -> float | None:
+    """The median of one figure of one tool at one size."""
+    values = size(results, nodes).get("tools", {}).get(tool, {}).get(key, [])
+    return median(values)
+
+
+def _ratio(results: Results, key: str) -> float | None:
+    ktop = tool_median(results, 10_000, "ktop", key)
+    kubectl = tool_median(results, 10_000, "kubectl get nodes -o json", key)
+    if ktop is None or not kubectl:
+        return None
+    return ktop / kubectl
+
+
+def _steady(results: Results, key: str, nodes: int = 10_000) -> float | None:
+    value = size(results, nodes).get("steady", {}).get(key)
+    return None if value is None else float(value)
+
+
+def _pure(results: Results, key: str) -> float | None:
+    value = results.get("pure", {}).get(key)
+    return None if value is None else float(value)
+
+
+def _rss(results: Results, nodes: int) -> float | None:
+    value = tool_median(results, nodes, "ktop (UI)", "peak_rss_mb")
+    if value is None and nodes == 100_000:
+        value = _pure(results, "ui_rss_mb_100k")
+    return value
+
+
+TARGETS: tuple[Target, ...] = (
+    Target(
+        "10,000 nodes: first complete overview, wall time / `kubectl get nodes -o json`'s",
+        1.5,
+        "x",
+        lambda r: _ratio(r, "wall_s"),
+    ),
+    Target(
+        "10,000 nodes: bytes pulled until then / `kubectl get nodes -o json`'s",
+        0.20,
+        "x",
+        lambda r: _ratio(r, "bytes"),
+    ),
+    Target(
+        "10,000 nodes: steady state from the apiserver (Leases at the kubelet's rate)",
+        100.0,
+        "KB/s",
+        lambda r: _steady(r, "ktop_kb_per_s_real_rate"),
+    ),
+    Target("10,000 nodes: resident memory, UI included", 150.0, "MB", lambda r: _rss(r, 10_000)),
+    Target("100,000 nodes: resident memory, UI included", 400.0, "MB", lambda r: _rss(r, 100_000)),
+    Target(
+        "watch events ingested per second on one core",
+        5_000.0,
+        "events/s",
+        lambda r: _pure(r, "pipeline_events_per_s"),
+        higher_is_better=True,
+    ),
+    Target(
+        "idle CPU when nothing changes (10,000 nodes, UI)",
+        2.0,
+        "% of a core",
+        lambda r: _steady(r, "ktop_ui_idle_cpu_pct"),
+    ),
+    Target(
+        "overview frame at 100,000 nodes (publish + render, on the UI loop)",
+        16.0,
+        "ms",
+        lambda r: _pure(r, "overview_frame_ms_100k"),
+    ),
+)

@@ -1,0 +1,161 @@
+"""The scale benchmark's pure parts: objects shaped like the real ones, tables, targets."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.scale import objects, tables, targets, tools
+from benchmarks.scale.stats import spread
+from ktop.model.events import PodWait, Readiness
+from ktop.sources.convert import node_record, pending_pod_record
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+REAL_NODES = json.loads((FIXTURES / "openshift-insights_gcp-3zone_nodelist.json").read_text())
+REAL_POD = json.loads((FIXTURES / "openshift-insights_pending-pod_router-default.json").read_text())
+ZONE = "topology.kubernetes.io/zone"
+
+
+def _real_worker() -> dict[str, Any]:
+    return next(
+        n
+        for n in REAL_NODES["items"]
+        if "node-role.kubernetes.io/worker" in n["metadata"]["labels"]
+    )
+
+
+def test_nodes_are_copies_of_the_real_worker_spread_over_its_zones() -> None:
+    real = _real_worker()
+    zones = {n["metadata"]["labels"][ZONE] for n in REAL_NODES["items"]}
+    made = list(objects.nodes(7, now=1_767_225_600.0))
+    assert len({n["metadata"]["name"] for n in made}) == 7
+    order = list(dict.fromkeys(n["metadata"]["labels"][ZONE] for n in REAL_NODES["items"]))
+    assert Counter(n["metadata"]["labels"][ZONE] for n in made) == {
+        order[0]: 3,
+        order[1]: 2,
+        order[2]: 2,
+    }
+    for body in made:
+        meta = body["metadata"]
+        assert not {"uid", "resourceVersion", "selfLink", "creationTimestamp"} & set(meta)
+        assert meta["labels"]["kubernetes.io/hostname"] == meta["name"]
+        kept = {k for k in real["metadata"]["labels"] if k not in ("kubernetes.io/hostname",)}
+        assert kept <= set(meta["labels"])
+        assert len(meta["managedFields"]) == len(real["metadata"]["managedFields"])
+        assert body["status"]["nodeInfo"] == real["status"]["nodeInfo"]
+        rec = node_record(body, objects.RACK_LABEL)
+        assert rec.ready == Readiness.TRUE
+        assert rec.zone in zones and rec.rack.startswith(rec.zone)
+
+
+def test_pending_pods_keep_the_real_schedulers_verdict() -> None:
+    real_message = REAL_POD["status"]["conditions"][0]["message"]
+    made = list(objects.pending_pods(3))
+    assert len({b["metadata"]["name"] for b, _ in made}) == 3
+    for body, status in made:
+        assert "ownerReferences" not in body["metadata"]
+        assert body["spec"]["schedulerName"] != REAL_POD["spec"]["schedulerName"]
+        assert body["spec"]["containers"] == REAL_POD["spec"]["containers"]
+        body = {**body, "status": status["status"]}
+        body["metadata"] = {**body["metadata"], "creationTimestamp": "2026-01-01T00:00:00Z"}
+        rec = pending_pod_record(body)
+        assert rec is not None
+        assert rec.wait == PodWait.UNSCHEDULABLE
+        assert rec.message == real_message
+
+
+def test_lease_times_are_kubernetes_timestamps() -> None:
+    lease = objects.lease("n1", 1_767_225_600.25)
+    assert lease["spec"]["renewTime"] == "2026-01-01T00:00:00.250000Z"
+    assert lease["spec"]["holderIdentity"] == "n1"
+
+
+DOC = """# Title
+
+Prose before.
+
+{begin}
+old table
+{end}
+
+Prose after.
+"""
+
+
+def test_a_generated_section_is_replaced_and_the_prose_kept() -> None:
+    text = DOC.format(begin=tables.begin("s"), end=tables.end("s"))
+    out = tables.replace_section(text, "s", "| new |\n")
+    assert "old table" not in out
+    assert "| new |" in out
+    assert out.startswith("# Title\n\nProse before.\n\n")
+    assert out.endswith("\n\nProse after.\n")
+    assert tables.replace_section(out, "s", "| new |\n") == out
+
+
+@pytest.mark.parametrize("times", [0, 2])
+def test_missing_or_repeated_markers_are_an_error(times: int) -> None:
+    section = f"{tables.begin('s')}\nx\n{tables.end('s')}\n"
+    with pytest.raises(tables.MarkerError, match="found " + str(times)):
+        tables.replace_section("prose\n" + section * times, "s", "y")
+
+
+def _results() -> dict[str, Any]:
+    return {
+        "sizes": [
+            {
+                "nodes": 10_000,
+                "pods": 1_000,
+                "tools": {
+                    "ktop": {"wall_s": [10.0, 12.0, 11.0], "bytes": [30e6, 32e6, 31e6]},
+                    "kubectl get nodes -o json": {"wall_s": [30.0, 34.0, 32.0], "bytes": [70e6]},
+                    "k9s": {"not_measured": "k9s not built"},
+                },
+                "steady": {"ktop_kb_per_s_real_rate": 250.0},
+            }
+        ],
+        "pure": {"pipeline_events_per_s": 6_000.0},
+    }
+
+
+def test_targets_compare_medians_in_the_right_direction() -> None:
+    by_what = {t.what: t for t in targets.TARGETS}
+    r = _results()
+    wall = next(t for w, t in by_what.items() if "wall time" in w)
+    assert wall.measured(r) == pytest.approx(11.0 / 32.0)
+    assert wall.met(wall.measured(r)) is True
+    share = next(t for w, t in by_what.items() if "bytes pulled" in w)
+    assert share.measured(r) == pytest.approx(31e6 / 70e6)
+    assert share.met(share.measured(r)) is False
+    events = next(t for t in targets.TARGETS if t.higher_is_better)
+    assert events.met(6_000.0) is True and events.met(4_999.0) is False
+    steady = next(t for w, t in by_what.items() if "steady state" in w)
+    assert steady.met(steady.measured(r)) is False
+    frame = next(t for w, t in by_what.items() if "frame" in w)
+    assert frame.measured(r) is None and frame.met(None) is None
+
+
+def test_tables_show_medians_ranges_and_what_was_not_measured() -> None:
+    text = tables.start_table(_results())
+    row = next(line for line in text.splitlines() if "| ktop |" in line)
+    assert "11.0 (10.0-12.0)" in row
+    assert "31.0 (30.0-32.0)" in row
+    assert "not measured: k9s not built" in text
+    assert "**missed**" in tables.targets_table(_results())
+
+
+def test_spread_of_one_value_and_of_none() -> None:
+    assert spread([]) == "-"
+    assert spread([2.0]) == "2.0"
+    assert spread([3e6, 1e6, 2e6], "{:.0f}", 1e6) == "2 (1-3)"
+
+
+def test_screen_predicates() -> None:
+    assert tools.k9s_shows_all(10_000)(" Nodes(all)[10000] ")
+    assert tools.k9s_shows_all(1_000)("── nodes(all)[1,000] ──")
+    assert not tools.k9s_shows_all(10_000)(" Nodes(all)[9999] ")
+    assert tools.ktop_shows_all(10_000)("zones 10,000/10,000 ready")
+    assert not tools.ktop_shows_all(10_000)("9,999/10,000 ready")

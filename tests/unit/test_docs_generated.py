@@ -1,0 +1,17 @@
+"""Docs that restate the catalogues are generated; the committed copies must match."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ktop.analysis.docgen import DOCS
+
+DOCS_DIR = Path(__file__).resolve().parents[2] / "docs"
+
+
+@pytest.mark.parametrize("name", sorted(DOCS))
+def test_committed_doc_equals_generated(name: str) -> None:
+    committed = (DOCS_DIR / name).read_text(encoding="utf-8")
+    assert committed == DOCS[name](), f"regenerate: python -m ktop.analysis.docgen docs ({name})"

@@ -230,6 +230,47 @@ NODE_LEASE_LAG_P99 = Threshold(
     warn=20.0,
     critical=40.0,
 )
+API_WRITE_P99 = Threshold(
+    "mutating request latency p99",
+    "s",
+    "sig-scalability SLO: mutating single-object calls <= 1 s (p99); half of it is a warning",
+    warn=0.5,
+    critical=1.0,
+)
+FLOW_DOMINANCE = Threshold(
+    "one flow schema's share of its priority level's queue",
+    "ratio",
+    "triage: queueing and more 429s (who sends the requests)",
+    warn=0.5,
+    inclusive=True,
+)
+BASELINE_RATIO = Threshold(
+    "reading / the same reading in the baseline",
+    "x",
+    "triage: thresholds relative to the cluster's own normal window (seeds); ktop starting point",
+    warn=1.5,
+    critical=2.0,
+)
+POD_START_FAILURES = Threshold(
+    "bound pods not started with a start Warning",
+    "count",
+    "triage P3",
+    warn=0.0,
+)
+CONSTRAINT_SHARE = Threshold(
+    "unschedulable pods refused by constraints or shape rather than plain cpu/memory",
+    "ratio",
+    "triage P6: fragmentation and policy constraints",
+    warn=0.5,
+    inclusive=True,
+)
+HEARTBEAT_SHARE = Threshold(
+    "Lease renewals / apiserver writes",
+    "ratio",
+    "triage axes (002): Lease renewals about 70 % of writes in one node-bound case",
+    info=0.5,
+    inclusive=True,
+)
 STALE_AFTER = Threshold(
     "age of an area's stalest input",
     "s",

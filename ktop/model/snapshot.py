@@ -212,6 +212,23 @@ class QuotaUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class StartFailure:
+    """Pods bound to a node but not started, sharing the cause of their latest Warning."""
+
+    category: str
+    """``image pull``, ``sandbox / CNI``, ``volume attach / mount`` or ``other``."""
+    reason: str
+    """The Warning event's reason (``FailedCreatePodSandBox``, ``FailedMount`` ...)."""
+    pods: int
+    nodes: tuple[tuple[str, int], ...]
+    """The nodes with most such pods, with their pod counts."""
+    node_count: int
+    zones: tuple[tuple[str, int], ...]
+    """Pods per zone (empty zone name when the node has no zone label or is unknown)."""
+    sample_pods: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class SchedulerSnapshot:
     """Pending pods and why."""
 
@@ -235,6 +252,10 @@ class SchedulerSnapshot:
     """ResourceQuota resources at or above 90 % of their hard limit, fullest first."""
     quotas_known: bool = False
     """False when ResourceQuotas are not read by this source."""
+    start_failures: tuple[StartFailure, ...] = ()
+    """Bound-but-not-started pods grouped by the cause of their latest start Warning."""
+    events_known: bool = False
+    """False when Warning events are not read by this source."""
 
 
 # --------------------------------------------------------------------------

@@ -48,6 +48,8 @@ def healthy() -> ClusterSnapshot:
             quota_rejections=0,
             oldest_pending_s=Val.nothing("no pending pods"),
             pods_known=True,
+            quotas_known=True,
+            events_known=True,
         ),
         nodes=NodesSnapshot(
             total=20,

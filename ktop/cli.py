@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ktop import __version__
+from ktop.commands import triage as triage_cmd
 
 if TYPE_CHECKING:
     from ktop.sources.live.source import LiveOptions
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
 NOT_YET = {
     "record": "recording a session",
     "replay": "replaying a recording",
-    "triage": "the triage walk-through",
     "bundle": "offline bundles",
 }
 DEFAULT_RACK_LABEL = "topology.ktop.dev/rack"
@@ -108,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(demo)
 
+    triage_cmd.add_parser(sub)
     for name, what in NOT_YET.items():
         p = sub.add_parser(name, help=f"{what} (not available yet)")
         p.add_argument("args", nargs=argparse.REMAINDER)
@@ -248,6 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "demo":
         return _run_demo(args)
+    if args.command == "triage":
+        return triage_cmd.run(args)
     if args.command in NOT_YET:
         print(
             f"ktop {args.command}: {NOT_YET[args.command]} is not available in this version yet.",

@@ -117,7 +117,8 @@ def etcd(s: ClusterSnapshot) -> Iterator[Finding]:
             continue
         if m.has_leader.value == 0:
             yield _f("KT-ETCD-001", Severity.CRITICAL, f"{m.instance} has no leader")
-        if sev := _sev(c.ETCD_LEADER_CHANGES, m.leader_changes):
+        # A lifetime count (single scrape) includes the first election: not a window count.
+        if not m.leader_changes.lifetime and (sev := _sev(c.ETCD_LEADER_CHANGES, m.leader_changes)):
             n = m.leader_changes.or_(0)
             yield _f("KT-ETCD-002", sev, f"{m.instance} saw {n:.0f} leader change(s)")
         if sev := _sev(c.ETCD_FSYNC_P99, m.wal_fsync_p99_s):

@@ -80,6 +80,7 @@ class PendingPods:
 def _reasons(pods: Sequence[PendingPodRecord]) -> tuple[ReasonCount, ...]:
     counts: dict[str, list[int]] = {}
     samples: dict[str, list[str]] = {}
+    wording: dict[str, str] = {}
     for pod in pods:
         if pod.wait is not PodWait.UNSCHEDULABLE or not pod.message:
             continue
@@ -87,13 +88,14 @@ def _reasons(pods: Sequence[PendingPodRecord]) -> tuple[ReasonCount, ...]:
         entries = failure.reasons or ((failure.prefilter or failure.raw, 0),)
         for reason, nodes in entries:
             key = reason_key(reason)
+            wording.setdefault(key, reason)
             c = counts.setdefault(key, [0, 0])
             c[0] += 1
             c[1] = max(c[1], nodes)
             s = samples.setdefault(key, [])
             if len(s) < SAMPLES_PER_REASON:
                 s.append(f"{pod.namespace}/{pod.name}")
-    rows = [ReasonCount(k, c[0], c[1], tuple(samples[k])) for k, c in counts.items()]
+    rows = [ReasonCount(k, c[0], c[1], tuple(samples[k]), wording[k]) for k, c in counts.items()]
     return tuple(sorted(rows, key=lambda r: (-r.pods, -r.nodes, r.reason)))
 
 

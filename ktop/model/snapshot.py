@@ -193,6 +193,8 @@ class ReasonCount:
     """The most nodes any one of those pods was refused by for this reason."""
     sample_pods: tuple[str, ...]
     """A few ``namespace/name`` examples."""
+    wording: str = ""
+    """The reason as the scheduler words it (the first wording seen for this key)."""
 
 
 @dataclass(frozen=True, slots=True)

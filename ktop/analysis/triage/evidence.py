@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ktop.analysis.findings import Severity
 from ktop.analysis.triage.paths import EvidenceSpec
-from ktop.model.events import PodWait
+from ktop.model.events import FEED_EVENTS, FEED_LEASES, FEED_QUOTAS, PodWait
 from ktop.model.snapshot import ApiserverRow, ClusterSnapshot, EtcdMemberRow, ZoneState
 from ktop.model.values import Val
 
@@ -39,6 +39,14 @@ class Context:
 
 
 Reader = Callable[[Context, EvidenceSpec], Reading]
+
+
+def feed_reason(snap: ClusterSnapshot, feed: str, default: str) -> str:
+    """Why a feed is unknown, as its source said (e.g. which bundle file is missing)."""
+    for f in snap.freshness:
+        if f.name == feed and f.error:
+            return f.error
+    return default
 
 
 def unknown(reason: str) -> Reading:
@@ -298,8 +306,18 @@ def etcd_leader(ctx: Context, spec: EvidenceSpec) -> Reading:
 
 
 def etcd_changes(ctx: Context, spec: EvidenceSpec) -> Reading:
-    """Evidence ``etcd.leader_changes``."""
-    return _etcd_reading(ctx, spec, lambda m: m.leader_changes, _count)
+    """Evidence ``etcd.leader_changes``; a lifetime count (one scrape) cannot be graded."""
+    r = _etcd_reading(ctx, spec, lambda m: m.leader_changes, _count)
+    lifetime = [m for m in _etcd_rows(ctx) if m.leader_changes.lifetime]
+    if lifetime and r.severity is not Severity.UNKNOWN:
+        counts = ", ".join(f"{m.instance} {m.leader_changes.or_(0):.0f}" for m in lifetime)
+        return Reading(
+            Severity.UNKNOWN,
+            r.value,
+            f"lifetime counts only ({counts}; they include the first election): "
+            "changes within a window need two scrapes",
+        )
+    return r
 
 
 def etcd_fsync(ctx: Context, spec: EvidenceSpec) -> Reading:
@@ -344,7 +362,7 @@ def sched_quota(ctx: Context, spec: EvidenceSpec) -> Reading:
     """Evidence ``sched.quota_rejections``."""
     sc = ctx.snap.scheduler
     if not sc.events_known and not sc.quota_rejections:
-        return unknown("Warning events not read by this source")
+        return unknown(feed_reason(ctx.snap, FEED_EVENTS, "Warning events not read by this source"))
     n = sc.quota_rejections
     return graded(spec, Val.of(n), f"{n} creations refused")
 
@@ -387,7 +405,7 @@ def sched_quota_full(ctx: Context, spec: EvidenceSpec) -> Reading:
     """Evidence ``sched.quota_full``."""
     sc = ctx.snap.scheduler
     if not sc.quotas_known and not sc.quotas_near_limit:
-        return unknown("ResourceQuotas not read by this source")
+        return unknown(feed_reason(ctx.snap, FEED_QUOTAS, "ResourceQuotas not read by this source"))
     if not sc.quotas_near_limit:
         return Reading(Severity.OK, 0.0, "no quota resource at 90 % or more")
     q = sc.quotas_near_limit[0]
@@ -410,7 +428,7 @@ def pod_start_failures(ctx: Context, spec: EvidenceSpec) -> Reading:
     if not sc.pods_known:
         return unknown(sc.pods_reason or "pods not listed")
     if not sc.events_known and not sc.start_failures:
-        return unknown("Warning events not read by this source")
+        return unknown(feed_reason(ctx.snap, FEED_EVENTS, "Warning events not read by this source"))
     n = sum(f.pods for f in sc.start_failures)
     parts = [
         f"{f.category} ({f.reason}) {f.pods} pods on {f.node_count} nodes, zones "
@@ -459,7 +477,10 @@ def nodes_lease(ctx: Context, spec: EvidenceSpec) -> Reading:
     n = ctx.snap.nodes
     if not n.nodes_known:
         return unknown(n.nodes_reason or "nodes not listed")
-    return graded(spec, n.lease_lag_p99_s, f"p99 {n.lease_lag_p99_s.or_(0):.0f} s")
+    lag = n.lease_lag_p99_s
+    if lag.value is None and not lag.empty:
+        return unknown(feed_reason(ctx.snap, FEED_LEASES, lag.reason))
+    return graded(spec, lag, f"p99 {lag.or_(0):.0f} s")
 
 
 def heartbeat_share(ctx: Context, spec: EvidenceSpec) -> Reading:

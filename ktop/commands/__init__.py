@@ -1,0 +1,1 @@
+"""Non-interactive subcommands, one module each (``add_parser`` and ``run``)."""

@@ -37,7 +37,9 @@ def read_evidence(spec: PathSpec, ctx: Context) -> tuple[Evidence, ...]:
     for e in spec.evidence:
         r = READERS[e.id](ctx, e)
         status = STATUS_OF[r.severity]
-        suspect = status is not Status.UNKNOWN and r.severity >= e.suspect_at
+        suspect = (
+            e.suspect_at is not None and status is not Status.UNKNOWN and r.severity >= e.suspect_at
+        )
         out.append(
             Evidence(
                 id=e.id,

@@ -30,8 +30,9 @@ class EvidenceSpec:
     pane: Area | None
     threshold: Threshold | None = None
     first_line: bool = True
-    suspect_at: Severity = Severity.CRITICAL
-    """The threshold severity at which this evidence alone makes the path suspect."""
+    suspect_at: Severity | None = Severity.CRITICAL
+    """The threshold severity at which this evidence alone makes the path suspect
+    (None: it only corroborates, as a heartbeat lag without NotReady nodes)."""
     baseline: bool = False
     """True when the threshold is relative to the cluster's own normal (a baseline)."""
 
@@ -346,6 +347,7 @@ NODES_LEASE = EvidenceSpec(
     "s",
     Area.NODES,
     c.NODE_LEASE_LAG_P99,
+    suspect_at=None,
 )
 NODE_REGISTRATION = EvidenceSpec(
     "nodes.registration_rate",

@@ -10,7 +10,6 @@ window between the first and the last, one gives lifetime values.
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,12 +225,16 @@ def _api_events(name: str, items: list[dict[str, Any]], at: float, rack_label: s
     return found
 
 
-def _bundle_time(root: Path, timed: list[Event]) -> float:
+def _bundle_time(timed: list[Event], api_events: list[Event]) -> float:
+    """The latest scrape or dump; without any, the newest Lease renewal or Warning event.
+
+    File modification times are not used: copying a bundle changes them.
+    """
     if timed:
         return max(e.at for e in timed)
-    api = root / API_DIR
-    mtimes = [os.stat(f).st_mtime for f in api.glob("*.json")] if api.is_dir() else []
-    return max(mtimes, default=0.0)
+    stamps = [e.renew_time for e in api_events if isinstance(e, ev.LeaseRenewed)]
+    stamps += [e.at for e in api_events if isinstance(e, ev.WarningEvent)]
+    return max(stamps, default=0.0)
 
 
 def read_bundle(directory: str | Path, rack_label: str = "topology.ktop.dev/rack") -> BundleRead:
@@ -247,16 +250,22 @@ def read_bundle(directory: str | Path, rack_label: str = "topology.ktop.dev/rack
         )
     out = BundleRead()
     timed = _read_metrics(root, out) + _read_apf(root, out)
-    at = out.at = _bundle_time(root, timed)
+    loaded = {name: _load_list(root, name, out) for name in API_RESOURCES}
+    # API objects carry no capture time: read them at a provisional time, then re-time them.
+    provisional = {
+        name: _api_events(name, items, float("inf"), rack_label)
+        for name, items in loaded.items()
+        if not isinstance(items, str)
+    }
+    at = out.at = _bundle_time(timed, [e for evs in provisional.values() for e in evs])
     events: list[Event] = [ev.SourceStarted(at, "bundle", root.name, str(directory))]
     events += sorted(timed, key=lambda e: e.at)
-    for name in API_RESOURCES:
-        loaded = _load_list(root, name, out)
+    for name, items in loaded.items():
         feeds = FEEDS.get(name, ())
-        if isinstance(loaded, str):
-            events += [ev.FeedFailed(at, feed, loaded) for feed in feeds]
+        if isinstance(items, str):
+            events += [ev.FeedFailed(at, feed, items) for feed in feeds]
             continue
-        events += _api_events(name, loaded, at, rack_label)
+        events += _api_events(name, items, at, rack_label)
         events += [ev.FeedSynced(at, feed) for feed in feeds]
     events.append(ev.ClockTick(at))
     out.events = events

@@ -203,3 +203,28 @@ def test_any_file_content_never_crashes(tmp_path: Path, prom: str, nodes: bytes)
     assert code in (0, 1)
     for e in doc["errors"]:
         assert e.startswith((f"metrics/etcd/e/{T0}.prom", "api/nodes.json"))
+
+
+def test_every_json_field_is_documented(tmp_path: Path) -> None:
+    healthy_control_plane(tmp_path)
+    nodes_bundle(tmp_path, {"zone-a": (0, 10), "zone-b": (10, 0)})
+    _, doc = triage_json(tmp_path)
+    text = (Path(__file__).resolve().parents[2] / "docs" / "triage-json.md").read_text()
+
+    def keys(obj: Any) -> set[str]:
+        if isinstance(obj, dict):
+            out = set(obj)
+            for k, v in obj.items():
+                if k not in ("pending_by_reason", "rejected_per_s_by_reason", "pending_by_queue"):
+                    out |= keys(v)
+            return out
+        if isinstance(obj, list):
+            return set().union(*(keys(v) for v in obj)) if obj else set()
+        return set()
+
+    undocumented = sorted(k for k in keys(doc) if f"`{k}`" not in text)
+    assert undocumented == []
+    # the contract's fixed names are all present
+    assert {"version", "paths", "signals"} <= set(doc)
+    assert {"id", "title", "verdict", "evidence"} <= set(doc["paths"][0])
+    assert {"id", "status", "value", "unit", "detail"} <= set(doc["paths"][0]["evidence"][0])

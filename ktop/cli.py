@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ktop import __version__
+from ktop.commands import bundle as bundle_cmd
 from ktop.commands import triage as triage_cmd
 
 if TYPE_CHECKING:
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 NOT_YET = {
     "record": "recording a session",
     "replay": "replaying a recording",
-    "bundle": "offline bundles",
 }
 DEFAULT_RACK_LABEL = "topology.ktop.dev/rack"
 
@@ -108,7 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(demo)
 
-    triage_cmd.add_parser(sub)
+    _live_options(triage_cmd.add_parser(sub))
+    _live_options(bundle_cmd.add_parser(sub))
     for name, what in NOT_YET.items():
         p = sub.add_parser(name, help=f"{what} (not available yet)")
         p.add_argument("args", nargs=argparse.REMAINDER)
@@ -251,6 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_demo(args)
     if args.command == "triage":
         return triage_cmd.run(args)
+    if args.command == "bundle":
+        return bundle_cmd.run(args)
     if args.command in NOT_YET:
         print(
             f"ktop {args.command}: {NOT_YET[args.command]} is not available in this version yet.",

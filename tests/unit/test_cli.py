@@ -39,7 +39,7 @@ def test_unknown_scenario(capsys: pytest.CaptureFixture[str]) -> None:
     assert "unknown scenario 'meteor-strike'" in err and "zone-outage" in err
 
 
-@pytest.mark.parametrize("command", ["record", "replay", "bundle"])
+@pytest.mark.parametrize("command", ["record", "replay"])
 def test_later_subcommands_say_not_yet(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([command]) == 2
     assert "not available in this version yet" in capsys.readouterr().err

@@ -95,8 +95,15 @@ def bundle_format_md() -> str:
         "without any, the newest Lease renewal or Warning event. Lease lag is measured",
         "against it.",
         "",
-        "`ktop bundle capture` is not available yet; assemble bundles with kubectl and curl as",
-        "above.",
+        "## Capturing a bundle",
+        "",
+        "`ktop bundle capture --context NAME DIR` writes this layout from a live cluster",
+        "with ktop's own clients: each API list once (pages joined, as kubectl prints them),",
+        "every reachable metrics target and APF dump twice, 10 s apart (`--scrapes`,",
+        "`--interval`). Component endpoints are given as for the live view",
+        "(`--etcd-metrics`, `--scheduler-metrics`, `--controller-manager-metrics`,",
+        "`--apiserver`). A read that fails is left out and reported; its evidence is then",
+        "unknown.",
         "",
     ]
     return "\n".join(lines)

@@ -22,6 +22,7 @@ from ktop.ui.screens.drill import DrillScreen
 from ktop.ui.screens.findings import FindingsScreen
 from ktop.ui.screens.help import HelpScreen
 from ktop.ui.screens.overview import OverviewScreen
+from ktop.ui.screens.triage import TriageScreen
 from ktop.ui.theming import DEFAULT_THEME, bundled_themes
 
 SOURCES_GROUP = "sources"
@@ -45,6 +46,7 @@ class KtopApp(App[None]):
             for area, key in AREA_KEYS.items()
         ),
         Binding("f", "goto('findings')", "findings"),
+        Binding("t", "goto('triage')", "triage"),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit", "quit"),
     ]
@@ -52,6 +54,7 @@ class KtopApp(App[None]):
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
         "overview": OverviewScreen,
         "findings": FindingsScreen,
+        "triage": TriageScreen,
         **{area.value: partial(_drill, area) for area in Area},
     }
     DEFAULT_MODE = "overview"
@@ -148,6 +151,11 @@ class KtopApp(App[None]):
             )
         yield SystemCommand(
             "Findings", "All findings with evidence (f)", partial(self.action_goto, "findings")
+        )
+        yield SystemCommand(
+            "Triage",
+            "Every triage path, most severe first (t)",
+            partial(self.action_goto, "triage"),
         )
         yield SystemCommand("Help", "Every key (?)", self.action_help)
         yield from super().get_system_commands(screen)

@@ -61,3 +61,8 @@ def test_help(snap_compare: SnapCompare) -> None:
 
 def test_light_theme(snap_compare: SnapCompare) -> None:
     assert snap_compare(KtopApp(scenario_hub("zone-outage"), theme="ktop-light"))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+def test_triage(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
+    assert snap_compare(KtopApp(scenario_hub("zone-outage")), press=["t"], terminal_size=size)

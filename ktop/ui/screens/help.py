@@ -19,6 +19,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("4", "scheduler: pending reasons, wait categories, quota"),
     ("5", "nodes: zones, racks, NotReady nodes"),
     ("f", "all findings with evidence"),
+    ("t", "triage: every path's verdict and evidence; enter opens the pane"),
     ("?", "this help"),
     ("ctrl+p", "command palette: jump to a screen, change theme"),
     ("tab / shift+tab", "next / previous table"),
@@ -43,6 +44,7 @@ class HelpScreen(ModalScreen[None]):
         Binding("q", "close", "Close", show=False),
         Binding("o", "app.goto('overview')", show=False),
         Binding("f", "app.goto('findings')", show=False),
+        Binding("t", "app.goto('triage')", show=False),
         *(Binding(key, f"app.goto('{area.value}')", show=False) for area, key in AREA_KEYS.items()),
     ]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.report import to_json, to_markdown, to_text
-from ktop.analysis.triage.types import Baseline
+from ktop.analysis.triage.types import Baseline, Capacity
 from ktop.model.cluster import ClusterModel, ModelConfig
 from ktop.model.snapshot import ClusterSnapshot
 
@@ -33,6 +33,7 @@ class Sampled:
     errors: list[str] = field(default_factory=list)
     windows: dict[str, float | None] = field(default_factory=dict)
     baseline: Baseline | None = None
+    capacity: tuple[Capacity, ...] = ()
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -86,12 +87,25 @@ def from_bundle(directory: str, rack_label: str) -> Sampled:
         "missing": read.missing,
         "window_s": read.window_s,
     }
-    return Sampled(model.snapshot(), source, [str(e) for e in read.errors], windows)
+    sizes = tuple(
+        Capacity(
+            f"full_list_bytes.{name}",
+            f"Full LIST of {name}",
+            float(size),
+            "bytes",
+            f"{count} objects x {size / count:.0f} bytes on average (JSON as kubectl printed it)"
+            if count
+            else "no objects",
+        )
+        for name, (count, size) in read.list_sizes.items()
+    )
+    errors = [str(e) for e in read.errors]
+    return Sampled(model.snapshot(), source, errors, windows, capacity=sizes)
 
 
 def render(sampled: Sampled, output: str) -> tuple[str, int]:
     """The report in the chosen format and the exit code."""
-    report = triage(sampled.snapshot, sampled.baseline)
+    report = triage(sampled.snapshot, sampled.baseline, sampled.capacity)
     if output == "json":
         doc = to_json(
             report,

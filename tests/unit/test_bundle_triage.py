@@ -228,3 +228,16 @@ def test_every_json_field_is_documented(tmp_path: Path) -> None:
     assert {"version", "paths", "signals"} <= set(doc)
     assert {"id", "title", "verdict", "evidence"} <= set(doc["paths"][0])
     assert {"id", "status", "value", "unit", "detail"} <= set(doc["paths"][0]["evidence"][0])
+
+
+def test_capacity_arithmetic_from_a_bundle(tmp_path: Path) -> None:
+    healthy_control_plane(tmp_path)
+    nodes_bundle(tmp_path, {"zone-a": (10, 0), "zone-b": (6, 4)})
+    _, doc = triage_json(tmp_path)
+    cap = {c["id"]: c for c in doc["capacity"]}
+    nodes_file = tmp_path / "api" / "nodes.json"
+    assert cap["full_list_bytes.nodes"]["value"] == nodes_file.stat().st_size
+    assert cap["full_list_bytes.nodes"]["detail"].startswith("20 objects x ")
+    assert cap["heartbeat_writes_per_s"]["value"] == 20 / 10  # 20 nodes, 10 s renew interval
+    # losing the zone with most Ready nodes (zone-a, 10) leaves zone-b's 6 Ready
+    assert cap["capacity_after_zone_loss"]["value"] == 6

@@ -343,8 +343,9 @@ def capacity(s: ClusterSnapshot) -> tuple[Capacity, ...]:
         )
     out.append(floor)
     if n.nodes_known and n.zones and n.total:
-        largest = max(n.zones, key=lambda z: z.total)
-        f = largest.total / n.total
+        # the loss that hurts most: the zone with the most Ready nodes
+        largest = max(n.zones, key=lambda z: z.ready)
+        f = largest.ready / n.ready if n.ready else 1.0
         left = n.ready - largest.ready
         out.append(
             Capacity(

@@ -72,6 +72,8 @@ class BundleRead:
     """The bundle's time: the latest scrape or dump, else the API files' write time."""
     scrape_windows: dict[Target, tuple[float, float, int]] = field(default_factory=dict)
     """Per metrics target: first and last scrape time and the number of scrapes."""
+    list_sizes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Per API file: objects and bytes of the List as kubectl printed it (full-LIST size)."""
 
     @property
     def window_s(self) -> float:
@@ -168,7 +170,8 @@ def _load_list(root: Path, name: str, out: BundleRead) -> list[dict[str, Any]] |
         out.missing.append(rel)
         return f"{rel} is not in the bundle"
     try:
-        doc = json.loads(f.read_text(encoding="utf-8"))
+        raw = f.read_bytes()
+        doc = json.loads(raw.decode("utf-8"))
     except json.JSONDecodeError as exc:
         out.errors.append(BundleError(rel, exc.lineno, exc.msg))
         return f"{rel} line {exc.lineno}: {exc.msg}"
@@ -184,6 +187,7 @@ def _load_list(root: Path, name: str, out: BundleRead) -> list[dict[str, Any]] |
             items.append(item)
         else:
             out.errors.append(BundleError(rel, None, f"items[{i}] is not an object"))
+    out.list_sizes[name] = (len(items), len(raw))
     return items
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import copy
+import sys
 import time
 from collections.abc import Sequence
 
@@ -14,6 +15,8 @@ from ktop.model.events import Event, MetricsScraped, Target
 
 SCRAPES_PER_WINDOW = 3
 """Scrape this many times per window, so that rates have two scrapes or more."""
+FIRST_ROUND = "every configured target scraped once; sampling continues"
+"""Said on standard error once the first scrape of every configured target arrived."""
 
 
 async def _sample(args: argparse.Namespace, window_s: float) -> Sampled:
@@ -33,12 +36,23 @@ async def _sample(args: argparse.Namespace, window_s: float) -> Sampled:
         raise RuntimeError(str(exc)) from exc
     model = ClusterModel(ModelConfig(window_s=MIN_MODEL_WINDOW_S, rack_label=args.rack_label))
     scrapes: dict[Target, list[float]] = {}
+    expected = (
+        max(1, len(args.apiserver))
+        + len(args.etcd_metrics)
+        + len(args.scheduler_metrics)
+        + len(args.controller_manager_metrics)
+    )
+    said = False
 
     def emit(events: Sequence[Event]) -> None:
+        nonlocal said
         for e in events:
             if isinstance(e, MetricsScraped):
                 scrapes.setdefault(e.target, []).append(e.at)
         model.apply_all(events)
+        if not said and len(scrapes) >= expected:
+            said = True
+            print(f"ktop triage: {FIRST_ROUND}", file=sys.stderr, flush=True)
 
     source = LiveSource(_live_opts(args), conn=conn)
     task = asyncio.create_task(source.run(emit))

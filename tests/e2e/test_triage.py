@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
+from ktop.commands.sample import FIRST_ROUND
 from ktop.lab import Lab, inject, recover, resolve_target
 from tests.e2e.live import account
 
@@ -64,6 +65,17 @@ def _start_triage(lab: Lab, kubeconfig: Path, window_s: float) -> subprocess.Pop
         "--window", str(window_s), "--output", "json", *_components(lab),
     )  # fmt: skip
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _first_round(proc: subprocess.Popen[str]) -> None:
+    """Wait until the sampling triage has scraped every target once (it says so)."""
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if FIRST_ROUND in line:
+            return
+    pytest.fail(f"triage ended before its first round: {''.join(seen)}")
 
 
 def _finish(proc: subprocess.Popen[str]) -> tuple[int, dict[str, Any]]:
@@ -210,6 +222,7 @@ def test_scheduler_backlog_makes_p2_suspect(lab: Lab, kubeconfig: Path) -> None:
 
 def test_apf_saturation_makes_api_429_suspect(lab: Lab, kubeconfig: Path) -> None:
     proc = _start_triage(lab, kubeconfig, window_s=30)
+    _first_round(proc)
     try:
         _inject(lab, "apf-saturation")
         _, doc = _finish(proc)
@@ -229,6 +242,7 @@ def test_apiserver_skew_makes_skew_suspect(lab: Lab, kubeconfig: Path) -> None:
 
 def test_etcd_leader_loss_makes_etcd_suspect(lab: Lab, kubeconfig: Path) -> None:
     proc = _start_triage(lab, kubeconfig, window_s=30)
+    _first_round(proc)
     result = _inject(lab, "etcd-leader-loss")
     try:
         _, doc = _finish(proc)

@@ -271,6 +271,8 @@ HEARTBEAT_SHARE = Threshold(
     info=0.5,
     inclusive=True,
 )
+BASELINE_MIN_AGE_S = 60.0
+"""A baseline younger than this (seconds before the snapshot) is not yet the cluster's normal."""
 STALE_AFTER = Threshold(
     "age of an area's stalest input",
     "s",

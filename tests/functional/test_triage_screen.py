@@ -90,3 +90,31 @@ async def test_evidence_without_a_pane_says_so() -> None:
         await pilot.pause()
         assert app.current_mode == "triage"
         assert any("no pane shows this" in str(n.title) for n in app._notifications)
+
+
+async def test_baseline_is_this_run_so_far() -> None:
+    from dataclasses import replace
+
+    from ktop.model.values import Val
+    from tests.functional.factories import StaticHub
+    from tests.unit.snapshots import with_api
+
+    first = with_api(cpu_cores=Val.of(1.0))
+    hub = StaticHub(first)
+    app = KtopApp(hub)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("t")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TriageScreen)
+        # a baseline as young as the snapshot itself says nothing: no baseline yet
+        assert "baseline: no baseline yet: this run so far covers 0 s" in screen.headline_text
+        assert screen.table("paths").cell_text("API-CPU", "verdict") == "? unknown"
+        # two minutes on, the first apiserver's CPU has tripled against that baseline: suspect
+        later = with_api(cpu_cores=Val.of(3.0))
+        hub.set(replace(later, seq=2, at=later.at + 120))
+        app.pump()
+        await pilot.pause()
+        assert screen.table("paths").cell_text("API-CPU", "verdict") == "✖ suspect"
+        assert "3.00x" in screen.table("paths").cell_text("API-CPU", "conclusion")
+        assert "this run so far (snapshot 120 s before this one)" in screen.headline_text

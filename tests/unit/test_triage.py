@@ -186,12 +186,21 @@ def test_relist_needs_trigger_and_effect() -> None:
 
 def test_cpu_against_baseline() -> None:
     base = Baseline("this run so far", with_api(cpu_cores=Val.of(1.0)))
-    hot = with_api(cpu_cores=Val.of(2.5))
-    p = path(triage(hot, base), "API-CPU")
+
+    def later(cpu: float) -> ClusterSnapshot:
+        s = with_api(cpu_cores=Val.of(cpu))
+        return replace(s, at=s.at + 60)
+
+    p = path(triage(later(2.5), base), "API-CPU")
     assert p.verdict is SUSPECT
     assert {e.id: e.value for e in p.evidence}["api.cpu_vs_baseline"] == 2.5
-    assert verdict(with_api(cpu_cores=Val.of(1.2)), "API-CPU", base) is CLEAR
-    assert "this run so far" in triage(hot, base).baseline
+    assert verdict(later(1.2), "API-CPU", base) is CLEAR
+    assert triage(later(2.5), base).baseline == "this run so far (snapshot 60 s before this one)"
+    # 59 s is not yet a baseline
+    young = replace(later(2.5), at=base.snapshot.at + 59)
+    r = triage(young, base)
+    assert path(r, "API-CPU").verdict is UNKNOWN
+    assert r.baseline == "no baseline yet: this run so far covers 59 s"
 
 
 def test_axis_node_bound_under_pressure() -> None:

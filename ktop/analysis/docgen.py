@@ -81,8 +81,8 @@ def triage_md() -> str:
             "",
             f"First direction: {p.direction}.",
             "",
-            "| # | evidence | reads | computed | threshold | first line | pane |",
-            "|---|---|---|---|---|---|---|",
+            "| # | evidence | reads | computed | threshold | first line | suspect alone | pane |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for i, e in enumerate(p.evidence, 1):
             t = e.threshold.describe() if e.threshold else "-"
@@ -92,7 +92,9 @@ def triage_md() -> str:
                 t = "*baseline* " + t
             lines.append(
                 f"| {i} | `{e.id}` {e.title} | {e.reads} | {e.computed} | {t} | "
-                f"{'yes' if e.first_line else 'no'} | {e.pane.value if e.pane else '-'} |"
+                f"{'yes' if e.first_line else 'no'} | "
+                f"{e.suspect_at.name.lower() if e.suspect_at is not None else 'never'} | "
+                f"{e.pane.value if e.pane else '-'} |"
             )
     lines.append("")
     return "\n".join(lines)

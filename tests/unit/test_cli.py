@@ -70,3 +70,15 @@ def test_unreachable_server_is_a_clear_error(
     err = capsys.readouterr().err
     assert "cannot reach https://127.0.0.1:1" in err
     assert "s3cr3t-token" not in err
+
+
+@pytest.mark.parametrize("command", [["triage"], ["bundle", "capture", "out"]])
+def test_triage_and_capture_with_an_unknown_context_exit_2(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = Path(__file__).parent.parent / "fixtures" / "kubeconfig_k8s-client-js_testdata.yaml"
+    args = ["--kubeconfig", str(cfg), *command, "--context", "prod-cell-a"]
+    if command[0] == "bundle":
+        args[-3] = str(tmp_path / "out")
+    assert main(args) == 2
+    assert "context 'prod-cell-a' not found" in capsys.readouterr().err

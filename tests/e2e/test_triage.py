@@ -104,7 +104,11 @@ def _until_suspect(lab: Lab, kubeconfig: Path, path: str, timeout_s: float) -> d
             assert code == 1
             return doc
         if time.monotonic() >= deadline:
-            pytest.fail(f"{path} never suspect within {timeout_s:.0f}s; verdicts {_verdicts(doc)}")
+            evidence = next(p["evidence"] for p in doc["paths"] if p["id"] == path)
+            pytest.fail(
+                f"{path} never suspect within {timeout_s:.0f}s; verdicts {_verdicts(doc)}; "
+                f"evidence {evidence}"
+            )
 
 
 def test_healthy_lab_reports_no_suspect_path(lab: Lab, kubeconfig: Path) -> None:

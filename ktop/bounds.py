@@ -54,7 +54,29 @@ SCRAPE_INTERVAL = Bound(
     "seconds",
     "faster scrapes load the apiservers; slower ones leave rates with no window",
 )
-ALL = (REFRESH, SPEED, NODES, ZONES, SCRAPE_INTERVAL)
+TRIAGE_WINDOW = Bound(
+    "--window",
+    1.0,
+    600.0,
+    "seconds",
+    "ktop triage samples a live cluster this long; longer belongs in a recording",
+)
+BUNDLE_SCRAPES = Bound(
+    "--scrapes", 1, 10, "", "two give rates; every scrape is a full /metrics read of each target"
+)
+BUNDLE_INTERVAL = Bound(
+    "--interval", 1.0, 300.0, "seconds", "the window between a bundle's scrapes of one target"
+)
+ALL = (
+    REFRESH,
+    SPEED,
+    NODES,
+    ZONES,
+    SCRAPE_INTERVAL,
+    TRIAGE_WINDOW,
+    BUNDLE_SCRAPES,
+    BUNDLE_INTERVAL,
+)
 """Every bounded option (docs/security.md lists them)."""
 
 

@@ -1,9 +1,8 @@
 """Command line: argument parsing and the composition root.
 
 ``ktop`` and ``ktop --context NAME`` read a live cluster; ``ktop demo``
-runs the built-in simulated cluster. Subcommands that later work adds
-(``record``, ``replay``, ``triage``, ``bundle``) say plainly that they are
-not available yet.
+runs the built-in simulated cluster; ``snapshot``, ``record``, ``replay``,
+``triage`` and ``bundle`` live in ``ktop/commands/``.
 """
 
 from __future__ import annotations
@@ -22,10 +21,6 @@ from ktop.config import Config, ConfigError, config_path
 if TYPE_CHECKING:
     from ktop.sources.live.source import LiveOptions, LiveSource
 
-NOT_YET = {
-    "triage": "the triage walk-through",
-    "bundle": "offline bundles",
-}
 DEFAULT_RACK_LABEL = "topology.ktop.dev/rack"
 DEFAULT_PROD_PATTERN = r"(?i)prod"
 LOW_BANDWIDTH_REFRESH_S = 5.0
@@ -258,10 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(snapshot_command.add_parser(sub))
 
     for command in _commands().values():
-        command.add_parser(sub)
-    for name, what in NOT_YET.items():
-        p = sub.add_parser(name, help=f"{what} (not available yet)")
-        p.add_argument("args", nargs=argparse.REMAINDER)
+        _common(command.add_parser(sub))
     return parser
 
 
@@ -361,9 +353,12 @@ def parse_args(
 
 
 def _commands() -> dict[str, Any]:
-    from ktop.commands import record, replay
+    """Subcommands with their own module: ``add_parser(subparsers)`` returns the parser
+    that takes the common options, ``run(args)`` runs it.
+    """
+    from ktop.commands import bundle, record, replay, triage
 
-    return {"record": record, "replay": replay}
+    return {"record": record, "replay": replay, "triage": triage, "bundle": bundle}
 
 
 def _list_scenarios() -> int:
@@ -596,12 +591,6 @@ def _main(argv: Sequence[str] | None) -> int:
         return snapshot_command.run(args, lambda: _connect_live(args))
     if args.command in _commands():
         return int(_commands()[args.command].run(args))
-    if args.command in NOT_YET:
-        print(
-            f"ktop {args.command}: {NOT_YET[args.command]} is not available in this version yet.",
-            file=sys.stderr,
-        )
-        return 2
     return _run_live(args)
 
 

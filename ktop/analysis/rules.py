@@ -1,11 +1,17 @@
-"""Rules: pure functions from a snapshot to findings, one per catalogue code."""
+"""Rules: pure functions from a snapshot to findings, one per catalogue code.
+
+Every number a rule compares with comes from :mod:`ktop.analysis.catalogue`.
+A reading that is unknown produces no finding of its code (it is neither
+healthy nor unhealthy); the area's ``-010`` code and the triage paths report
+unknown evidence.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from ktop.analysis.catalogue import BY_CODE
+from ktop.analysis import catalogue as c
 from ktop.analysis.findings import Finding, Severity
 from ktop.model.events import Area, PodWait
 from ktop.model.signals import BY_METRIC, key
@@ -24,7 +30,12 @@ def _f(
     signal: str = "",
     threshold: float | None = None,
 ) -> Finding:
-    return Finding(code, severity, BY_CODE[code].area, title, tuple(evidence), signal, threshold)
+    return Finding(code, severity, c.BY_CODE[code].area, title, tuple(evidence), signal, threshold)
+
+
+def _sev(t: c.Threshold, v: Val) -> Severity:
+    """Severity of a reading; OK for unknown ones (they produce no finding)."""
+    return Severity.OK if v.value is None else t.grade(v.value)
 
 
 def _ms(v: Val) -> str:
@@ -39,27 +50,33 @@ def apf(s: ClusterSnapshot) -> Iterator[Finding]:
         return
     for row in a.levels:
         rej = row.rejected_total_per_s
-        if rej.or_(0.0) > 0:
+        if sev := _sev(c.APF_REJECTIONS, rej):
             reasons = ", ".join(
                 f"{r} {v.or_(0):.1f}/s" for r, v in row.rejected_per_s.items() if v.or_(0) > 0
             )
             yield _f(
                 "KT-APF-001",
-                Severity.CRITICAL,
+                sev,
                 f"{row.priority_level} rejects {rej.or_(0):.1f} req/s ({reasons})",
                 f"in queue {row.in_queue.or_(0):.0f}, p99 wait {_ms(row.wait_p99_s)}",
                 signal=key("apf.rejected_per_s", row.priority_level),
-                threshold=0.0,
+                threshold=c.APF_REJECTIONS.fires_at,
             )
-        if row.wait_p99_s.or_(0.0) > 1.0:
+        if sev := _sev(c.APF_WAIT_P99, row.wait_p99_s):
             yield _f(
                 "KT-APF-002",
-                Severity.WARNING,
+                sev,
                 f"{row.priority_level} p99 wait {_ms(row.wait_p99_s)}, "
                 f"{row.in_queue.or_(0):.0f} in queue",
                 signal=key("apf.wait_p99_s", row.priority_level),
-                threshold=1.0,
+                threshold=c.APF_WAIT_P99.fires_at,
             )
+        used, lim = row.seats_in_use.value, row.seats_limit.value
+        full = Severity.OK
+        if used is not None and lim is not None and lim > 0:
+            full = c.APF_SEATS.grade(used / lim)
+        if full:
+            yield _f("KT-APF-003", full, f"{row.priority_level} uses {used:.0f} of {lim:.0f} seats")
 
 
 def apiservers(s: ClusterSnapshot) -> Iterator[Finding]:
@@ -68,39 +85,43 @@ def apiservers(s: ClusterSnapshot) -> Iterator[Finding]:
     for row in a.instances:
         if row.error:
             yield _f("KT-API-010", Severity.UNKNOWN, f"{row.instance}: {row.error}")
-    if a.request_skew.or_(0.0) > 2.0:
+    if sev := _sev(c.API_SKEW, a.request_skew):
         busiest = max(a.instances, key=lambda r: r.requests_per_s.or_(0.0))
         yield _f(
             "KT-API-001",
-            Severity.WARNING,
+            sev,
             f"request skew {a.request_skew.or_(0):.1f}x: {busiest.instance} "
             f"serves {busiest.requests_per_s.or_(0):.0f} req/s",
             signal=key("api.request_skew"),
-            threshold=2.0,
+            threshold=c.API_SKEW.fires_at,
         )
-    if a.watch_skew.or_(0.0) > 2.0:
+    if sev := _sev(c.API_SKEW, a.watch_skew):
         busiest = max(a.instances, key=lambda r: r.watches.or_(0.0))
         yield _f(
             "KT-API-002",
-            Severity.WARNING,
+            sev,
             f"watch skew {a.watch_skew.or_(0):.1f}x: {busiest.instance} "
             f"holds {busiest.watches.or_(0):.0f} watches",
             signal=key("api.watch_skew"),
-            threshold=2.0,
+            threshold=c.API_SKEW.fires_at,
         )
     for row in a.instances:
         start = row.start_time.value
-        if start is not None and s.at - start < s.window_s:
-            yield _f(
-                "KT-API-003", Severity.INFO, f"{row.instance} restarted {s.at - start:.0f}s ago"
-            )
-        if row.throttled_per_s.or_(0.0) > 0:
+        if start is not None and (sev := c.API_UPTIME.grade(s.at - start)):
+            yield _f("KT-API-003", sev, f"{row.instance} restarted {s.at - start:.0f}s ago")
+        if sev := _sev(c.API_THROTTLED, row.throttled_per_s):
             yield _f(
                 "KT-API-004",
-                Severity.WARNING,
+                sev,
                 f"{row.instance} answers {row.throttled_per_s.or_(0):.1f} 429/s",
                 signal=key("api.throttled_per_s", row.instance),
-                threshold=0.0,
+                threshold=c.API_THROTTLED.fires_at,
+            )
+        if sev := _sev(c.API_TERMINATIONS, row.terminations_per_s):
+            yield _f(
+                "KT-API-005",
+                sev,
+                f"{row.instance} terminates {row.terminations_per_s.or_(0):.1f} requests/s",
             )
 
 
@@ -120,53 +141,55 @@ def etcd(s: ClusterSnapshot) -> Iterator[Finding]:
                 Severity.CRITICAL,
                 f"{m.instance} has no leader",
                 signal=key("etcd.has_leader", m.instance),
-                threshold=0.5,
+                threshold=0.5,  # has_leader is 0 or 1: below a half is "no leader"
             )
-        changes = m.leader_changes.or_(0.0)
-        if changes >= 1:
-            sev = Severity.CRITICAL if changes >= 4 else Severity.WARNING
-            yield _f("KT-ETCD-002", sev, f"{m.instance} saw {changes:.0f} leader change(s)")
-        fsync = m.wal_fsync_p99_s.or_(0.0)
-        if fsync > 0.5:
-            sev = Severity.CRITICAL if fsync > 1.0 else Severity.WARNING
+        # A lifetime count (single scrape) includes the first election: not a window count.
+        if not m.leader_changes.lifetime and (sev := _sev(c.ETCD_LEADER_CHANGES, m.leader_changes)):
+            n = m.leader_changes.or_(0)
+            yield _f("KT-ETCD-002", sev, f"{m.instance} saw {n:.0f} leader change(s)")
+        if sev := _sev(c.ETCD_FSYNC_P99, m.wal_fsync_p99_s):
             yield _f(
                 "KT-ETCD-003",
                 sev,
                 f"{m.instance} WAL fsync p99 {_ms(m.wal_fsync_p99_s)}",
                 signal=key("etcd.fsync_p99_s", m.instance),
-                threshold=0.5,
+                threshold=c.ETCD_FSYNC_P99.fires_at,
             )
-        if m.backend_commit_p99_s.or_(0.0) > 0.25:
+        if sev := _sev(c.ETCD_COMMIT_P99, m.backend_commit_p99_s):
             yield _f(
                 "KT-ETCD-004",
-                Severity.WARNING,
+                sev,
                 f"{m.instance} backend commit p99 {_ms(m.backend_commit_p99_s)}",
                 signal=key("etcd.commit_p99_s", m.instance),
-                threshold=0.25,
+                threshold=c.ETCD_COMMIT_P99.fires_at,
             )
-        q = m.db_quota_ratio.or_(0.0)
-        if q > 0.8:
-            sev = Severity.CRITICAL if q > 0.95 else Severity.WARNING
+        q = m.db_quota_ratio
+        if sev := _sev(c.ETCD_QUOTA, q):
             yield _f(
                 "KT-ETCD-005",
                 sev,
-                f"{m.instance} db at {q * 100:.0f}% of quota",
+                f"{m.instance} db at {q.or_(0) * 100:.0f}% of quota",
                 signal=key("etcd.db_quota_ratio", m.instance),
-                threshold=0.8,
+                threshold=c.ETCD_QUOTA.fires_at,
             )
-        if m.fragmentation.or_(0.0) > 0.5 and m.db_in_use_bytes.or_(0.0) > 100e6:
+        frag = _sev(c.ETCD_FRAGMENTATION, m.fragmentation)
+        if frag and _sev(c.ETCD_FRAG_MIN_IN_USE, m.db_in_use_bytes):
             yield _f(
                 "KT-ETCD-006",
-                Severity.WARNING,
+                frag,
                 f"{m.instance} db {m.fragmentation.or_(0) * 100:.0f}% fragmented",
             )
-        if m.proposals_failed_per_s.or_(0.0) > 0:
+        if sev := _sev(c.ETCD_FAILED_PROPOSALS, m.proposals_failed_per_s):
             yield _f(
                 "KT-ETCD-007",
-                Severity.WARNING,
+                sev,
                 f"{m.instance} {m.proposals_failed_per_s.or_(0):.2f} failed proposals/s",
                 signal=key("etcd.proposals_failed_per_s", m.instance),
-                threshold=0.0,
+                threshold=c.ETCD_FAILED_PROPOSALS.fires_at,
+            )
+        if sev := _sev(c.ETCD_PEER_RTT_P99, m.peer_rtt_p99_s):
+            yield _f(
+                "KT-ETCD-008", sev, f"{m.instance} peer round-trip p99 {_ms(m.peer_rtt_p99_s)}"
             )
 
 
@@ -177,37 +200,38 @@ def scheduler(s: ClusterSnapshot) -> Iterator[Finding]:
         yield _f("KT-SCHED-010", Severity.UNKNOWN, f"pending pods unknown: {sc.pods_reason}")
     if sc.metrics_reason:
         yield _f("KT-SCHED-010", Severity.UNKNOWN, f"scheduler metrics: {sc.metrics_reason}")
-    if sc.reasons:
+    n = sc.pending_by_wait.get(PodWait.UNSCHEDULABLE, 0)
+    if sc.reasons and (sev := c.SCHED_UNSCHEDULABLE.grade(max(n, sc.reasons[0].pods))):
         top = sc.reasons[0]
-        n = sc.pending_by_wait.get(PodWait.UNSCHEDULABLE, 0)
         yield _f(
             "KT-SCHED-001",
-            Severity.WARNING,
+            sev,
             f"{n} pods unschedulable; top reason: {top.reason} ({top.pods} pods)",
             *(
                 f"{r.reason}: {r.pods} pods, e.g. {', '.join(r.sample_pods)}"
                 for r in sc.reasons[:5]
             ),
             signal=key("sched.reason_pods", top.reason),
-            threshold=0.0,
+            threshold=c.SCHED_UNSCHEDULABLE.fires_at,
         )
     gated = sc.pending_by_wait.get(PodWait.GATED, 0)
-    if gated:
+    if sev := c.SCHED_GATED.grade(gated):
         yield _f(
             "KT-SCHED-002",
-            Severity.INFO,
+            sev,
             f"{gated} pods held by scheduling gates (admission/quota, not the scheduler)",
         )
     for q in sc.quotas_near_limit[:5]:
-        yield _f(
-            "KT-SCHED-004",
-            Severity.WARNING if q.ratio >= 1.0 else Severity.INFO,
-            f"quota {q.namespace}/{q.name}: {q.resource} at {q.ratio * 100:.0f}% of its limit",
-        )
-    if sc.quota_rejections:
+        if sev := c.SCHED_QUOTA_USED.grade(q.ratio):
+            yield _f(
+                "KT-SCHED-004",
+                sev,
+                f"quota {q.namespace}/{q.name}: {q.resource} at {q.ratio * 100:.0f}% of its limit",
+            )
+    if sev := c.SCHED_QUOTA_REJECTIONS.grade(sc.quota_rejections):
         yield _f(
             "KT-SCHED-003",
-            Severity.WARNING,
+            sev,
             f"{sc.quota_rejections} pod creations refused for exceeded quota",
         )
 
@@ -222,7 +246,7 @@ def nodes(s: ClusterSnapshot) -> Iterator[Finding]:
         if z.state is ZoneState.FULL_DISRUPTION:
             yield _f(
                 "KT-NODE-001",
-                Severity.CRITICAL,
+                c.BY_CODE["KT-NODE-001"].severity,
                 f"zone {z.zone}: {z.unhealthy}/{z.total} nodes not Ready (FullDisruption)",
                 signal=key("nodes.unhealthy", z.zone),
                 threshold=0.0,
@@ -230,28 +254,30 @@ def nodes(s: ClusterSnapshot) -> Iterator[Finding]:
         elif z.state is ZoneState.PARTIAL_DISRUPTION:
             yield _f(
                 "KT-NODE-002",
-                Severity.WARNING,
+                c.BY_CODE["KT-NODE-002"].severity,
                 f"zone {z.zone}: {z.unhealthy}/{z.total} nodes not Ready (PartialDisruption)",
                 signal=key("nodes.unhealthy", z.zone),
                 threshold=0.0,
             )
     unhealthy = n.not_ready + n.unknown
-    if unhealthy >= 3 and n.zones:
+    if unhealthy >= c.NODE_DOMAIN_MIN_UNHEALTHY and len(n.zones) > 1:
         worst = max(n.zones, key=lambda z: z.unhealthy)
-        if worst.unhealthy / unhealthy >= 0.9 and len(n.zones) > 1:
+        if sev := c.NODE_DOMAIN_SHARE.grade(worst.unhealthy / unhealthy):
             yield _f(
                 "KT-NODE-003",
-                Severity.INFO,
+                sev,
                 f"{worst.unhealthy} of {unhealthy} unhealthy nodes are in zone {worst.zone}: "
                 "suspect that zone's shared parts (network, power, control path)",
             )
-    if n.lease_lag_p99_s.or_(0.0) > 40:
+    if sev := _sev(c.NODE_LEASE_LAG_P99, n.lease_lag_p99_s):
         yield _f(
             "KT-NODE-004",
-            Severity.WARNING,
-            f"lease lag p99 {n.lease_lag_p99_s.or_(0):.0f}s (kubelet lease duration 40s)",
+            sev,
+            f"lease lag p99 {n.lease_lag_p99_s.or_(0):.0f}s "
+            f"(warning > {c.NODE_LEASE_LAG_P99.warn:g}s, kubelet lease duration "
+            f"{c.NODE_LEASE_LAG_P99.critical:g}s)",
             signal=key("nodes.lease_lag_p99_s"),
-            threshold=40.0,
+            threshold=c.NODE_LEASE_LAG_P99.fires_at,
         )
 
 

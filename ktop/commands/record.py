@@ -37,11 +37,12 @@ def parse_size(text: str) -> int:
     return int(value)
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     """Add ``record`` to the subcommands."""
     from ktop import bounds
     from ktop.bounds import bounded_int
-    from ktop.cli import _common
 
     p = sub.add_parser(
         "record",
@@ -86,7 +87,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="replace node, pod, namespace, context names and server addresses with stand-ins",
     )
-    _common(p)
+    return p
 
 
 def _record_speed(text: str) -> float:

@@ -16,10 +16,10 @@ from ktop.record.reader import Recording
 from ktop.sources.replay import parse_time
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     """Add ``replay`` to the subcommands."""
-    from ktop.cli import _common
-
     p = sub.add_parser(
         "replay",
         help="replay a recording in the dashboard",
@@ -31,7 +31,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--at", metavar="TIME", help="start at this time (HH:MM:SS, +SECONDS or Unix)")
     p.add_argument("--paused", action="store_true", help="start paused")
     p.add_argument("--info", action="store_true", help="print what the file holds and exit")
-    _common(p)
+    return p
 
 
 def clock(t: float) -> str:

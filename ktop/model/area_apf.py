@@ -19,6 +19,10 @@ WAIT = "apiserver_flowcontrol_request_wait_duration_seconds"
 REJECTED = "apiserver_flowcontrol_rejected_requests_total"
 DISPATCHED = "apiserver_flowcontrol_dispatched_requests_total"
 
+DUMP_ONLY = "the APF dump has no wait times and lifetime counters only (rates need metrics)"
+DUMP_ONLY_REASON = "unknown"
+"""The rejection 'reason' of a dump-only row: its rate is unknown."""
+
 PL_FS = ("priority_level", "flow_schema")
 PL = ("priority_level",)
 
@@ -34,6 +38,8 @@ class _Acc:
     dispatched: list[Val] = field(default_factory=list)
     rejected: dict[str, list[Val]] = field(default_factory=dict)
     wait: list[Buckets] = field(default_factory=list)
+    dump_only: bool = False
+    """Read from an APF dump alone: no wait times, and lifetime counters only."""
 
     def add(self, other: _Acc) -> None:
         self.in_queue += other.in_queue
@@ -41,13 +47,14 @@ class _Acc:
         self.seats += other.seats
         self.dispatched += other.dispatched
         self.wait += other.wait
+        self.dump_only = self.dump_only or other.dump_only
         for reason, vals in other.rejected.items():
             self.rejected.setdefault(reason, []).extend(vals)
 
     def row(self, instance: str, pl: str, fs: str, limit: Val | None = None) -> ApfRow:
         wait = merge_buckets(self.wait)
         # A level with no request in its queue since the apiserver started has no series.
-        no_wait = Val.nothing("no request waited")
+        no_wait = Val.unknown(DUMP_ONLY) if self.dump_only else Val.nothing("no request waited")
         return ApfRow(
             instance=instance,
             priority_level=pl,
@@ -108,7 +115,8 @@ def _limits(ts: TargetSeries) -> dict[str, Val]:
 def _from_dump(levels: tuple[ApfLevelDump, ...]) -> dict[str, _Acc]:
     out: dict[str, _Acc] = {}
     for lv in levels:
-        a = _Acc()
+        a = _Acc(dump_only=True)
+        a.rejected[DUMP_ONLY_REASON] = [Val.unknown(DUMP_ONLY)]
         if lv.waiting_requests is not None:
             a.in_queue.append(Val.of(lv.waiting_requests))
         if lv.executing_requests is not None:

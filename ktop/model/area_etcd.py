@@ -19,6 +19,16 @@ def _fragmentation(in_use: Val, total: Val) -> Val:
     return r if r.value is None else Val.of(1.0 - r.value)
 
 
+def _leader_changes(ts: TargetSeries) -> Val:
+    """Changes over the window; with a single scrape, the lifetime count marked as such."""
+    name = "etcd_server_leader_changes_seen_total"
+    inc = ts.increase(name)
+    if inc.known or ts.scrapes >= 2:
+        return inc
+    total = ts.gauge(name)
+    return Val.of(total.value, lifetime=True) if total.value is not None else inc
+
+
 def member_row(
     instance: str, ts: TargetSeries | None, last_ok: float | None, error: str
 ) -> EtcdMemberRow:
@@ -35,7 +45,7 @@ def member_row(
         instance=instance,
         is_leader=ts.gauge("etcd_server_is_leader"),
         has_leader=ts.gauge("etcd_server_has_leader"),
-        leader_changes=ts.increase("etcd_server_leader_changes_seen_total"),
+        leader_changes=_leader_changes(ts),
         wal_fsync_p50_s=ts.quantile(0.5, "etcd_disk_wal_fsync_duration_seconds"),
         wal_fsync_p99_s=ts.quantile(0.99, "etcd_disk_wal_fsync_duration_seconds"),
         backend_commit_p99_s=ts.quantile(0.99, "etcd_disk_backend_commit_duration_seconds"),

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 from ktop.model.events import PendingPodRecord, PodWait, QuotaRecord, WarningEvent
 from ktop.model.failed_scheduling import SchedulingFailure, parse_failed_scheduling, reason_key
+from ktop.model.pod_starts import StartWarnings
 from ktop.model.series import TargetSeries
 from ktop.model.snapshot import QuotaUsage, ReasonCount, SchedulerSnapshot
 from ktop.model.values import Val, sum_vals
@@ -34,6 +35,7 @@ class PendingPods:
         self.pods: dict[tuple[str, str], PendingPodRecord] = {}
         self._quota: deque[tuple[float, int]] = deque()
         self.quotas: dict[tuple[str, str], QuotaRecord] = {}
+        self.starts = StartWarnings(window_s)
 
     def upsert(self, pod: PendingPodRecord) -> None:
         """Add or replace a pod."""
@@ -44,7 +46,8 @@ class PendingPods:
         self.pods.pop((namespace, name), None)
 
     def warning(self, ev: WarningEvent) -> None:
-        """Note a Warning event; only quota rejections are kept here."""
+        """Note a Warning event: quota rejections and pod start failures are kept."""
+        self.starts.note(ev)
         if ev.reason == "FailedCreate" and "exceeded quota" in ev.message:
             self._quota.append((ev.at, ev.count))
 
@@ -77,6 +80,7 @@ class PendingPods:
 def _reasons(pods: Sequence[PendingPodRecord]) -> tuple[ReasonCount, ...]:
     counts: dict[str, list[int]] = {}
     samples: dict[str, list[str]] = {}
+    wording: dict[str, str] = {}
     for pod in pods:
         if pod.wait is not PodWait.UNSCHEDULABLE or not pod.message:
             continue
@@ -84,13 +88,14 @@ def _reasons(pods: Sequence[PendingPodRecord]) -> tuple[ReasonCount, ...]:
         entries = failure.reasons or ((failure.prefilter or failure.raw, 0),)
         for reason, nodes in entries:
             key = reason_key(reason)
+            wording.setdefault(key, reason)
             c = counts.setdefault(key, [0, 0])
             c[0] += 1
             c[1] = max(c[1], nodes)
             s = samples.setdefault(key, [])
             if len(s) < SAMPLES_PER_REASON:
                 s.append(f"{pod.namespace}/{pod.name}")
-    rows = [ReasonCount(k, c[0], c[1], tuple(samples[k])) for k, c in counts.items()]
+    rows = [ReasonCount(k, c[0], c[1], tuple(samples[k]), wording[k]) for k, c in counts.items()]
     return tuple(sorted(rows, key=lambda r: (-r.pods, -r.nodes, r.reason)))
 
 
@@ -102,6 +107,8 @@ def build_scheduler(
     pods_reason: str,
     metrics_reason: str,
     quotas_known: bool = False,
+    zone_of: Callable[[str], str] | None = None,
+    events_known: bool = False,
 ) -> SchedulerSnapshot:
     """Scheduler metrics summed over scheduler instances, plus the pods' own view."""
     queue: dict[str, Val] = {}
@@ -137,4 +144,6 @@ def build_scheduler(
         metrics_reason="" if series else (metrics_reason or "no scheduler metrics source"),
         quotas_near_limit=pending.near_limit(),
         quotas_known=quotas_known,
+        start_failures=pending.starts.group(pods, now, zone_of or (lambda _node: "")),
+        events_known=events_known,
     )

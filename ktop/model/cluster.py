@@ -312,8 +312,17 @@ class ClusterModel:
             known, reason = self._feed_state(ev.FEED_PENDING_PODS)
             failures = "; ".join(e for _, e in health.values() if e)
             quotas_known, _ = self._feed_state(ev.FEED_QUOTAS)
+            events_known, _ = self._feed_state(ev.FEED_EVENTS)
             return build_scheduler(
-                series, self.pending, self.now, known, reason, failures, quotas_known
+                series,
+                self.pending,
+                self.now,
+                known,
+                reason,
+                failures,
+                quotas_known,
+                zone_of=self._zone_of,
+                events_known=events_known,
             )
         nodes_known, nodes_reason = self._feed_state(ev.FEED_NODES)
         leases_known, _ = self._feed_state(ev.FEED_LEASES)
@@ -344,6 +353,10 @@ class ClusterModel:
             last = self.now if (h.synced and not h.error) else h.last_ok
             out.append(Freshness(feed, FEED_AREAS.get(feed, Area.NODES), last, h.error, h.note))
         return tuple(out)
+
+    def _zone_of(self, node: str) -> str:
+        rec = self.nodes.nodes.get(node)
+        return rec.zone if rec is not None else ""
 
     def snapshot(self) -> ClusterSnapshot:
         """An immutable snapshot; unchanged areas reuse their previous snapshot."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from ktop.model.events import Labels, Sample, Target
 from ktop.model.histogram import bucket_quantile
 from ktop.model.values import Val
-from ktop.model.wanted import FAMILIES, HISTOGRAMS
+from ktop.model.wanted import COUNTERS, FAMILIES, HISTOGRAMS
 
 Match = Mapping[str, str | frozenset[str]]
 """Label matchers: a value, or a set of accepted values."""
@@ -55,6 +55,12 @@ def _family(name: str) -> tuple[str, bool]:
             if base in HISTOGRAMS:
                 return base, suffix == "_bucket"
     return name, False
+
+
+def _counts(name: str) -> bool:
+    """Whether a sample name is a counter or part of a histogram (both start at zero)."""
+    family, _ = _family(name)
+    return family in COUNTERS or family in HISTOGRAMS
 
 
 def _matches(labels: Labels, match: Match | None) -> bool:
@@ -152,6 +158,10 @@ class TargetSeries:
             series = by_labels.get(key[1])
             if series is None:
                 series = by_labels[key[1]] = _Series()
+                if self.last_at is not None and self.last_at >= horizon and _counts(key[0]):
+                    # Absent at the previous scrape: the counter had not counted yet. Without
+                    # this zero, everything it counted before it was first seen is lost.
+                    series.points.append((self.last_at, 0.0))
             series.points.append((at, value))
         for name, by_labels in list(self._series.items()):
             for labels, series in list(by_labels.items()):

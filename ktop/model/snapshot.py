@@ -262,6 +262,8 @@ class ReasonCount:
     """The most nodes any one of those pods was refused by for this reason."""
     sample_pods: tuple[str, ...]
     """A few ``namespace/name`` examples."""
+    wording: str = ""
+    """The reason as the scheduler words it (the first wording seen for this key)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,6 +280,23 @@ class QuotaUsage:
     def ratio(self) -> float:
         """Used / hard (1.0 and above: new pods asking for it are refused)."""
         return self.used / self.hard if self.hard else float("inf")
+
+
+@dataclass(frozen=True, slots=True)
+class StartFailure:
+    """Pods bound to a node but not started, sharing the cause of their latest Warning."""
+
+    category: str
+    """``image pull``, ``sandbox / CNI``, ``volume attach / mount`` or ``other``."""
+    reason: str
+    """The Warning event's reason (``FailedCreatePodSandBox``, ``FailedMount`` ...)."""
+    pods: int
+    nodes: tuple[tuple[str, int], ...]
+    """The nodes with most such pods, with their pod counts."""
+    node_count: int
+    zones: tuple[tuple[str, int], ...]
+    """Pods per zone (empty zone name when the node has no zone label or is unknown)."""
+    sample_pods: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,6 +323,10 @@ class SchedulerSnapshot:
     """ResourceQuota resources at or above 90 % of their hard limit, fullest first."""
     quotas_known: bool = False
     """False when ResourceQuotas are not read by this source."""
+    start_failures: tuple[StartFailure, ...] = ()
+    """Bound-but-not-started pods grouped by the cause of their latest start Warning."""
+    events_known: bool = False
+    """False when Warning events are not read by this source."""
 
 
 # --------------------------------------------------------------------------

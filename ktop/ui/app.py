@@ -31,6 +31,7 @@ from ktop.ui.screens.drill import DrillScreen
 from ktop.ui.screens.findings import FindingsScreen
 from ktop.ui.screens.help import HelpScreen
 from ktop.ui.screens.overview import OverviewScreen
+from ktop.ui.screens.triage import TriageScreen
 from ktop.ui.theming import DEFAULT_THEME, NO_COLOR_THEME, KtopTheme, all_themes, derived_status
 
 SOURCES_GROUP = "sources"
@@ -56,10 +57,11 @@ class KtopApp(App[None]):
             for area, key in AREA_KEYS.items()
         ),
         Binding("f", "goto('findings')", "findings"),
-        Binding("t", "cycle_theme", "theme", show=False),
+        Binding("T", "cycle_theme", "theme", show=False),
         Binding("y", "copy", "copy", show=False),
         Binding("w", "trend_window", "window"),
         *RecordingControls.bindings(),
+        Binding("t", "goto('triage')", "triage"),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit", "quit"),
     ]
@@ -74,6 +76,7 @@ class KtopApp(App[None]):
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
         "overview": OverviewScreen,
         "findings": FindingsScreen,
+        "triage": TriageScreen,
         **{area.value: partial(_drill, area) for area in Area},
     }
     DEFAULT_MODE = "overview"
@@ -283,7 +286,12 @@ class KtopApp(App[None]):
         yield SystemCommand(
             "Findings", "All findings with evidence (f)", partial(self.action_goto, "findings")
         )
+        yield SystemCommand(
+            "Triage",
+            "Every triage path, most severe first (t)",
+            partial(self.action_goto, "triage"),
+        )
         yield SystemCommand("Help", "Every key (?)", self.action_help)
-        yield SystemCommand("Next theme", "Cycle ktop's themes (t)", self.action_cycle_theme)
+        yield SystemCommand("Next theme", "Cycle ktop's themes (T)", self.action_cycle_theme)
         yield SystemCommand("Copy", "Findings or the table in focus, OSC 52 (y)", self.action_copy)
         yield from super().get_system_commands(screen)

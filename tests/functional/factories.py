@@ -247,7 +247,7 @@ def freshness() -> tuple[Freshness, ...]:
 def findings() -> tuple[Finding, ...]:
     return (
         Finding(
-            "KT-ETCD-002",
+            "KT-ETCD-003",
             Severity.WARNING,
             Area.ETCD,
             "WAL fsync p99 612 ms on etcd-2 (>500 ms)",
@@ -260,7 +260,7 @@ def findings() -> tuple[Finding, ...]:
             "zone-a in FullDisruption: 200 of 200 nodes not Ready",
             ("zone-a ready 0/200", "lease lag max 3.0m"),
         ),
-        Finding("KT-ETCD-009", Severity.UNKNOWN, Area.ETCD, "etcd-1 unreadable", ()),
+        Finding("KT-ETCD-010", Severity.UNKNOWN, Area.ETCD, "etcd-1 unreadable", ()),
     )
 
 

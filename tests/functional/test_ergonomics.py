@@ -35,7 +35,7 @@ async def test_t_cycles_through_ktop_themes_and_restyles() -> None:
         before = panel.renders
         seen = [start]
         for _ in names:
-            await pilot.press("t")
+            await pilot.press("T")
             await pilot.pause()
             seen.append(app.theme)
         assert seen[-1] == start

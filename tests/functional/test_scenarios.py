@@ -2,28 +2,32 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from ktop.model.events import Area
+from ktop.model.events import Area, Component, Event, MetricsScraped
 from ktop.model.snapshot import ZoneState
 from ktop.ui.app import KtopApp
-from ktop.ui.render.fmt import (
-    fmt_age,
-    fmt_count,
-    fmt_duration,
-    fmt_rate,
-    fmt_si,
-    fmt_times,
-    fmt_val,
-    short_instance,
-)
+from ktop.ui.render.fmt import short_instance
 from ktop.ui.screens.drill import DrillScreen
 from ktop.ui.screens.overview import OverviewScreen
 from ktop.ui.widgets.findings_strip import FindingsStrip
 from ktop.ui.widgets.status_bar import StatusBar
-from tests.functional.scenarios import scenario_hub
+from tests.functional import truth
+from tests.functional.scenarios import SCENARIO_TIMES, scenario_events, scenario_hub
 
 SIZES = [(80, 24), (160, 48)]
+WINDOW_S = 300.0
+"""The model's default window, over which rates and quantiles are taken."""
+
+
+def events(scenario: str, seconds: float | None = None) -> list[Event]:
+    """Everything the simulator emitted for a scenario (the ground truth)."""
+    start, later = scenario_events(
+        scenario, SCENARIO_TIMES[scenario] if seconds is None else seconds
+    )
+    return [*start, *later]
 
 
 def overview(app: KtopApp) -> OverviewScreen:
@@ -57,15 +61,17 @@ async def test_zone_outage(size: tuple[int, int]) -> None:
         await pilot.pause()
         text = overview(app).panel(Area.NODES).plain
         lines = zone_lines(text, {z.zone for z in snap.nodes.zones})
+        real = truth.nodes_by_zone(events("zone-outage"))
+        assert set(real) == set(lines)
         for zone in snap.nodes.zones:
             words = lines[zone.zone].split()
-            assert words[2:5] == [
-                f"{zone.ready}/{zone.total}",
-                fmt_count(zone.unhealthy),
-                zone.state.value if zone.state else "?",
-            ]
+            ready, total, _ = real[zone.zone]
+            assert words[2] == f"{ready}/{total}"
+            assert truth.number(words[3]) == total - ready
+            assert words[4] == (zone.state.value if zone.state else "?")
         assert lines[down[0].zone].startswith("✖")
-        assert f"{snap.nodes.ready}/{snap.nodes.total} ready" in text
+        ready = sum(r for r, _, _ in real.values())
+        assert f"{ready}/{sum(t for _, t, _ in real.values())} ready" in text
         assert "KT-NODE-001" in app.screen.query_one(FindingsStrip).plain
         assert "demo sim/zone-out" in app.screen.query_one(StatusBar).plain
 
@@ -76,7 +82,7 @@ async def test_zone_outage(size: tuple[int, int]) -> None:
         for zone in snap.nodes.zones:
             key = f"{zone.region}/{zone.zone}" if zone.region else zone.zone
             assert zones.cell_text(key, "state") == (zone.state.value if zone.state else "?")
-            assert zones.cell_text(key, "unknown") == fmt_count(zone.unknown)
+            assert truth.number(zones.cell_text(key, "unknown")) == real[zone.zone][2]
         not_ready = screen.table("not_ready")
         assert len(not_ready.row_keys) == len(snap.nodes.not_ready_nodes)
         assert not_ready.column_text("zone")[0] == down[0].zone
@@ -106,18 +112,25 @@ async def test_etcd_slow_disk(size: tuple[int, int]) -> None:
         await pilot.pause()
         text = overview(app).panel(Area.ETCD).plain
         assert text.startswith(f"3 etcd ✖ leader {short_instance(snap.etcd.leader)}")
+        evs = events("etcd-slow-disk")
         for m in snap.etcd.members:
             name = short_instance(m.instance) + ("*" if m.instance == snap.etcd.leader else "")
             line = next(ln for ln in text.splitlines() if ln.startswith(name + " "))
-            assert line.split()[1:3] == [
-                fmt_val(m.wal_fsync_p99_s, fmt_duration),
-                fmt_val(m.backend_commit_p99_s, fmt_duration),
-            ]
+            fsync, commit = line.split()[1:3]
+            for shown, family in (
+                (fsync, "etcd_disk_wal_fsync_duration_seconds"),
+                (commit, "etcd_disk_backend_commit_duration_seconds"),
+            ):
+                real = truth.window_quantile(evs, m.instance, family, WINDOW_S)
+                assert truth.close(shown, real), (m.instance, family, shown, real)
         await pilot.press("3")
         await pilot.pause()
         members = drill(app, Area.ETCD).table("members")
         for m in snap.etcd.members:
-            assert members.cell_text(m.instance, "changes") == fmt_val(m.leader_changes)
+            changes = truth.window_increase(
+                evs, m.instance, "etcd_server_leader_changes_seen_total", WINDOW_S
+            )
+            assert truth.number(members.cell_text(m.instance, "changes")) == changes
             assert members.cell_text(m.instance, "leader") == (
                 "leader" if m.instance == snap.etcd.leader else "follower"
             )
@@ -129,20 +142,32 @@ async def test_apf_saturation(size: tuple[int, int]) -> None:
     snap = app.frame.snapshot
     worst = snap.apf.levels[0]
     assert worst.priority_level == "workload-low"
+    evs = events("apf-saturation")
+    level = {"priority_level": "workload-low"}
+    apis = truth.instances(evs, Component.APISERVER)
+    rejected = sum(
+        truth.window_increase(
+            evs, i, "apiserver_flowcontrol_rejected_requests_total", WINDOW_S, level, per_s=True
+        )
+        for i in apis
+    )
+    queued = sum(
+        truth.latest(evs, i, "apiserver_flowcontrol_current_inqueue_requests", level) for i in apis
+    )
+    assert rejected > 0
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         text = overview(app).panel(Area.APF).plain
         assert text.startswith("1 APF ✖")
-        assert f"{fmt_val(worst.rejected_total_per_s, fmt_rate)} rejected" in text
+        shown = re.search(r"(\S+/s) rejected", text)
+        assert shown and truth.close(shown.group(1), rejected)
         row = text.splitlines()[2].split()
-        assert row[:2] == ["workload-low", fmt_val(worst.in_queue, fmt_si)]
+        assert row[0] == "workload-low" and truth.close(row[1], queued)
         await pilot.press("1")
         await pilot.pause()
         levels = drill(app, Area.APF).table("levels")
         assert levels.row_keys[0] == "workload-low"
-        assert levels.cell_text("workload-low", "rejected") == fmt_val(
-            worst.rejected_total_per_s, fmt_rate
-        )
+        assert truth.close(levels.cell_text("workload-low", "rejected"), rejected)
         assert "queue-full" in levels.cell_text("workload-low", "reasons")
         assert "time-out" in levels.cell_text("workload-low", "reasons")
 
@@ -152,21 +177,30 @@ async def test_apiserver_skew(size: tuple[int, int]) -> None:
     app = KtopApp(scenario_hub("apiserver-skew"))
     snap = app.frame.snapshot
     api = snap.apiservers
-    assert api.watch_skew.or_(0) > 1.5
+    evs = events("apiserver-skew")
+    watch = {"verb": "WATCH"}
+    watches = {
+        i: truth.latest(evs, i, "apiserver_longrunning_requests", watch)
+        for i in truth.instances(evs, Component.APISERVER)
+    }
+    skew = max(watches.values()) / (sum(watches.values()) / len(watches))
+    assert skew > 1.5
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         text = overview(app).panel(Area.APISERVERS).plain
-        assert text.startswith(f"2 apiservers ▲ 3/3 up · skew {fmt_val(api.watch_skew, fmt_times)}")
+        head = re.match(r"2 apiservers ▲ 3/3 up · skew (\S+)", text)
+        assert head and truth.close(head.group(1), skew)
         for r in api.instances:
             line = next(ln for ln in text.splitlines() if ln.startswith(short_instance(r.instance)))
-            assert line.split()[3] == fmt_val(r.watches)
+            assert truth.close(line.split()[3], watches[r.instance])
         await pilot.press("2")
         await pilot.pause()
         screen = drill(app, Area.APISERVERS)
         table = screen.table("instances")
         for r in api.instances:
-            assert table.cell_text("watches", f"i:{r.instance}") == fmt_val(r.watches)
-        assert f"watch skew {fmt_val(api.watch_skew, fmt_times)}" in screen.header_text
+            assert truth.close(table.cell_text("watches", f"i:{r.instance}"), watches[r.instance])
+        shown = re.search(r"watch skew (\S+)", screen.header_text)
+        assert shown and truth.close(shown.group(1), skew)
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -177,26 +211,27 @@ async def test_scheduler_backlog(size: tuple[int, int]) -> None:
     sched = app.frame.snapshot.scheduler
     top = sched.reasons[0]
     assert top.reason == "Insufficient nvidia.com/gpu"
-    gated = sched.pending_by_wait[PodWait.GATED]
+    real = truth.pending_by_wait(events("scheduler-backlog"))
+    gated = real.get(PodWait.GATED, 0)
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         text = overview(app).panel(Area.SCHEDULER).plain
-        total = sum(sched.pending_by_wait.values())
-        assert f"{fmt_count(total)} pending" in text
+        shown = re.search(r"([\d,]+) pending", text)
+        assert shown and truth.number(shown.group(1)) == sum(real.values())
         assert f"gated {gated} · quota-rej {sched.quota_rejections}" in text
-        assert f"{fmt_count(top.pods)} {top.reason}" in text
+        assert f"{top.pods:,} {top.reason}" in text
         await pilot.press("4")
         await pilot.pause()
         screen = drill(app, Area.SCHEDULER)
         reasons = screen.table("reasons")
-        assert reasons.cell_text(top.reason, "pods") == fmt_count(top.pods)
+        assert truth.number(reasons.cell_text(top.reason, "pods")) == top.pods
         assert reasons.cell_text(top.reason, "examples").startswith("ml-train/")
         waits = screen.table("waits")
-        assert waits.cell_text("gated", "pods") == fmt_count(gated)
-        assert waits.cell_text("unschedulable", "pods") == fmt_count(
-            sched.pending_by_wait[PodWait.UNSCHEDULABLE]
+        assert truth.number(waits.cell_text("gated", "pods")) == gated
+        assert truth.number(waits.cell_text("unschedulable", "pods")) == real.get(
+            PodWait.UNSCHEDULABLE, 0
         )
-        assert waits.cell_text("quota", "pods") == fmt_count(sched.quota_rejections)
+        assert truth.number(waits.cell_text("quota", "pods")) == sched.quota_rejections
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -221,6 +256,14 @@ async def test_apiserver_restart_shows_unknown_reason(size: tuple[int, int]) -> 
         assert header.startswith(
             'apiservers: unknown — apiserver apiserver-1:6443: Get "https://apiserver-1:6443/metrics"'
         )
-        assert f"connection refused (stale {fmt_age(failed[0].age_s(snap.at))})" in header
+        evs = events("apf-saturation", 36)
+        ok = [
+            e.at
+            for e in evs
+            if isinstance(e, MetricsScraped) and e.target.instance == "apiserver-1:6443"
+        ]
+        age = max(e.at for e in evs) - max(ok)
+        shown = re.search(r"connection refused \(stale (\S+)\)", header)
+        assert shown and truth.number(shown.group(1)) <= age < truth.number(shown.group(1)) + 60
         status = drill(app, Area.APISERVERS).table("instances")
         assert status.cell_text("status", "i:apiserver-1:6443") == "error"

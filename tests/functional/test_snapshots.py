@@ -67,3 +67,8 @@ THEMES = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "themes")
 def test_overview_in_every_theme(snap_compare: SnapCompare, theme: str) -> None:
     app = KtopApp(scenario_hub("zone-outage"), theme=theme, user_themes=False)
     assert snap_compare(app, terminal_size=(100, 30))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+def test_triage(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
+    assert snap_compare(KtopApp(scenario_hub("zone-outage")), press=["t"], terminal_size=size)

@@ -60,7 +60,7 @@ async def test_overview_shows_every_area(size: tuple[int, int]) -> None:
         strip = app.screen.query_one(FindingsStrip).plain
         assert strip.startswith("✖ KT-NODE-001")
         if size[1] >= 48:
-            assert "▲ KT-ETCD-002" in strip and "? KT-ETCD-009" in strip
+            assert "▲ KT-ETCD-003" in strip and "? KT-ETCD-010" in strip
             assert "cpu" in api and "6.5GiB" in api  # wide: more columns
         status = app.screen.query_one(StatusBar).plain
         assert "15:06:40Z" in status and "etcd 2m!" in status and "✖1 ▲1 ?1" in status

@@ -47,12 +47,6 @@ def test_unknown_scenario(capsys: pytest.CaptureFixture[str]) -> None:
     assert "unknown scenario 'meteor-strike'" in err and "zone-outage" in err
 
 
-@pytest.mark.parametrize("command", ["triage", "bundle"])
-def test_later_subcommands_say_not_yet(command: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([command]) == 2
-    assert "not available in this version yet" in capsys.readouterr().err
-
-
 def test_unknown_context_is_a_clear_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -150,3 +144,15 @@ def test_demo_with_stdin_closed_exits_at_once_in_a_real_process(tmp_path: Path) 
     assert done.returncode == 2
     assert "not a terminal" in done.stderr
     assert time.monotonic() - started < 60
+
+
+@pytest.mark.parametrize("command", [["triage"], ["bundle", "capture", "out"]])
+def test_triage_and_capture_with_an_unknown_context_exit_2(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = Path(__file__).parent.parent / "fixtures" / "kubeconfig_k8s-client-js_testdata.yaml"
+    args = ["--kubeconfig", str(cfg), *command, "--context", "prod-cell-a"]
+    if command[0] == "bundle":
+        args[-3] = str(tmp_path / "out")
+    assert main(args) == 2
+    assert "context 'prod-cell-a' not found" in capsys.readouterr().err

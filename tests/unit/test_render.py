@@ -273,7 +273,7 @@ def test_ages_never_when_no_data() -> None:
 
 def test_findings_ranked_and_strip() -> None:
     found = findings()
-    assert [f.code for f in ranked(found)] == ["KT-NODE-001", "KT-ETCD-002", "KT-ETCD-009"]
+    assert [f.code for f in ranked(found)] == ["KT-NODE-001", "KT-ETCD-003", "KT-ETCD-010"]
     assert counts(found).plain == "✖1 ▲1 ?1"
     assert counts(()).plain == "✓ no findings"
     two = [t.plain for t in strip_lines(found, 2, 80)]
@@ -282,7 +282,7 @@ def test_findings_ranked_and_strip() -> None:
     one = strip_lines(found, 1, 60)[0].plain
     assert one.endswith("(+2, f)") and len(one) <= 60
     text = full_text(found).plain
-    assert "· zone-a ready 0/200" in text and "KT-ETCD-009" in text
+    assert "· zone-a ready 0/200" in text and "KT-ETCD-010" in text
 
 
 def test_dispatch_and_render_keys() -> None:

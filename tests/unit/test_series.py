@@ -98,3 +98,25 @@ def test_quantile_unknown_without_observations_in_window() -> None:
     ts.ingest(5, _hist(5, same))
     q = ts.quantile(0.99, "etcd_disk_wal_fsync_duration_seconds")
     assert not q.known and q.empty and "no observations" in q.reason
+
+
+def test_a_counter_first_seen_after_the_first_scrape_counts_from_zero() -> None:
+    # Labelled counters appear at their first increment: a series absent at the previous
+    # scrape had counted nothing then (a flood that ends between two scrapes still counts).
+    rejected = "apiserver_flowcontrol_rejected_requests_total"
+    labels = (("flow_schema", "f"), ("priority_level", "p"), ("reason", "queue-full"))
+    other = Sample("apiserver_request_total", (("code", "200"), ("verb", "GET")), 10)
+    ts = TargetSeries(API, 300)
+    ts.ingest(0, [other])
+    ts.ingest(10, [other, Sample(rejected, labels, 50)])
+    assert ts.increase(rejected).value == 50
+    assert ts.rate(rejected).value == pytest.approx(5.0)
+    # a gauge first seen later is not back-filled
+    ts.ingest(20, [other, Sample("apiserver_flowcontrol_current_inqueue_requests", labels[:2], 7)])
+    assert ts.gauge("apiserver_flowcontrol_current_inqueue_requests").value == 7
+
+
+def test_a_counter_of_a_target_scraped_once_stays_lifetime() -> None:
+    ts = TargetSeries(ETCD, 300)
+    ts.ingest(0, _counter(5))
+    assert not ts.rate("etcd_server_proposals_failed_total").known

@@ -24,6 +24,8 @@ from ktop.ui.render.level import (
     SKEW_CRIT,
     SKEW_WARN,
     STYLE,
+    TERMINATIONS_WARN,
+    THROTTLED_WARN,
     Level,
     above,
     worst,
@@ -70,7 +72,7 @@ def instance_level(row: ApiserverRow, now: float) -> Level:
     """How one instance looks: unreachable is unknown, throttling or a restart a warning."""
     if row.error or not row.requests_per_s.known:
         return Level.UNKNOWN
-    levels = [uptime_level(row, now), above(row.throttled_per_s, 0.0)]
+    levels = [uptime_level(row, now), above(row.throttled_per_s, THROTTLED_WARN)]
     return worst(levels) if max(levels) > Level.NEUTRAL else Level.OK
 
 
@@ -131,7 +133,11 @@ def _panel_row(r: ApiserverRow, now: float, wide: bool, width: int) -> Text:
         cells += [
             Cell(fmt_val(r.cpu_cores, fmt_cores), 5),
             Cell(fmt_val(r.rss_bytes, fmt_bytes), 8),
-            Cell(fmt_val(r.throttled_per_s, fmt_rate), 6, level=above(r.throttled_per_s, 0.0)),
+            Cell(
+                fmt_val(r.throttled_per_s, fmt_rate),
+                6,
+                level=above(r.throttled_per_s, THROTTLED_WARN),
+            ),
         ]
     if r.error:  # numbers are the last ones read; uptime is meaningless while unreachable
         cells.append(Cell("err", 5, level=Level.UNKNOWN))
@@ -174,14 +180,14 @@ METRICS: tuple[Metric, ...] = (
         "throttled",
         "429/s",
         lambda r, _now: num_cell(
-            fmt_val(r.throttled_per_s, fmt_rate), above(r.throttled_per_s, 0.0)
+            fmt_val(r.throttled_per_s, fmt_rate), above(r.throttled_per_s, THROTTLED_WARN)
         ),
     ),
     (
         "terminations",
         "terminations/s",
         lambda r, _now: num_cell(
-            fmt_val(r.terminations_per_s, fmt_rate), above(r.terminations_per_s, 0.0)
+            fmt_val(r.terminations_per_s, fmt_rate), above(r.terminations_per_s, TERMINATIONS_WARN)
         ),
     ),
     (

@@ -28,9 +28,12 @@ from ktop.ui.render.level import (
     COMMIT_WARN_S,
     DB_QUOTA_CRIT,
     DB_QUOTA_WARN,
+    FAILED_PROPOSALS_WARN,
     FRAGMENTATION_WARN,
     FSYNC_CRIT_S,
     FSYNC_WARN_S,
+    LEADER_CHANGES_CRIT,
+    LEADER_CHANGES_WARN,
     PEER_RTT_WARN_S,
     SYMBOL,
     Level,
@@ -149,7 +152,7 @@ def panel(
     else:
         lead, lead_level = "NO LEADER", Level.CRIT
     changes = leader_changes(etcd)
-    change_level = above(changes, 0.0, 3.0)
+    change_level = above(changes, LEADER_CHANGES_WARN, LEADER_CHANGES_CRIT)
     level = degrade(
         worst([lead_level, change_level, *(member_level(m) for m in etcd.members)]), failing
     )
@@ -330,7 +333,11 @@ def _member_cells(m: EtcdMemberRow, leader: str, now: float) -> tuple[Text, ...]
         val_cell(m.fragmentation, fmt_pct, above(m.fragmentation, FRAGMENTATION_WARN)),
         val_cell(m.leader_changes),
         val_cell(m.proposals_pending),
-        val_cell(m.proposals_failed_per_s, fmt_rate, above(m.proposals_failed_per_s, 0.0)),
+        val_cell(
+            m.proposals_failed_per_s,
+            fmt_rate,
+            above(m.proposals_failed_per_s, FAILED_PROPOSALS_WARN),
+        ),
         val_cell(m.peer_rtt_p99_s, fmt_duration, above(m.peer_rtt_p99_s, PEER_RTT_WARN_S)),
         num_cell(fmt_age(None if m.last_ok is None else now - m.last_ok)),
         text_cell(m.error, Level.UNKNOWN if m.error else Level.NEUTRAL),

@@ -3,9 +3,9 @@
 The colours come from the active theme (``[status]`` in a theme file): levels
 are styled with named Rich styles (``ktop.ok`` ...) that the theme defines.
 
-Thresholds for colouring single readings live here; the findings carry the
-authoritative verdicts. Thresholds follow the upstream mixins quoted in
-``control-plane-signals.md`` where one exists.
+The thresholds for colouring single readings are read from the finding
+catalogue (``ktop.analysis.catalogue``), so a reading is coloured exactly
+where its finding fires.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from enum import IntEnum
 
 from rich.text import Text
 
+from ktop.analysis import catalogue
 from ktop.analysis.findings import Severity
 from ktop.model.snapshot import ZoneState
 from ktop.model.values import Val
@@ -117,16 +118,33 @@ def worst(levels: list[Level]) -> Level:
     return max(levels, default=Level.OK)
 
 
-# Thresholds (seconds, ratios, counts). Sources: etcd and kubernetes mixins.
-FSYNC_WARN_S, FSYNC_CRIT_S = 0.5, 1.0
-COMMIT_WARN_S, COMMIT_CRIT_S = 0.25, 0.5
-PEER_RTT_WARN_S = 0.15
-DB_QUOTA_WARN, DB_QUOTA_CRIT = 0.8, 0.95
-FRAGMENTATION_WARN = 0.5
-SKEW_WARN, SKEW_CRIT = 1.5, 2.5
-APF_WAIT_WARN_S, APF_WAIT_CRIT_S = 1.0, 5.0
-SEATS_WARN = 0.9
-LEASE_LAG_WARN_S, LEASE_LAG_CRIT_S = 20.0, 40.0
-RECENT_RESTART_S = 600.0
-STALE_AFTER_S = 60.0
+def _warn(t: catalogue.Threshold) -> float:
+    """A threshold's warning limit (every threshold the screen uses has one)."""
+    assert t.warn is not None, t.name
+    return t.warn
+
+
+def _limits(t: catalogue.Threshold) -> tuple[float, float]:
+    """A threshold's warning and critical limits."""
+    assert t.critical is not None, t.name
+    return _warn(t), t.critical
+
+
+# Thresholds (seconds, ratios, counts) come from the finding catalogue, the one
+# place they are defined; the screen colours a reading where the rules fire.
+FSYNC_WARN_S, FSYNC_CRIT_S = _limits(catalogue.ETCD_FSYNC_P99)
+COMMIT_WARN_S, COMMIT_CRIT_S = _limits(catalogue.ETCD_COMMIT_P99)
+PEER_RTT_WARN_S = _warn(catalogue.ETCD_PEER_RTT_P99)
+DB_QUOTA_WARN, DB_QUOTA_CRIT = _limits(catalogue.ETCD_QUOTA)
+FRAGMENTATION_WARN = _warn(catalogue.ETCD_FRAGMENTATION)
+LEADER_CHANGES_WARN, LEADER_CHANGES_CRIT = _limits(catalogue.ETCD_LEADER_CHANGES)
+SKEW_WARN, SKEW_CRIT = _limits(catalogue.API_SKEW)
+APF_WAIT_WARN_S, APF_WAIT_CRIT_S = _limits(catalogue.APF_WAIT_P99)
+SEATS_WARN = _warn(catalogue.APF_SEATS)
+LEASE_LAG_WARN_S, LEASE_LAG_CRIT_S = _limits(catalogue.NODE_LEASE_LAG_P99)
+RECENT_RESTART_S = _warn(catalogue.API_UPTIME)
+THROTTLED_WARN = _warn(catalogue.API_THROTTLED)
+TERMINATIONS_WARN = _warn(catalogue.API_TERMINATIONS)
+FAILED_PROPOSALS_WARN = _warn(catalogue.ETCD_FAILED_PROPOSALS)
+STALE_AFTER_S = _warn(catalogue.STALE_AFTER)
 """An area whose stalest input is older than this is highlighted as stale."""

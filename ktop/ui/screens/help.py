@@ -22,6 +22,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("5", "nodes: zones, racks, NotReady nodes"),
     ("f", "all findings with evidence"),
     ("w", "trend window of sparklines and charts: 5m, 15m, 1h"),
+    ("t", "triage: every path's verdict and evidence; enter opens the pane"),
     ("?", "this help"),
     ("ctrl+p", "command palette: jump to a screen, change theme"),
     ("tab / shift+tab", "next / previous table"),
@@ -63,6 +64,7 @@ class HelpScreen(ModalScreen[None]):
         Binding("o", "app.goto('overview')", show=False),
         Binding("f", "app.goto('findings')", show=False),
         Binding("w", "app.trend_window", show=False),
+        Binding("t", "app.goto('triage')", show=False),
         *(Binding(key, f"app.goto('{area.value}')", show=False) for area, key in AREA_KEYS.items()),
     ]
 

@@ -1,0 +1,390 @@
+"""Verdicts: evidence in the path's order, the correlation rules, capacity arithmetic."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ktop.analysis.catalogue import BASELINE_MIN_AGE_S
+from ktop.analysis.findings import Severity
+from ktop.analysis.triage.evidence import NO_BASELINE, READERS, Context
+from ktop.analysis.triage.paths import PATHS, PathSpec
+from ktop.analysis.triage.types import (
+    VERDICT_RANK,
+    Baseline,
+    Capacity,
+    Evidence,
+    PathResult,
+    Status,
+    TriageReport,
+    Verdict,
+)
+from ktop.model.events import PodWait
+from ktop.model.snapshot import ClusterSnapshot, ZoneState
+
+STATUS_OF = {
+    Severity.CRITICAL: Status.BAD,
+    Severity.WARNING: Status.WARN,
+    Severity.UNKNOWN: Status.UNKNOWN,
+    Severity.INFO: Status.OK,
+    Severity.OK: Status.OK,
+}
+CONFINED = 0.9
+"""A cause shared by this share of the affected pods or nodes is 'confined' to it."""
+
+
+def read_evidence(spec: PathSpec, ctx: Context) -> tuple[Evidence, ...]:
+    """Every evidence of a path, in order."""
+    out = []
+    for e in spec.evidence:
+        r = READERS[e.id](ctx, e)
+        status = STATUS_OF[r.severity]
+        suspect = (
+            e.suspect_at is not None and status is not Status.UNKNOWN and r.severity >= e.suspect_at
+        )
+        out.append(
+            Evidence(
+                id=e.id,
+                title=e.title,
+                status=status,
+                value=r.value,
+                unit=e.unit,
+                detail=r.detail,
+                first_line=e.first_line,
+                pane=e.pane,
+                suspect=suspect,
+            )
+        )
+    return tuple(out)
+
+
+def _by_id(ev: tuple[Evidence, ...]) -> dict[str, Evidence]:
+    return {e.id: e for e in ev}
+
+
+def default_verdict(ev: tuple[Evidence, ...]) -> Verdict:
+    """Suspect when a first-line reading says so; never clear while one is unknown."""
+    first = [e for e in ev if e.first_line]
+    if any(e.suspect for e in first):
+        return Verdict.SUSPECT
+    if any(e.status is Status.UNKNOWN for e in first):
+        return Verdict.UNKNOWN
+    return Verdict.CLEAR
+
+
+def _not_suspect(ev: tuple[Evidence, ...]) -> Verdict:
+    v = default_verdict(ev)
+    return Verdict.UNKNOWN if v is Verdict.SUSPECT else v
+
+
+def _suspects(ev: tuple[Evidence, ...]) -> str:
+    return "; ".join(f"{e.title}: {e.detail}" for e in ev if e.suspect)
+
+
+def _unknowns(ev: tuple[Evidence, ...]) -> str:
+    return "; ".join(
+        f"{e.title}: {e.detail}" for e in ev if e.first_line and e.status is Status.UNKNOWN
+    )
+
+
+def _plain(verdict: Verdict, ev: tuple[Evidence, ...]) -> str:
+    if verdict is Verdict.SUSPECT:
+        return _suspects(ev)
+    if verdict is Verdict.UNKNOWN:
+        return "first-line evidence unknown: " + _unknowns(ev)
+    return "every first-line reading is within its threshold"
+
+
+Correlate = Callable[[ClusterSnapshot, tuple[Evidence, ...]], tuple[Verdict, str]]
+
+
+def p1(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
+    """Name the one shared bottleneck."""
+    v = default_verdict(ev)
+    if v is not Verdict.SUSPECT:
+        return v, _plain(v, ev)
+    e = _by_id(ev)
+    if e["etcd.backend_commit_p99"].suspect:
+        return v, "etcd is the shared bottleneck: " + e["etcd.backend_commit_p99"].detail
+    if e["apf.rejected"].suspect or e["apf.wait_p99"].suspect:
+        return v, "APF queues: " + _suspects(ev)
+    return v, _suspects(ev)
+
+
+def p2(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
+    """'No resources fit' vs 'cannot decide fast enough' vs quota."""
+    v = default_verdict(ev)
+    e = _by_id(ev)
+    sc = s.scheduler
+    parts = []
+    if e["sched.unschedulable"].suspect and sc.reasons:
+        top = sc.reasons[0]
+        parts.append(f"no resources fit: {top.reason} ({top.pods} pods)")
+    if e["sched.quota_rejections"].suspect:
+        parts.append(
+            f"quota refuses creations ({sc.quota_rejections}): a different layer from placement"
+        )
+    q = e["sched.active_queue"]
+    if q.value and not e["sched.unschedulable"].suspect:
+        parts.append(f"scheduler queue: {q.detail} (cannot decide fast enough?)")
+    if v is Verdict.SUSPECT:
+        return v, "; ".join(parts) or _suspects(ev)
+    return v, _plain(v, ev)
+
+
+def p3(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
+    """Group start failures by cause, node and zone."""
+    v = default_verdict(ev)
+    fails = s.scheduler.start_failures
+    if v is not Verdict.SUSPECT or not fails:
+        return v, _plain(v, ev)
+    total = sum(f.pods for f in fails)
+    by_node: dict[str, int] = {}
+    by_zone: dict[str, int] = {}
+    by_cause: dict[str, int] = {}
+    for f in fails:
+        by_cause[f.category] = by_cause.get(f.category, 0) + f.pods
+        for n, k in f.nodes:
+            by_node[n] = by_node.get(n, 0) + k
+        for z, k in f.zones:
+            by_zone[z] = by_zone.get(z, 0) + k
+    node, nk = max(by_node.items(), key=lambda kv: kv[1])
+    zone, zk = max(by_zone.items(), key=lambda kv: kv[1])
+    cause, ck = max(by_cause.items(), key=lambda kv: kv[1])
+    where = {
+        "image pull": "the image registry or pull path",
+        "sandbox / CNI": "IP allocation (IPAM / CNI)",
+        "volume attach / mount": "the CSI driver and storage backend",
+    }.get(cause, "the kubelet on those nodes")
+    if nk >= CONFINED * total and len(by_node) >= 1 and total > 1:
+        return v, f"{nk} of {total} pods on node {node}: that node's kubelet and runtime"
+    if zk >= CONFINED * total and zone and len(s.nodes.zones) > 1:
+        return v, f"{zk} of {total} pods in zone {zone}: that zone's shared dependencies ({cause})"
+    return v, f"{cause}: {ck} of {total} pods across {len(by_node)} nodes: look at {where}"
+
+
+def p4(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
+    """One domain's shared parts, or the control path, not the nodes one by one."""
+    v = default_verdict(ev)
+    if v is not Verdict.SUSPECT:
+        return v, _plain(v, ev)
+    e = _by_id(ev)
+    cp_bad = e["cp.apiservers"].status is Status.BAD or e["etcd.has_leader"].status is Status.BAD
+    cp_unknown = Status.UNKNOWN in (e["cp.apiservers"].status, e["etcd.has_leader"].status)
+    n = s.nodes
+    unhealthy = n.not_ready + n.unknown
+    worst = max(n.zones, key=lambda z: z.unhealthy)
+    share = e["nodes.domain_share"].value or 0.0
+    disrupted = [
+        z for z in n.zones if z.state in (ZoneState.PARTIAL_DISRUPTION, ZoneState.FULL_DISRUPTION)
+    ]
+    if len(n.zones) > 1 and share >= CONFINED and not cp_bad:
+        others = [z for z in n.zones if z is not worst]
+        lag_elsewhere = max((z.lease_lag_max_s.or_(0.0) for z in others), default=0.0)
+        lease = "Lease lag only there" if lag_elsewhere <= 20 else "Lease lag elsewhere too"
+        health = "control plane unknown" if cp_unknown else "control plane healthy"
+        return v, (
+            f"{worst.unhealthy} of {unhealthy} NotReady nodes in zone {worst.zone or '(none)'}, "
+            f"{lease}, {health}: suspect that zone's shared parts (network, power, top-of-rack), "
+            "not the nodes one by one"
+        )
+    if cp_bad and (len(disrupted) == len(n.zones) or share < CONFINED):
+        return v, (
+            f"NotReady in {len(disrupted)} of {len(n.zones)} zones while the control plane is "
+            "unhealthy: suspect the control path (apiservers, etcd, network to them), "
+            "not the nodes"
+        )
+    return v, (
+        f"NotReady across {len(disrupted)} zones with the control plane "
+        f"{'unknown' if cp_unknown else 'healthy'}: look for what the nodes share "
+        "(probe, network, image, kernel)"
+    )
+
+
+def api429(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
+    """That client, and whether it retries without back-off."""
+    v = default_verdict(ev)
+    if v is not Verdict.SUSPECT:
+        return v, _plain(v, ev)
+    e = _by_id(ev)
+    flow = e["apf.dominant_flow"]
+    if flow.status in (Status.WARN, Status.BAD):
+        return v, (
+            f"{flow.detail}: that client; check whether it retries 429s without back-off "
+            f"({e['apf.rejected'].detail})"
+        )
+    return v, _suspects(ev)
+
+
+def relist(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
+    """A restart or leader change (trigger) with queueing (effect)."""
+    e = _by_id(ev)
+    trigger = [x for x in (e["etcd.leader_changes"], e["api.recent_restart"]) if x.suspect]
+    effect = e["apf.wait_p99"]
+    if trigger and effect.status in (Status.WARN, Status.BAD):
+        return Verdict.SUSPECT, (
+            "; ".join(f"{x.title}: {x.detail}" for x in trigger)
+            + f", then APF waits {effect.detail}: clients relist without jitter"
+        )
+    if any(
+        x.status is Status.UNKNOWN
+        for x in (e["etcd.leader_changes"], e["api.recent_restart"], effect)
+    ):
+        return Verdict.UNKNOWN, "first-line evidence unknown: " + _unknowns(ev)
+    return Verdict.CLEAR, "no restart or leader change coincides with queueing"
+
+
+def api_cpu(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
+    """CPU above its baseline while etcd is fine."""
+    e = _by_id(ev)
+    cpu, commit = e["api.cpu_vs_baseline"], e["etcd.backend_commit_p99"]
+    if cpu.suspect and commit.status is Status.OK:
+        return Verdict.SUSPECT, f"{cpu.detail} with etcd commit {commit.detail}"
+    v = _not_suspect(ev) if not cpu.suspect else Verdict.CLEAR
+    if cpu.suspect:
+        return Verdict.CLEAR, "CPU is high but so is etcd commit latency: see ETCD and P1"
+    return v, _plain(v, ev)
+
+
+def axis(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
+    """Which axis the pressure comes from."""
+    e = _by_id(ev)
+    pressure = [
+        x
+        for x in (e["apf.wait_p99"], e["etcd.backend_commit_p99"])
+        if x.status in (Status.WARN, Status.BAD)
+    ]
+    hb = e["axis.heartbeat_share"]
+    if not pressure:
+        if Status.UNKNOWN in (e["apf.wait_p99"].status, e["etcd.backend_commit_p99"].status):
+            return Verdict.UNKNOWN, "pressure unknown: " + _unknowns(ev)
+        return Verdict.CLEAR, "no axis is under pressure"
+    what = "; ".join(f"{x.title}: {x.detail}" for x in pressure)
+    if hb.status is Status.UNKNOWN or hb.value is None:
+        return Verdict.SUSPECT, f"{what}; axis unknown ({hb.detail})"
+    if hb.value >= 0.5:
+        return Verdict.SUSPECT, f"{what}; node-bound: {hb.detail}"
+    mem = e["api.memory_vs_baseline"]
+    if mem.suspect:
+        return Verdict.SUSPECT, f"{what}; state-bound: {mem.detail} (more apiservers will not help)"
+    return Verdict.SUSPECT, f"{what}; churn-bound: {hb.detail} (other writes dominate)"
+
+
+def ha(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
+    """Not observable from outside: always unknown, and says so."""
+    return Verdict.UNKNOWN, ev[0].detail + ": a standby's informer sync cannot be seen here"
+
+
+CORRELATE: dict[str, Correlate] = {
+    "P1": p1,
+    "P2": p2,
+    "P3": p3,
+    "P4": p4,
+    "API-429": api429,
+    "API-RELIST": relist,
+    "API-CPU": api_cpu,
+    "AXIS": axis,
+    "HA": ha,
+}
+
+
+def _default(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
+    v = default_verdict(ev)
+    return v, _plain(v, ev)
+
+
+def evaluate_path(spec: PathSpec, ctx: Context) -> PathResult:
+    """One path's verdict."""
+    ev = read_evidence(spec, ctx)
+    verdict, conclusion = CORRELATE.get(spec.id, _default)(ctx.snap, ev)
+    return PathResult(spec.id, spec.title, verdict, ev, conclusion, spec.direction)
+
+
+def _sort_key(p: PathResult) -> tuple[int, int, str]:
+    bad = sum(1 for e in p.evidence if e.status is Status.BAD)
+    return (VERDICT_RANK[p.verdict], -bad, p.id)
+
+
+def capacity(s: ClusterSnapshot) -> tuple[Capacity, ...]:
+    """The seeds' capacity arithmetic, where its inputs exist."""
+    out = []
+    n = s.nodes
+    hb = n.heartbeat_writes_per_s
+    out.append(
+        Capacity(
+            "heartbeat_writes_per_s",
+            "Heartbeat writes per second",
+            hb.value,
+            "/s",
+            f"{n.total} nodes / Lease renew interval" if hb.known else hb.reason,
+        )
+    )
+    sc = s.scheduler
+    waiting = sum(
+        k
+        for w, k in sc.pending_by_wait.items()
+        if w not in (PodWait.BOUND_NOT_STARTED, PodWait.GATED)
+    )
+    rate = sc.attempts_per_s.get("scheduled")
+    if not sc.pods_known:
+        floor = Capacity("recovery_floor_s", "Recovery floor", None, "s", sc.pods_reason)
+    elif rate is None or rate.value is None:
+        reason = rate.reason if rate is not None else "scheduling rate not exposed"
+        floor = Capacity("recovery_floor_s", "Recovery floor", None, "s", reason)
+    elif rate.value <= 0:
+        floor = Capacity(
+            "recovery_floor_s", "Recovery floor", None, "s", "no pod was scheduled in the window"
+        )
+    else:
+        floor = Capacity(
+            "recovery_floor_s",
+            "Recovery floor",
+            waiting / rate.value,
+            "s",
+            f"{waiting} pods waiting / {rate.value:.2f} pods/s scheduled",
+        )
+    out.append(floor)
+    if n.nodes_known and n.zones and n.total:
+        # the loss that hurts most: the zone with the most Ready nodes
+        largest = max(n.zones, key=lambda z: z.ready)
+        f = largest.ready / n.ready if n.ready else 1.0
+        left = n.ready - largest.ready
+        out.append(
+            Capacity(
+                "capacity_after_zone_loss",
+                "Ready nodes left after losing the largest zone",
+                float(left),
+                "count",
+                f"losing {largest.zone or '(no zone)'} (f = {f:.2f}) leaves {left} of {n.ready} "
+                f"Ready nodes: demand must stay below C x {1 - f:.2f}",
+            )
+        )
+    else:
+        out.append(
+            Capacity(
+                "capacity_after_zone_loss",
+                "Ready nodes left after losing the largest zone",
+                None,
+                "count",
+                n.nodes_reason or "nodes not listed",
+            )
+        )
+    return tuple(out)
+
+
+def triage(
+    snap: ClusterSnapshot,
+    baseline: Baseline | None = None,
+    extra_capacity: tuple[Capacity, ...] = (),
+) -> TriageReport:
+    """Every path's verdict, most severe first; capacity arithmetic; the baseline used."""
+    used = NO_BASELINE
+    if baseline is not None:
+        age = snap.at - baseline.snapshot.at
+        if age < BASELINE_MIN_AGE_S:
+            used = f"no baseline yet: {baseline.kind} covers {max(age, 0.0):.0f} s"
+            baseline = None
+        else:
+            used = f"{baseline.kind} (snapshot {age:.0f} s before this one)"
+    ctx = Context(snap, baseline.snapshot if baseline is not None else None)
+    results = sorted((evaluate_path(p, ctx) for p in PATHS), key=_sort_key)
+    return TriageReport(tuple(results), capacity(snap) + extra_capacity, used)

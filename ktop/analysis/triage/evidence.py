@@ -1,0 +1,545 @@
+"""Evidence readers: one pure function per evidence ID, snapshot (and baseline) in.
+
+Each returns a :class:`Reading`: a severity graded by the evidence's catalogue
+threshold (or by the rule its spec states), the value and a detail line. An
+unreadable input gives ``Severity.UNKNOWN`` with the reason as the detail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ktop.analysis.findings import Severity
+from ktop.analysis.triage.paths import EvidenceSpec
+from ktop.model.events import FEED_EVENTS, FEED_LEASES, FEED_QUOTAS, PodWait
+from ktop.model.snapshot import ApiserverRow, ClusterSnapshot, EtcdMemberRow, ZoneState
+from ktop.model.values import Val
+
+NOT_COLLECTED = "not collected by ktop"
+NO_BASELINE = "no baseline yet (needs a longer run, a recording or Prometheus history)"
+PLAIN_RESOURCES = ("Insufficient cpu", "Insufficient memory", "Too many pods")
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One evidence reading before it is attached to its spec."""
+
+    severity: Severity
+    value: float | None
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What the readers read: the snapshot and, when there is one, its baseline."""
+
+    snap: ClusterSnapshot
+    baseline: ClusterSnapshot | None = None
+
+
+Reader = Callable[[Context, EvidenceSpec], Reading]
+
+
+def feed_reason(snap: ClusterSnapshot, feed: str, default: str) -> str:
+    """Why a feed is unknown, as its source said (e.g. which bundle file is missing)."""
+    for f in snap.freshness:
+        if f.name == feed and f.error:
+            return f.error
+    return default
+
+
+def unknown(reason: str) -> Reading:
+    """Evidence that could not be read, with why."""
+    return Reading(Severity.UNKNOWN, None, reason or "unknown")
+
+
+def graded(spec: EvidenceSpec, v: Val, detail: str) -> Reading:
+    """A reading graded by the spec's threshold; unknown stays unknown with its reason."""
+    if v.value is None:
+        if v.empty:
+            return Reading(Severity.OK, 0.0, v.reason)
+        return unknown(v.reason)
+    assert spec.threshold is not None, spec.id
+    return Reading(spec.threshold.grade(v.value), v.value, detail)
+
+
+def _worst(rows: Sequence[tuple[str, Val]]) -> tuple[str, Val] | None:
+    """The row with the highest known value; None when none is known."""
+    known = [(n, v) for n, v in rows if v.value is not None]
+    return max(known, key=lambda r: r[1].or_(0.0)) if known else None
+
+
+def _worst_reading(
+    spec: EvidenceSpec, rows: Sequence[tuple[str, Val]], what: str, fmt: Callable[[float], str]
+) -> Reading:
+    """Grade the worst known row; all empty is OK; all unknown is unknown."""
+    if not rows:
+        return unknown(f"no {what} seen")
+    w = _worst(rows)
+    if w is None:
+        if all(v.empty for _, v in rows):
+            return Reading(Severity.OK, 0.0, rows[0][1].reason)
+        return unknown("; ".join(dict.fromkeys(v.reason for _, v in rows if v.reason)))
+    name, v = w
+    note = " (lifetime, single scrape)" if v.lifetime else ""
+    return graded(spec, v, f"{name}: {fmt(v.or_(0.0))}{note}")
+
+
+def _s(x: float) -> str:
+    return f"{x * 1000:.0f} ms" if x < 1 else f"{x:.2f} s"
+
+
+def _rate(x: float) -> str:
+    return f"{x:.2f}/s"
+
+
+def _ratio(x: float) -> str:
+    return f"{x * 100:.0f} %"
+
+
+def _times(x: float) -> str:
+    return f"{x:.2f}x"
+
+
+def _count(x: float) -> str:
+    return f"{x:.0f}"
+
+
+# ------------------------------------------------------------------ APF
+
+
+def apf_rejected(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``apf.rejected``."""
+    a = ctx.snap.apf
+    if a.unknown_reason:
+        return unknown(a.unknown_reason)
+    rows = [(r.priority_level, r.rejected_total_per_s) for r in a.levels]
+    return _worst_reading(spec, rows, "priority level", _rate)
+
+
+def apf_wait(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``apf.wait_p99``."""
+    a = ctx.snap.apf
+    if a.unknown_reason:
+        return unknown(a.unknown_reason)
+    return _worst_reading(
+        spec, [(r.priority_level, r.wait_p99_s) for r in a.levels], "priority level", _s
+    )
+
+
+def apf_flow(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``apf.dominant_flow``."""
+    a = ctx.snap.apf
+    if a.unknown_reason:
+        return unknown(a.unknown_reason)
+    busiest = _worst([(r.priority_level, r.in_queue) for r in a.levels])
+    if busiest is None:
+        return unknown("queue lengths unknown")
+    level, queued = busiest
+    if queued.or_(0.0) <= 0:
+        return Reading(Severity.OK, 0.0, "no request is queued")
+    flows = [(f.flow_schema, f.in_queue) for f in a.flows if f.priority_level == level]
+    top = _worst(flows)
+    if top is None:
+        return unknown(f"per-flow-schema queues of {level} unknown")
+    share = top[1].or_(0.0) / queued.or_(1.0)
+    detail = f"{top[0]} holds {top[1].or_(0):.0f} of {queued.or_(0):.0f} queued in {level}"
+    return graded(spec, Val.of(share), detail)
+
+
+# ------------------------------------------------------------------ apiservers
+
+
+def _api_rows(ctx: Context) -> list[ApiserverRow]:
+    return [r for r in ctx.snap.apiservers.instances if not r.error]
+
+
+def _api_unknown(ctx: Context) -> Reading | None:
+    a = ctx.snap.apiservers
+    if not a.instances:
+        return unknown(a.unknown_reason or "no apiserver seen")
+    if not _api_rows(ctx):
+        return unknown("; ".join(f"{r.instance}: {r.error}" for r in a.instances))
+    return None
+
+
+def api_throttled(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``api.throttled``."""
+    if (u := _api_unknown(ctx)) is not None:
+        return u
+    return _worst_reading(
+        spec, [(r.instance, r.throttled_per_s) for r in _api_rows(ctx)], "instance", _rate
+    )
+
+
+def api_write(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``api.write_p99``."""
+    if (u := _api_unknown(ctx)) is not None:
+        return u
+    return _worst_reading(
+        spec, [(r.instance, r.write_p99_s) for r in _api_rows(ctx)], "instance", _s
+    )
+
+
+def _vs_baseline(
+    ctx: Context, spec: EvidenceSpec, field: Callable[[ApiserverRow], Val], what: str
+) -> Reading:
+    if (u := _api_unknown(ctx)) is not None:
+        return u
+    if ctx.baseline is None:
+        return unknown(NO_BASELINE)
+    base = {r.instance: field(r) for r in ctx.baseline.apiservers.instances if not r.error}
+    rows: list[tuple[str, Val]] = []
+    for r in _api_rows(ctx):
+        b, now = base.get(r.instance), field(r)
+        if b is not None and b.value and now.value is not None:
+            rows.append((r.instance, Val.of(now.value / b.value)))
+    if not rows:
+        return unknown(f"no instance has {what} both now and in the baseline")
+    return _worst_reading(spec, rows, "instance", _times)
+
+
+def api_cpu(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``api.cpu_vs_baseline``."""
+    return _vs_baseline(ctx, spec, lambda r: r.cpu_cores, "CPU")
+
+
+def api_memory(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``api.memory_vs_baseline``."""
+    return _vs_baseline(ctx, spec, lambda r: r.rss_bytes, "memory")
+
+
+def api_requests(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``api.requests_vs_baseline``."""
+    if (u := _api_unknown(ctx)) is not None:
+        return u
+    if ctx.baseline is None:
+        return unknown(NO_BASELINE)
+    now = [r.requests_per_s.value for r in _api_rows(ctx)]
+    then = [r.requests_per_s.value for r in ctx.baseline.apiservers.instances if not r.error]
+    if None in now or None in then or not then or not sum(x or 0 for x in then):
+        return unknown("request rates unknown now or in the baseline")
+    ratio = sum(x or 0 for x in now) / sum(x or 0 for x in then)
+    return graded(spec, Val.of(ratio), f"{ratio:.2f}x the baseline's request rate")
+
+
+def api_skew(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``api.request_skew``."""
+    a = ctx.snap.apiservers
+    return graded(spec, a.request_skew, f"max / mean requests/s {a.request_skew.or_(0):.2f}x")
+
+
+def api_watch_skew(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``api.watch_skew``."""
+    a = ctx.snap.apiservers
+    return graded(spec, a.watch_skew, f"max / mean watches {a.watch_skew.or_(0):.2f}x")
+
+
+def api_restart(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``api.recent_restart``."""
+    if (u := _api_unknown(ctx)) is not None:
+        return u
+    starts = [(r.instance, r.start_time.value) for r in _api_rows(ctx)]
+    known = [(n, t) for n, t in starts if t is not None]
+    if not known:
+        return unknown("process_start_time_seconds not exposed")
+    name, t = max(known, key=lambda x: x[1])
+    up = max(0.0, ctx.snap.at - t)
+    return graded(spec, Val.of(up), f"{name} started {up:.0f} s before the snapshot")
+
+
+def api_reachable(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``cp.apiservers``."""
+    a = ctx.snap.apiservers
+    if not a.instances:
+        return unknown(a.unknown_reason or "no apiserver seen")
+    down = [r for r in a.instances if r.error]
+    detail = f"{len(a.instances) - len(down)} of {len(a.instances)} answer" + (
+        "; " + "; ".join(f"{r.instance}: {r.error}" for r in down) if down else ""
+    )
+    if len(down) == len(a.instances):
+        return Reading(Severity.CRITICAL, float(len(down)), detail)
+    return Reading(Severity.WARNING if down else Severity.OK, float(len(down)), detail)
+
+
+def api_webhooks(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``api.webhooks``."""
+    return unknown(NOT_COLLECTED)
+
+
+# ------------------------------------------------------------------ etcd
+
+
+def _etcd_rows(ctx: Context) -> list[EtcdMemberRow]:
+    return [m for m in ctx.snap.etcd.members if not m.error]
+
+
+def _etcd_reading(
+    ctx: Context,
+    spec: EvidenceSpec,
+    field: Callable[[EtcdMemberRow], Val],
+    fmt: Callable[[float], str],
+) -> Reading:
+    e = ctx.snap.etcd
+    if e.unknown_reason:
+        return unknown(e.unknown_reason)
+    rows = _etcd_rows(ctx)
+    if not rows:
+        return unknown("; ".join(f"{m.instance}: {m.error}" for m in e.members) or "no member")
+    return _worst_reading(spec, [(m.instance, field(m)) for m in rows], "member", fmt)
+
+
+def etcd_leader(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``etcd.has_leader``."""
+    e = ctx.snap.etcd
+    if e.unknown_reason:
+        return unknown(e.unknown_reason)
+    rows = _etcd_rows(ctx)
+    if not rows:
+        return unknown("; ".join(f"{m.instance}: {m.error}" for m in e.members) or "no member")
+    if all(m.has_leader.value is None for m in rows):
+        return unknown("etcd_server_has_leader not exposed")
+    without = [m.instance for m in rows if m.has_leader.value == 0]
+    detail = f"without a leader: {', '.join(without)}" if without else f"leader {e.leader or '?'}"
+    return Reading(Severity.CRITICAL if without else Severity.OK, float(len(without)), detail)
+
+
+def etcd_changes(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``etcd.leader_changes``; a lifetime count (one scrape) cannot be graded."""
+    r = _etcd_reading(ctx, spec, lambda m: m.leader_changes, _count)
+    lifetime = [m for m in _etcd_rows(ctx) if m.leader_changes.lifetime]
+    if lifetime and r.severity is not Severity.UNKNOWN:
+        counts = ", ".join(f"{m.instance} {m.leader_changes.or_(0):.0f}" for m in lifetime)
+        return Reading(
+            Severity.UNKNOWN,
+            r.value,
+            f"lifetime counts only ({counts}; they include the first election): "
+            "changes within a window need two scrapes",
+        )
+    return r
+
+
+def etcd_fsync(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``etcd.wal_fsync_p99``."""
+    return _etcd_reading(ctx, spec, lambda m: m.wal_fsync_p99_s, _s)
+
+
+def etcd_commit(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``etcd.backend_commit_p99``."""
+    return _etcd_reading(ctx, spec, lambda m: m.backend_commit_p99_s, _s)
+
+
+def etcd_quota(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``etcd.db_quota``."""
+    return _etcd_reading(ctx, spec, lambda m: m.db_quota_ratio, _ratio)
+
+
+def etcd_frag(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``etcd.fragmentation``."""
+    return _etcd_reading(ctx, spec, lambda m: m.fragmentation, _ratio)
+
+
+def etcd_proposals(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``etcd.failed_proposals``."""
+    return _etcd_reading(ctx, spec, lambda m: m.proposals_failed_per_s, _rate)
+
+
+# ------------------------------------------------------------------ scheduler, pods
+
+
+def sched_unschedulable(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``sched.unschedulable``."""
+    sc = ctx.snap.scheduler
+    if not sc.pods_known:
+        return unknown(sc.pods_reason or "pods not listed")
+    n = sc.pending_by_wait.get(PodWait.UNSCHEDULABLE, 0)
+    top = "; ".join(f"{r.reason}: {r.pods} pods" for r in sc.reasons[:3])
+    return graded(spec, Val.of(n), f"{n} pods" + (f" ({top})" if top else ""))
+
+
+def sched_quota(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``sched.quota_rejections``."""
+    sc = ctx.snap.scheduler
+    if not sc.events_known and not sc.quota_rejections:
+        return unknown(feed_reason(ctx.snap, FEED_EVENTS, "Warning events not read by this source"))
+    n = sc.quota_rejections
+    return graded(spec, Val.of(n), f"{n} creations refused")
+
+
+def sched_queue(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``sched.active_queue``."""
+    sc = ctx.snap.scheduler
+    active, backoff = sc.queue.get("active"), sc.queue.get("backoff")
+    if active is None or backoff is None or active.value is None or backoff.value is None:
+        return unknown(sc.metrics_reason or "scheduler_pending_pods not exposed")
+    scheduled = sc.attempts_per_s.get("scheduled", Val.unknown("not exposed"))
+    rate = f"{scheduled.value:.1f} pods/s scheduled" if scheduled.known else "rate unknown"
+    n = active.value + backoff.value
+    return Reading(
+        Severity.OK, n, f"active {active.value:.0f}, backoff {backoff.value:.0f}; {rate}"
+    )
+
+
+def _is_constraint(reason: str) -> bool:
+    return not any(reason.startswith(p) for p in PLAIN_RESOURCES)
+
+
+def sched_constraints(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``sched.constraint_share``."""
+    sc = ctx.snap.scheduler
+    if not sc.pods_known:
+        return unknown(sc.pods_reason or "pods not listed")
+    n = sc.pending_by_wait.get(PodWait.UNSCHEDULABLE, 0)
+    if n == 0:
+        return Reading(Severity.OK, 0.0, "no unschedulable pod")
+    cons = [r for r in sc.reasons if _is_constraint(r.reason)]
+    if not cons:
+        return graded(spec, Val.of(0.0), "every refusal is plain cpu, memory or pod count")
+    top = max(cons, key=lambda r: r.pods)
+    share = min(1.0, top.pods / n)
+    return graded(spec, Val.of(share), f"{top.reason}: {top.pods} of {n} unschedulable pods")
+
+
+def sched_quota_full(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``sched.quota_full``."""
+    sc = ctx.snap.scheduler
+    if not sc.quotas_known and not sc.quotas_near_limit:
+        return unknown(feed_reason(ctx.snap, FEED_QUOTAS, "ResourceQuotas not read by this source"))
+    if not sc.quotas_near_limit:
+        return Reading(Severity.OK, 0.0, "no quota resource at 90 % or more")
+    q = sc.quotas_near_limit[0]
+    detail = f"{q.namespace}/{q.name} {q.resource}: {q.used:g} of {q.hard:g}"
+    return graded(spec, Val.of(q.ratio), detail)
+
+
+def pods_not_started(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``pods.bound_not_started``."""
+    sc = ctx.snap.scheduler
+    if not sc.pods_known:
+        return unknown(sc.pods_reason or "pods not listed")
+    n = sc.pending_by_wait.get(PodWait.BOUND_NOT_STARTED, 0)
+    return Reading(Severity.OK, float(n), f"{n} pods bound, not started")
+
+
+def pod_start_failures(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``pods.start_failures``."""
+    sc = ctx.snap.scheduler
+    if not sc.pods_known:
+        return unknown(sc.pods_reason or "pods not listed")
+    if not sc.events_known and not sc.start_failures:
+        return unknown(feed_reason(ctx.snap, FEED_EVENTS, "Warning events not read by this source"))
+    n = sum(f.pods for f in sc.start_failures)
+    parts = [
+        f"{f.category} ({f.reason}) {f.pods} pods on {f.node_count} nodes, zones "
+        + ", ".join(f"{z or '(none)'} {k}" for z, k in f.zones)
+        for f in sc.start_failures[:4]
+    ]
+    return graded(spec, Val.of(n), "; ".join(parts) or "no start Warning")
+
+
+# ------------------------------------------------------------------ nodes
+
+
+def nodes_disruption(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``nodes.zone_disruption``."""
+    n = ctx.snap.nodes
+    if not n.nodes_known:
+        return unknown(n.nodes_reason or "nodes not listed")
+    bad = [
+        z for z in n.zones if z.state in (ZoneState.PARTIAL_DISRUPTION, ZoneState.FULL_DISRUPTION)
+    ]
+    unhealthy = n.not_ready + n.unknown
+    detail = f"{unhealthy} of {n.total} nodes not Ready" + (
+        "; " + ", ".join(f"{z.zone or '(no zone)'} {z.state}" for z in bad) if bad else ""
+    )
+    sev = Severity.CRITICAL if bad else (Severity.WARNING if unhealthy else Severity.OK)
+    return Reading(sev, float(len(bad)), detail)
+
+
+def nodes_domain(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``nodes.domain_share``."""
+    n = ctx.snap.nodes
+    if not n.nodes_known:
+        return unknown(n.nodes_reason or "nodes not listed")
+    unhealthy = n.not_ready + n.unknown
+    if unhealthy == 0 or not n.zones:
+        return Reading(Severity.OK, None, "no node is not Ready")
+    worst = max(n.zones, key=lambda z: z.unhealthy)
+    share = worst.unhealthy / unhealthy
+    detail = f"{worst.unhealthy} of {unhealthy} not-Ready nodes in {worst.zone or '(no zone)'}"
+    assert spec.threshold is not None
+    return Reading(min(Severity.INFO, spec.threshold.grade(share)), share, detail)
+
+
+def nodes_lease(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``nodes.lease_lag_p99``."""
+    n = ctx.snap.nodes
+    if not n.nodes_known:
+        return unknown(n.nodes_reason or "nodes not listed")
+    lag = n.lease_lag_p99_s
+    if lag.value is None and not lag.empty:
+        return unknown(feed_reason(ctx.snap, FEED_LEASES, lag.reason))
+    return graded(spec, lag, f"p99 {lag.or_(0):.0f} s")
+
+
+def heartbeat_share(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``axis.heartbeat_share``."""
+    hb = ctx.snap.nodes.heartbeat_writes_per_s
+    writes = [r.writes_per_s for r in _api_rows(ctx)]
+    if hb.value is None:
+        return unknown(hb.reason)
+    if not writes or any(w.value is None for w in writes):
+        return unknown("apiserver write rates unknown (two scrapes needed)")
+    total = sum(w.or_(0.0) for w in writes)
+    if total <= 0:
+        return Reading(Severity.OK, None, "no apiserver writes")
+    share = hb.value / total
+    assert spec.threshold is not None
+    detail = f"{hb.value:.1f} heartbeat writes/s of {total:.1f} writes/s"
+    return Reading(min(Severity.INFO, spec.threshold.grade(share)), share, detail)
+
+
+def not_collected(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ktop does not collect: always unknown, and says so."""
+    return unknown(NOT_COLLECTED)
+
+
+READERS: dict[str, Reader] = {
+    "apf.rejected": apf_rejected,
+    "apf.wait_p99": apf_wait,
+    "apf.dominant_flow": apf_flow,
+    "api.throttled": api_throttled,
+    "api.write_p99": api_write,
+    "api.cpu_vs_baseline": api_cpu,
+    "api.memory_vs_baseline": api_memory,
+    "api.requests_vs_baseline": api_requests,
+    "api.webhooks": api_webhooks,
+    "api.request_skew": api_skew,
+    "api.watch_skew": api_watch_skew,
+    "api.recent_restart": api_restart,
+    "cp.apiservers": api_reachable,
+    "etcd.has_leader": etcd_leader,
+    "etcd.leader_changes": etcd_changes,
+    "etcd.wal_fsync_p99": etcd_fsync,
+    "etcd.backend_commit_p99": etcd_commit,
+    "etcd.db_quota": etcd_quota,
+    "etcd.fragmentation": etcd_frag,
+    "etcd.failed_proposals": etcd_proposals,
+    "sched.unschedulable": sched_unschedulable,
+    "sched.quota_rejections": sched_quota,
+    "sched.active_queue": sched_queue,
+    "sched.constraint_share": sched_constraints,
+    "sched.quota_full": sched_quota_full,
+    "pods.bound_not_started": pods_not_started,
+    "pods.start_failures": pod_start_failures,
+    "nodes.zone_disruption": nodes_disruption,
+    "nodes.domain_share": nodes_domain,
+    "nodes.lease_lag_p99": nodes_lease,
+    "nodes.utilisation": not_collected,
+    "nodes.registration_rate": not_collected,
+    "dns.errors": not_collected,
+    "ha.standby_sync": not_collected,
+    "axis.heartbeat_share": heartbeat_share,
+}
+"""Evidence ID -> reader."""

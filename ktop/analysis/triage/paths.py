@@ -1,0 +1,556 @@
+"""The triage path catalogue, kept as data (``docs/triage.md`` is generated from it).
+
+Each path has a stable ID, its symptom, its evidence in order (what is read,
+how it is computed, the threshold and its source), how the verdict is
+reached and the first direction to take. IDs never change meaning.
+Sections cite the seed documents as ``triage-paths`` restates them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ktop.analysis import catalogue as c
+from ktop.analysis.catalogue import Threshold
+from ktop.analysis.findings import Severity
+from ktop.model.events import Area
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceSpec:
+    """One piece of evidence a path reads."""
+
+    id: str
+    title: str
+    reads: str
+    """What is read (metric, API resource, field)."""
+    computed: str
+    """How the value is computed from it."""
+    unit: str
+    pane: Area | None
+    threshold: Threshold | None = None
+    first_line: bool = True
+    suspect_at: Severity | None = Severity.CRITICAL
+    """The threshold severity at which this evidence alone makes the path suspect
+    (None: it only corroborates, as a heartbeat lag without NotReady nodes)."""
+    baseline: bool = False
+    """True when the threshold is relative to the cluster's own normal (a baseline)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PathSpec:
+    """One symptom-to-evidence path."""
+
+    id: str
+    title: str
+    symptom: str
+    evidence: tuple[EvidenceSpec, ...]
+    verdict: str
+    """How the verdict is reached, in words."""
+    direction: str
+    source: str
+
+
+# ----------------------------------------------------------------- evidence
+
+APF_REJECTED = EvidenceSpec(
+    "apf.rejected",
+    "APF rejections",
+    "apiserver_flowcontrol_rejected_requests_total by priority level and reason",
+    "rate over the window, summed over instances; the worst priority level",
+    "/s",
+    Area.APF,
+    c.APF_REJECTIONS,
+)
+APF_WAIT = EvidenceSpec(
+    "apf.wait_p99",
+    "APF queue wait p99",
+    "apiserver_flowcontrol_request_wait_duration_seconds",
+    "histogram_quantile(0.99) of the window's bucket increase; the worst priority level",
+    "s",
+    Area.APF,
+    c.APF_WAIT_P99,
+)
+APF_FLOW = EvidenceSpec(
+    "apf.dominant_flow",
+    "Flow schema dominating the busiest queue",
+    "apiserver_flowcontrol_current_inqueue_requests by priority level and flow schema",
+    "largest flow schema's share of the most-queued priority level",
+    "ratio",
+    Area.APF,
+    c.FLOW_DOMINANCE,
+    suspect_at=Severity.WARNING,
+)
+API_THROTTLED = EvidenceSpec(
+    "api.throttled",
+    "HTTP 429 responses",
+    'apiserver_request_total{code="429"}',
+    "rate over the window, summed over instances",
+    "/s",
+    Area.APISERVERS,
+    c.API_THROTTLED,
+    suspect_at=Severity.WARNING,
+)
+API_WRITE = EvidenceSpec(
+    "api.write_p99",
+    "Mutating request latency p99",
+    "apiserver_request_duration_seconds for POST, PUT, PATCH, DELETE",
+    "histogram_quantile(0.99) over the window; the worst instance",
+    "s",
+    Area.APISERVERS,
+    c.API_WRITE_P99,
+)
+API_CPU = EvidenceSpec(
+    "api.cpu_vs_baseline",
+    "apiserver CPU against its baseline",
+    "process_cpu_seconds_total",
+    "rate per instance / the same in the baseline; the worst instance",
+    "x",
+    Area.APISERVERS,
+    c.BASELINE_RATIO,
+    baseline=True,
+)
+API_MEMORY = EvidenceSpec(
+    "api.memory_vs_baseline",
+    "apiserver memory against its baseline",
+    "process_resident_memory_bytes",
+    "per instance / the same in the baseline; the worst instance",
+    "x",
+    Area.APISERVERS,
+    c.BASELINE_RATIO,
+    baseline=True,
+)
+API_REQUESTS = EvidenceSpec(
+    "api.requests_vs_baseline",
+    "apiserver request rate against its baseline",
+    "apiserver_request_total",
+    "rate summed over instances / the same in the baseline",
+    "x",
+    Area.APISERVERS,
+    c.BASELINE_RATIO,
+    first_line=False,
+    baseline=True,
+)
+API_WEBHOOKS = EvidenceSpec(
+    "api.webhooks",
+    "Admission webhook latency and rejections",
+    "apiserver_admission_webhook_admission_duration_seconds, _rejection_count",
+    "not collected by ktop yet",
+    "s",
+    None,
+    first_line=False,
+)
+API_SKEW = EvidenceSpec(
+    "api.request_skew",
+    "Request rate skew across instances",
+    "apiserver_request_total per instance",
+    "max / mean of the per-instance rates",
+    "x",
+    Area.APISERVERS,
+    c.API_SKEW,
+    suspect_at=Severity.WARNING,
+)
+API_WATCH_SKEW = EvidenceSpec(
+    "api.watch_skew",
+    "Registered watch skew across instances",
+    'apiserver_longrunning_requests{verb="WATCH"} per instance',
+    "max / mean of the per-instance counts",
+    "x",
+    Area.APISERVERS,
+    c.API_SKEW,
+    suspect_at=Severity.WARNING,
+)
+API_RESTART = EvidenceSpec(
+    "api.recent_restart",
+    "Most recent apiserver restart",
+    "process_start_time_seconds per instance",
+    "snapshot time - the latest start time",
+    "s",
+    Area.APISERVERS,
+    c.API_UPTIME,
+    first_line=False,
+    suspect_at=Severity.WARNING,
+)
+API_REACHABLE = EvidenceSpec(
+    "cp.apiservers",
+    "apiserver instances answering",
+    "scrape of every apiserver instance",
+    "instances that could not be read",
+    "count",
+    Area.APISERVERS,
+)
+ETCD_LEADER = EvidenceSpec(
+    "etcd.has_leader",
+    "etcd members without a leader",
+    "etcd_server_has_leader per member",
+    "members reporting 0",
+    "count",
+    Area.ETCD,
+)
+ETCD_CHANGES = EvidenceSpec(
+    "etcd.leader_changes",
+    "etcd leader changes",
+    "etcd_server_leader_changes_seen_total",
+    "increase over the window (lifetime count from a single scrape); the worst member",
+    "count",
+    Area.ETCD,
+    c.ETCD_LEADER_CHANGES,
+    suspect_at=Severity.WARNING,
+)
+ETCD_FSYNC = EvidenceSpec(
+    "etcd.wal_fsync_p99",
+    "WAL fsync p99",
+    "etcd_disk_wal_fsync_duration_seconds",
+    "histogram_quantile(0.99) over the window; the worst member",
+    "s",
+    Area.ETCD,
+    c.ETCD_FSYNC_P99,
+)
+ETCD_COMMIT = EvidenceSpec(
+    "etcd.backend_commit_p99",
+    "Backend commit p99",
+    "etcd_disk_backend_commit_duration_seconds",
+    "histogram_quantile(0.99) over the window; the worst member",
+    "s",
+    Area.ETCD,
+    c.ETCD_COMMIT_P99,
+)
+ETCD_QUOTA = EvidenceSpec(
+    "etcd.db_quota",
+    "Database size against quota",
+    "etcd_mvcc_db_total_size_in_bytes, etcd_server_quota_backend_bytes",
+    "size / quota; the fullest member",
+    "ratio",
+    Area.ETCD,
+    c.ETCD_QUOTA,
+)
+ETCD_FRAG = EvidenceSpec(
+    "etcd.fragmentation",
+    "Database fragmentation",
+    "etcd_mvcc_db_total_size_in_use_in_bytes, etcd_mvcc_db_total_size_in_bytes",
+    "1 - in use / size; the worst member",
+    "ratio",
+    Area.ETCD,
+    c.ETCD_FRAGMENTATION,
+    first_line=False,
+)
+ETCD_PROPOSALS = EvidenceSpec(
+    "etcd.failed_proposals",
+    "Failed proposals",
+    "etcd_server_proposals_failed_total",
+    "rate over the window; the worst member",
+    "/s",
+    Area.ETCD,
+    c.ETCD_FAILED_PROPOSALS,
+    first_line=False,
+)
+SCHED_UNSCHEDULABLE = EvidenceSpec(
+    "sched.unschedulable",
+    "Pods that fit no node",
+    "Pending pods with PodScheduled=False reason Unschedulable",
+    "count of pods",
+    "count",
+    Area.SCHEDULER,
+    c.SCHED_UNSCHEDULABLE,
+    suspect_at=Severity.WARNING,
+)
+SCHED_QUOTA = EvidenceSpec(
+    "sched.quota_rejections",
+    "Pod creations refused for exceeded quota",
+    "Warning events FailedCreate ... exceeded quota",
+    "event count over the window",
+    "count",
+    Area.SCHEDULER,
+    c.SCHED_QUOTA_REJECTIONS,
+    suspect_at=Severity.WARNING,
+)
+SCHED_QUEUE = EvidenceSpec(
+    "sched.active_queue",
+    "Scheduler active and backoff queues",
+    'scheduler_pending_pods{queue="active"|"backoff"}',
+    "sum over schedulers; with attempts/s it tells 'cannot keep up' from 'cannot fit'",
+    "count",
+    Area.SCHEDULER,
+    first_line=False,
+)
+SCHED_CONSTRAINTS = EvidenceSpec(
+    "sched.constraint_share",
+    "Unschedulable pods refused by constraints or shape",
+    "FailedScheduling messages, parsed per reason",
+    "pods of the largest constraint reason (affinity, taints, topology, volumes, extended "
+    "resources) / unschedulable pods",
+    "ratio",
+    Area.SCHEDULER,
+    c.CONSTRAINT_SHARE,
+    suspect_at=Severity.WARNING,
+)
+SCHED_QUOTA_FULL = EvidenceSpec(
+    "sched.quota_full",
+    "ResourceQuotas at their hard limit",
+    "ResourceQuota status.used / status.hard",
+    "the fullest quota resource",
+    "ratio",
+    Area.SCHEDULER,
+    c.SCHED_QUOTA_USED,
+    first_line=False,
+)
+UTILISATION = EvidenceSpec(
+    "nodes.utilisation",
+    "Requested / allocatable resources",
+    "pod requests and node allocatable",
+    "not collected by ktop yet",
+    "ratio",
+    None,
+    first_line=False,
+)
+PODS_NOT_STARTED = EvidenceSpec(
+    "pods.bound_not_started",
+    "Pods bound to a node but not started",
+    "Pending pods with spec.nodeName set",
+    "count of pods",
+    "count",
+    Area.SCHEDULER,
+)
+POD_START_FAILURES = EvidenceSpec(
+    "pods.start_failures",
+    "Start Warnings on those pods",
+    "Warning events Failed/BackOff (image), FailedCreatePodSandBox, FailedMount, "
+    "FailedAttachVolume",
+    "pods by cause of their latest Warning, with their nodes and zones",
+    "count",
+    Area.SCHEDULER,
+    c.POD_START_FAILURES,
+    suspect_at=Severity.WARNING,
+)
+NODES_NOT_READY = EvidenceSpec(
+    "nodes.zone_disruption",
+    "Zones in Partial or Full disruption",
+    "Node Ready condition, zone labels",
+    "the node lifecycle controller's ComputeZoneState per zone",
+    "count",
+    Area.NODES,
+)
+NODES_DOMAIN = EvidenceSpec(
+    "nodes.domain_share",
+    "Share of NotReady nodes in the worst zone",
+    "Node Ready condition, zone labels",
+    "not-Ready nodes in the worst zone / all not-Ready nodes",
+    "ratio",
+    Area.NODES,
+    c.NODE_DOMAIN_SHARE,
+)
+NODES_LEASE = EvidenceSpec(
+    "nodes.lease_lag_p99",
+    "Node Lease lag p99",
+    "Leases in kube-node-lease, spec.renewTime",
+    "snapshot time - renewTime, p99 over nodes",
+    "s",
+    Area.NODES,
+    c.NODE_LEASE_LAG_P99,
+    suspect_at=None,
+)
+NODE_REGISTRATION = EvidenceSpec(
+    "nodes.registration_rate",
+    "Node registration rate",
+    "Node creation timestamps",
+    "not collected by ktop yet",
+    "/s",
+    None,
+    first_line=False,
+)
+DNS = EvidenceSpec(
+    "dns.errors",
+    "DNS errors",
+    "CoreDNS metrics",
+    "not collected by ktop",
+    "/s",
+    None,
+    first_line=False,
+)
+HA_LEADERS = EvidenceSpec(
+    "ha.standby_sync",
+    "Standby scheduler / controller-manager readiness",
+    "leader-election Leases and the standbys' informer sync",
+    "not observable from outside the standby process; not collected by ktop",
+    "",
+    None,
+)
+HEARTBEAT_SHARE = EvidenceSpec(
+    "axis.heartbeat_share",
+    "Lease renewals in apiserver writes",
+    "nodes / lease renew interval; apiserver writes per second",
+    "heartbeat writes per second / apiserver writes per second",
+    "ratio",
+    Area.NODES,
+    c.HEARTBEAT_SHARE,
+)
+
+# ----------------------------------------------------------------- paths
+
+PATHS: tuple[PathSpec, ...] = (
+    PathSpec(
+        "P1",
+        "Every API call is slow",
+        "API calls of every kind are slow",
+        (
+            APF_REJECTED,
+            APF_WAIT,
+            API_WRITE,
+            ETCD_COMMIT,
+            replace(API_CPU, first_line=False),
+            API_WEBHOOKS,
+        ),
+        "suspect when any first-line reading passes its critical threshold; the conclusion "
+        "names the shared bottleneck (APF level, etcd, apiserver CPU)",
+        "pause non-critical changes; find the one shared bottleneck",
+        "triage-paths P1 (000 §12.4)",
+    ),
+    PathSpec(
+        "P2",
+        "API is fine but many pods are Pending",
+        "pods stay Pending while the API answers",
+        (SCHED_UNSCHEDULABLE, SCHED_QUOTA, SCHED_QUEUE, SCHED_QUOTA_FULL),
+        "suspect when pods fit no node or creations are refused for quota; the conclusion "
+        "tells 'no resources fit' (reasons) from 'cannot decide fast enough' (queue)",
+        "tell 'no resources fit' apart from 'the scheduler cannot decide fast enough'",
+        "triage-paths P2 (000 §12.4, §5)",
+    ),
+    PathSpec(
+        "P3",
+        "Pods are bound to nodes but do not start",
+        "pods have a node but stay Pending",
+        (PODS_NOT_STARTED, POD_START_FAILURES),
+        "suspect when bound pods carry start Warnings; grouped by cause (image pull, "
+        "sandbox / CNI, volume) and by node and zone",
+        "locate the node-side or external dependency",
+        "triage-paths P3 (000 §12.4)",
+    ),
+    PathSpec(
+        "P4",
+        "Many nodes NotReady at once",
+        "many nodes turn NotReady together",
+        (NODES_NOT_READY, NODES_DOMAIN, NODES_LEASE, API_REACHABLE, ETCD_LEADER),
+        "suspect when a zone is in Partial or Full disruption; confined to one zone with a "
+        "healthy control plane points at that zone's shared parts, everywhere with an "
+        "unhealthy control plane at the control path",
+        "tell real node failure apart from a broken control path",
+        "triage-paths P4 (000 §12.4, §8)",
+    ),
+    PathSpec(
+        "P5",
+        "The faster we scale up, the slower we recover",
+        "scaling up makes recovery slower",
+        (
+            API_THROTTLED,
+            APF_REJECTED,
+            NODE_REGISTRATION,
+            DNS,
+            replace(POD_START_FAILURES, first_line=False),
+        ),
+        "suspect when clients get 429s or APF rejects: retries without back-off turn "
+        "queueing into a storm",
+        "tighten the entry rate; free capacity on the critical path",
+        "triage-paths P5 (000 §12.4, §4.3)",
+    ),
+    PathSpec(
+        "P6",
+        "Low overall utilisation but pods keep queueing",
+        "pods queue although the cluster looks idle",
+        (SCHED_CONSTRAINTS, SCHED_QUOTA_FULL, UTILISATION),
+        "suspect when most unschedulable pods are refused by constraints or resource shape "
+        "rather than plain cpu or memory",
+        "look for fragmentation and policy constraints; revisit pool splits",
+        "triage-paths P6 (000 §12.4)",
+    ),
+    PathSpec(
+        "API-WRITE",
+        "Write latency is high",
+        "mutating calls are slow",
+        (API_WRITE, ETCD_COMMIT, API_WEBHOOKS),
+        "suspect when mutating p99 passes the SLO; etcd commit tells storage from the "
+        "synchronous chain in front of it",
+        "shorten the synchronous chain, stop no-op updates",
+        "triage-paths API symptoms (000 §4.1, 004 §2)",
+    ),
+    PathSpec(
+        "API-CPU",
+        "apiserver CPU high while storage looks normal",
+        "apiserver CPU is high, etcd is not",
+        (API_CPU, ETCD_COMMIT),
+        "suspect when CPU is well above its baseline while etcd commit is fine; needs a baseline",
+        "scope subscriptions, fan-out tiers, add replicas only on evidence",
+        "triage-paths API symptoms (000 §4.1, 004 §2)",
+    ),
+    PathSpec(
+        "API-LIST",
+        "LIST drives memory and latency spikes",
+        "apiserver memory and latency spike together",
+        (API_MEMORY, API_REQUESTS, APF_WAIT),
+        "suspect when memory is well above its baseline; needs a baseline",
+        "narrow scope, paginate or stream, stagger client start-up",
+        "triage-paths API symptoms (000 §4.1, 004 §2)",
+    ),
+    PathSpec(
+        "API-429",
+        "Queueing and more 429s",
+        "clients see 429 and queue",
+        (APF_REJECTED, APF_FLOW, API_THROTTLED),
+        "suspect when a priority level rejects; the conclusion names the flow schema that "
+        "dominates its queue (the client to classify and limit)",
+        "classify and limit, client back-off, freeze non-critical changes",
+        "triage-paths API symptoms (000 §4.1, §4.3)",
+    ),
+    PathSpec(
+        "API-RELIST",
+        "Clients relist in a storm after an apiserver restart or etcd leader change",
+        "load jumps after a restart or leader change",
+        (ETCD_CHANGES, API_RESTART, APF_WAIT, API_REQUESTS),
+        "suspect when an etcd leader change or apiserver restart coincides with APF waits "
+        "past their warning",
+        "bookmarks, jitter, back-off (004 §4)",
+        "triage-paths API symptoms (004 §4)",
+    ),
+    PathSpec(
+        "SKEW",
+        "Uneven load across apiserver instances",
+        "one apiserver carries most clients",
+        (API_SKEW, API_WATCH_SKEW, API_RESTART),
+        "suspect when requests or watches are skewed past the warning; the latest restart "
+        "is shown to line the imbalance up with it",
+        "line the imbalance up with restarts; rebalance long-lived connections",
+        "triage-paths uneven load (003 §3.2)",
+    ),
+    PathSpec(
+        "HA",
+        "HA readiness is not control-loop readiness",
+        "a standby that holds the lease is not ready",
+        (HA_LEADERS,),
+        "unknown: a standby's informer sync cannot be observed from outside",
+        "check the standby's informers and queue before relying on fail-over",
+        "triage-paths HA readiness (003 §3.3)",
+    ),
+    PathSpec(
+        "ETCD",
+        "etcd health",
+        "etcd is slow, leaderless or full",
+        (ETCD_LEADER, ETCD_CHANGES, ETCD_FSYNC, ETCD_COMMIT, ETCD_QUOTA, ETCD_FRAG, ETCD_PROPOSALS),
+        "suspect when a member has no leader, the leader changed, or a latency or quota "
+        "reading passes its critical threshold",
+        "find who writes before tuning; defrag one member at a time, the leader last",
+        "triage-paths etcd health (000 §4.4, 003 §6)",
+    ),
+    PathSpec(
+        "AXIS",
+        "Which axis is the cluster short on",
+        "the control plane is under pressure",
+        (HEARTBEAT_SHARE, APF_WAIT, ETCD_COMMIT, replace(API_MEMORY, first_line=False)),
+        "suspect when APF waits or etcd commit pass their warning; the conclusion names the "
+        "axis: node-bound (Lease renewals dominate writes), churn-bound (other writes "
+        "dominate) or state-bound (memory high, writes low)",
+        "fix the axis under pressure; adding apiservers does not help a state-bound cluster",
+        "triage-paths axes (002)",
+    ),
+)
+
+BY_ID = {p.id: p for p in PATHS}
+"""Paths by ID."""

@@ -1,0 +1,244 @@
+"""The triage report as JSON (version 1, ``docs/triage-json.md``), text and Markdown.
+
+In JSON, ``null`` means unknown. Signals are the computed numbers the paths
+rest on, per zone, priority level, apiserver and etcd member.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ktop.analysis.triage.types import Evidence, PathResult, TriageReport
+from ktop.model.snapshot import ClusterSnapshot, ZoneState
+from ktop.model.values import Val
+
+JSON_VERSION = 1
+QUEUES = ("active", "backoff", "unschedulable", "gated")
+
+
+def _f(v: Val) -> float | None:
+    return v.value
+
+
+def _i(v: Val) -> int | None:
+    return None if v.value is None else round(v.value)
+
+
+def _b(v: Val) -> bool | None:
+    return None if v.value is None else v.value >= 1
+
+
+def _zone_state(state: ZoneState | None) -> str | None:
+    return None if state is None else state.value
+
+
+def signals(
+    snap: ClusterSnapshot, windows: Mapping[str, float | None] | None = None
+) -> dict[str, Any]:
+    """The computed numbers, by the names the JSON contract fixes.
+
+    ``windows`` gives, per metrics instance, the seconds between its first and
+    last sample (None for a single scrape: lifetime values).
+    """
+    windows = windows or {}
+    n = snap.nodes
+    nodes: dict[str, Any] = {
+        "total": n.total if n.nodes_known else None,
+        "not_ready": (n.not_ready + n.unknown) if n.nodes_known else None,
+        "zones": [
+            {
+                "region": z.region,
+                "zone": z.zone,
+                "total": z.total,
+                "not_ready": z.unhealthy,
+                "state": _zone_state(z.state),
+                "lease_lag_max_s": _f(z.lease_lag_max_s),
+            }
+            for z in n.zones
+        ],
+        "lease_lag_p99_s": _f(n.lease_lag_p99_s),
+        "unknown_reason": "" if n.nodes_known else n.nodes_reason,
+    }
+    apf = [
+        {
+            "instance": r.instance,
+            "priority_level": r.priority_level,
+            "in_queue": _i(r.in_queue),
+            "executing": _i(r.executing),
+            "rejected_per_s": None
+            if r.rejected_total_per_s.value is None
+            else r.rejected_total_per_s.value,
+            "rejected_per_s_by_reason": {
+                k: v.value for k, v in r.rejected_per_s.items() if v.value is not None
+            },
+            "wait_p99_s": 0.0 if r.wait_p99_s.empty else _f(r.wait_p99_s),
+        }
+        for r in snap.apf.per_instance
+    ]
+    apiservers = [
+        {
+            "instance": r.instance,
+            "requests_per_s": _f(r.requests_per_s),
+            "inflight": None
+            if r.inflight_readonly.value is None or r.inflight_mutating.value is None
+            else round(r.inflight_readonly.value + r.inflight_mutating.value),
+            "watches": _i(r.watches),
+            "cpu_cores": _f(r.cpu_cores),
+            "memory_bytes": _i(r.rss_bytes),
+            "start_time": _i(r.start_time),
+            "throttled_per_s": _f(r.throttled_per_s),
+            "error": r.error,
+        }
+        for r in snap.apiservers.instances
+    ]
+    etcd = []
+    for m in snap.etcd.members:
+        w = windows.get(m.instance)
+        lifetime = w is None or any(
+            v.lifetime for v in (m.leader_changes, m.wal_fsync_p99_s, m.backend_commit_p99_s)
+        )
+        etcd.append(
+            {
+                "instance": m.instance,
+                "is_leader": _b(m.is_leader),
+                "has_leader": _b(m.has_leader),
+                "leader_changes": _i(m.leader_changes),
+                "wal_fsync_p99_s": _f(m.wal_fsync_p99_s),
+                "backend_commit_p99_s": _f(m.backend_commit_p99_s),
+                "db_size_bytes": _i(m.db_size_bytes),
+                "db_in_use_bytes": _i(m.db_in_use_bytes),
+                "quota_bytes": _i(m.quota_bytes),
+                "window": "lifetime" if lifetime else w,
+                "error": m.error,
+            }
+        )
+    sc = snap.scheduler
+    scheduler = {
+        "pending_by_queue": {q: _i(sc.queue.get(q, Val.unknown("not exposed"))) for q in QUEUES},
+        "pending_by_reason": {(r.wording or r.reason): r.pods for r in sc.reasons}
+        if sc.pods_known
+        else None,
+        "pending_pods_by_wait": {w.value: k for w, k in sc.pending_by_wait.items()}
+        if sc.pods_known
+        else None,
+    }
+    return {
+        "nodes": nodes,
+        "apf": apf,
+        "apiservers": apiservers,
+        "etcd": etcd,
+        "scheduler": scheduler,
+    }
+
+
+def _evidence_json(e: Evidence) -> dict[str, Any]:
+    return {
+        "id": e.id,
+        "title": e.title,
+        "status": e.status.value,
+        "value": e.value,
+        "unit": e.unit,
+        "detail": e.detail,
+        "first_line": e.first_line,
+        "pane": e.pane.value if e.pane else None,
+    }
+
+
+def _path_json(p: PathResult) -> dict[str, Any]:
+    return {
+        "id": p.id,
+        "title": p.title,
+        "verdict": p.verdict.value,
+        "conclusion": p.conclusion,
+        "direction": p.direction,
+        "evidence": [_evidence_json(e) for e in p.evidence],
+    }
+
+
+def to_json(
+    report: TriageReport,
+    snap: ClusterSnapshot,
+    *,
+    source: Mapping[str, Any],
+    errors: Sequence[str] = (),
+    windows: Mapping[str, float | None] | None = None,
+) -> dict[str, Any]:
+    """The version-1 JSON document."""
+    return {
+        "version": JSON_VERSION,
+        "source": dict(source),
+        "at": snap.at,
+        "baseline": report.baseline,
+        "errors": list(errors),
+        "paths": [_path_json(p) for p in report.paths],
+        "capacity": [
+            {"id": c.id, "title": c.title, "value": c.value, "unit": c.unit, "detail": c.detail}
+            for c in report.capacity
+        ],
+        "signals": signals(snap, windows),
+    }
+
+
+def _value(e: Evidence) -> str:
+    if e.value is None:
+        return "?"
+    unit = "" if e.unit in ("count", "") else f" {e.unit}"
+    return f"{e.value:.4g}{unit}"
+
+
+MARK = {"suspect": "✖", "unknown": "?", "clear": "✓", "bad": "✖", "warn": "▲", "ok": "✓"}
+
+
+def to_text(report: TriageReport, errors: Sequence[str] = ()) -> str:
+    """Plain text: suspects first with their evidence, then the other verdicts."""
+    out: list[str] = []
+    for p in report.paths:
+        out.append(f"{MARK[p.verdict.value]} {p.id:<10} {p.verdict.value:<8} {p.title}")
+        out.append(f"    {p.conclusion}")
+        if p.verdict.value == "suspect":
+            out.append(f"    first direction: {p.direction}")
+            for e in p.evidence:
+                first = "*" if e.first_line else " "
+                out.append(f"    {first}{MARK[e.status.value]} {e.title}: {_value(e)} ({e.detail})")
+    out.append("")
+    out.append("capacity:")
+    for c in report.capacity:
+        v = "?" if c.value is None else f"{c.value:.4g} {c.unit}"
+        out.append(f"    {c.title}: {v} ({c.detail})")
+    out.append(f"baseline: {report.baseline}")
+    for err in errors:
+        out.append(f"error: {err}")
+    return "\n".join(out) + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(report: TriageReport, errors: Sequence[str] = ()) -> str:
+    """Markdown: a verdict table, then each non-clear path's evidence."""
+    out = ["# ktop triage", "", "| path | verdict | conclusion |", "|---|---|---|"]
+    out += [
+        f"| {p.id} {_md(p.title)} | {p.verdict.value} | {_md(p.conclusion)} |" for p in report.paths
+    ]
+    for p in report.paths:
+        if p.verdict.value == "clear":
+            continue
+        out += ["", f"## {p.id}: {_md(p.title)} ({p.verdict.value})", ""]
+        out += [f"First direction: {_md(p.direction)}", ""]
+        out += ["| evidence | status | value | detail |", "|---|---|---|---|"]
+        out += [
+            f"| {_md(e.title)}{' (first line)' if e.first_line else ''} | {e.status.value} | "
+            f"{_md(_value(e))} | {_md(e.detail)} |"
+            for e in p.evidence
+        ]
+    out += ["", "## Capacity", ""]
+    out += [
+        f"- {c.title}: {'?' if c.value is None else f'{c.value:.4g} {c.unit}'} ({_md(c.detail)})"
+        for c in report.capacity
+    ]
+    out += ["", f"Baseline: {_md(report.baseline)}"]
+    if errors:
+        out += ["", "## Errors", ""] + [f"- {_md(e)}" for e in errors]
+    return "\n".join(out) + "\n"

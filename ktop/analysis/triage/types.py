@@ -1,0 +1,108 @@
+"""What triage produces: evidence with a status, a verdict per path, capacity figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from ktop.model.events import Area
+from ktop.model.snapshot import ClusterSnapshot
+
+
+class Status(StrEnum):
+    """One piece of evidence: ok, warn, bad, or unknown (with its reason in ``detail``)."""
+
+    OK = "ok"
+    WARN = "warn"
+    BAD = "bad"
+    UNKNOWN = "unknown"
+
+
+class Verdict(StrEnum):
+    """A path's conclusion. Never ``clear`` while first-line evidence is unknown."""
+
+    SUSPECT = "suspect"
+    CLEAR = "clear"
+    UNKNOWN = "unknown"
+
+
+VERDICT_RANK = {Verdict.SUSPECT: 0, Verdict.UNKNOWN: 1, Verdict.CLEAR: 2}
+"""Most severe first."""
+
+STATUS_RANK = {Status.BAD: 0, Status.WARN: 1, Status.UNKNOWN: 2, Status.OK: 3}
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One reading on a path, with its status and what it rests on."""
+
+    id: str
+    title: str
+    status: Status
+    value: float | None
+    """The number, or None when unknown (or when the evidence is not a number)."""
+    unit: str
+    detail: str
+    """The reading in words; for unknown evidence, the reason."""
+    first_line: bool
+    pane: Area | None
+    """The pane that shows this evidence (None when no pane does)."""
+    suspect: bool = False
+    """True when this reading alone makes its path suspect."""
+
+
+@dataclass(frozen=True, slots=True)
+class PathResult:
+    """A path's verdict with its evidence, in the path's order."""
+
+    id: str
+    title: str
+    verdict: Verdict
+    evidence: tuple[Evidence, ...]
+    conclusion: str
+    """Where to look first (the correlation), or why the verdict is what it is."""
+    direction: str
+    """The first direction the path's catalogue entry gives."""
+
+    @property
+    def worst_status(self) -> Status:
+        """The worst status among the evidence."""
+        return min(
+            (e.status for e in self.evidence), key=STATUS_RANK.__getitem__, default=Status.OK
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Capacity:
+    """One piece of capacity arithmetic from the seeds (000 §1.2, §7.2, §8.3)."""
+
+    id: str
+    title: str
+    value: float | None
+    unit: str
+    detail: str
+    """How it was computed, or why it is unknown."""
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The cluster's own normal, to compare relative thresholds with."""
+
+    kind: str
+    """``this run so far``, ``recording`` or ``prometheus``."""
+    snapshot: ClusterSnapshot
+
+
+@dataclass(frozen=True, slots=True)
+class TriageReport:
+    """Every path's verdict, most severe first, plus the capacity figures."""
+
+    paths: tuple[PathResult, ...]
+    capacity: tuple[Capacity, ...]
+    baseline: str
+    """Which baseline was used, or why there is none."""
+
+    @property
+    def suspects(self) -> tuple[PathResult, ...]:
+        """The suspect paths, most severe first."""
+        return tuple(p for p in self.paths if p.verdict is Verdict.SUSPECT)

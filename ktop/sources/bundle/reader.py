@@ -1,0 +1,276 @@
+"""Read an offline bundle into events, with every problem named by file and line.
+
+Any file may be missing: its evidence becomes unknown (a failed feed that says
+which file is missing), never an error. A malformed file is reported with its
+path and line, and the rest of the bundle is still used. Metrics files are
+scrapes of one target at ``<unix-seconds>``; two or more give rates over the
+window between the first and the last, one gives lifetime values.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ktop.model import events as ev
+from ktop.model.apf_dump import ApfDumpError, parse_priority_levels
+from ktop.model.events import Event, Target
+from ktop.model.exposition import parse_exposition
+from ktop.model.wanted import FAMILIES
+from ktop.sources.bundle.layout import (
+    APF_DIR,
+    APF_SUFFIX,
+    API_DIR,
+    API_RESOURCES,
+    COMPONENTS,
+    FEEDS,
+    METRICS_DIR,
+    METRICS_SUFFIX,
+)
+from ktop.sources.convert import node_record, parse_time
+from ktop.sources.live.handlers import (
+    LeasesHandler,
+    PendingPodsHandler,
+    QuotasHandler,
+    WarningEventsHandler,
+)
+
+NODE_LEASE_NAMESPACE = "kube-node-lease"
+IDENTITY_LABEL = "apiserver.kubernetes.io/identity"
+_LINE = re.compile(r"^line (\d+): (.*)$", re.S)
+
+
+class BundleNotFoundError(Exception):
+    """The directory does not exist or holds none of the bundle's parts."""
+
+
+@dataclass(frozen=True, slots=True)
+class BundleError:
+    """A malformed part of a bundle."""
+
+    file: str
+    """Path relative to the bundle directory."""
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{where}: {self.message}"
+
+
+@dataclass(slots=True)
+class BundleRead:
+    """What a bundle gave: events in time order, errors, and its clock."""
+
+    events: list[Event] = field(default_factory=list)
+    errors: list[BundleError] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    at: float = 0.0
+    """The bundle's time: the latest scrape or dump, else the API files' write time."""
+    scrape_windows: dict[Target, tuple[float, float, int]] = field(default_factory=dict)
+    """Per metrics target: first and last scrape time and the number of scrapes."""
+    list_sizes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Per API file: objects and bytes of the List as kubectl printed it (full-LIST size)."""
+
+    @property
+    def window_s(self) -> float:
+        """The longest span between a target's first and last scrape (0 with single scrapes)."""
+        return max((b - a for a, b, _ in self.scrape_windows.values()), default=0.0)
+
+
+def _unix_name(path: Path, suffix: str) -> float | None:
+    if not path.name.endswith(suffix):
+        return None
+    try:
+        return float(path.name[: -len(suffix)])
+    except ValueError:
+        return None
+
+
+def _rel(root: Path, path: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def _timed_files(root: Path, d: Path, suffix: str, out: BundleRead) -> list[tuple[float, Path]]:
+    files = []
+    for f in sorted(d.iterdir()):
+        if not f.is_file():
+            continue
+        t = _unix_name(f, suffix)
+        if t is None:
+            out.errors.append(
+                BundleError(_rel(root, f), None, f"name must be <unix-seconds>{suffix}")
+            )
+            continue
+        files.append((t, f))
+    return sorted(files)
+
+
+def _read_metrics(root: Path, out: BundleRead) -> list[Event]:
+    found: list[Event] = []
+    base = root / METRICS_DIR
+    if not base.is_dir():
+        out.missing.append(f"{METRICS_DIR}/")
+        return found
+    for comp_dir in sorted(p for p in base.iterdir() if p.is_dir()):
+        component = COMPONENTS.get(comp_dir.name)
+        if component is None:
+            out.errors.append(
+                BundleError(
+                    _rel(root, comp_dir),
+                    None,
+                    f"unknown component (expected one of {', '.join(COMPONENTS)})",
+                )
+            )
+            continue
+        for inst_dir in sorted(p for p in comp_dir.iterdir() if p.is_dir()):
+            target = Target(component, inst_dir.name)
+            times = []
+            for t, f in _timed_files(root, inst_dir, METRICS_SUFFIX, out):
+                text = f.read_text(encoding="utf-8", errors="replace")
+                parsed = parse_exposition(text, FAMILIES[component])
+                for err in parsed.errors:
+                    m = _LINE.match(err)
+                    line, msg = (int(m.group(1)), m.group(2)) if m else (None, err)
+                    out.errors.append(BundleError(_rel(root, f), line, msg))
+                found.append(ev.MetricsScraped(t, target, parsed.samples, parsed.errors))
+                times.append(t)
+            if times:
+                out.scrape_windows[target] = (min(times), max(times), len(times))
+    return found
+
+
+def _read_apf(root: Path, out: BundleRead) -> list[Event]:
+    found: list[Event] = []
+    base = root / APF_DIR
+    if not base.is_dir():
+        out.missing.append(f"{APF_DIR}/")
+        return found
+    for inst_dir in sorted(p for p in base.iterdir() if p.is_dir()):
+        for t, f in _timed_files(root, inst_dir, APF_SUFFIX, out):
+            text = f.read_text(encoding="utf-8", errors="replace")
+            try:
+                found.append(ev.ApfDumpRead(t, inst_dir.name, parse_priority_levels(text)))
+            except ApfDumpError as exc:
+                m = _LINE.match(str(exc))
+                line, msg = (int(m.group(1)), m.group(2)) if m else (None, str(exc))
+                out.errors.append(BundleError(_rel(root, f), line, msg))
+                found.append(ev.ApfDumpFailed(t, inst_dir.name, f"{_rel(root, f)}: {msg}"))
+    return found
+
+
+def _load_list(root: Path, name: str, out: BundleRead) -> list[dict[str, Any]] | str:
+    """The items of ``api/<name>.json``, or the reason they cannot be used."""
+    f = root / API_DIR / f"{name}.json"
+    rel = _rel(root, f) if f.exists() else f"{API_DIR}/{name}.json"
+    if not f.is_file():
+        out.missing.append(rel)
+        return f"{rel} is not in the bundle"
+    try:
+        raw = f.read_bytes()
+        doc = json.loads(raw.decode("utf-8"))
+    except json.JSONDecodeError as exc:
+        out.errors.append(BundleError(rel, exc.lineno, exc.msg))
+        return f"{rel} line {exc.lineno}: {exc.msg}"
+    except UnicodeDecodeError as exc:
+        out.errors.append(BundleError(rel, None, f"not UTF-8: {exc.reason}"))
+        return f"{rel}: not UTF-8"
+    if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
+        out.errors.append(BundleError(rel, 1, "not a List object with items"))
+        return f"{rel}: not a List object"
+    items = []
+    for i, item in enumerate(doc["items"]):
+        if isinstance(item, dict):
+            items.append(item)
+        else:
+            out.errors.append(BundleError(rel, None, f"items[{i}] is not an object"))
+    out.list_sizes[name] = (len(items), len(raw))
+    return items
+
+
+def _api_events(name: str, items: list[dict[str, Any]], at: float, rack_label: str) -> list[Event]:
+    found: list[Event] = []
+    if name == "nodes":
+        found += [ev.NodeUpserted(at, node_record(i, rack_label)) for i in items]
+    elif name == "pods":
+        pods = PendingPodsHandler()
+        for i in items:
+            found += [e for e in pods.upsert(at, i) if isinstance(e, ev.PendingPodUpserted)]
+    elif name == "events":
+        warnings = WarningEventsHandler()
+        for i in items:
+            if i.get("type") != "Warning":
+                continue
+            when = (
+                parse_time(i.get("lastTimestamp"))
+                or parse_time(i.get("eventTime"))
+                or parse_time((i.get("series") or {}).get("lastObservedTime"))
+                or parse_time(i.get("firstTimestamp"))
+                or at
+            )
+            found += warnings.upsert(min(when, at), i)
+    elif name == "leases":
+        leases = LeasesHandler()
+        identities = []
+        for i in items:
+            meta = i.get("metadata") or {}
+            if meta.get("namespace") == NODE_LEASE_NAMESPACE:
+                found += leases.upsert(at, i)
+            elif IDENTITY_LABEL in (meta.get("labels") or {}):
+                identities.append(str(meta.get("name", "")))
+        found.append(ev.ApiserverIdentities(at, tuple(sorted(identities))))
+    elif name == "resourcequotas":
+        quotas = QuotasHandler()
+        for i in items:
+            found += quotas.upsert(at, i)
+    return found
+
+
+def _bundle_time(timed: list[Event], api_events: list[Event]) -> float:
+    """The latest scrape or dump; without any, the newest Lease renewal or Warning event.
+
+    File modification times are not used: copying a bundle changes them.
+    """
+    if timed:
+        return max(e.at for e in timed)
+    stamps = [e.renew_time for e in api_events if isinstance(e, ev.LeaseRenewed)]
+    stamps += [e.at for e in api_events if isinstance(e, ev.WarningEvent)]
+    return max(stamps, default=0.0)
+
+
+def read_bundle(directory: str | Path, rack_label: str = "topology.ktop.dev/rack") -> BundleRead:
+    """Every event a bundle gives, in time order, and what was wrong with it."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise BundleNotFoundError(f"{directory}: not a directory")
+    parts = [root / API_DIR, root / METRICS_DIR, root / APF_DIR]
+    if not any(p.is_dir() for p in parts):
+        raise BundleNotFoundError(
+            f"{directory}: no {API_DIR}/, {METRICS_DIR}/ or {APF_DIR}/ directory; "
+            "see docs/bundle-format.md"
+        )
+    out = BundleRead()
+    timed = _read_metrics(root, out) + _read_apf(root, out)
+    loaded = {name: _load_list(root, name, out) for name in API_RESOURCES}
+    # API objects carry no capture time: read them at a provisional time, then re-time them.
+    provisional = {
+        name: _api_events(name, items, float("inf"), rack_label)
+        for name, items in loaded.items()
+        if not isinstance(items, str)
+    }
+    at = out.at = _bundle_time(timed, [e for evs in provisional.values() for e in evs])
+    events: list[Event] = [ev.SourceStarted(at, "bundle", root.name, str(directory))]
+    events += sorted(timed, key=lambda e: e.at)
+    for name, items in loaded.items():
+        feeds = FEEDS.get(name, ())
+        if isinstance(items, str):
+            events += [ev.FeedFailed(at, feed, items) for feed in feeds]
+            continue
+        events += _api_events(name, items, at, rack_label)
+        events += [ev.FeedSynced(at, feed) for feed in feeds]
+    events.append(ev.ClockTick(at))
+    out.events = events
+    return out

@@ -1,0 +1,102 @@
+"""Triage paths and their evidence as tables (most severe first), for the triage screen."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from ktop.analysis.triage.types import Evidence, PathResult, Status, TriageReport, Verdict
+from ktop.ui.render.level import STYLE, SYMBOL, Level
+from ktop.ui.render.view import Column, Row, TableSpec
+
+VERDICT_LEVEL = {
+    Verdict.SUSPECT: Level.CRIT,
+    Verdict.UNKNOWN: Level.UNKNOWN,
+    Verdict.CLEAR: Level.OK,
+}
+STATUS_LEVEL = {
+    Status.BAD: Level.CRIT,
+    Status.WARN: Level.WARN,
+    Status.UNKNOWN: Level.UNKNOWN,
+    Status.OK: Level.OK,
+}
+
+
+def _value(e: Evidence) -> str:
+    if e.value is None:
+        return "?"
+    unit = {"count": "", "ratio": "", "": ""}.get(e.unit, f" {e.unit}")
+    if e.unit == "ratio":
+        return f"{e.value * 100:.0f} %"
+    return f"{e.value:.3g}{unit}"
+
+
+def paths_table(report: TriageReport) -> TableSpec:
+    """Every path with its verdict and conclusion; the most severe first."""
+    rows = []
+    for p in report.paths:
+        level = VERDICT_LEVEL[p.verdict]
+        rows.append(
+            Row(
+                p.id,
+                (
+                    Text(f"{SYMBOL[level]} {p.verdict.value}", style=STYLE[level]),
+                    Text(p.id, style="bold"),
+                    Text(p.title),
+                    Text(p.conclusion, style="dim" if p.verdict is Verdict.CLEAR else ""),
+                ),
+            )
+        )
+    return TableSpec(
+        "paths",
+        "Triage paths (enter: evidence)",
+        (
+            Column("verdict", "verdict", 9),
+            Column("id", "path", 10),
+            Column("title", "symptom", 34),
+            Column("conclusion", "where to look first"),
+        ),
+        tuple(rows),
+    )
+
+
+def evidence_table(path: PathResult) -> TableSpec:
+    """A path's evidence in order, with values, units and the pane that shows each."""
+    rows = []
+    for i, e in enumerate(path.evidence):
+        level = STATUS_LEVEL[e.status]
+        rows.append(
+            Row(
+                f"{i}:{e.id}",
+                (
+                    Text(f"{SYMBOL[level]} {e.status.value}", style=STYLE[level]),
+                    Text(("* " if e.first_line else "  ") + e.title),
+                    Text(_value(e), justify="right"),
+                    Text(e.pane.value if e.pane else "-", style="dim"),
+                    Text(e.detail),
+                ),
+            )
+        )
+    return TableSpec(
+        "evidence",
+        f"{path.id} {path.title}: evidence (* first line; enter jumps to its pane)",
+        (
+            Column("status", "status", 9),
+            Column("title", "evidence", 40),
+            Column("value", "value", 10),
+            Column("pane", "pane", 10),
+            Column("detail", "detail"),
+        ),
+        tuple(rows),
+    )
+
+
+def headline(report: TriageReport) -> Text:
+    """One line: how many paths are suspect, and the first one."""
+    sus = report.suspects
+    if not sus:
+        unknown = sum(1 for p in report.paths if p.verdict is Verdict.UNKNOWN)
+        return Text(f"✓ no path suspect ({unknown} unknown)", style=STYLE[Level.OK])
+    first = sus[0]
+    out = Text(f"{SYMBOL[Level.CRIT]} {len(sus)} suspect: ", style=STYLE[Level.CRIT])
+    out.append(f"{first.id} {first.title}: {first.conclusion}")
+    return out

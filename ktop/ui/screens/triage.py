@@ -1,0 +1,112 @@
+"""The triage screen: every path's verdict, most severe first; a path opens into its evidence."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+
+from ktop.analysis.triage.evaluate import triage
+from ktop.analysis.triage.types import Baseline, PathResult, TriageReport
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.ui.frame import Frame
+from ktop.ui.render.triage import evidence_table, headline, paths_table
+from ktop.ui.screens.base import KtopScreen
+from ktop.ui.widgets.snapshot_table import SnapshotTable
+
+
+class TriageScreen(KtopScreen):
+    """Paths on top, the highlighted path's evidence below; enter on evidence opens its pane."""
+
+    def __init__(self) -> None:
+        super().__init__(name="triage")
+        self._shown: object = None
+        self.report: TriageReport | None = None
+        self._path_id = ""
+        self.baseline: Baseline | None = None
+        """This run's first snapshot with every apiserver's rates known: the cluster's
+        normal as far as this run has seen it."""
+
+    def compose_body(self) -> ComposeResult:
+        """Title, headline, the paths table and the evidence table."""
+        yield Static(
+            Text.assemble(
+                ("t Triage", "bold"),
+                ("   enter/tab evidence · enter on evidence: its pane · esc/o overview", "dim"),
+            ),
+            id="triage-title",
+        )
+        yield Static("", id="triage-headline")
+        with Vertical(id="triage-tables"):
+            yield SnapshotTable(id="triage-paths")
+            yield Static("", id="triage-evidence-title", classes="table-title")
+            yield SnapshotTable(id="triage-evidence")
+
+    def show_body(self, frame: Frame) -> None:
+        """Re-run triage when the snapshot changed."""
+        if frame.snapshot is self._shown:
+            return
+        self._shown = frame.snapshot
+        self._keep_baseline(frame.snapshot)
+        self.report = triage(frame.snapshot, self.baseline)
+        line = headline(self.report)
+        line.append(f"\nbaseline: {self.report.baseline}", style="dim")
+        self.query_one("#triage-headline", Static).update(line)
+        self.query_one("#triage-paths", SnapshotTable).show(paths_table(self.report))
+        self._show_evidence(self._path_id or self.report.paths[0].id)
+
+    def _keep_baseline(self, snap: ClusterSnapshot) -> None:
+        if self.baseline is not None and self.baseline.snapshot.context == snap.context:
+            return
+        rows = [r for r in snap.apiservers.instances if not r.error]
+        if rows and all(r.cpu_cores.known and r.rss_bytes.known for r in rows):
+            self.baseline = Baseline("this run so far", snap)
+
+    def _path(self, path_id: str) -> PathResult | None:
+        if self.report is None:
+            return None
+        return next((p for p in self.report.paths if p.id == path_id), None)
+
+    def _show_evidence(self, path_id: str) -> None:
+        path = self._path(path_id)
+        if path is None:
+            return
+        self._path_id = path_id
+        spec = evidence_table(path)
+        self.query_one("#triage-evidence-title", Static).update(
+            Text.assemble((spec.title, "bold"), (f"  first direction: {path.direction}", "dim"))
+        )
+        self.query_one("#triage-evidence", SnapshotTable).show(spec)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Follow the highlighted path with its evidence."""
+        if event.data_table.id == "triage-paths" and event.row_key.value:
+            self._show_evidence(str(event.row_key.value))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a path: focus its evidence; enter on evidence: open the pane that shows it."""
+        if event.data_table.id == "triage-paths":
+            if event.row_key.value:
+                self._show_evidence(str(event.row_key.value))
+            self.query_one("#triage-evidence", SnapshotTable).focus()
+            return
+        path = self._path(self._path_id)
+        key = str(event.row_key.value or "")
+        if path is None or ":" not in key:
+            return
+        evidence = path.evidence[int(key.split(":", 1)[0])]
+        if evidence.pane is not None:
+            self.ktop.action_goto(evidence.pane.value)
+        else:
+            self.notify(f"{evidence.title}: {evidence.detail}", title="no pane shows this")
+
+    def table(self, name: str) -> SnapshotTable:
+        """``paths`` or ``evidence``."""
+        return self.query_one(f"#triage-{name}", SnapshotTable)
+
+    @property
+    def headline_text(self) -> str:
+        """The headline as plain text."""
+        content = self.query_one("#triage-headline", Static).content
+        return content.plain if isinstance(content, Text) else str(content)

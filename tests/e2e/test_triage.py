@@ -1,0 +1,274 @@
+"""``ktop triage --context`` and ``ktop bundle capture`` on the real control plane.
+
+ktop runs as a ServiceAccount bound to docs/rbac.yaml's ClusterRole. Each injected
+scenario must make its path suspect; a healthy lab none; a bundle captured by ktop
+and one assembled by hand with kubectl and curl must give the same verdicts.
+Every wait polls with a deadline; nothing sleeps for luck.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from ktop.commands.sample import FIRST_ROUND
+from ktop.lab import Lab, inject, recover, resolve_target
+from tests.e2e.live import account
+
+SCRAPE_GAP_S = 5
+
+
+def _inject(lab: Lab, scenario: str, **kwargs: Any) -> dict[str, Any]:
+    return asyncio.run(inject(scenario, resolve_target(lab.layout.kubeconfig), **kwargs))
+
+
+def _recover(lab: Lab, scenario: str, **kwargs: Any) -> dict[str, Any]:
+    return asyncio.run(recover(scenario, resolve_target(lab.layout.kubeconfig), **kwargs))
+
+
+@pytest.fixture(scope="module")
+def kubeconfig(lab: Lab) -> Path:
+    return asyncio.run(account(lab, "ktop-triage"))
+
+
+def _context(kubeconfig: Path) -> str:
+    return str(yaml.safe_load(kubeconfig.read_text())["current-context"])
+
+
+def _components(lab: Lab) -> list[str]:
+    opts = ["--insecure-components"]
+    for a in lab.info["apiservers"]:
+        opts += ["--apiserver", a["url"]]
+    for m in lab.info["etcd"]:
+        opts += ["--etcd-metrics", m["metrics_url"]]
+    opts += ["--scheduler-metrics", lab.info["scheduler"]["metrics_url"]]
+    opts += ["--controller-manager-metrics", lab.info["controller_manager"]["metrics_url"]]
+    return opts
+
+
+def _ktop(*args: str) -> list[str]:
+    return [sys.executable, "-m", "ktop", *args]
+
+
+def _start_triage(lab: Lab, kubeconfig: Path, window_s: float) -> subprocess.Popen[str]:
+    cmd = _ktop(
+        "--kubeconfig", str(kubeconfig), "triage", "--context", _context(kubeconfig),
+        "--window", str(window_s), "--output", "json", *_components(lab),
+    )  # fmt: skip
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _first_round(proc: subprocess.Popen[str]) -> None:
+    """Wait until the sampling triage has scraped every target once (it says so)."""
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if FIRST_ROUND in line:
+            return
+    pytest.fail(f"triage ended before its first round: {''.join(seen)}")
+
+
+def _finish(proc: subprocess.Popen[str]) -> tuple[int, dict[str, Any]]:
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode in (0, 1), err
+    return proc.returncode, json.loads(out)
+
+
+def _triage(lab: Lab, kubeconfig: Path, window_s: float = 12) -> tuple[int, dict[str, Any]]:
+    return _finish(_start_triage(lab, kubeconfig, window_s))
+
+
+def _verdicts(doc: dict[str, Any]) -> dict[str, str]:
+    return {p["id"]: p["verdict"] for p in doc["paths"]}
+
+
+def _suspects(doc: dict[str, Any]) -> list[str]:
+    return [p["id"] for p in doc["paths"] if p["verdict"] == "suspect"]
+
+
+def _until_suspect(lab: Lab, kubeconfig: Path, path: str, timeout_s: float) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        code, doc = _triage(lab, kubeconfig)
+        if path in _suspects(doc):
+            assert code == 1
+            return doc
+        if time.monotonic() >= deadline:
+            evidence = next(p["evidence"] for p in doc["paths"] if p["id"] == path)
+            pytest.fail(
+                f"{path} never suspect within {timeout_s:.0f}s; verdicts {_verdicts(doc)}; "
+                f"evidence {evidence}"
+            )
+
+
+def test_healthy_lab_reports_no_suspect_path(lab: Lab, kubeconfig: Path) -> None:
+    code, doc = _triage(lab, kubeconfig)
+    assert _suspects(doc) == [], json.dumps([p for p in doc["paths"] if p["verdict"] == "suspect"])
+    assert code == 0
+    assert doc["source"]["kind"] == "live"
+    assert doc["signals"]["nodes"]["total"] > 0 and doc["signals"]["nodes"]["not_ready"] == 0
+    assert len(doc["signals"]["etcd"]) == len(lab.info["etcd"])
+
+
+def _kubectl_bundle(lab: Lab, kubeconfig: Path, root: Path) -> None:
+    """What a user would do by hand: kubectl for the lists, curl for metrics and dumps."""
+    env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+    (root / "api").mkdir(parents=True)
+    for res in (
+        "nodes", "pods", "events", "leases", "flowschemas", "prioritylevelconfigurations",
+        "endpointslices", "resourcequotas",
+    ):  # fmt: skip
+        with (root / "api" / f"{res}.json").open("w") as f:
+            subprocess.run(
+                ["kubectl", "get", res, "-A", "-o", "json"], stdout=f, env=env, check=True
+            )
+    token = subprocess.run(
+        ["kubectl", "config", "view", "--raw", "-o", "jsonpath={.users[0].user.token}"],
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    targets = [("apiserver", a["url"], f"{a['url']}/metrics", True) for a in lab.info["apiservers"]]
+    targets += [("etcd", m["metrics_url"], m["metrics_url"], False) for m in lab.info["etcd"]]
+    for comp in ("scheduler", "controller_manager"):
+        url = lab.info[comp]["metrics_url"]
+        targets.append((comp.replace("_", "-"), url, url, True))
+    dump = "/debug/api_priority_and_fairness/dump_priority_levels"
+    for i in range(2):
+        if i:
+            time.sleep(SCRAPE_GAP_S)  # two scrapes give rates: the gap is the window
+        at = int(time.time())
+        for comp, base, url, auth in targets:
+            inst = base.split("//", 1)[-1].split("/", 1)[0]
+            out = root / "metrics" / comp / inst / f"{at}.prom"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            hdr = ["-H", f"Authorization: Bearer {token}"] if auth else []
+            subprocess.run(["curl", "-sfk", *hdr, "-o", str(out), url], check=True)
+        for a in lab.info["apiservers"]:
+            inst = a["url"].split("//", 1)[-1]
+            out = root / "apf" / inst / f"{at}.txt"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            bearer = ["-H", f"Authorization: Bearer {token}"]
+            subprocess.run(["curl", "-sfk", *bearer, "-o", str(out), a["url"] + dump], check=True)
+
+
+def _bundle_verdicts(root: Path) -> tuple[dict[str, str], dict[str, Any]]:
+    done = subprocess.run(
+        _ktop("triage", "--bundle", str(root), "--output", "json"),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["errors"] == []
+    return _verdicts(doc), doc
+
+
+def _captured_and_by_hand(lab: Lab, kubeconfig: Path, tmp: Path) -> tuple[dict[str, Any], ...]:
+    captured = tmp / "captured"
+    done = subprocess.run(
+        _ktop(
+            "--kubeconfig", str(kubeconfig), "bundle", "capture", "--context",
+            _context(kubeconfig), "--interval", str(SCRAPE_GAP_S), *_components(lab),
+            str(captured),
+        ),
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "not captured" not in done.stderr, done.stderr
+    by_hand = tmp / "by-hand"
+    _kubectl_bundle(lab, kubeconfig, by_hand)
+    a, doc_a = _bundle_verdicts(captured)
+    b, doc_b = _bundle_verdicts(by_hand)
+    assert a == b, {k: (a[k], b.get(k)) for k in a if a[k] != b.get(k)}
+    return doc_a, doc_b
+
+
+def test_captured_and_hand_assembled_bundles_agree(
+    lab: Lab, kubeconfig: Path, tmp_path: Path
+) -> None:
+    doc, hand = _captured_and_by_hand(lab, kubeconfig, tmp_path)
+
+    def zones(d: dict[str, Any]) -> list[tuple[Any, ...]]:
+        # Lease lag differs with the moment each bundle was taken; counts and states must not.
+        n = d["signals"]["nodes"]
+        return [
+            (n["total"], n["not_ready"]),
+            *sorted((z["zone"], z["total"], z["not_ready"], z["state"]) for z in n["zones"]),
+        ]
+
+    assert zones(doc) == zones(hand)
+    assert sorted(r["instance"] for r in doc["signals"]["etcd"]) == sorted(
+        r["instance"] for r in hand["signals"]["etcd"]
+    )
+    assert all(isinstance(r["window"], int | float) for r in doc["signals"]["etcd"])
+
+
+def test_scheduler_backlog_makes_p2_suspect(lab: Lab, kubeconfig: Path) -> None:
+    _inject(lab, "scheduler-backlog")
+    try:
+        doc = _until_suspect(lab, kubeconfig, "P2", timeout_s=120)
+        p2 = next(p for p in doc["paths"] if p["id"] == "P2")
+        assert "no resources fit" in p2["conclusion"]
+        assert doc["signals"]["scheduler"]["pending_by_reason"]
+    finally:
+        _recover(lab, "scheduler-backlog")
+
+
+def test_apf_saturation_makes_api_429_suspect(lab: Lab, kubeconfig: Path) -> None:
+    proc = _start_triage(lab, kubeconfig, window_s=30)
+    _first_round(proc)
+    try:
+        _inject(lab, "apf-saturation")
+        _, doc = _finish(proc)
+    finally:
+        _recover(lab, "apf-saturation")
+    assert "API-429" in _suspects(doc), _verdicts(doc)
+    rows = [r for r in doc["signals"]["apf"] if r["priority_level"] == "ktop-lab-low"]
+    assert rows and max(r["rejected_per_s"] or 0 for r in rows) > 0
+
+
+def test_apiserver_skew_makes_skew_suspect(lab: Lab, kubeconfig: Path) -> None:
+    # The scenario hammers apiserver-a while apiserver-b restarts: sample across it.
+    proc = _start_triage(lab, kubeconfig, window_s=40)
+    _first_round(proc)
+    _inject(lab, "apiserver-skew")
+    _, doc = _finish(proc)
+    skew = next(p for p in doc["paths"] if p["id"] == "SKEW")
+    assert skew["verdict"] == "suspect", skew
+    ids = {e["id"]: e for e in skew["evidence"]}
+    assert ids["api.recent_restart"]["status"] == "warn"
+    assert (
+        "apiserver-b" in ids["api.recent_restart"]["detail"]
+        or "127.0.0.1" in (ids["api.recent_restart"]["detail"])
+    )
+
+
+def test_etcd_leader_loss_makes_etcd_suspect(lab: Lab, kubeconfig: Path) -> None:
+    proc = _start_triage(lab, kubeconfig, window_s=30)
+    _first_round(proc)
+    result = _inject(lab, "etcd-leader-loss")
+    try:
+        _, doc = _finish(proc)
+    finally:
+        _recover(lab, "etcd-leader-loss", member=result["old_leader"])
+    assert "ETCD" in _suspects(doc), _verdicts(doc)
+
+
+def test_zone_outage_makes_p4_suspect_and_names_the_zone(lab: Lab, kubeconfig: Path) -> None:
+    _inject(lab, "zone-outage", zone="zone-a")
+    try:
+        doc = _until_suspect(lab, kubeconfig, "P4", timeout_s=240)
+        p4 = next(p for p in doc["paths"] if p["id"] == "P4")
+        assert "zone zone-a" in p4["conclusion"], p4["conclusion"]
+    finally:
+        _recover(lab, "zone-outage", zone="zone-a")

@@ -57,6 +57,17 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--context (default: the current context) is sampled",
     )
     p.add_argument(
+        "--recording",
+        metavar="FILE",
+        help="a recording made by 'ktop record' or the app (docs/recording-format.md)",
+    )
+    p.add_argument(
+        "--at",
+        metavar="TIME",
+        help="with --recording: the moment to triage (HH:MM[:SS] UTC, +SECONDS from the "
+        "start, or Unix seconds; default the end)",
+    )
+    p.add_argument(
         "--window",
         type=bounded_float(bounds.TRIAGE_WINDOW),
         default=DEFAULT_WINDOW_S,
@@ -104,6 +115,32 @@ def from_bundle(directory: str, rack_label: str) -> Sampled:
     return Sampled(model.snapshot(), source, errors, windows, capacity=sizes)
 
 
+def from_recording(path: str, at: str | None) -> Sampled:
+    """The model of a recording at ``at`` (default its end), rebuilt from its events with
+    today's rules; the baseline is the recording itself, a minute after it starts.
+    """
+    from ktop.analysis.catalogue import BASELINE_MIN_AGE_S
+    from ktop.record.reader import Recording
+    from ktop.sources.replay import parse_time
+
+    with Recording(path) as rec:
+        when = rec.end if at is None else parse_time(at, rec.start, rec.end)
+        if not rec.start <= when <= rec.end:
+            raise ValueError(
+                f"--at {at}: the recording covers {rec.start:.0f} to {rec.end:.0f} (Unix seconds)"
+            )
+        snap = rec.cursor(when).model.snapshot()
+        base_at = rec.start + BASELINE_MIN_AGE_S
+        baseline = None
+        if base_at <= when:
+            baseline = Baseline("recording", rec.cursor(base_at).model.snapshot())
+        errors = [f"gap {g.start:.0f}-{g.end:.0f}: {g.reason}" for g in rec.gaps]
+        if rec.truncated:
+            errors.append("the file was cut: it ends at its last complete chunk")
+        source = {"kind": "recording", "path": path, "at": when, "recorded": rec.describe()}
+    return Sampled(snap, source, errors, baseline=baseline)
+
+
 def render(sampled: Sampled, output: str) -> tuple[str, int]:
     """The report in the chosen format and the exit code."""
     report = triage(sampled.snapshot, sampled.baseline, sampled.capacity)
@@ -127,17 +164,26 @@ def run(args: argparse.Namespace) -> int:
     """Run ``ktop triage``."""
     from ktop.sources.bundle.reader import BundleNotFoundError
 
-    if args.bundle and args.context:
-        print("ktop triage: --bundle and --context cannot be combined", file=sys.stderr)
+    given = [name for name, v in (("--bundle", args.bundle), ("--recording", args.recording),
+                                   ("--context", args.context)) if v]  # fmt: skip
+    if len(given) > 1:
+        print(f"ktop triage: {' and '.join(given)} cannot be combined", file=sys.stderr)
         return EXIT_ERROR
+    if args.at and not args.recording:
+        print("ktop triage: --at goes with --recording", file=sys.stderr)
+        return EXIT_ERROR
+    from ktop.record.format import FormatError
+
     try:
-        if args.bundle:
+        if args.recording:
+            sampled = from_recording(args.recording, args.at)
+        elif args.bundle:
             sampled = from_bundle(args.bundle, args.rack_label)
         else:
             from ktop.commands.sample import sample_live
 
             sampled = sample_live(args, args.context, args.window)
-    except (BundleNotFoundError, OSError, RuntimeError) as exc:
+    except (BundleNotFoundError, FormatError, OSError, RuntimeError, ValueError) as exc:
         print(f"ktop triage: {scrub(exc)}", file=sys.stderr)
         return EXIT_ERROR
     text, code = render(sampled, args.output)

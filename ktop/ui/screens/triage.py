@@ -39,9 +39,9 @@ class TriageScreen(KtopScreen):
         )
         yield Static("", id="triage-headline")
         with Vertical(id="triage-tables"):
-            yield SnapshotTable(id="triage-paths")
+            yield SnapshotTable(id="triage-paths", rows_only=True)
             yield Static("", id="triage-evidence-title", classes="table-title")
-            yield SnapshotTable(id="triage-evidence")
+            yield SnapshotTable(id="triage-evidence", rows_only=True)
 
     def show_body(self, frame: Frame) -> None:
         """Re-run triage when the snapshot changed."""

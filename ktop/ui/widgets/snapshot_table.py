@@ -17,8 +17,10 @@ class SnapshotTable(DataTable[Text]):
     cursor on the same row key when that row survives.
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="cell", zebra_stripes=True)
+    def __init__(self, *, id: str | None = None, rows_only: bool = False) -> None:
+        # A cell cursor lets `s` sort by the column under it; tables whose rows are
+        # chosen with enter (triage) keep a row cursor, so enter selects the row.
+        super().__init__(id=id, cursor_type="row" if rows_only else "cell", zebra_stripes=True)
         self.rebuilds = 0
         """How many times rows were cleared and re-added (tests check in-place updates)."""
         self._shown_columns: tuple[str, ...] = ()

@@ -67,6 +67,12 @@ BUNDLE_SCRAPES = Bound(
 BUNDLE_INTERVAL = Bound(
     "--interval", 1.0, 300.0, "seconds", "the window between a bundle's scrapes of one target"
 )
+SNAPSHOT_TIMEOUT = Bound(
+    "--timeout", 1.0, 600.0, "seconds", "ktop snapshot waits this long for every source"
+)
+SNAPSHOT_AT = Bound(
+    "--at", 0.0, 86_400.0, "seconds", "ktop snapshot --demo plays this far into a scenario"
+)
 ALL = (
     REFRESH,
     SPEED,
@@ -76,6 +82,8 @@ ALL = (
     TRIAGE_WINDOW,
     BUNDLE_SCRAPES,
     BUNDLE_INTERVAL,
+    SNAPSHOT_TIMEOUT,
+    SNAPSHOT_AT,
 )
 """Every bounded option (docs/security.md lists them)."""
 

@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ktop import __version__, bounds
-from ktop.bounds import OneLineErrorParser, bounded_float, bounded_int
+from ktop.bounds import OneLineErrorParser, bounded_float
 from ktop.commands import snapshot as snapshot_command
+from ktop.commands.options import simulator_options
 from ktop.config import Config, ConfigError, config_path
 
 if TYPE_CHECKING:
@@ -225,19 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
         "with --kind)",
     )
     demo.add_argument("--list", action="store_true", help="list the scenarios and exit")
-    demo.add_argument(
-        "--nodes",
-        type=bounded_int(bounds.NODES),
-        default=5000,
-        help=f"number of nodes, {bounds.NODES.text()} (default 5000)",
-    )
-    demo.add_argument(
-        "--zones",
-        type=bounded_int(bounds.ZONES),
-        default=3,
-        help=f"number of zones, {bounds.ZONES.text()} (default 3)",
-    )
-    demo.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    simulator_options(demo)
     demo.add_argument(
         "--speed",
         type=bounded_float(bounds.SPEED),

@@ -42,7 +42,7 @@ def add_parser(
 ) -> argparse.ArgumentParser:
     """Add ``record`` to the subcommands."""
     from ktop import bounds
-    from ktop.bounds import bounded_int
+    from ktop.commands.options import simulator_options
 
     p = sub.add_parser(
         "record",
@@ -58,19 +58,7 @@ def add_parser(
         metavar="FILE",
         help="copy an existing recording (with --redact: a shareable copy of it)",
     )
-    p.add_argument(
-        "--nodes",
-        type=bounded_int(bounds.NODES),
-        default=5000,
-        help=f"simulated nodes, {bounds.NODES.text()} (--demo, default 5000)",
-    )
-    p.add_argument(
-        "--zones",
-        type=bounded_int(bounds.ZONES),
-        default=3,
-        help=f"simulated zones, {bounds.ZONES.text()} (--demo, default 3)",
-    )
-    p.add_argument("--seed", type=int, default=1, help="simulator seed (--demo, default 1)")
+    simulator_options(p, when="with --demo")
     p.add_argument(
         "--speed",
         type=_record_speed,

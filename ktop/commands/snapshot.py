@@ -16,6 +16,9 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from ktop import bounds
+from ktop.bounds import bounded_float
+from ktop.commands.options import simulator_options
 from ktop.hub import Hub, Published
 from ktop.model.cluster import ClusterModel, ModelConfig
 from ktop.model.events import Area
@@ -41,16 +44,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--demo", metavar="SCENARIO", help="read the simulator playing SCENARIO")
     p.add_argument(
         "--at",
-        type=float,
+        type=bounded_float(bounds.SNAPSHOT_AT),
         default=0.0,
         metavar="SECONDS",
         help="with --demo: simulated seconds into the scenario (default 0)",
     )
-    p.add_argument("--nodes", type=int, default=5000, help="with --demo: number of nodes")
-    p.add_argument("--seed", type=int, default=1, help="with --demo: random seed")
+    simulator_options(p, when="with --demo")
     p.add_argument(
         "--timeout",
-        type=float,
+        type=bounded_float(bounds.SNAPSHOT_TIMEOUT),
         default=30.0,
         metavar="SECONDS",
         help="longest wait for the sources (default 30)",
@@ -112,7 +114,9 @@ async def collect(
 
 def demo_published(args: argparse.Namespace) -> Published:
     """The simulator ``--at`` seconds into ``--demo``: no waiting, no clock."""
-    sim = Simulator(args.demo, nodes=args.nodes, seed=args.seed, rack_label=args.rack_label)
+    sim = Simulator(
+        args.demo, nodes=args.nodes, zones=args.zones, seed=args.seed, rack_label=args.rack_label
+    )
     hub = Hub(ClusterModel(ModelConfig(rack_label=args.rack_label)))
     hub.ingest(sim.start())
     if args.at > 0:

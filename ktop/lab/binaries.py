@@ -17,6 +17,7 @@ _KEYS = {
     "KTOP_ETCD": "etcd",
     "KTOP_KWOK": "kwok",
     "KTOP_PROMETHEUS": "prometheus",
+    "KTOP_KUBECTL": "kubectl",
 }
 
 
@@ -33,7 +34,9 @@ def env_file() -> Path:
 
 @dataclass(frozen=True)
 class Binaries:
-    """Absolute paths of every executable the lab runs."""
+    """Absolute paths of every executable the lab runs, and the kubectl of the same
+    version that tests use to do by hand what a user would.
+    """
 
     kube_apiserver: str
     kube_controller_manager: str
@@ -41,6 +44,7 @@ class Binaries:
     etcd: str
     kwok: str
     prometheus: str
+    kubectl: str
 
 
 def _read_env_file(path: Path) -> dict[str, str]:

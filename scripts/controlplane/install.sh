@@ -196,15 +196,15 @@ if [[ -z "$K8S_VERSION" ]]; then
   if proxy_has k8s.io/kubernetes v1.35.4; then K8S_VERSION=v1.35.4; else K8S_VERSION=v1.34.4; fi
 fi
 K8S_DIR=$BIN_ROOT/kubernetes-$K8S_VERSION
+minor_patch=${K8S_VERSION#v1.}                 # 35.4
+minor=${minor_patch%%.*}                       # 35
+ldf="-X k8s.io/component-base/version.gitVersion=$K8S_VERSION"
+ldf+=" -X k8s.io/component-base/version.gitMajor=1"
+ldf+=" -X k8s.io/component-base/version.gitMinor=$minor"
+ldf+=" -X k8s.io/component-base/version.gitTreeState=clean"
 if have_bins "$K8S_DIR" "${K8S_BINS[@]}"; then
   log "kubernetes: cached at $K8S_DIR"
 else
-  minor_patch=${K8S_VERSION#v1.}               # 35.4
-  minor=${minor_patch%%.*}                     # 35
-  ldf="-X k8s.io/component-base/version.gitVersion=$K8S_VERSION"
-  ldf+=" -X k8s.io/component-base/version.gitMajor=1"
-  ldf+=" -X k8s.io/component-base/version.gitMinor=$minor"
-  ldf+=" -X k8s.io/component-base/version.gitTreeState=clean"
   build_wrapped kubernetes k8s.io/kubernetes "$K8S_VERSION" "$K8S_DIR" "v0.$minor_patch" "$ldf" \
     k8s.io/kubernetes/cmd/kube-apiserver \
     k8s.io/kubernetes/cmd/kube-controller-manager \
@@ -216,6 +216,18 @@ for b in "${K8S_BINS[@]}"; do
 done
 log "kubernetes: ok ($((SECONDS - t0))s)"
 
+# kubectl of the same version, for the tests that assemble a bundle by hand as a user would
+# (kept in its own directory so that adding it never invalidates the components above).
+KUBECTL_DIR=$BIN_ROOT/kubectl-$K8S_VERSION
+if have_bins "$KUBECTL_DIR" kubectl; then
+  log "kubectl: cached at $KUBECTL_DIR"
+else
+  build_wrapped kubectl k8s.io/kubernetes "$K8S_VERSION" "$KUBECTL_DIR" "v0.$minor_patch" "$ldf" \
+    k8s.io/kubernetes/cmd/kubectl
+fi
+[[ -x "$KUBECTL_DIR/kubectl" ]] || die "kubectl missing in $KUBECTL_DIR"
+log "kubectl: $("$KUBECTL_DIR/kubectl" version --client 2>/dev/null | head -n 1)"
+
 # ---------------------------------------------------------------------------------------------
 cat > "$ENV_FILE.tmp" <<ENV
 # Written by scripts/controlplane/install.sh; read by ktop.lab.
@@ -223,6 +235,7 @@ KTOP_K8S_VERSION=$K8S_VERSION
 KTOP_KUBE_APISERVER=$K8S_DIR/kube-apiserver
 KTOP_KUBE_CONTROLLER_MANAGER=$K8S_DIR/kube-controller-manager
 KTOP_KUBE_SCHEDULER=$K8S_DIR/kube-scheduler
+KTOP_KUBECTL=$KUBECTL_DIR/kubectl
 KTOP_ETCD_VERSION=$ETCD_VERSION
 KTOP_ETCD=$ETCD_DIR/etcd
 KTOP_KWOK_VERSION=$KWOK_VERSION

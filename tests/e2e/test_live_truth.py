@@ -30,14 +30,22 @@ from tests.e2e.helpers import promql
 from tests.e2e.live import RBAC, account, live, options, until_true
 
 
-def _sum_by_level(query: str, lab: Lab) -> tuple[dict[str, float], set[str]]:
-    """Per priority level, the sum over instances; and the instances seen."""
+def _sum_by_level(query: str, lab: Lab, at: float) -> tuple[dict[str, float], set[str]]:
+    """Per priority level, the sum over instances at Prometheus time ``at``; and the
+    instances seen."""
     out: dict[str, float] = defaultdict(float)
     instances = set()
-    for s in promql(lab, query):
+    for s in promql(lab, query, at):
         out[s["metric"]["priority_level"]] += s["value"]
         instances.add(s["metric"]["instance"])
     return dict(out), instances
+
+
+EXECUTING_BY_LEVEL = (
+    "sum by (instance, priority_level) "
+    '(apiserver_flowcontrol_current_executing_requests{job="apiserver"})'
+)
+LIMIT_BY_LEVEL = 'apiserver_flowcontrol_current_limit_seats{job="apiserver"}'
 
 
 async def test_prometheus_per_level_sums_over_the_real_instances(lab: Lab) -> None:
@@ -47,40 +55,34 @@ async def test_prometheus_per_level_sums_over_the_real_instances(lab: Lab) -> No
     opts = options(lab, kubeconfig, prometheus=prom, prometheus_s=2.0, apiservers=())
     async with live(opts) as run:
 
-        def bounds(expr: str) -> tuple[dict[str, float], dict[str, float], set[str]]:
-            # ktop sums the instances' values of one poll; Prometheus' lowest and highest
-            # per-instance values over the last seconds, summed, bound that sum (executing
-            # counts and, with borrowing, current seat limits move under load).
-            lo, inst = _sum_by_level(f"min_over_time(({expr})[10s:1s])", lab)
-            hi, _ = _sum_by_level(f"max_over_time(({expr})[10s:1s])", lab)
-            return lo, hi, inst
-
         def agree(s: ClusterSnapshot) -> Any:
-            ex_lo, ex_hi, inst_e = bounds(
-                "sum by (instance, priority_level) "
-                '(apiserver_flowcontrol_current_executing_requests{job="apiserver"})'
-            )
-            lim_lo, lim_hi, inst_l = bounds(
-                'apiserver_flowcontrol_current_limit_seats{job="apiserver"}'
-            )
-            assert inst_e == inst_l == real
+            # Every query of one poll is evaluated at one Prometheus instant; the same
+            # queries, summed here over the instances at that instant, must give ktop's
+            # per-level numbers exactly (executing counts and seat limits move under load,
+            # so any other instant would not do).
+            p = run.source.prometheus
+            at = None if p is None else p.evaluated_at
+            if at is None:
+                return None
+            executing, inst_e = _sum_by_level(EXECUTING_BY_LEVEL, lab, at)
+            limits, inst_l = _sum_by_level(LIMIT_BY_LEVEL, lab, at)
+            assert inst_e == inst_l == real, (inst_e, inst_l)
             ktop = {r.priority_level: r for r in s.apf.levels}
             # A level deleted by an earlier test keeps its last gauges in the apiservers'
             # /metrics (and so in Prometheus) while ktop lists the levels that exist: compare
             # the levels both know, which must include the built-in ones.
-            common = set(ktop) & set(lim_lo)
-            if not {"exempt", "global-default", "workload-low", "catch-all"} <= common:
-                return None
-
-            def within(v: float | None, lo: float, hi: float) -> bool:
-                return v is not None and lo <= v <= hi
-
-            ok = all(
-                within(ktop[pl].seats_limit.value, lim_lo[pl], lim_hi[pl])
-                and within(ktop[pl].executing.value, ex_lo.get(pl, 0.0), ex_hi.get(pl, 0.0))
+            common = set(ktop) & set(limits)
+            built_in = {"exempt", "global-default", "workload-low", "catch-all"}
+            assert built_in <= common, f"levels ktop and Prometheus share: {sorted(common)}"
+            wrong = {
+                pl: (ktop[pl].seats_limit.value, limits[pl], ktop[pl].executing.value,
+                     executing.get(pl, 0.0))
                 for pl in common
-            )
-            return s if ok else None
+                if ktop[pl].seats_limit.value != limits[pl]
+                or ktop[pl].executing.value != executing.get(pl, 0.0)
+            }  # fmt: skip
+            assert not wrong, f"(ktop, Prometheus) limit and executing differ: {wrong}"
+            return s
 
         snap = await run.until(agree, timeout_s=60, what="per-level sums equal Prometheus'")
         rows = {r.instance for r in snap.apiservers.instances}

@@ -56,8 +56,15 @@ def vector(rows: list[tuple[dict[str, str], float]]) -> dict[str, Any]:
     return {"status": "success", "data": {"resultType": "vector", "result": result}}
 
 
+PROM_TIME = 1_700_000_123.456
+"""Prometheus' clock in these tests (ktop's own clock is elsewhere)."""
+
+
 def apiserver_answer(query: str) -> dict[str, Any]:
     """What Prometheus would return for ktop's queries about two apiservers."""
+    if query == "time()":
+        return {"status": "success", "data": {"resultType": "scalar",
+                                              "result": [PROM_TIME, str(PROM_TIME)]}}  # fmt: skip
     if query.startswith("up{") and "apiserver" in query:
         return vector([({"instance": A, "job": "apiserver"}, 1), ({"instance": B}, 1)])
     if query.startswith("sum by") and f"({EXEC}{{" in query:
@@ -137,6 +144,11 @@ def test_bearer_token_file_and_ca_and_every_query_counted(tmp_path: Path) -> Non
     assert meter.sent_by_destination == {"prometheus": len(http.seen)}
     scraped = {e.target: e for e in emit.events if isinstance(e, MetricsScraped)}
     assert set(scraped) == {Target(Component.APISERVER, A), Target(Component.APISERVER, B)}
+    # One poll is one instant: Prometheus' own time first, then every query evaluated at it.
+    params = [parse_qs(urlsplit(str(r.url)).query) for r in http.seen]
+    assert params[0]["query"] == ["time()"] and "time" not in params[0]
+    assert all(p["time"] == [f"{PROM_TIME:.3f}"] for p in params[1:])
+    assert prom.evaluated_at == PROM_TIME
 
 
 def test_per_level_totals_are_sums_over_real_instances_only() -> None:

@@ -15,6 +15,11 @@ to Prometheus uses it, so every request is counted by the cost meter.
 prometheus-api-client is synchronous: its calls run in a small thread pool of
 their own (:class:`PrometheusCalls`), at most a few at a time, each with a
 timeout.
+
+One poll is one instant: it first asks Prometheus for its own time (``time()``,
+so a skewed local clock does not matter) and evaluates every query of the poll
+at that time, so that families read in one poll are a consistent cut even when
+the poll takes seconds on a loaded server.
 """
 
 from __future__ import annotations
@@ -279,11 +284,26 @@ class PrometheusMetrics:
     """Set after every poll, successful or not (discovery waits for the first)."""
     on_instances: Callable[[], None] | None = None
     """Called when the set of apiserver instances changes."""
+    evaluated_at: float | None = None
+    """Prometheus' time at which the last successful poll's queries were evaluated."""
     _seen: set[Target] = field(default_factory=set)
     _stopping: threading.Event = field(default_factory=threading.Event)
 
-    def _poll_sync(self) -> tuple[dict[Target, list[Sample]], dict[Component, frozenset[str]]]:
+    def _server_time(self) -> float:
+        """Prometheus' own clock (the instant every query of a poll is evaluated at)."""
+        self.queries_total += 1
+        result: Any = self.client.custom_query("time()")
+        try:
+            return float(result[0])
+        except (IndexError, TypeError, ValueError):
+            raise ValueError(f"time() returned {str(result)[:80]!r}, not a scalar") from None
+
+    def _poll_sync(
+        self,
+    ) -> tuple[float, dict[Target, list[Sample]], dict[Component, frozenset[str]]]:
         prom = self.client
+        at = self._server_time()
+        pinned = {"time": f"{at:.3f}"}
         out: dict[Target, list[Sample]] = {}
         instances: dict[Component, frozenset[str]] = {}
         for component, families in FAMILIES.items():
@@ -294,11 +314,11 @@ class PrometheusMetrics:
                 if self._stopping.is_set():
                     raise asyncio.CancelledError  # the source stopped: no more queries
                 self.queries_total += 1
-                results = prom.custom_query(family_query(family, kept, job_re))
+                results = prom.custom_query(family_query(family, kept, job_re), params=pinned)
                 for instance, samples in results_to_samples(family, results).items():
                     out.setdefault(Target(component, instance), []).extend(samples)
             self.queries_total += 1
-            up = prom.custom_query(f'up{{job=~"{job_re}"}}')
+            up = prom.custom_query(f'up{{job=~"{job_re}"}}', params=pinned)
             names = set()
             for r in up:
                 instance = instance_name(str((r.get("metric") or {}).get("instance", "")))
@@ -308,12 +328,12 @@ class PrometheusMetrics:
                     out.pop(target, None)
                     out.setdefault(target, [])
             instances[component] = frozenset(names)
-        return out, instances
+        return at, out, instances
 
     async def poll_once(self, emit: Emit) -> None:
         """One poll; its results (or the failure, for every target seen) as events."""
         try:
-            polled, instances = await self.calls.call(self._poll_sync)
+            at, polled, instances = await self.calls.call(self._poll_sync)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -330,6 +350,7 @@ class PrometheusMetrics:
             return
         changed = instances.get(Component.APISERVER) != self.instances.get(Component.APISERVER)
         self.instances = instances
+        self.evaluated_at = at
         self.healthy, self.last_error = True, ""
         self.polled.set()
         if changed and self.on_instances is not None:

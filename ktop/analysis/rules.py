@@ -38,6 +38,26 @@ def _sev(t: c.Threshold, v: Val) -> Severity:
     return Severity.OK if v.value is None else t.grade(v.value)
 
 
+def _graded(
+    code: str,
+    t: c.Threshold,
+    v: Val,
+    title: str,
+    *evidence: str,
+    signal: str = "",
+) -> Iterator[Finding]:
+    """The finding of one reading graded against its threshold: none while the reading
+    is unknown or below it.
+
+    A finding with a signal carries that same threshold, so its trend is measured
+    against the number that raised it.
+    """
+    if sev := _sev(t, v):
+        yield _f(
+            code, sev, title, *evidence, signal=signal, threshold=t.fires_at if signal else None
+        )
+
+
 def _ms(v: Val) -> str:
     return "?" if v.value is None else f"{v.value * 1000:.0f} ms"
 
@@ -50,27 +70,25 @@ def apf(s: ClusterSnapshot) -> Iterator[Finding]:
         return
     for row in a.levels:
         rej = row.rejected_total_per_s
-        if sev := _sev(c.APF_REJECTIONS, rej):
-            reasons = ", ".join(
-                f"{r} {v.or_(0):.1f}/s" for r, v in row.rejected_per_s.items() if v.or_(0) > 0
-            )
-            yield _f(
-                "KT-APF-001",
-                sev,
-                f"{row.priority_level} rejects {rej.or_(0):.1f} req/s ({reasons})",
-                f"in queue {row.in_queue.or_(0):.0f}, p99 wait {_ms(row.wait_p99_s)}",
-                signal=key("apf.rejected_per_s", row.priority_level),
-                threshold=c.APF_REJECTIONS.fires_at,
-            )
-        if sev := _sev(c.APF_WAIT_P99, row.wait_p99_s):
-            yield _f(
-                "KT-APF-002",
-                sev,
-                f"{row.priority_level} p99 wait {_ms(row.wait_p99_s)}, "
-                f"{row.in_queue.or_(0):.0f} in queue",
-                signal=key("apf.wait_p99_s", row.priority_level),
-                threshold=c.APF_WAIT_P99.fires_at,
-            )
+        reasons = ", ".join(
+            f"{r} {v.or_(0):.1f}/s" for r, v in row.rejected_per_s.items() if v.or_(0) > 0
+        )
+        yield from _graded(
+            "KT-APF-001",
+            c.APF_REJECTIONS,
+            rej,
+            f"{row.priority_level} rejects {rej.or_(0):.1f} req/s ({reasons})",
+            f"in queue {row.in_queue.or_(0):.0f}, p99 wait {_ms(row.wait_p99_s)}",
+            signal=key("apf.rejected_per_s", row.priority_level),
+        )
+        yield from _graded(
+            "KT-APF-002",
+            c.APF_WAIT_P99,
+            row.wait_p99_s,
+            f"{row.priority_level} p99 wait {_ms(row.wait_p99_s)}, "
+            f"{row.in_queue.or_(0):.0f} in queue",
+            signal=key("apf.wait_p99_s", row.priority_level),
+        )
         used, lim = row.seats_in_use.value, row.seats_limit.value
         full = Severity.OK
         if used is not None and lim is not None and lim > 0:
@@ -85,44 +103,42 @@ def apiservers(s: ClusterSnapshot) -> Iterator[Finding]:
     for row in a.instances:
         if row.error:
             yield _f("KT-API-010", Severity.UNKNOWN, f"{row.instance}: {row.error}")
-    if sev := _sev(c.API_SKEW, a.request_skew):
-        busiest = max(a.instances, key=lambda r: r.requests_per_s.or_(0.0))
-        yield _f(
+    if a.instances:
+        by_requests = max(a.instances, key=lambda r: r.requests_per_s.or_(0.0))
+        by_watches = max(a.instances, key=lambda r: r.watches.or_(0.0))
+        yield from _graded(
             "KT-API-001",
-            sev,
-            f"request skew {a.request_skew.or_(0):.1f}x: {busiest.instance} "
-            f"serves {busiest.requests_per_s.or_(0):.0f} req/s",
+            c.API_SKEW,
+            a.request_skew,
+            f"request skew {a.request_skew.or_(0):.1f}x: {by_requests.instance} "
+            f"serves {by_requests.requests_per_s.or_(0):.0f} req/s",
             signal=key("api.request_skew"),
-            threshold=c.API_SKEW.fires_at,
         )
-    if sev := _sev(c.API_SKEW, a.watch_skew):
-        busiest = max(a.instances, key=lambda r: r.watches.or_(0.0))
-        yield _f(
+        yield from _graded(
             "KT-API-002",
-            sev,
-            f"watch skew {a.watch_skew.or_(0):.1f}x: {busiest.instance} "
-            f"holds {busiest.watches.or_(0):.0f} watches",
+            c.API_SKEW,
+            a.watch_skew,
+            f"watch skew {a.watch_skew.or_(0):.1f}x: {by_watches.instance} "
+            f"holds {by_watches.watches.or_(0):.0f} watches",
             signal=key("api.watch_skew"),
-            threshold=c.API_SKEW.fires_at,
         )
     for row in a.instances:
         start = row.start_time.value
         if start is not None and (sev := c.API_UPTIME.grade(s.at - start)):
             yield _f("KT-API-003", sev, f"{row.instance} restarted {s.at - start:.0f}s ago")
-        if sev := _sev(c.API_THROTTLED, row.throttled_per_s):
-            yield _f(
-                "KT-API-004",
-                sev,
-                f"{row.instance} answers {row.throttled_per_s.or_(0):.1f} 429/s",
-                signal=key("api.throttled_per_s", row.instance),
-                threshold=c.API_THROTTLED.fires_at,
-            )
-        if sev := _sev(c.API_TERMINATIONS, row.terminations_per_s):
-            yield _f(
-                "KT-API-005",
-                sev,
-                f"{row.instance} terminates {row.terminations_per_s.or_(0):.1f} requests/s",
-            )
+        yield from _graded(
+            "KT-API-004",
+            c.API_THROTTLED,
+            row.throttled_per_s,
+            f"{row.instance} answers {row.throttled_per_s.or_(0):.1f} 429/s",
+            signal=key("api.throttled_per_s", row.instance),
+        )
+        yield from _graded(
+            "KT-API-005",
+            c.API_TERMINATIONS,
+            row.terminations_per_s,
+            f"{row.instance} terminates {row.terminations_per_s.or_(0):.1f} requests/s",
+        )
 
 
 def etcd(s: ClusterSnapshot) -> Iterator[Finding]:
@@ -147,31 +163,27 @@ def etcd(s: ClusterSnapshot) -> Iterator[Finding]:
         if not m.leader_changes.lifetime and (sev := _sev(c.ETCD_LEADER_CHANGES, m.leader_changes)):
             n = m.leader_changes.or_(0)
             yield _f("KT-ETCD-002", sev, f"{m.instance} saw {n:.0f} leader change(s)")
-        if sev := _sev(c.ETCD_FSYNC_P99, m.wal_fsync_p99_s):
-            yield _f(
-                "KT-ETCD-003",
-                sev,
-                f"{m.instance} WAL fsync p99 {_ms(m.wal_fsync_p99_s)}",
-                signal=key("etcd.fsync_p99_s", m.instance),
-                threshold=c.ETCD_FSYNC_P99.fires_at,
-            )
-        if sev := _sev(c.ETCD_COMMIT_P99, m.backend_commit_p99_s):
-            yield _f(
-                "KT-ETCD-004",
-                sev,
-                f"{m.instance} backend commit p99 {_ms(m.backend_commit_p99_s)}",
-                signal=key("etcd.commit_p99_s", m.instance),
-                threshold=c.ETCD_COMMIT_P99.fires_at,
-            )
-        q = m.db_quota_ratio
-        if sev := _sev(c.ETCD_QUOTA, q):
-            yield _f(
-                "KT-ETCD-005",
-                sev,
-                f"{m.instance} db at {q.or_(0) * 100:.0f}% of quota",
-                signal=key("etcd.db_quota_ratio", m.instance),
-                threshold=c.ETCD_QUOTA.fires_at,
-            )
+        yield from _graded(
+            "KT-ETCD-003",
+            c.ETCD_FSYNC_P99,
+            m.wal_fsync_p99_s,
+            f"{m.instance} WAL fsync p99 {_ms(m.wal_fsync_p99_s)}",
+            signal=key("etcd.fsync_p99_s", m.instance),
+        )
+        yield from _graded(
+            "KT-ETCD-004",
+            c.ETCD_COMMIT_P99,
+            m.backend_commit_p99_s,
+            f"{m.instance} backend commit p99 {_ms(m.backend_commit_p99_s)}",
+            signal=key("etcd.commit_p99_s", m.instance),
+        )
+        yield from _graded(
+            "KT-ETCD-005",
+            c.ETCD_QUOTA,
+            m.db_quota_ratio,
+            f"{m.instance} db at {m.db_quota_ratio.or_(0) * 100:.0f}% of quota",
+            signal=key("etcd.db_quota_ratio", m.instance),
+        )
         frag = _sev(c.ETCD_FRAGMENTATION, m.fragmentation)
         if frag and _sev(c.ETCD_FRAG_MIN_IN_USE, m.db_in_use_bytes):
             yield _f(
@@ -179,18 +191,19 @@ def etcd(s: ClusterSnapshot) -> Iterator[Finding]:
                 frag,
                 f"{m.instance} db {m.fragmentation.or_(0) * 100:.0f}% fragmented",
             )
-        if sev := _sev(c.ETCD_FAILED_PROPOSALS, m.proposals_failed_per_s):
-            yield _f(
-                "KT-ETCD-007",
-                sev,
-                f"{m.instance} {m.proposals_failed_per_s.or_(0):.2f} failed proposals/s",
-                signal=key("etcd.proposals_failed_per_s", m.instance),
-                threshold=c.ETCD_FAILED_PROPOSALS.fires_at,
-            )
-        if sev := _sev(c.ETCD_PEER_RTT_P99, m.peer_rtt_p99_s):
-            yield _f(
-                "KT-ETCD-008", sev, f"{m.instance} peer round-trip p99 {_ms(m.peer_rtt_p99_s)}"
-            )
+        yield from _graded(
+            "KT-ETCD-007",
+            c.ETCD_FAILED_PROPOSALS,
+            m.proposals_failed_per_s,
+            f"{m.instance} {m.proposals_failed_per_s.or_(0):.2f} failed proposals/s",
+            signal=key("etcd.proposals_failed_per_s", m.instance),
+        )
+        yield from _graded(
+            "KT-ETCD-008",
+            c.ETCD_PEER_RTT_P99,
+            m.peer_rtt_p99_s,
+            f"{m.instance} peer round-trip p99 {_ms(m.peer_rtt_p99_s)}",
+        )
 
 
 def scheduler(s: ClusterSnapshot) -> Iterator[Finding]:
@@ -269,16 +282,17 @@ def nodes(s: ClusterSnapshot) -> Iterator[Finding]:
                 f"{worst.unhealthy} of {unhealthy} unhealthy nodes are in zone {worst.zone}: "
                 "suspect that zone's shared parts (network, power, control path)",
             )
-    if sev := _sev(c.NODE_LEASE_LAG_P99, n.lease_lag_p99_s):
-        yield _f(
-            "KT-NODE-004",
-            sev,
+    yield from _graded(
+        "KT-NODE-004",
+        c.NODE_LEASE_LAG_P99,
+        n.lease_lag_p99_s,
+        (
             f"lease lag p99 {n.lease_lag_p99_s.or_(0):.0f}s "
             f"(warning > {c.NODE_LEASE_LAG_P99.warn:g}s, kubelet lease duration "
-            f"{c.NODE_LEASE_LAG_P99.critical:g}s)",
-            signal=key("nodes.lease_lag_p99_s"),
-            threshold=c.NODE_LEASE_LAG_P99.fires_at,
-        )
+            f"{c.NODE_LEASE_LAG_P99.critical:g}s)"
+        ),
+        signal=key("nodes.lease_lag_p99_s"),
+    )
 
 
 INPUT_UNKNOWN_CODES = {

@@ -568,7 +568,7 @@ def limit(code: str, index: int = 0) -> Threshold:
 FLEET_ONSET_SPREAD = Threshold(
     "spread of one triage path's onsets across cells",
     "s",
-    "fleet correlation: suspect in several cells 'within the same minutes' (ktop starting point)",
+    "ktop starting point for 'within the same minutes'",
     warn=300.0,
     below=True,
     inclusive=True,
@@ -592,8 +592,8 @@ FLEET_CATALOGUE: tuple[FleetRule, ...] = (
     FleetRule(
         "KT-FLEET-001",
         "A shared cause in one region",
-        "the same triage path turned suspect in several cells within the onset spread, and "
-        "the cells share a region",
+        "the same triage path turned suspect in several cells within the onset spread, the "
+        "cells share a region, and it is not a rollout (KT-FLEET-002 is checked first)",
         Severity.WARNING,
     ),
     FleetRule(

@@ -48,7 +48,7 @@ class FleetApp(KtopApp):
         if not fleet.cells:
             raise ValueError("a fleet needs at least one cell")
         self.fleet = fleet
-        self.view = fleet.view
+        self.view = fleet.refresh()
         """The fleet view the fleet screen shows (refreshed at every publish)."""
         self.cell_name = fleet.cells[0].name
         """The cell whose hub the other screens show."""

@@ -214,7 +214,9 @@ def _story(scenario: str, seed: int, step_s: float, steps: int) -> tuple[CellSum
     return tuple(out)
 
 
-def _play(*stories: Sequence[CellSummary]) -> tuple[dict[tuple[str, str], float], list[CellSummary]]:
+def _play(
+    *stories: Sequence[CellSummary],
+) -> tuple[dict[tuple[str, str], float], list[CellSummary]]:
     onsets: dict[tuple[str, str], float] = {}
     last: list[CellSummary] = []
     for step in zip(*stories, strict=True):
@@ -278,7 +280,9 @@ def test_a_rollout_and_a_dependency_outside_the_cells() -> None:
         )
 
     onsets = {(n, p): 0.0 for n in ("a", "b") for p in ("P1", "API-429")}
-    rollout = correlate([cell("a", "eu", ("KT-API-003",)), cell("b", "us", ("KT-API-003",))], onsets)
+    rollout = correlate(
+        [cell("a", "eu", ("KT-API-003",)), cell("b", "us", ("KT-API-003",))], onsets
+    )
     assert [(s.code, s.paths) for s in rollout] == [("KT-FLEET-002", ("P1", "API-429"))]
     apart = correlate([cell("a", "eu", ()), cell("b", "us", ("KT-API-003",))], onsets)
     assert [s.code for s in apart] == ["KT-FLEET-003"]

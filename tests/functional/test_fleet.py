@@ -45,12 +45,16 @@ def _played(scenario: str, seed: int) -> tuple[tuple[Event, ...], float]:
     return events, sim.now
 
 
+def _fixed(now: float) -> Callable[[], float]:
+    return lambda: now
+
+
 def demo_fleet(*, unreachable: bool = False) -> Fleet:
     """The demo's cells at ``STORY_S``; optionally one more cell that cannot connect."""
     specs = []
     for name, scenario, seed in demo_plays(SEED):
         _, now = _played(scenario, seed)
-        specs.append(CellSpec(name, _no_sources, clock=lambda now=now: now))
+        specs.append(CellSpec(name, _no_sources, clock=_fixed(now)))
     if unreachable:
         specs.append(CellSpec("prod-cell-x", _refused))
     fleet = Fleet(specs)

@@ -237,9 +237,9 @@ def test_the_same_zone_outage_in_two_cells_is_one_shared_cause() -> None:
     assert cause.code == "KT-FLEET-001"  # both simulated cells are in us-east-1
     assert cause.dependency == "region us-east-1"
     # the onset is when each cell's P4 first turned suspect, found here step by step
-    first = {}
+    first: dict[str, float] = {}
     for story in (a, b):
-        first[story[0].name] = next(c.at for c in story if "P4" in c.suspects)
+        first[story[0].name] = next(c.at for c in story if "P4" in c.suspects and c.at)
     assert (cause.first_onset, cause.last_onset) == (min(first.values()), max(first.values()))
 
 

@@ -19,6 +19,7 @@ from ktop.model.events import Event
 from ktop.sources.sim.scenarios import SCENARIOS
 from ktop.sources.sim.simulator import Simulator
 from ktop.ui.fleet_app import FLEET_MODE, FleetApp
+from ktop.ui.render.fleet import WIDE
 from ktop.ui.screens.fleet import FleetScreen
 from ktop.ui.screens.help import HelpScreen
 from tests.functional.scenarios import NODES, SEED
@@ -92,7 +93,7 @@ async def test_every_cell_worst_first(size: tuple[int, int]) -> None:
         assert table.row_count == len(shown) and table.cursor_row == 0
         # the shared cause: the second zone outage in the same region
         assert "P4 in zone-outage, zone-outage-2" in " ".join(lines).replace("  ", " ")
-        if size[0] >= 120:
+        if size[0] >= WIDE:
             assert "top pending reason" in text and "Insufficient nvidia" in text
 
 

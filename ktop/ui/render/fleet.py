@@ -36,7 +36,7 @@ from ktop.ui.render.level import (
 from ktop.ui.render.triage import STATUS_LEVEL, VERDICT_LEVEL
 from ktop.ui.render.view import Column, Row, TableSpec
 
-WIDE = 120
+WIDE = 140
 """Terminals at least this wide get the long columns (APF level, pending reason, path)."""
 
 ZONE_SHORT: dict[ZoneState | None, str] = {
@@ -47,6 +47,14 @@ ZONE_SHORT: dict[ZoneState | None, str] = {
     None: "?",
 }
 """Zone states in four letters (the full names are in docs/fleet.md and the cell's pane)."""
+
+
+def middle(name: str, width: int) -> str:
+    """``name`` cut in the middle to ``width`` (cells differ at the end: ``...-cell-a``)."""
+    if len(name) <= width:
+        return name
+    head = (width - 1) // 2
+    return name[:head] + "…" + name[len(name) - (width - 1 - head) :]
 
 
 def _cell(text: str, level: Level = Level.NEUTRAL, *, right: bool = False) -> Text:
@@ -105,9 +113,10 @@ def fleet_table(view: FleetView, width: int) -> TableSpec:
     reason and why (the suspect path's title, or why the cell is unknown).
     """
     wide = width >= WIDE
+    name_width = 24 if wide else 14
     columns = [
-        Column("cell", "cell", 24 if wide else 15),
-        Column("nodes", "NotReady" if wide else "NotRdy", 9 if wide else 7),
+        Column("cell", "cell", name_width),
+        Column("nodes", "NotReady" if wide else "NotRdy", 9 if wide else 8),
         Column("zones", "zones", 8),
         Column("apf", "APF rej" if wide else "APF", 7 if wide else 6),
     ]
@@ -127,7 +136,7 @@ def fleet_table(view: FleetView, width: int) -> TableSpec:
     for c in view.cells:
         level = SEVERITY_LEVEL[c.severity]
         cells = [
-            _cell(f"{SEVERITY_SYMBOL[c.severity]} {c.name}", level),
+            _cell(f"{SEVERITY_SYMBOL[c.severity]} {middle(c.name, name_width - 2)}", level),
             _nodes(c),
             _zones(c),
             _apf(c),

@@ -7,13 +7,14 @@ beforehand, so what the screen shows is fixed.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from functools import cache
 
 import pytest
 
 from ktop.analysis.findings import Severity
-from ktop.commands.fleet import demo_plays
+from ktop.commands.fleet import demo_plays, demo_specs
 from ktop.fleet import CellSpec, CellUnavailableError, Fleet, OpenedCell
 from ktop.model.events import Event
 from ktop.sources.sim.scenarios import SCENARIOS
@@ -159,3 +160,17 @@ async def test_help_lists_the_fleet_keys_once() -> None:
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
 def test_fleet_demo_snapshot(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
     assert snap_compare(FleetApp(demo_fleet()), terminal_size=size)
+
+
+async def test_the_demo_cells_run_their_own_simulators() -> None:
+    """``ktop fleet --demo``'s own cells: every cell's simulator feeds its own hub."""
+    fleet = Fleet(demo_specs(nodes=60, zones=3, seed=SEED, speed=20.0, rack_label="rack"))
+    app = FleetApp(fleet, refresh_s=0.2)
+    async with app.run_test(size=(80, 24)) as pilot:
+        deadline = time.monotonic() + 60
+        while not all(c.read for c in app.view.cells) and time.monotonic() < deadline:
+            await pilot.pause(0.2)
+        assert all(c.read for c in app.view.cells), [c.reason for c in app.view.cells]
+        contexts = {c.name: c.hub.latest.snapshot.context for c in fleet.cells}
+        assert contexts == {name: f"sim/{scenario}" for name, scenario, _ in demo_plays(SEED)}
+        assert len({id(c.hub) for c in fleet.cells}) == len(fleet.cells)

@@ -134,10 +134,23 @@ def _common(p: argparse.ArgumentParser) -> None:
     _live_options(p)
 
 
+class _EveryContext(argparse.Action):
+    """``--context``: the last one given is *the* context; ``fleet`` reads them all."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.contexts = [*getattr(namespace, "contexts", []), values]
+
+
 def _live_options(p: argparse.ArgumentParser) -> None:
     s = argparse.SUPPRESS
     g = p.add_argument_group("live cluster")
-    g.add_argument("--context", default=s, help="kubeconfig context to read (default: current)")
+    g.add_argument(
+        "--context",
+        default=s,
+        action=_EveryContext,
+        help="kubeconfig context to read (default: current; 'fleet' takes several)",
+    )
     g.add_argument(
         "--kubeconfig", default=s, help="kubeconfig file (default: $KUBECONFIG or ~/.kube)"
     )
@@ -345,9 +358,9 @@ def _commands() -> dict[str, Any]:
     """Subcommands with their own module: ``add_parser(subparsers)`` returns the parser
     that takes the common options, ``run(args)`` runs it.
     """
-    from ktop.commands import bundle, record, replay, triage
+    from ktop.commands import bundle, fleet, record, replay, triage
 
-    return {"record": record, "replay": replay, "triage": triage, "bundle": bundle}
+    return {"record": record, "replay": replay, "triage": triage, "bundle": bundle, "fleet": fleet}
 
 
 def _list_scenarios() -> int:

@@ -559,3 +559,65 @@ BY_CODE = {r.code: r for r in CATALOGUE}
 def limit(code: str, index: int = 0) -> Threshold:
     """The ``index``-th threshold of a code."""
     return BY_CODE[code].thresholds[index]
+
+
+# --------------------------------------------------------------------------
+# Fleet: what the fleet view (``ktop fleet``) concludes across cells
+
+
+FLEET_ONSET_SPREAD = Threshold(
+    "spread of one triage path's onsets across cells",
+    "s",
+    "ktop starting point for 'within the same minutes'",
+    warn=300.0,
+    below=True,
+    inclusive=True,
+)
+"""Cells whose same path turned suspect within this many seconds share a cause."""
+FLEET_MIN_CELLS = 2
+"""A shared cause needs the same suspect path in at least this many cells."""
+
+
+@dataclass(frozen=True, slots=True)
+class FleetRule:
+    """One fleet catalogue entry: a conclusion across cells, not about one area."""
+
+    code: str
+    summary: str
+    condition: str
+    severity: Severity
+
+
+FLEET_CATALOGUE: tuple[FleetRule, ...] = (
+    FleetRule(
+        "KT-FLEET-001",
+        "A shared cause in one region",
+        "the same triage path turned suspect in several cells within the onset spread, the "
+        "cells share a region, and it is not a rollout (KT-FLEET-002 is checked first)",
+        Severity.WARNING,
+    ),
+    FleetRule(
+        "KT-FLEET-002",
+        "A shared cause during a rollout",
+        "the same triage path turned suspect in several cells within the onset spread, and "
+        "every one of them shows a recent apiserver restart (KT-API-003)",
+        Severity.WARNING,
+    ),
+    FleetRule(
+        "KT-FLEET-003",
+        "A shared cause outside the cells",
+        "the same triage path turned suspect in several cells within the onset spread, with "
+        "no common region and no rollout: a dependency they share (DNS, network, identity, "
+        "registry, the metrics pipeline)",
+        Severity.WARNING,
+    ),
+    FleetRule(
+        "KT-FLEET-010",
+        "A cell cannot be read",
+        "the cell's source could not connect, or failed; its row is unknown with the reason",
+        Severity.UNKNOWN,
+    ),
+)
+
+FLEET_BY_CODE = {r.code: r for r in FLEET_CATALOGUE}
+"""Fleet catalogue entries by code."""

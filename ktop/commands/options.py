@@ -12,18 +12,20 @@ DEFAULT_ZONES = 3
 DEFAULT_SEED = 1
 
 
-def simulator_options(p: argparse.ArgumentParser, *, when: str = "") -> None:
+def simulator_options(
+    p: argparse.ArgumentParser, *, when: str = "", nodes: int = DEFAULT_NODES
+) -> None:
     """``--nodes``, ``--zones`` and ``--seed`` of the built-in simulated cluster.
 
     ``when`` says when they apply (``"with --demo"``) for commands that also read live
-    clusters.
+    clusters; ``nodes`` is the default node count (``fleet --demo`` runs several).
     """
     note = f"{when}: " if when else ""
     p.add_argument(
         "--nodes",
         type=bounded_int(bounds.NODES),
-        default=DEFAULT_NODES,
-        help=f"{note}simulated nodes, {bounds.NODES.text()} (default {DEFAULT_NODES})",
+        default=nodes,
+        help=f"{note}simulated nodes, {bounds.NODES.text()} (default {nodes})",
     )
     p.add_argument(
         "--zones",

@@ -293,6 +293,17 @@ def load_context(
     return ResolvedKubeconfig(info, config)
 
 
+def context_names(explicit_file: str | None, env: Mapping[str, str] | None = None) -> list[str]:
+    """Every context the kubeconfig files define, in file order (first definition wins)."""
+    paths = kubeconfig_paths(explicit_file, env)
+    existing = [p for p in paths if p.exists()]
+    if not existing:
+        raise KubeconfigError(
+            "no kubeconfig found (looked at " + ", ".join(str(p) for p in paths) + ")"
+        )
+    return list(merge([_load(p) for p in existing])["contexts"])
+
+
 def resolve_context(
     explicit_file: str | None, context: str | None, env: Mapping[str, str] | None = None
 ) -> ContextInfo:

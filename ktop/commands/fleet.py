@@ -1,0 +1,230 @@
+"""``ktop fleet``: every cell of a fleet on one screen, worst first (docs/fleet.md).
+
+Cells are the kubeconfig contexts given with ``--context`` (repeatable), those
+matching ``--context-glob``, or every context of the kubeconfig; ``--demo``
+plays one simulated cell per simulator scenario instead. Each cell runs its
+own source and hub; a cell that cannot be reached stays in the list as
+unknown with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import fnmatch
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ktop import bounds
+from ktop.bounds import bounded_float
+from ktop.commands.options import simulator_options
+from ktop.fleet import CellSpec, CellUnavailableError, OpenedCell
+from ktop.model.scrub import scrub
+
+if TYPE_CHECKING:
+    from ktop.sources.sim.simulator import Simulator
+
+DEMO_SPEED = 1.0
+DEMO_NODES = 1000
+"""Nodes per simulated cell: seven cells of 1,000 keep a 2-core machine responsive."""
+SECOND_OUTAGE = "zone-outage"
+"""The scenario the demo plays in a second cell, so that a shared cause shows."""
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``ktop fleet``."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "fleet",
+        help="every cell of a fleet on one screen, worst first",
+        description=(
+            "One row per cell (kubeconfig context), worst first: NotReady nodes and zone "
+            "states, the worst APF level, apiserver skew, etcd, pending pods, the most "
+            "severe triage verdict, data age; causes several cells share. Enter opens a "
+            "cell's full dashboard, escape returns. Cells: every --context given, the "
+            "contexts matching --context-glob, or every context of the kubeconfig."
+        ),
+    )
+    p.add_argument(
+        "--context-glob",
+        metavar="PATTERN",
+        help="the kubeconfig contexts whose names match this shell pattern ('prod-cell-*')",
+    )
+    p.add_argument(
+        "--demo",
+        action="store_true",
+        help="simulated cells in-process, one per demo scenario (and a second zone outage)",
+    )
+    simulator_options(p, when="with --demo, per cell", nodes=DEMO_NODES)
+    p.add_argument(
+        "--speed",
+        type=bounded_float(bounds.SPEED),
+        default=DEMO_SPEED,
+        help=f"with --demo: time compression ({bounds.SPEED.text()})",
+    )
+    return p
+
+
+def _clock_of(sim: Simulator) -> Callable[[], float]:
+    return lambda: sim.now
+
+
+def demo_plays(seed: int) -> list[tuple[str, str, int]]:
+    """The demo's cells as ``(cell name, scenario, seed)``: one per simulator scenario, in
+    the simulator's order, then a second ``zone-outage`` with the next seed.
+    """
+    from ktop.sources.sim.scenarios import SCENARIOS
+
+    plays = [(name, name, seed) for name in SCENARIOS]
+    plays.append((f"{SECOND_OUTAGE}-2", SECOND_OUTAGE, seed + 1))
+    return plays
+
+
+def demo_specs(
+    *, nodes: int, zones: int, seed: int, speed: float, rack_label: str
+) -> list[CellSpec]:
+    """One simulated cell per scenario (in the simulator's order), then a second
+    ``zone-outage`` cell with another seed: the same path suspect in two cells at once.
+    """
+    from ktop.sources.sim.simulator import Simulator
+    from ktop.sources.sim.source import SimulatorSource
+
+    specs = []
+    for cell, scenario, cell_seed in demo_plays(seed):
+        sim = Simulator(scenario, nodes=nodes, zones=zones, seed=cell_seed, rack_label=rack_label)
+
+        async def open_sim(sim: Simulator = sim) -> OpenedCell:
+            return OpenedCell([SimulatorSource(sim, speed=speed)])
+
+        specs.append(CellSpec(cell, open_sim, clock=_clock_of(sim), rack_label=rack_label))
+    return specs
+
+
+def cell_contexts(args: argparse.Namespace) -> list[str]:
+    """The contexts to read: ``--context`` (every one given), else ``--context-glob``
+    matches, else every context of the kubeconfig. Raises ValueError naming the problem.
+    """
+    from ktop.sources.kubeconfig import KubeconfigError, context_names
+
+    given = list(dict.fromkeys(getattr(args, "contexts", [])))
+    if given and args.context_glob:
+        raise ValueError("--context and --context-glob cannot be combined")
+    if given:
+        return given
+    try:
+        known = context_names(args.kubeconfig)
+    except KubeconfigError as exc:
+        raise ValueError(scrub(exc)) from None
+    if args.context_glob:
+        chosen = [c for c in known if fnmatch.fnmatchcase(c, args.context_glob)]
+        if not chosen:
+            raise ValueError(
+                f"no context matches {args.context_glob!r} (known: {', '.join(known) or 'none'})"
+            )
+        return chosen
+    if not known:
+        raise ValueError("the kubeconfig defines no context")
+    return known
+
+
+async def _open_live(args: argparse.Namespace, context: str) -> OpenedCell:
+    """Connect to one context and probe it; the reason when it fails."""
+    from ktop.cli import _live_opts
+    from ktop.sources.kubeconfig import KubeconfigError
+    from ktop.sources.live.client import ConnectError, connect, probe
+    from ktop.sources.live.source import LiveSource
+
+    try:
+        conn = await connect(args.kubeconfig, context)
+    except KubeconfigError as exc:
+        raise CellUnavailableError(scrub(exc)) from None
+    try:
+        await probe(conn)
+    except ConnectError as exc:
+        await conn.close()
+        raise CellUnavailableError(scrub(exc)) from None
+    except BaseException:
+        await conn.close()
+        raise
+    source = LiveSource(replace(_live_opts(args), context=context), conn=conn)
+    return OpenedCell([source], conn.close)
+
+
+async def live_specs(args: argparse.Namespace, contexts: Sequence[str]) -> list[CellSpec]:
+    """Connect to every context at once, before the screen opens (credentials and exec
+    plugins that prompt need the terminal); a context that fails becomes a cell that
+    reports why.
+    """
+    results = await asyncio.gather(*(_open_live(args, c) for c in contexts), return_exceptions=True)
+    specs = []
+    for context, result in zip(contexts, results, strict=True):
+        if isinstance(result, BaseException) and not isinstance(result, Exception):
+            raise result
+
+        async def opened(result: OpenedCell | BaseException = result) -> OpenedCell:
+            if isinstance(result, BaseException):
+                raise result
+            return result
+
+        specs.append(CellSpec(context, opened, rack_label=args.rack_label))
+    return specs
+
+
+async def _main(args: argparse.Namespace, specs: list[CellSpec]) -> int:
+    from ktop.cli import app_options
+    from ktop.fleet import Fleet
+    from ktop.ui.fleet_app import FleetApp
+
+    app = FleetApp(Fleet(specs), **app_options(args))
+    await app.run_async()
+    if app.crash is not None:
+        raise app.crash
+    return 0
+
+
+async def _live(args: argparse.Namespace, contexts: list[str]) -> int:
+    from ktop.cli import _terminal_problem
+
+    specs = await live_specs(args, contexts)
+    problem = _terminal_problem()
+    if problem is not None:
+        for spec in specs:  # release every connection opened
+            try:
+                opened = await spec.open()
+            except CellUnavailableError:
+                continue
+            await opened.close()
+        print(f"ktop fleet: {problem}", file=sys.stderr)
+        return 2
+    return await _main(args, specs)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``ktop fleet``."""
+    from ktop.cli import _terminal_problem
+
+    if args.demo:
+        if getattr(args, "contexts", []) or args.context_glob:
+            print("ktop fleet: --demo cannot be combined with contexts", file=sys.stderr)
+            return 2
+        if args.zones > args.nodes:
+            print("ktop fleet: --zones cannot exceed --nodes", file=sys.stderr)
+            return 2
+        if (problem := _terminal_problem()) is not None:
+            print(f"ktop fleet: {problem}", file=sys.stderr)
+            return 2
+        specs = demo_specs(
+            nodes=args.nodes,
+            zones=args.zones,
+            seed=args.seed,
+            speed=args.speed,
+            rack_label=args.rack_label,
+        )
+        return asyncio.run(_main(args, specs))
+    try:
+        contexts = cell_contexts(args)
+    except ValueError as exc:
+        print(f"ktop fleet: {exc}", file=sys.stderr)
+        return 2
+    return asyncio.run(_live(args, contexts))

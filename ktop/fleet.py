@@ -1,0 +1,178 @@
+"""The fleet: one hub per cell, and the fleet view drawn from all of them.
+
+A cell is a name and a factory that opens its sources (connecting and
+probing a live cluster, or building a simulator). Each cell folds its own
+events into its own :class:`~ktop.hub.Hub`; :meth:`Fleet.refresh` publishes
+every hub, triages each new snapshot and draws the fleet view with
+:mod:`ktop.analysis.fleet`. A cell that cannot be opened, or whose source
+fails, stays in the view as unknown with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+from ktop.analysis.fleet import (
+    CellSummary,
+    Onsets,
+    SharedCause,
+    correlate,
+    rank,
+    summarize,
+    track_onsets,
+    unreachable,
+)
+from ktop.analysis.triage.evaluate import triage
+from ktop.analysis.triage.types import Baseline, TriageReport
+from ktop.hub import Hub
+from ktop.model.cluster import ClusterModel, ModelConfig
+from ktop.model.events import Event
+from ktop.model.scrub import scrub
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.sources.base import Source
+
+CONNECTING = "connecting"
+"""The reason a cell shows until its source has delivered its first events."""
+
+
+class CellUnavailableError(Exception):
+    """A cell's sources could not be opened; the message says why (already scrubbed)."""
+
+
+async def _nothing_to_close() -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedCell:
+    """A cell's running sources and how to release what they hold afterwards."""
+
+    sources: Sequence[Source]
+    close: Callable[[], Awaitable[None]] = _nothing_to_close
+
+
+@dataclass(frozen=True, slots=True)
+class CellSpec:
+    """A cell: a name and a factory that opens its sources.
+
+    ``open`` connects (live) or builds (demo) and raises :class:`CellUnavailableError` with
+    the reason when it cannot. ``clock`` is the cell's own clock, against which its data
+    age is measured (the wall clock for live cells, the virtual clock for simulated ones).
+    """
+
+    name: str
+    open: Callable[[], Awaitable[OpenedCell]]
+    clock: Callable[[], float] = time.time
+    rack_label: str = "topology.ktop.dev/rack"
+
+
+@dataclass(frozen=True, slots=True)
+class FleetView:
+    """What the fleet screen shows: every cell worst first, and the causes they share."""
+
+    cells: tuple[CellSummary, ...]
+    shared: tuple[SharedCause, ...] = ()
+
+
+def _has_rates(snap: ClusterSnapshot) -> bool:
+    rows = [r for r in snap.apiservers.instances if not r.error]
+    return bool(rows) and all(r.cpu_cores.known and r.rss_bytes.known for r in rows)
+
+
+@dataclass(eq=False)
+class Cell:
+    """One cell at run time: its spec, its hub, its last summary, its error."""
+
+    spec: CellSpec
+    hub: Hub = field(init=False)
+    error: str = CONNECTING
+    """Why the cell is unknown; empty once its source delivers."""
+    failed: bool = False
+    """True when the error is a failure (not just 'connecting')."""
+    baseline: Baseline | None = None
+    """The first snapshot with every apiserver's rates known: this run's normal."""
+    report: TriageReport | None = None
+    _triaged: ClusterSnapshot | None = None
+
+    def __post_init__(self) -> None:
+        self.hub = Hub(ClusterModel(ModelConfig(rack_label=self.spec.rack_label)))
+
+    @property
+    def name(self) -> str:
+        """The cell's name."""
+        return self.spec.name
+
+    def ingest(self, events: Sequence[Event]) -> None:
+        """Fold a batch into the cell's hub (a source's ``emit``)."""
+        if not self.failed:
+            self.error = ""
+        self.hub.ingest(events)
+
+    def summary(self) -> CellSummary:
+        """Publish the hub (if anything changed), triage a new snapshot, summarise."""
+        if self.error and self.hub.events_total == 0:
+            return unreachable(self.name, self.error)
+        self.hub.publish()
+        published = self.hub.latest
+        snap = published.snapshot
+        if snap is not self._triaged or self.report is None:
+            if self.baseline is None and _has_rates(snap):
+                self.baseline = Baseline("this run so far", snap)
+            self.report = triage(snap, self.baseline)
+            self._triaged = snap
+        return summarize(
+            self.name,
+            snap,
+            published.findings,
+            self.report,
+            now=self.spec.clock(),
+            error=self.error,
+        )
+
+    async def run(self) -> None:
+        """Open the cell's sources and run them until cancelled; failures become the
+        cell's error (never raised: one cell must not stop the others).
+        """
+        try:
+            opened = await self.spec.open()
+        except CellUnavailableError as exc:
+            self.error, self.failed = str(exc), True
+            return
+        except Exception as exc:
+            self.error, self.failed = scrub(f"{type(exc).__name__}: {exc}"), True
+            return
+        try:
+            await asyncio.gather(*(s.run(self.ingest) for s in opened.sources))
+        except Exception as exc:
+            self.error, self.failed = scrub(f"source failed: {type(exc).__name__}: {exc}"), True
+        finally:
+            await opened.close()
+
+
+class Fleet:
+    """Every cell, and the fleet view drawn at each refresh."""
+
+    def __init__(self, specs: Sequence[CellSpec]) -> None:
+        names = [s.name for s in specs]
+        if len(set(names)) != len(names):
+            raise ValueError(f"cell names must be unique: {', '.join(names)}")
+        self.cells = [Cell(s) for s in specs]
+        self.onsets: Onsets = {}
+        self.view = FleetView(tuple(unreachable(s.name, CONNECTING) for s in specs))
+
+    def cell(self, name: str) -> Cell:
+        """The cell called ``name`` (KeyError when there is none)."""
+        for c in self.cells:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def refresh(self) -> FleetView:
+        """Summarise every cell, rank them, follow onsets and correlate."""
+        summaries = [c.summary() for c in self.cells]
+        self.onsets = track_onsets(self.onsets, summaries)
+        self.view = FleetView(rank(summaries), correlate(summaries, self.onsets))
+        return self.view

@@ -1,0 +1,98 @@
+"""The fleet app: the fleet screen first, and every cell's full dashboard behind it.
+
+Every cell runs its own sources into its own hub (:mod:`ktop.fleet`). Enter on a
+cell points the app's screens at that cell's hub; escape on its overview comes
+back to the fleet. Recording is per cell in ``ktop`` and ``ktop record``, not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar
+
+from textual.app import SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import ModalScreen, Screen
+
+from ktop.fleet import Fleet
+from ktop.ui.app import KtopApp
+from ktop.ui.screens.fleet import FleetScreen
+
+FLEET_MODE = "fleet"
+CELLS_GROUP = "cells"
+
+
+class FleetApp(KtopApp):
+    """The dashboard of a fleet: :class:`FleetScreen`, then any cell's screens."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *(b for b in KtopApp.BINDINGS if not (isinstance(b, Binding) and b.key == "escape")),
+        Binding("escape", "fleet_back", "back", show=False),
+        Binding("F", f"goto('{FLEET_MODE}')", "fleet"),
+    ]
+    """The app's keys; escape goes back one level (a screen, then the fleet); F the fleet."""
+
+    KEY_HELP: ClassVar[dict[str, str]] = {
+        **KtopApp.KEY_HELP,
+        "fleet_back": "back: from a screen to the cell's overview, from the overview to the fleet",
+        f"goto('{FLEET_MODE}')": "the fleet: every cell, worst first (enter opens one)",
+    }
+
+    MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
+        **KtopApp.MODES,
+        FLEET_MODE: FleetScreen,
+    }
+    DEFAULT_MODE = FLEET_MODE
+
+    def __init__(self, fleet: Fleet, **options: Any) -> None:
+        if not fleet.cells:
+            raise ValueError("a fleet needs at least one cell")
+        self.fleet = fleet
+        self.view = fleet.refresh()
+        """The fleet view the fleet screen shows (refreshed at every publish)."""
+        self.cell_name = fleet.cells[0].name
+        """The cell whose hub the other screens show."""
+        super().__init__(fleet.cells[0].hub, (), **options)
+
+    def on_mount(self) -> None:
+        """Start every cell's sources (the app's own start the publish timer)."""
+        super().on_mount()
+        for cell in self.fleet.cells:
+            self.run_worker(cell.run(), name=cell.name, group=CELLS_GROUP, exit_on_error=False)
+
+    def pump(self) -> None:
+        """Refresh the fleet view (publishing every hub) and the screen in front."""
+        self.view = self.fleet.refresh()
+        latest = self.hub.latest
+        if latest.snapshot is not self.frame.snapshot or latest.findings != self.frame.findings:
+            self.frame = self._frame(latest)
+        self._show()
+
+    def open_cell(self, name: str) -> None:
+        """Show the full dashboard of cell ``name``, fed by its own hub."""
+        cell = self.fleet.cell(name)
+        self.cell_name = name
+        self.hub = cell.hub
+        self.frame = self._frame(cell.hub.latest)
+        self.action_goto("overview")
+
+    def action_fleet_back(self) -> None:
+        """Escape: a screen goes back to the cell's overview, the overview to the fleet."""
+        modal = isinstance(self.screen, ModalScreen)
+        if self.current_mode == "overview" and not modal:
+            self.action_goto(FLEET_MODE)
+        elif self.current_mode != FLEET_MODE or modal:
+            self.action_goto("overview")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """No recording from the fleet (record a cell with ``ktop record --context``)."""
+        if action in ("toggle_recording", "marker"):
+            return False
+        return super().check_action(action, parameters)
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """The fleet, then the app's palette commands."""
+        yield SystemCommand(
+            "Fleet", "Every cell, worst first (F)", lambda: self.action_goto(FLEET_MODE)
+        )
+        yield from super().get_system_commands(screen)

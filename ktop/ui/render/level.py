@@ -92,9 +92,25 @@ ZONE_LEVEL: dict[ZoneState, Level] = {
 }
 
 
-def styled(text: str, level: Level) -> Text:
-    """``text`` in the style of ``level``."""
-    return Text(text, style=STYLE[level])
+MARKED: frozenset[Level] = frozenset({Level.UNKNOWN, Level.WARN, Level.CRIT})
+"""Levels a single reading never shows by colour alone: it carries its :data:`SYMBOL` too."""
+
+
+def marked(text: str, level: Level, sep: str = "") -> str:
+    """``text`` with the level's symbol (and ``sep``) in front when the level is in
+    :data:`MARKED`: ``▲612ms``, ``? connection refused``.
+
+    A reading that already starts with the symbol (``?`` for an unknown value,
+    a status column that is only the symbol) is left as it is.
+    """
+    if level not in MARKED or text.startswith(SYMBOL[level]):
+        return text
+    return SYMBOL[level] + sep + text
+
+
+def styled(text: str, level: Level, sep: str = "") -> Text:
+    """``text`` in the style of ``level``, with the level's symbol when it is marked."""
+    return Text(marked(text, level, sep), style=STYLE[level])
 
 
 def badge(level: Level) -> Text:

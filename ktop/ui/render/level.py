@@ -77,12 +77,23 @@ SEVERITY_LEVEL: dict[Severity, Level] = {
 }
 
 SEVERITY_SYMBOL: dict[Severity, str] = {
-    Severity.OK: "✓",
-    Severity.INFO: "i",
-    Severity.UNKNOWN: "?",
-    Severity.WARNING: "▲",
-    Severity.CRITICAL: "✖",
+    sev: "i" if level is Level.NEUTRAL else SYMBOL[level] for sev, level in SEVERITY_LEVEL.items()
 }
+"""A finding's symbol: its level's (``i`` for information)."""
+
+LEGEND_WORD: dict[Level, str] = {
+    Level.CRIT: "critical",
+    Level.WARN: "warning",
+    Level.UNKNOWN: "unknown (reason shown)",
+    Level.OK: "ok",
+}
+"""What each level's symbol means, in the order the legend lists them."""
+
+
+def legend() -> str:
+    """``✖ critical  ▲ warning  ? unknown (reason shown)  ✓ ok`` (help and docs)."""
+    return "  ".join(f"{SYMBOL[level]} {word}" for level, word in LEGEND_WORD.items())
+
 
 ZONE_LEVEL: dict[ZoneState, Level] = {
     ZoneState.INITIAL: Level.UNKNOWN,

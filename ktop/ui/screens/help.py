@@ -10,6 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ktop.ui.render.areas import AREA_KEYS
+from ktop.ui.render.level import legend
 from ktop.ui.render.replay import RECORD_KEYS, REPLAY_KEYS, help_lines
 from ktop.ui.screens.drill import DrillScreen
 from ktop.ui.screens.findings import FindingsScreen
@@ -36,7 +37,7 @@ KEYS: tuple[tuple[str, str], ...] = (
 """Every key ktop answers to, in the order the help lists them."""
 
 LEGEND = (
-    "✖ critical  ▲ warning  ? unknown (reason shown)  ✓ ok   "
+    legend() + "   "
     "~ value over the process lifetime, not the window   * etcd leader   "
     "age! stale or failing input"
 )

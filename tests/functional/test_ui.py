@@ -115,7 +115,7 @@ async def test_every_drill_down_by_key(size: tuple[int, int]) -> None:
         await pilot.press("4")
         await pilot.pause()
         sched = drill(app, Area.SCHEDULER)
-        assert sched.table("reasons").cell_text("Insufficient cpu", "pods") == "1,100"
+        assert sched.table("reasons").cell_text("Insufficient cpu", "pods") == "▲1,100"  # unschedulable pods warn
         assert sched.table("reasons").cell_text("Insufficient cpu", "examples") == (
             "batch/job-1, batch/job-2"
         )
@@ -126,8 +126,8 @@ async def test_every_drill_down_by_key(size: tuple[int, int]) -> None:
         await pilot.press("5")
         await pilot.pause()
         nodes = drill(app, Area.NODES)
-        assert nodes.table("zones").cell_text("zone-a", "state") == "FullDisruption"
-        assert nodes.table("zones").cell_text("zone-a", "not_ready") == "200"
+        assert nodes.table("zones").cell_text("zone-a", "state") == "✖ FullDisruption"
+        assert nodes.table("zones").cell_text("zone-a", "not_ready") == "▲200"
         assert nodes.table("zones").cell_text("zone-b", "state") == "Normal"
         assert nodes.table("racks").cell_text("zone-a/rack-01", "ready") == "0/20"
         assert nodes.table("not_ready").row_keys[0] == "node-a-000"

@@ -115,7 +115,8 @@ async def test_every_drill_down_by_key(size: tuple[int, int]) -> None:
         await pilot.press("4")
         await pilot.pause()
         sched = drill(app, Area.SCHEDULER)
-        assert sched.table("reasons").cell_text("Insufficient cpu", "pods") == "▲1,100"  # unschedulable pods warn
+        # unschedulable pods warn
+        assert sched.table("reasons").cell_text("Insufficient cpu", "pods") == "▲1,100"
         assert sched.table("reasons").cell_text("Insufficient cpu", "examples") == (
             "batch/job-1, batch/job-2"
         )

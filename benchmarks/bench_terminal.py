@@ -65,8 +65,14 @@ the start-up frame, then redraws as the zone outage unfolds. Measured on
 `.venv/bin/python benchmarks/bench_terminal.py --seconds {args.seconds:.0f}`.
 
 `--low-bandwidth` refreshes every 5 s instead of every second (so each frame
-carries five seconds of change), and turns animations off. For scale: a
-64 kbit/s link carries 480 KiB per minute. `NO_COLOR` roughly halves the
+carries five seconds of change) and lowers what each frame redraws: no
+sparklines on the overview, no animations, the status line's clock to the
+minute and data ages as `<1m` until an area goes stale, and a panel or the
+findings strip whose state (its symbols, the findings' codes and severities)
+did not change redraws its numbers on every third frame only (every 15 s); a
+change of state is drawn at the next frame. In every mode a widget whose text
+did not change is not redrawn. For scale: a 64 kbit/s link carries 480 KiB per
+minute. `NO_COLOR` roughly halves the
 bytes (no colour escapes); `--ascii` saves the multi-byte UTF-8 of box drawing.
 
 | size | mode | written | per minute | colour SGR params | non-ASCII chars |

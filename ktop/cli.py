@@ -115,7 +115,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         action="store_true",
         default=s,
         help=f"for slow links: at least {LOW_BANDWIDTH_REFRESH_S:g}s between redraws, "
-        "no animations",
+        "no sparklines or animations, numbers that keep their state redrawn less often",
     )
     g.add_argument(
         "--ascii",

@@ -21,6 +21,9 @@ SIZES = [(80, 24), (160, 48)]
 WINDOW_S = 300.0
 """The model's default window, over which rates and quantiles are taken."""
 
+ZONE_MARK = {"FullDisruption": "✖", "PartialDisruption": "▲"}
+"""The symbol a zone state carries without colour (Normal none; unknown is ``?`` itself)."""
+
 
 def events(scenario: str, seconds: float | None = None) -> list[Event]:
     """Everything the simulator emitted for a scenario (the ground truth)."""
@@ -68,7 +71,8 @@ async def test_zone_outage(size: tuple[int, int]) -> None:
             ready, total, _ = real[zone.zone]
             assert words[2] == f"{ready}/{total}"
             assert truth.number(words[3]) == total - ready
-            assert words[4] == (zone.state.value if zone.state else "?")
+            state = zone.state.value if zone.state else "?"
+            assert words[4] == ZONE_MARK.get(state, "") + state
         assert lines[down[0].zone].startswith("✖")
         ready = sum(r for r, _, _ in real.values())
         assert f"{ready}/{sum(t for _, t, _ in real.values())} ready" in text
@@ -81,7 +85,9 @@ async def test_zone_outage(size: tuple[int, int]) -> None:
         zones = screen.table("zones")
         for zone in snap.nodes.zones:
             key = f"{zone.region}/{zone.zone}" if zone.region else zone.zone
-            assert zones.cell_text(key, "state") == (zone.state.value if zone.state else "?")
+            state = zone.state.value if zone.state else "?"
+            mark = ZONE_MARK.get(state)
+            assert zones.cell_text(key, "state") == (f"{mark} {state}" if mark else state)
             assert truth.number(zones.cell_text(key, "unknown")) == real[zone.zone][2]
         not_ready = screen.table("not_ready")
         assert len(not_ready.row_keys) == len(snap.nodes.not_ready_nodes)
@@ -245,7 +251,7 @@ async def test_apiserver_restart_shows_unknown_reason(size: tuple[int, int]) -> 
         text = overview(app).panel(Area.APISERVERS).plain
         assert text.startswith("2 apiservers ? 2/3 up")
         line = next(ln for ln in text.splitlines() if ln.startswith("apiserver-1 "))
-        assert line.split()[-1] == "err"
+        assert line.split()[-1] == "?err"
         assert "? apiserver-1: connection refused" in text
         apf = overview(app).panel(Area.APF).plain
         assert apf.startswith("1 APF ?")  # a failing input is never shown as healthy
@@ -266,4 +272,4 @@ async def test_apiserver_restart_shows_unknown_reason(size: tuple[int, int]) -> 
         shown = re.search(r"connection refused \(stale (\S+)\)", header)
         assert shown and truth.number(shown.group(1)) <= age < truth.number(shown.group(1)) + 60
         status = drill(app, Area.APISERVERS).table("instances")
-        assert status.cell_text("status", "i:apiserver-1:6443") == "error"
+        assert status.cell_text("status", "i:apiserver-1:6443") == "? error"

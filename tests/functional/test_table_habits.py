@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
+from textual.pilot import Pilot
+
+from ktop.analysis.findings import Severity
 from ktop.model.events import Area
 from ktop.ui.app import KtopApp
-from ktop.ui.screens.drill import DrillScreen, FilterInput
+from ktop.ui.screens.drill import DrillScreen
+from ktop.ui.screens.findings import FindingsScreen
 from ktop.ui.screens.help import HelpScreen
+from ktop.ui.widgets.filter_input import FilterInput
 from tests.functional.scenarios import scenario_hub
+from tests.functional.screen import screen_text
 
 
 def nodes_app() -> KtopApp:
@@ -88,5 +97,74 @@ async def test_help_lists_the_bound_keys() -> None:
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, HelpScreen)
-        for action, what in {**KtopApp.KEY_HELP, **DrillScreen.KEY_HELP}.items():
+        for action, what in {
+            **KtopApp.KEY_HELP,
+            **DrillScreen.KEY_HELP,
+            **FindingsScreen.KEY_HELP,
+        }.items():
             assert what.split(";")[0] in " ".join(screen.plain.split()), action
+
+
+FINDING_LINE = re.compile(
+    r"^\S (CRITICAL|WARNING|UNKNOWN|INFO)\s+(KT-[A-Z]+-\d+)\s+\[(\w+)\]\s+(.*)$"
+)
+
+
+def listed(text: str) -> list[tuple[str, str]]:
+    """(code, title) of every finding in the findings list's text."""
+    return [
+        (m.group(2), m.group(4).strip())
+        for m in (FINDING_LINE.match(line) for line in text.splitlines())
+        if m
+    ]
+
+
+async def type_text(pilot: Pilot[None], text: str) -> None:
+    for ch in text:
+        await pilot.press({"-": "minus", ":": "colon", " ": "space"}.get(ch, ch))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_slash_filters_the_findings_by_code_area_and_text(size: tuple[int, int]) -> None:
+    app = KtopApp(scenario_hub("apf-saturation"), user_themes=False)
+    every = [f for f in app.hub.latest.findings if f.severity > Severity.OK]
+    by_area = sorted((f.code, f.title) for f in every if f.area is Area.APISERVERS)
+    by_code = sorted((f.code, f.title) for f in every if f.code.startswith("KT-APF-"))
+    instance = "apiserver-1"
+    by_text = sorted(
+        (f.code, f.title) for f in every if any(instance in t for t in (f.title, *f.evidence))
+    )
+    assert by_area and by_code and by_text
+    assert len({*by_area, *by_code, *by_text}) < len(every)
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("f")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, FindingsScreen)
+        assert len(listed(screen.list_text)) == len(every)
+        for needle, expected in (("apiservers", by_area), ("KT-APF", by_code), (instance, by_text)):
+            await pilot.press("slash")
+            line = screen.query_one(FilterInput)
+            assert line.display and line.has_focus
+            await type_text(pilot, needle)
+            await pilot.press("enter")
+            await pilot.pause()
+            assert not line.display
+            assert sorted(listed(screen.list_text)) == expected, needle
+            shown = screen_text(app)
+            assert f"{len(expected)} of {len(every)} match" in shown
+            assert listed(screen.list_text)[0][0] in shown  # the first match is on screen
+            # the next filter starts from an empty line
+            await pilot.press("slash")
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.screen is screen and screen.filter_text == ""
+            assert len(listed(screen.list_text)) == len(every)
+        # y copies what the filter shows
+        await pilot.press("slash")
+        await type_text(pilot, "KT-APF")
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert sorted(listed(app.clipboard)) == by_code

@@ -84,8 +84,8 @@ async def test_unknown_value_shows_question_mark_and_reason(size: tuple[int, int
         assert screen.header_text == "etcd: unknown — etcd-1: connection refused (stale 2m)"
         table = screen.table("members")
         assert table.cell_text("etcd-1", "fsync_p99") == "?"
-        assert table.cell_text("etcd-1", "error") == "connection refused"
-        assert table.cell_text("etcd-2", "fsync_p99") == "612ms"
+        assert table.cell_text("etcd-1", "error") == "? connection refused"
+        assert table.cell_text("etcd-2", "fsync_p99") == "▲612ms"  # > 500 ms warns
         assert table.cell_text("etcd-0", "member") == "etcd-0*"
 
 
@@ -97,11 +97,11 @@ async def test_every_drill_down_by_key(size: tuple[int, int]) -> None:
         await pilot.pause()
         apf = drill(app, Area.APF)
         assert apf.table("levels").row_keys[0] == "workload-low"
-        assert apf.table("levels").cell_text("workload-low", "rejected") == "12/s"
+        assert apf.table("levels").cell_text("workload-low", "rejected") == "✖12/s"
         assert apf.table("levels").cell_text("workload-low", "reasons") == (
             "queue-full 10/s, time-out 2/s"
         )
-        assert apf.table("flows").cell_text("workload-low/service-accounts", "in_queue") == "300"
+        assert apf.table("flows").cell_text("workload-low/service-accounts", "in_queue") == "▲300"
         assert apf.table("instances").row_keys == [f"apiserver-{i}/workload-low" for i in range(3)]
 
         await pilot.press("2")
@@ -109,13 +109,14 @@ async def test_every_drill_down_by_key(size: tuple[int, int]) -> None:
         api = drill(app, Area.APISERVERS)
         table = api.table("instances")
         assert table.cell_text("requests", "i:apiserver-0") == "1.5k/s"
-        assert table.cell_text("uptime", "i:apiserver-2") == "2m"
-        assert "request skew 1.7x" in api.header_text
+        assert table.cell_text("uptime", "i:apiserver-2") == "▲2m"  # restarted < 10m ago
+        assert "request skew ▲1.7x" in api.header_text  # > 1.5x warns
 
         await pilot.press("4")
         await pilot.pause()
         sched = drill(app, Area.SCHEDULER)
-        assert sched.table("reasons").cell_text("Insufficient cpu", "pods") == "1,100"
+        # unschedulable pods warn
+        assert sched.table("reasons").cell_text("Insufficient cpu", "pods") == "▲1,100"
         assert sched.table("reasons").cell_text("Insufficient cpu", "examples") == (
             "batch/job-1, batch/job-2"
         )
@@ -126,8 +127,8 @@ async def test_every_drill_down_by_key(size: tuple[int, int]) -> None:
         await pilot.press("5")
         await pilot.pause()
         nodes = drill(app, Area.NODES)
-        assert nodes.table("zones").cell_text("zone-a", "state") == "FullDisruption"
-        assert nodes.table("zones").cell_text("zone-a", "not_ready") == "200"
+        assert nodes.table("zones").cell_text("zone-a", "state") == "✖ FullDisruption"
+        assert nodes.table("zones").cell_text("zone-a", "not_ready") == "▲200"
         assert nodes.table("zones").cell_text("zone-b", "state") == "Normal"
         assert nodes.table("racks").cell_text("zone-a/rack-01", "ready") == "0/20"
         assert nodes.table("not_ready").row_keys[0] == "node-a-000"

@@ -30,8 +30,9 @@ _NUMBER = re.compile(r"^~?(-?[\d,]*\.?\d+)(µs|ms|s|m|h|d|k|M|G|x|)(?:/s)?$")
 
 
 def number(text: str) -> float:
-    """``1,234`` -> 1234, ``612ms`` -> 0.612, ``1.2k/s`` -> 1200, ``3.5m`` -> 210."""
-    m = _NUMBER.match(text.strip())
+    """``1,234`` -> 1234, ``612ms`` -> 0.612, ``1.2k/s`` -> 1200, ``3.5m`` -> 210,
+    ``▲612ms`` -> 0.612."""
+    m = _NUMBER.match(text.strip().lstrip("✖▲"))  # a warn or bad reading carries its symbol
     assert m, f"not a number on screen: {text!r}"
     return float(m.group(1).replace(",", "")) * _UNITS[m.group(2)]
 

@@ -157,7 +157,7 @@ def test_apf_panel_worst_first_with_rejections() -> None:
     view = apf.panel(snap.apf, None, 6, 38)
     assert view.title.plain == "APF ✖ 343 queued · 12/s rejected"
     assert view.lines[0].plain.split() == ["level", "inq", "seats", "p99", "rej"]
-    assert view.lines[1].plain.split() == ["workload-low", "340", "98%", "4.2s", "12"]
+    assert view.lines[1].plain.split() == ["workload-low", "▲340", "▲98%", "▲4.2s", "✖12"]
     wide = apf.panel(snap.apf, None, 10, 78)
     assert "120/s" in wide.lines[1].plain and "1.1s" in wide.lines[1].plain
 
@@ -175,7 +175,7 @@ def test_apiservers_panel_shows_restart_and_skew() -> None:
     snap = busy_snapshot()
     view = apiservers.panel(snap.apiservers, snap.at, None, 6, 38)
     assert view.title.plain == "apiservers ▲ 3/3 up · skew 1.7x"
-    assert view.lines[3].plain.split() == ["apiserver-2", "400/s", "52", "3.1k", "2m"]
+    assert view.lines[3].plain.split() == ["apiserver-2", "400/s", "52", "3.1k", "▲2m"]
     (table,) = apiservers.tables(snap.apiservers, snap.at)
     assert [c.key for c in table.columns][1:] == [f"i:apiserver-{i}" for i in range(3)]
     rows = {r.key: [c.plain for c in r.cells] for r in table.rows}
@@ -190,13 +190,13 @@ def test_etcd_panel_marks_leader_and_unknown() -> None:
     plain = [t.plain.split() for t in view.lines]
     assert plain[1] == ["etcd-0*", "4.0ms", "8.0ms", "50%"]
     assert plain[2] == ["etcd-1", "?", "?", "?"]
-    assert plain[3] == ["etcd-2", "612ms", "1.2s", "50%"]
+    assert plain[3] == ["etcd-2", "▲612ms", "✖1.2s", "50%"]
     members, *client = etcd.tables(snap.etcd, snap.at)
     # The apiservers' view has its tables even when empty (they say why).
     assert [t.key for t in client] == ["etcd-clients", "etcd-requests", "etcd-objects"]
     assert all(not t.rows and "no apiserver exposes" in t.empty for t in client)
     dead = next(r for r in members.rows if r.key == "etcd-1")
-    assert dead.cells[0].plain == "?" and dead.cells[-1].plain == "connection refused"
+    assert dead.cells[0].plain == "?" and dead.cells[-1].plain == "? connection refused"
 
 
 def test_etcd_no_leader_is_critical() -> None:
@@ -237,10 +237,10 @@ def test_nodes_panel_zone_states() -> None:
     view = nodes.panel(snap.nodes, None, 5, 78)
     assert view.title.plain == "nodes ✖ 399/600 ready · 201 not ready · max lease lag 3.0m"
     rows = [t.plain.split() for t in view.lines[1:4]]
-    assert rows[0] == ["✖", "zone-a", "0/200", "200", "FullDisruption", "3.0m"]
-    assert rows[1] == ["✓", "zone-b", "199/200", "1", "Normal", "9.0s"]
+    assert rows[0] == ["✖", "zone-a", "0/200", "▲200", "✖FullDisruption", "✖3.0m"]
+    assert rows[1] == ["✓", "zone-b", "199/200", "▲1", "Normal", "9.0s"]
     zones, racks, not_ready = nodes.tables(snap.nodes, snap.at)
-    assert [c.plain for c in zones.rows[0].cells[:4]] == ["✖", "-", "zone-a", "FullDisruption"]
+    assert [c.plain for c in zones.rows[0].cells[:4]] == ["✖", "-", "zone-a", "✖ FullDisruption"]
     assert racks.rows[0].key == "zone-a/rack-01"
     assert not_ready.rows[0].cells[4].plain == "3m"
     assert not_ready.rows[0].cells[6].plain == "unreachable"
@@ -324,7 +324,7 @@ def test_quotas_near_their_limits_are_listed_with_units() -> None:
     )
     quotas = scheduler.tables(sched)[3]
     cells = [[c.plain for c in r.cells] for r in quotas.rows]
-    assert cells[0] == ["ml/gpu", "requests.nvidia.com/gpu", "64", "64", "100%"]
+    assert cells[0] == ["ml/gpu", "requests.nvidia.com/gpu", "64", "64", "▲100%"]
     assert cells[1][0:2] == ["web/compute", "limits.memory"] and cells[1][3] == "1.0TiB"
     assert cells[1][4] == "95%"
 

@@ -23,11 +23,11 @@ from ktop.ui.render.level import (
     RECENT_RESTART_S,
     SKEW_CRIT,
     SKEW_WARN,
-    STYLE,
     TERMINATIONS_WARN,
     THROTTLED_WARN,
     Level,
     above,
+    styled,
     worst,
 )
 from ktop.ui.render.view import (
@@ -117,7 +117,7 @@ def skew_line(api: ApiserversSnapshot) -> Text:
         if i:
             out.append(" · ", style="dim")
         out.append(f"{name} ")
-        out.append(fmt_val(v, fmt_times), style=STYLE[above(v, SKEW_WARN, SKEW_CRIT)])
+        out.append(styled(fmt_val(v, fmt_times), above(v, SKEW_WARN, SKEW_CRIT)))
     return out
 
 
@@ -217,9 +217,9 @@ def summary_line(api: ApiserversSnapshot) -> Text:
     req = above(api.request_skew, SKEW_WARN, SKEW_CRIT)
     watch = above(api.watch_skew, SKEW_WARN, SKEW_CRIT)
     out = Text("request skew ")
-    out.append(fmt_val(api.request_skew, fmt_times), style=STYLE[req])
+    out.append(styled(fmt_val(api.request_skew, fmt_times), req))
     out.append(" · watch skew ")
-    out.append(fmt_val(api.watch_skew, fmt_times), style=STYLE[watch])
+    out.append(styled(fmt_val(api.watch_skew, fmt_times), watch))
     out.append(" (max / mean across reachable instances)", style="dim")
     if api.identities is not None:
         out.append(f" · {api.identities} apiserver identity lease(s) in kube-system")

@@ -62,27 +62,34 @@ SPARK_LABEL_WIDTH = 18
 
 
 def overview_panel(
-    snapshot: ClusterSnapshot, area: Area, rows: int, width: int, window_s: float = WINDOWS[0][1]
+    snapshot: ClusterSnapshot,
+    area: Area,
+    rows: int,
+    width: int,
+    window_s: float = WINDOWS[0][1],
+    *,
+    sparks: bool = True,
 ) -> PanelView:
     """One overview panel fitted to ``rows`` x ``width`` content cells, with sparklines
     of the area's signals over ``window_s`` when there is room: in rows the content
     leaves free (one per chart of the area, most telling first), or, on wide panels
-    without a free row, instead of the last, least important row.
+    without a free row, instead of the last, least important row. ``sparks`` False
+    (low-bandwidth mode) draws none: they move, and so redraw, every frame.
     """
     view = _panel(snapshot, area, rows, width)
-    if width < SPARK_MIN_WIDTH or rows < 2:
+    if not sparks or width < SPARK_MIN_WIDTH or rows < 2:
         return view
     if len(view.lines) >= rows:
         if width < RICH_WIDTH or rows < RICH_ROWS:
             return view
         view = _panel(snapshot, area, rows - 1, width)
     free = rows - len(view.lines)
-    sparks: list[ChartData] = []
+    drawn: list[ChartData] = []
     for spec in AREA_CHARTS[area][:free]:
         data = chart_data(snapshot.history, spec, snapshot.at, window_s, width - SPARK_LABEL_WIDTH)
         if len(data.values) >= 2:  # one frame is no trend
-            sparks.append(data)
-    return replace(view, sparks=tuple(sparks)) if sparks else view
+            drawn.append(data)
+    return replace(view, sparks=tuple(drawn)) if drawn else view
 
 
 def _panel(snapshot: ClusterSnapshot, area: Area, rows: int, width: int) -> PanelView:

@@ -21,6 +21,16 @@ def ranked(findings: Sequence[Finding]) -> list[Finding]:
     return sorted(shown, key=lambda f: (-f.severity, f.code))
 
 
+def matches(f: Finding, needle: str) -> bool:
+    """Whether ``needle`` (any case) is in the finding's code, area, severity, title or
+    evidence; an empty needle matches every finding.
+    """
+    if not needle:
+        return True
+    text = " ".join((f.code, f.area.value, f.severity.name, f.title, *f.evidence))
+    return needle.lower() in text.lower()
+
+
 def counts(findings: Sequence[Finding]) -> Text:
     """``✖2 ▲3 ?1 i4`` (only severities present); ``✓ 0`` when there are none."""
     out = Text()

@@ -162,3 +162,14 @@ def truncate(text: str, width: int) -> str:
     if len(text) <= width:
         return text
     return text[: width - 1] + "…"
+
+
+def truncate_middle(text: str, width: int, tail: int = 3) -> str:
+    """Cut ``text`` to ``width`` cells keeping its last ``tail`` characters: names of one
+    kind often differ only at the end (``apiserver-0``, ``apiserver-1``).
+    """
+    if len(text) <= width:
+        return text
+    if width < tail + 3:
+        return truncate(text, width)
+    return text[: width - tail - 1] + "…" + text[-tail:]

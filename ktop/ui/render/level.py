@@ -77,12 +77,23 @@ SEVERITY_LEVEL: dict[Severity, Level] = {
 }
 
 SEVERITY_SYMBOL: dict[Severity, str] = {
-    Severity.OK: "✓",
-    Severity.INFO: "i",
-    Severity.UNKNOWN: "?",
-    Severity.WARNING: "▲",
-    Severity.CRITICAL: "✖",
+    sev: "i" if level is Level.NEUTRAL else SYMBOL[level] for sev, level in SEVERITY_LEVEL.items()
 }
+"""A finding's symbol: its level's (``i`` for information)."""
+
+LEGEND_WORD: dict[Level, str] = {
+    Level.CRIT: "critical",
+    Level.WARN: "warning",
+    Level.UNKNOWN: "unknown (reason shown)",
+    Level.OK: "ok",
+}
+"""What each level's symbol means, in the order the legend lists them."""
+
+
+def legend() -> str:
+    """``✖ critical  ▲ warning  ? unknown (reason shown)  ✓ ok`` (help and docs)."""
+    return "  ".join(f"{SYMBOL[level]} {word}" for level, word in LEGEND_WORD.items())
+
 
 ZONE_LEVEL: dict[ZoneState, Level] = {
     ZoneState.INITIAL: Level.UNKNOWN,
@@ -92,9 +103,25 @@ ZONE_LEVEL: dict[ZoneState, Level] = {
 }
 
 
-def styled(text: str, level: Level) -> Text:
-    """``text`` in the style of ``level``."""
-    return Text(text, style=STYLE[level])
+MARKED: frozenset[Level] = frozenset({Level.UNKNOWN, Level.WARN, Level.CRIT})
+"""Levels a single reading never shows by colour alone: it carries its :data:`SYMBOL` too."""
+
+
+def marked(text: str, level: Level, sep: str = "") -> str:
+    """``text`` with the level's symbol (and ``sep``) in front when the level is in
+    :data:`MARKED`: ``▲612ms``, ``? connection refused``.
+
+    A reading that already starts with the symbol (``?`` for an unknown value,
+    a status column that is only the symbol) is left as it is.
+    """
+    if level not in MARKED or text.startswith(SYMBOL[level]):
+        return text
+    return SYMBOL[level] + sep + text
+
+
+def styled(text: str, level: Level, sep: str = "") -> Text:
+    """``text`` in the style of ``level``, with the level's symbol when it is marked."""
+    return Text(marked(text, level, sep), style=STYLE[level])
 
 
 def badge(level: Level) -> Text:

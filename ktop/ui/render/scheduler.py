@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from ktop.analysis import catalogue
 from ktop.model.events import PodWait
 from ktop.model.snapshot import SchedulerSnapshot
 from ktop.model.values import Val
@@ -17,7 +18,7 @@ from ktop.ui.render.fmt import (
     fmt_val,
     truncate,
 )
-from ktop.ui.render.level import STYLE, SYMBOL, Level
+from ktop.ui.render.level import SEVERITY_LEVEL, STYLE, SYMBOL, Level
 from ktop.ui.render.view import (
     Column,
     PanelView,
@@ -186,6 +187,11 @@ def _amount(resource: str, value: float) -> str:
     return fmt_bytes(value) if "memory" in resource or "storage" in resource else fmt_si(value)
 
 
+def quota_level(used_ratio: float) -> Level:
+    """A quota's use graded as its finding grades it (warning at the limit, info near it)."""
+    return SEVERITY_LEVEL[catalogue.SCHED_QUOTA_USED.grade(used_ratio)]
+
+
 def quota_table(s: SchedulerSnapshot) -> TableSpec:
     """ResourceQuotas at or near their hard limits (a different layer from placement)."""
     rows = tuple(
@@ -196,7 +202,7 @@ def quota_table(s: SchedulerSnapshot) -> TableSpec:
                 text_cell(q.resource),
                 num_cell(_amount(q.resource, q.used)),
                 num_cell(_amount(q.resource, q.hard)),
-                num_cell(fmt_pct(q.ratio), Level.CRIT if q.ratio >= 1.0 else Level.WARN),
+                num_cell(fmt_pct(q.ratio), quota_level(q.ratio)),
             ),
         )
         for q in s.quotas_near_limit

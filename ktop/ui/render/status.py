@@ -24,18 +24,27 @@ AREA_SHORT: dict[Area, str] = {
 SEP = " │ "
 
 
-def area_age(snapshot: ClusterSnapshot, area: Area) -> tuple[str, bool]:
-    """The area's data age text and whether it is stale (too old, failing or never read)."""
+FRESH = f"<{fmt_age(STALE_AFTER_S)}"
+"""A coarse age: younger than the stale limit (low-bandwidth mode shows this)."""
+
+
+def area_age(snapshot: ClusterSnapshot, area: Area, coarse: bool = False) -> tuple[str, bool]:
+    """The area's data age text and whether it is stale (too old, failing or never read).
+
+    ``coarse`` (low-bandwidth mode) says only :data:`FRESH` for an area that is not
+    stale, so the text does not change, and need not be redrawn, every second.
+    """
     age = snapshot.area_age_s(area)
     failing = any(f.error for f in snapshot.area_freshness(area))
-    return fmt_age(age), age is None or age > STALE_AFTER_S or failing
+    stale = age is None or age > STALE_AFTER_S or failing
+    return (FRESH if coarse and not stale else fmt_age(age)), stale
 
 
-def ages(snapshot: ClusterSnapshot) -> Text:
+def ages(snapshot: ClusterSnapshot, coarse: bool = False) -> Text:
     """``apf 2s api 1s etcd 5m! sched 1s nodes never!``; stale ones highlighted."""
     out = Text()
     for area in Area:
-        text, stale = area_age(snapshot, area)
+        text, stale = area_age(snapshot, area, coarse)
         if out:
             out.append(" ")
         out.append(f"{AREA_SHORT[area]} ")
@@ -46,14 +55,19 @@ def ages(snapshot: ClusterSnapshot) -> Text:
     return out
 
 
-def status_line(snapshot: ClusterSnapshot, findings: Sequence[Finding], width: int) -> Text:
+def status_line(
+    snapshot: ClusterSnapshot, findings: Sequence[Finding], width: int, coarse: bool = False
+) -> Text:
     """One line that fits ``width``: source and context, clock, ages, findings counts.
 
-    Separators shrink before the source name is cut.
+    Separators shrink before the source name is cut. ``coarse`` (low-bandwidth
+    mode) shows the clock to the minute and coarse ages, so the line changes
+    far less often than every second.
     """
-    clock = f"{fmt_clock(snapshot.at)}Z" if snapshot.at else "--:--:--"
+    clock = fmt_clock(snapshot.at) if snapshot.at else "--:--:--"
+    clock = f"{clock[:5] if coarse else clock}Z"
     tail = counts(findings)
-    age_text = ages(snapshot)
+    age_text = ages(snapshot, coarse)
     cost = cost_segment(snapshot.self_cost)
     if cost and width - len(clock) - len(age_text) - len(tail) - len(cost) - 12 >= 12:
         # Room for ktop's own load: the age segment carries it.

@@ -9,8 +9,8 @@ from typing import Literal
 from rich.text import Text
 
 from ktop.model.values import Val
-from ktop.ui.render.fmt import fmt_si, fmt_val, truncate
-from ktop.ui.render.level import STYLE, SYMBOL, Level
+from ktop.ui.render.fmt import fmt_si, fmt_val, truncate, truncate_middle
+from ktop.ui.render.level import MARKED, STYLE, SYMBOL, Level, marked, styled
 from ktop.ui.render.trend import ChartData
 
 Align = Literal["left", "right"]
@@ -93,20 +93,43 @@ def line(cells: Sequence[Cell], width: int) -> Text:
 
     A cell with width 0 is flexible: it takes the room the others leave (at
     least 4 and at most :data:`FLEX_MAX` cells), and its text is cut to fit.
+    A cell of a marked level (:func:`marked`) carries its symbol in its own
+    padding, or, when its text fills the width, in the space before it, so no
+    column moves and no value is cut for the symbol. The first cell (a row's
+    name, coloured by the row's level) carries the symbol only when no other
+    cell of the line shows that level or a worse one; when it does not fit, the
+    name is cut in the middle, keeping its end.
     """
     fixed = sum(c.width for c in cells if c.width > 0) + max(0, len(cells) - 1)
     flex_width = min(FLEX_MAX, max(4, width - fixed))
     out = Text()
     for i, cell in enumerate(cells):
-        if i:
-            out.append(" ")
         w = cell.width if cell.width > 0 else flex_width
         text = truncate(cell.text, w)
+        sign = marked(text, cell.level)
+        if i == 0:
+            if sign != text and not _shown_elsewhere(cells, i):
+                text = sign if len(sign) <= w else sign[0] + truncate_middle(cell.text, w - 1)
+        elif len(sign) > w:
+            out.append(sign[0], style=STYLE[cell.level])
+        else:
+            out.append(" ")
+            text = sign
         padded = text.ljust(w) if cell.align == "left" else text.rjust(w)
         out.append(padded, style=STYLE[cell.level])
     out.truncate(width)
     out.rstrip()
     return out
+
+
+def _shown_elsewhere(cells: Sequence[Cell], i: int) -> bool:
+    """Whether a cell other than ``cells[i]`` shows the symbol of ``cells[i]``'s level or
+    of a worse one (marked, or a value that is itself the symbol, like ``?``).
+    """
+    worse = [SYMBOL[level] for level in MARKED if level >= cells[i].level]
+    return any(
+        marked(c.text, c.level).startswith(tuple(worse)) for j, c in enumerate(cells) if j != i
+    )
 
 
 def fit(
@@ -145,13 +168,17 @@ def title(name: str, summary: str, level: Level) -> Text:
 
 
 def text_cell(text: str, level: Level = Level.NEUTRAL) -> Text:
-    """A table cell styled by level."""
-    return Text(text, style=STYLE[level])
+    """A table cell (a name or words) styled by level, with its symbol and a space
+    when the level is marked: ``✖ FullDisruption``.
+    """
+    return styled(text, level, " ")
 
 
 def num_cell(text: str, level: Level = Level.NEUTRAL) -> Text:
-    """A right-aligned table cell styled by level."""
-    return Text(text, style=STYLE[level], justify="right")
+    """A right-aligned table cell styled by level, with its symbol when the level is marked."""
+    out = styled(text, level)
+    out.justify = "right"
+    return out
 
 
 def val_cell(v: Val, fmt: Callable[[float], str] = fmt_si, level: Level = Level.NEUTRAL) -> Text:

@@ -58,7 +58,9 @@ class KtopScreen(Screen[None]):
                     forget()
         self.query_one(ProdBanner).show(frame.snapshot.context, self.ktop.display_options)
         self.show_body(frame)
-        self.query_one(StatusBar).show(frame)
+        status = self.query_one(StatusBar)
+        status.coarse = self.ktop.display_options.low_bandwidth
+        status.show(frame)
 
     def show_body(self, frame: Frame) -> None:
         """Render the screen's own widgets."""

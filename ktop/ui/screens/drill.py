@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -18,25 +17,12 @@ from ktop.ui.render.areas import AREA_KEYS, AREA_TITLES, drill_view, render_key
 from ktop.ui.render.trend import AREA_CHARTS
 from ktop.ui.render.view import DrillView
 from ktop.ui.screens.base import KtopScreen
+from ktop.ui.widgets.filter_input import FilterInput
 from ktop.ui.widgets.snapshot_table import SnapshotTable
 from ktop.ui.widgets.trend_chart import TrendChart
 
 TALL = 36
 """Drill-downs at least this tall show every chart; shorter ones only the first."""
-
-
-class FilterInput(Input):
-    """The ``/`` filter line: enter keeps the filter, escape clears it."""
-
-    def on_key(self, event: events.Key) -> None:
-        """Escape clears the filter and closes the line (instead of leaving the screen)."""
-        if event.key == "escape":
-            event.stop()
-            event.prevent_default()
-            self.value = ""
-            screen = self.screen
-            if isinstance(screen, DrillScreen):
-                screen.close_filter()
 
 
 class DrillScreen(KtopScreen):
@@ -105,8 +91,8 @@ class DrillScreen(KtopScreen):
         """Filter as the user types."""
         self._apply_filter(event.value)
 
-    def on_input_submitted(self, _event: Input.Submitted) -> None:
-        """Enter keeps the filter."""
+    def on_filter_input_closed(self, _event: FilterInput.Closed) -> None:
+        """Enter keeps the filter, escape cleared it."""
         self.close_filter()
 
     def _apply_filter(self, text: str) -> None:

@@ -10,8 +10,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ktop.ui.render.areas import AREA_KEYS
+from ktop.ui.render.level import legend
 from ktop.ui.render.replay import RECORD_KEYS, REPLAY_KEYS, help_lines
 from ktop.ui.screens.drill import DrillScreen
+from ktop.ui.screens.findings import FindingsScreen
 
 KEYS: tuple[tuple[str, str], ...] = (
     ("o / escape", "overview: all five areas"),
@@ -35,21 +37,27 @@ KEYS: tuple[tuple[str, str], ...] = (
 """Every key ktop answers to, in the order the help lists them."""
 
 LEGEND = (
-    "✖ critical  ▲ warning  ? unknown (reason shown)  ✓ ok   "
+    legend() + "   "
     "~ value over the process lifetime, not the window   * etcd leader   "
     "age! stale or failing input"
 )
 
 
 def bound_keys(app: App[object]) -> list[tuple[str, str]]:
-    """Keys bound where ``KEY_HELP`` describes them: the app's, then the drill-down's."""
+    """Keys bound where ``KEY_HELP`` describes them: the app's, the drill-downs', the
+    findings screen's.
+    """
     out: list[tuple[str, str]] = []
-    for owner in (type(app), DrillScreen):
+    owners: tuple[tuple[type, str], ...] = (
+        (type(app), ""),
+        (DrillScreen, " (drill-downs)"),
+        (FindingsScreen, " (findings)"),
+    )
+    for owner, where in owners:
         described: dict[str, str] = getattr(owner, "KEY_HELP", {})
         for binding in getattr(owner, "BINDINGS", []):
             if isinstance(binding, Binding) and binding.action in described:
                 key = binding.key_display or binding.key
-                where = "" if owner is type(app) else " (drill-downs)"
                 out.append((key, described[binding.action] + where))
     return out
 

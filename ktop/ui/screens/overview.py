@@ -34,8 +34,11 @@ class OverviewScreen(KtopScreen):
         """Hand the snapshot to each panel; each skips if its area is unchanged."""
         self.set_class(self.size.height >= TALL, "-tall")
         for panel in self.query(AreaPanel):
+            panel.lean = self.ktop.display_options.low_bandwidth
             panel.show(frame.snapshot, self.ktop.trend_window_s)
-        self.query_one(FindingsStrip).show(frame.findings)
+        strip = self.query_one(FindingsStrip)
+        strip.lean = self.ktop.display_options.low_bandwidth
+        strip.show(frame.findings)
 
     def panel(self, area: Area) -> AreaPanel:
         """The panel of one area."""

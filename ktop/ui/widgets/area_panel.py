@@ -14,9 +14,11 @@ from ktop.model.events import Area
 from ktop.model.signals import BY_METRIC
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.ui.render.areas import AREA_KEYS, SPARK_LABEL_WIDTH, overview_panel, render_key
-from ktop.ui.render.level import Level
+from ktop.ui.render.level import SYMBOL, Level
 from ktop.ui.render.status import area_age
 from ktop.ui.render.trend import WINDOWS, ChartData, window_label
+from ktop.ui.render.view import PanelView
+from ktop.ui.widgets.redraw_hold import RedrawHold
 
 _LEVEL_CLASSES = {
     Level.CRIT: "-crit",
@@ -45,14 +47,25 @@ class AreaPanel(Static):
         self.sparks: tuple[ChartData, ...] = ()
         """The sparklines drawn last (tests compare them with an independent computation)."""
         self._plain_body = ""
+        self._shown_body: Text | None = None
+        self._shown_subtitle = ""
+        self._shown_title: Text | None = None
+        self._shown_state: tuple[str, tuple[int, int]] = ("", (0, 0))
+        self._hold = RedrawHold()
+        self.lean = False
+        """Low-bandwidth mode: no sparklines, coarse ages, numbers redrawn on every
+        third frame unless a state changed (:mod:`ktop.ui.widgets.redraw_hold`)."""
 
     def show(self, snapshot: ClusterSnapshot, window_s: float | None = None) -> None:
         """Render ``snapshot`` unless it shows the same as the last one."""
         self._snapshot = snapshot
         if window_s is not None:
             self.window_s = window_s
-        text, stale = area_age(snapshot, self.area)
-        self.border_subtitle = Text(f"{text} stale" if stale else text, style="")
+        text, stale = area_age(snapshot, self.area, self.lean)
+        subtitle = f"{text} stale" if stale else text
+        if subtitle != self._shown_subtitle:  # setting it, even to the same text, redraws
+            self._shown_subtitle = subtitle
+            self.border_subtitle = Text(subtitle, style="")
         key = (render_key(snapshot, self.area), self.window_s)
         size = (self.content_size.height, self.content_size.width)
         if size == self._shown_size and (key is self._shown_key or key == self._shown_key):
@@ -64,6 +77,9 @@ class AreaPanel(Static):
         """Render again on the next :meth:`show` (the theme changed)."""
         self._shown_key = None
         self._shown_size = (0, 0)
+        self._shown_body = None
+        self._shown_subtitle = ""
+        self._shown_title = None
 
     async def on_click(self, _event: Click) -> None:
         """A click opens the area's drill-down (as its number key does)."""
@@ -78,16 +94,27 @@ class AreaPanel(Static):
         rows, width = self._shown_size
         if rows <= 0 or width <= 0:
             return
-        view = overview_panel(snapshot, self.area, rows, width, self.window_s)
+        view = overview_panel(snapshot, self.area, rows, width, self.window_s, sparks=not self.lean)
         title = Text(f"{AREA_KEYS[self.area]} ", style="dim")
         title.append_text(view.title)
-        self.border_title = title
+        state = (_symbols(view), self._shown_size)
+        same_state = state == self._shown_state and self._shown_body is not None
+        if self._hold.hold(self.lean, same_state):
+            self._shown_key = None  # the next frame rebuilds even if the data stops moving
+            return
+        self._shown_state = state
+        if title != self._shown_title:
+            self._shown_title = title
+            self.border_title = title
         body = Text("\n").join(view.lines)
         self.sparks = view.sparks
         self._plain_body = body.plain
         if not view.sparks:
-            self.update(body)
+            if body != self._shown_body:  # new data that reads the same: no redraw
+                self._shown_body = body
+                self.update(body)
         else:
+            self._shown_body = None
             self.update(Group(body, *(_spark_row(s, self.window_s) for s in view.sparks)))
         for level, name in _LEVEL_CLASSES.items():
             self.set_class(view.level == level, name)
@@ -101,6 +128,14 @@ class AreaPanel(Static):
             body += f"\n{_spark_label(spark, self.window_s)}"
         title = Content.from_markup(self.border_title).plain if self.border_title else ""
         return f"{title}\n{body}"
+
+
+def _symbols(view: PanelView) -> str:
+    """The status symbols of a panel's title and lines, in order: its state without
+    the numbers.
+    """
+    marks = set(SYMBOL.values()) - {" "}
+    return "".join(ch for line in (view.title, *view.lines) for ch in line.plain if ch in marks)
 
 
 def _spark_label(spark: ChartData, window_s: float) -> str:

@@ -6,8 +6,9 @@ from rich.text import Text
 from textual.events import Resize
 from textual.widgets import Static
 
-from ktop.analysis.findings import Finding
+from ktop.analysis.findings import Finding, Severity
 from ktop.ui.render.findings import strip_lines
+from ktop.ui.widgets.redraw_hold import RedrawHold
 
 
 class FindingsStrip(Static):
@@ -17,6 +18,12 @@ class FindingsStrip(Static):
         super().__init__("", id=id)
         self._findings: tuple[Finding, ...] | None = None
         self._shown_size: tuple[int, int] = (0, 0)
+        self._shown_text: Text | None = None
+        self._shown_state: tuple[tuple[str, Severity], ...] = ()
+        self._hold = RedrawHold()
+        self.lean = False
+        """Low-bandwidth mode: findings whose codes and severities are unchanged are
+        redrawn (with their new numbers) on every third frame only."""
 
     def show(self, findings: tuple[Finding, ...]) -> None:
         """Render ``findings`` unless they and the size are unchanged."""
@@ -25,11 +32,21 @@ class FindingsStrip(Static):
             return
         self._findings, self._shown_size = findings, size
         if size[0] > 0 and size[1] > 0:
-            self.update(Text("\n").join(strip_lines(findings, size[0], size[1])))
+            text = Text("\n").join(strip_lines(findings, size[0], size[1]))
+            if text == self._shown_text:  # findings whose lines read the same: no redraw
+                return
+            state = tuple((f.code, f.severity) for f in findings)
+            same = state == self._shown_state and self._shown_text is not None
+            if self._hold.hold(self.lean, same):
+                self._findings = None  # the next frame redraws even if nothing moves
+                return
+            self._shown_text, self._shown_state = text, state
+            self.update(text)
 
     def forget(self) -> None:
         """Render again on the next :meth:`show` (the theme changed)."""
         self._shown_size = (0, 0)
+        self._shown_text = None
 
     def on_resize(self, _event: Resize) -> None:
         """Fit the lines to the new size."""

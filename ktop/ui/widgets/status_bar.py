@@ -20,22 +20,29 @@ class StatusBar(Static):
         super().__init__("", id=id)
         self._shown_frame: Frame | None = None
         self._shown_width = 0
+        self._shown_text: Text | None = None
+        self.coarse = False
+        """Low-bandwidth mode: the clock to the minute, coarse ages."""
 
     def show(self, frame: Frame) -> None:
-        """Render the status of ``frame``."""
+        """Render the status of ``frame`` (no redraw when the text did not change)."""
         width = self.size.width
         if frame is self._shown_frame and width == self._shown_width:
             return
         self._shown_frame, self._shown_width = frame, width
         if width <= 0:
             return
-        lines = [*frame.banner, status_line(frame.snapshot, frame.findings, width)]
+        lines = [*frame.banner, status_line(frame.snapshot, frame.findings, width, self.coarse)]
         lines += error_lines(frame.errors, width)
-        self.update(Text("\n").join(lines))
+        text = Text("\n").join(lines)
+        if text != self._shown_text:
+            self._shown_text = text
+            self.update(text)
 
     def forget(self) -> None:
         """Render again on the next :meth:`show` (the theme changed)."""
         self._shown_frame = None
+        self._shown_text = None
 
     def on_resize(self, _event: Resize) -> None:
         """Fit the line to the new width."""

@@ -253,7 +253,7 @@ FLOW_DOMINANCE = Threshold(
     inclusive=True,
 )
 BASELINE_RATIO = Threshold(
-    "reading / the same reading in the baseline",
+    "reading / its median in the baseline",
     "x",
     "triage: thresholds relative to the cluster's own normal window (seeds); ktop starting point",
     warn=1.5,
@@ -280,7 +280,8 @@ HEARTBEAT_SHARE = Threshold(
     inclusive=True,
 )
 BASELINE_MIN_AGE_S = 60.0
-"""A baseline younger than this (seconds before the snapshot) is not yet the cluster's normal."""
+"""History points younger than this (seconds before the snapshot) are not part of a
+baseline: the incident under investigation is recent, the cluster's normal is older."""
 STALE_AFTER = Threshold(
     "age of an area's stalest input",
     "s",

@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Sequence
 
+from ktop.analysis.triage.baseline import HistoryKind, baseline_source
 from ktop.commands.triage import MIN_MODEL_WINDOW_S, Sampled
 from ktop.model.cluster import ClusterModel, ModelConfig
 from ktop.model.events import Event, MetricsScraped, Target
@@ -76,7 +77,11 @@ async def _sample(args: argparse.Namespace, window_s: float) -> Sampled:
         "context": conn.context,
         "window_s": round(time.monotonic() - started, 1),
     }
-    return Sampled(model.snapshot(), source_info, [], windows)
+    snap = model.snapshot()
+    # the history holds Prometheus' last hour when --prometheus backfilled it
+    return Sampled(
+        snap, source_info, [], windows, baseline=baseline_source(snap, HistoryKind.THIS_RUN)
+    )
 
 
 def sample_live(args: argparse.Namespace, context: str | None, window_s: float) -> Sampled:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ktop.analysis.catalogue import BASELINE_MIN_AGE_S
 from ktop.analysis.findings import Severity
-from ktop.analysis.triage.evidence import NO_BASELINE, READERS, Context
+from ktop.analysis.triage.baseline import NO_BASELINE, BaselineSource
+from ktop.analysis.triage.evidence import READERS, Context
 from ktop.analysis.triage.paths import PATHS, PathSpec
 from ktop.analysis.triage.types import (
     VERDICT_RANK,
-    Baseline,
     Capacity,
     Evidence,
     PathResult,
@@ -373,18 +372,11 @@ def capacity(s: ClusterSnapshot) -> tuple[Capacity, ...]:
 
 def triage(
     snap: ClusterSnapshot,
-    baseline: Baseline | None = None,
+    baseline: BaselineSource | None = None,
     extra_capacity: tuple[Capacity, ...] = (),
 ) -> TriageReport:
     """Every path's verdict, most severe first; capacity arithmetic; the baseline used."""
-    used = NO_BASELINE
-    if baseline is not None:
-        age = snap.at - baseline.snapshot.at
-        if age < BASELINE_MIN_AGE_S:
-            used = f"no baseline yet: {baseline.kind} covers {max(age, 0.0):.0f} s"
-            baseline = None
-        else:
-            used = f"{baseline.kind} (snapshot {age:.0f} s before this one)"
-    ctx = Context(snap, baseline.snapshot if baseline is not None else None)
+    used = NO_BASELINE if baseline is None else baseline.describe()
+    ctx = Context(snap, baseline)
     results = sorted((evaluate_path(p, ctx) for p in PATHS), key=_sort_key)
     return TriageReport(tuple(results), capacity(snap) + extra_capacity, used)

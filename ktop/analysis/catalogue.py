@@ -279,6 +279,29 @@ HEARTBEAT_SHARE = Threshold(
     info=0.5,
     inclusive=True,
 )
+HA_INSTANCES = Threshold(
+    "apiserver instances running",
+    "count",
+    "triage HA readiness (003 §3.3): a single instance has no fail-over",
+    warn=2.0,
+    critical=1.0,
+    below=True,
+)
+HA_ETCD_MARGIN = Threshold(
+    "etcd members that may still fail before quorum is lost",
+    "count",
+    "etcd: N members keep quorum with N // 2 + 1 answering (000 §4.4, 003 §6)",
+    warn=1.0,
+    critical=0.0,
+    below=True,
+)
+HA_LEADERS = Threshold(
+    "instances of a leader-elected component that hold its Lease",
+    "count",
+    "client-go leader election: exactly one instance leads (leader_election_master_status)",
+    critical=1.0,
+    below=True,
+)
 BASELINE_MIN_AGE_S = 60.0
 """History points younger than this (seconds before the snapshot) are not part of a
 baseline: the incident under investigation is recent, the cluster's normal is older."""

@@ -13,6 +13,7 @@ from enum import StrEnum
 
 from ktop.model.events import Area, PodWait, SelfCost
 from ktop.model.history import EMPTY_HISTORY, HistoryView
+from ktop.model.leaders import LeaderStatus
 from ktop.model.values import Val, ratio, sum_vals
 
 NOT_EXPOSED = Val(None, "not exposed")
@@ -431,6 +432,8 @@ class ClusterSnapshot:
     """ktop's own load on the cluster (live sources only)."""
     history: HistoryView = EMPTY_HISTORY
     """Every signal's recent past (``ktop/model/signals.py``), this snapshot included."""
+    leaders: tuple[LeaderStatus, ...] = ()
+    """Who leads the scheduler and the controller-manager (``ktop/model/leaders.py``)."""
 
     def area_freshness(self, area: Area) -> tuple[Freshness, ...]:
         """The inputs that feed one area."""

@@ -74,6 +74,7 @@ SCHEDULER_FAMILIES: Mapping[str, KeptLabels] = {
     "scheduler_schedule_attempts_total": ("result",),
     "scheduler_unschedulable_pods": ("plugin",),
     "scheduler_scheduling_attempt_duration_seconds": ("result",),
+    "leader_election_master_status": ("name",),
     "process_start_time_seconds": (),
 }
 
@@ -82,6 +83,7 @@ CONTROLLER_MANAGER_FAMILIES: Mapping[str, KeptLabels] = {
     "node_collector_zone_size": ("zone",),
     "node_collector_unhealthy_nodes_in_zone": ("zone",),
     "node_collector_evictions_total": ("zone",),
+    "leader_election_master_status": ("name",),
     "process_start_time_seconds": (),
 }
 

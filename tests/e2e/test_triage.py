@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ import yaml
 from ktop.commands.sample import FIRST_ROUND
 from ktop.lab import Lab, inject, recover, resolve_target
 from ktop.lab.binaries import find_binaries
+from ktop.lab.util import http_json
+from tests.e2e.helpers import poll
 from tests.e2e.live import account
 
 SCRAPE_GAP_S = 5
@@ -272,3 +275,43 @@ def test_zone_outage_makes_p4_suspect_and_names_the_zone(lab: Lab, kubeconfig: P
         assert "zone zone-a" in p4["conclusion"], p4["conclusion"]
     finally:
         _recover(lab, "zone-outage", zone="zone-a")
+
+
+def _prom_query(url: str, query: str, at: float) -> dict[str, float]:
+    qs = urllib.parse.urlencode({"query": query, "time": f"{at:.3f}"})
+    data: dict[str, Any] = http_json(f"{url}/api/v1/query?{qs}")
+    assert data.get("status") == "success", data
+    return {r["metric"].get("instance", ""): float(r["value"][1]) for r in data["data"]["result"]}
+
+
+def test_prometheus_history_is_the_baseline_of_a_short_sample(lab: Lab, kubeconfig: Path) -> None:
+    """With --prometheus a 12 s sample already compares with the cluster's normal: the
+    backfilled last hour (15 s steps), whose median Prometheus computes itself."""
+    prom = str(lab.info["prometheus_url"])
+    rate = 'sum by (instance) (rate(process_cpu_seconds_total{job="apiserver"}[300s]))'
+    # more than ten 15 s steps older than a minute: Prometheus must hold 4 minutes
+    poll(
+        lambda: min(_prom_query(prom, "count_over_time(up{job='apiserver'}[4m])", time.time())
+                    .values(), default=0) >= 230 or None,
+        timeout_s=400, what="4 minutes of apiserver scrapes in Prometheus",
+    )  # fmt: skip
+    started = time.time()
+    cmd = _ktop(
+        "--kubeconfig", str(kubeconfig), "triage", "--context", _context(kubeconfig),
+        "--window", "12", "--output", "json", "--prometheus", prom, *_components(lab),
+    )  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode in (0, 1), done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["baseline"].startswith("Prometheus history, last "), doc["baseline"]
+    cpu = next(p for p in doc["paths"] if p["id"] == "API-CPU")
+    ev = next(e for e in cpu["evidence"] if e["id"] == "api.cpu_vs_baseline")
+    assert ev["status"] != "unknown", ev
+    assert "Prometheus history" in ev["detail"]
+    # Prometheus' own median of the same rate over the hour before the sample, up to a
+    # minute before it (its subquery steps fall a few seconds off the backfill's).
+    span = int(started - 60 - (started - 3600))
+    medians = _prom_query(prom, f"quantile_over_time(0.5, ({rate})[{span}s:15s])", started - 60)
+    now = {r["instance"]: r["cpu_cores"] for r in doc["signals"]["apiservers"]}
+    expected = max(now[i] / m for i, m in medians.items() if i in now and now[i] is not None)
+    assert ev["value"] == pytest.approx(expected, rel=0.2), (ev, medians, now)

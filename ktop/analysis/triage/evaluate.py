@@ -6,7 +6,9 @@ from collections.abc import Callable
 
 from ktop.analysis.findings import Severity
 from ktop.analysis.triage.baseline import NO_BASELINE, BaselineSource
-from ktop.analysis.triage.evidence import READERS, Context
+from ktop.analysis.triage.evidence import READERS as MAIN_READERS
+from ktop.analysis.triage.evidence import Context
+from ktop.analysis.triage.evidence_ha import HA_READERS
 from ktop.analysis.triage.paths import PATHS, PathSpec
 from ktop.analysis.triage.types import (
     VERDICT_RANK,
@@ -27,6 +29,8 @@ STATUS_OF = {
     Severity.INFO: Status.OK,
     Severity.OK: Status.OK,
 }
+READERS = {**MAIN_READERS, **HA_READERS}
+"""Evidence ID -> reader."""
 CONFINED = 0.9
 """A cause shared by this share of the affected pods or nodes is 'confined' to it."""
 
@@ -269,8 +273,16 @@ def axis(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
 
 
 def ha(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
-    """Not observable from outside: always unknown, and says so."""
-    return Verdict.UNKNOWN, ev[0].detail + ": a standby's informer sync cannot be seen here"
+    """What of fail-over is observable; the standbys' readiness never is."""
+    v = default_verdict(ev)
+    hidden = "a standby's informer sync cannot be seen from outside"
+    if v is Verdict.SUSPECT:
+        return v, _suspects(ev)
+    if v is Verdict.UNKNOWN:
+        return v, _plain(v, ev) + f"; and {hidden}"
+    warns = "; ".join(f"{e.title}: {e.detail}" for e in ev if e.status is Status.WARN)
+    seen = warns or "a leader for each elected component, spare apiservers and etcd members"
+    return v, f"{seen}; {hidden}"
 
 
 CORRELATE: dict[str, Correlate] = {

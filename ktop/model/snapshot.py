@@ -14,6 +14,7 @@ from enum import StrEnum
 from ktop.model.events import Area, PodWait, SelfCost
 from ktop.model.history import EMPTY_HISTORY, HistoryView
 from ktop.model.leaders import LeaderStatus
+from ktop.model.list_sizes import ListSize
 from ktop.model.values import Val, ratio, sum_vals
 
 NOT_EXPOSED = Val(None, "not exposed")
@@ -133,6 +134,10 @@ class ApiserversSnapshot:
     """Why there are no instances (empty when at least one was seen)."""
     identities: int | None = None
     """apiserver identity Leases in kube-system (None when not read)."""
+    list_sizes: tuple[ListSize, ...] = ()
+    """Estimated full-LIST size per resource, largest first (``ktop/model/list_sizes.py``)."""
+    list_sizes_reason: str = ""
+    """Why there are none, or which resources the apiserver could not estimate."""
 
 
 # --------------------------------------------------------------------------

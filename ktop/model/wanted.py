@@ -36,6 +36,8 @@ APISERVER_FAMILIES: Mapping[str, KeptLabels] = {
     "apiserver_request_total": ("verb", "code"),
     "apiserver_current_inflight_requests": ("request_kind",),
     "apiserver_longrunning_requests": ("verb",),
+    "apiserver_resource_size_estimate_bytes": ("group", "resource"),
+    "apiserver_resource_objects": ("group", "resource"),
     "apiserver_request_terminations_total": ("code",),
     "apiserver_request_duration_seconds": ("verb",),
     "process_cpu_seconds_total": (),

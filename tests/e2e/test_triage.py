@@ -122,6 +122,14 @@ def test_healthy_lab_reports_no_suspect_path(lab: Lab, kubeconfig: Path) -> None
     assert doc["source"]["kind"] == "live"
     assert doc["signals"]["nodes"]["total"] > 0 and doc["signals"]["nodes"]["not_ready"] == 0
     assert len(doc["signals"]["etcd"]) == len(lab.info["etcd"])
+    # full-LIST sizes as the apiserver estimates them (the lab runs 1.35), largest first
+    sizes = [c for c in doc["capacity"] if c["id"].startswith("full_list_bytes.")]
+    assert sizes and all("apiserver_resource_size_estimate_bytes" in c["detail"] for c in sizes)
+    values = [c["value"] for c in sizes]
+    assert values == sorted(values, reverse=True) and values[0] > 0
+    nodes = [c for c in sizes if c["id"] == "full_list_bytes.nodes"]
+    if nodes:  # among the ten largest: its object count is the nodes listed
+        assert f"of {doc['signals']['nodes']['total']} objects" in nodes[0]["detail"]
 
 
 def _kubectl_bundle(lab: Lab, kubeconfig: Path, root: Path) -> None:

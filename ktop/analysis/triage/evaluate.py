@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from ktop.analysis.findings import Severity
 from ktop.analysis.triage.baseline import NO_BASELINE, BaselineSource
+from ktop.analysis.triage.capacity import capacity, given_sizes
 from ktop.analysis.triage.evidence import READERS as MAIN_READERS
 from ktop.analysis.triage.evidence import Context
 from ktop.analysis.triage.evidence_ha import HA_READERS
@@ -19,7 +20,6 @@ from ktop.analysis.triage.types import (
     TriageReport,
     Verdict,
 )
-from ktop.model.events import PodWait
 from ktop.model.snapshot import ClusterSnapshot, ZoneState
 
 STATUS_OF = {
@@ -315,73 +315,6 @@ def _sort_key(p: PathResult) -> tuple[int, int, str]:
     return (VERDICT_RANK[p.verdict], -bad, p.id)
 
 
-def capacity(s: ClusterSnapshot) -> tuple[Capacity, ...]:
-    """The seeds' capacity arithmetic, where its inputs exist."""
-    out = []
-    n = s.nodes
-    hb = n.heartbeat_writes_per_s
-    out.append(
-        Capacity(
-            "heartbeat_writes_per_s",
-            "Heartbeat writes per second",
-            hb.value,
-            "/s",
-            f"{n.total} nodes / Lease renew interval" if hb.known else hb.reason,
-        )
-    )
-    sc = s.scheduler
-    waiting = sum(
-        k
-        for w, k in sc.pending_by_wait.items()
-        if w not in (PodWait.BOUND_NOT_STARTED, PodWait.GATED)
-    )
-    rate = sc.attempts_per_s.get("scheduled")
-    if not sc.pods_known:
-        floor = Capacity("recovery_floor_s", "Recovery floor", None, "s", sc.pods_reason)
-    elif rate is None or rate.value is None:
-        reason = rate.reason if rate is not None else "scheduling rate not exposed"
-        floor = Capacity("recovery_floor_s", "Recovery floor", None, "s", reason)
-    elif rate.value <= 0:
-        floor = Capacity(
-            "recovery_floor_s", "Recovery floor", None, "s", "no pod was scheduled in the window"
-        )
-    else:
-        floor = Capacity(
-            "recovery_floor_s",
-            "Recovery floor",
-            waiting / rate.value,
-            "s",
-            f"{waiting} pods waiting / {rate.value:.2f} pods/s scheduled",
-        )
-    out.append(floor)
-    if n.nodes_known and n.zones and n.total:
-        # the loss that hurts most: the zone with the most Ready nodes
-        largest = max(n.zones, key=lambda z: z.ready)
-        f = largest.ready / n.ready if n.ready else 1.0
-        left = n.ready - largest.ready
-        out.append(
-            Capacity(
-                "capacity_after_zone_loss",
-                "Ready nodes left after losing the largest zone",
-                float(left),
-                "count",
-                f"losing {largest.zone or '(no zone)'} (f = {f:.2f}) leaves {left} of {n.ready} "
-                f"Ready nodes: demand must stay below C x {1 - f:.2f}",
-            )
-        )
-    else:
-        out.append(
-            Capacity(
-                "capacity_after_zone_loss",
-                "Ready nodes left after losing the largest zone",
-                None,
-                "count",
-                n.nodes_reason or "nodes not listed",
-            )
-        )
-    return tuple(out)
-
-
 def triage(
     snap: ClusterSnapshot,
     baseline: BaselineSource | None = None,
@@ -391,4 +324,11 @@ def triage(
     used = NO_BASELINE if baseline is None else baseline.describe()
     ctx = Context(snap, baseline)
     results = sorted((evaluate_path(p, ctx) for p in PATHS), key=_sort_key)
-    return TriageReport(tuple(results), capacity(snap) + extra_capacity, used)
+    # figures measured by the caller (a bundle's List files) win over the estimates
+    given = {c.id for c in extra_capacity}
+    estimated = tuple(
+        c
+        for c in capacity(snap)
+        if c.id not in given and not (c.id == "full_list_bytes" and given_sizes(given))
+    )
+    return TriageReport(tuple(results), estimated + extra_capacity, used)

@@ -86,6 +86,11 @@ async def test_evidence_without_a_pane_says_so() -> None:
         paths.move_cursor(row=paths.row_keys.index("HA"))
         await pilot.press("enter")
         await pilot.pause()
+        # the standbys' informer sync: the one HA reading no pane shows
+        assert screen.report is not None
+        ha = next(p for p in screen.report.paths if p.id == "HA")
+        row = next(i for i, e in enumerate(ha.evidence) if e.id == "ha.standby_sync")
+        screen.table("evidence").move_cursor(row=row)
         await pilot.press("enter")
         await pilot.pause()
         assert app.current_mode == "triage"

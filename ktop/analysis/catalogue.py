@@ -253,7 +253,7 @@ FLOW_DOMINANCE = Threshold(
     inclusive=True,
 )
 BASELINE_RATIO = Threshold(
-    "reading / the same reading in the baseline",
+    "reading / its median in the baseline",
     "x",
     "triage: thresholds relative to the cluster's own normal window (seeds); ktop starting point",
     warn=1.5,
@@ -279,8 +279,32 @@ HEARTBEAT_SHARE = Threshold(
     info=0.5,
     inclusive=True,
 )
+HA_INSTANCES = Threshold(
+    "apiserver instances running",
+    "count",
+    "triage HA readiness (003 §3.3): a single instance has no fail-over",
+    warn=2.0,
+    critical=1.0,
+    below=True,
+)
+HA_ETCD_MARGIN = Threshold(
+    "etcd members that may still fail before quorum is lost",
+    "count",
+    "etcd: N members keep quorum with N // 2 + 1 answering (000 §4.4, 003 §6)",
+    warn=1.0,
+    critical=0.0,
+    below=True,
+)
+HA_LEADERS = Threshold(
+    "instances of a leader-elected component that hold its Lease",
+    "count",
+    "client-go leader election: exactly one instance leads (leader_election_master_status)",
+    critical=1.0,
+    below=True,
+)
 BASELINE_MIN_AGE_S = 60.0
-"""A baseline younger than this (seconds before the snapshot) is not yet the cluster's normal."""
+"""History points younger than this (seconds before the snapshot) are not part of a
+baseline: the incident under investigation is recent, the cluster's normal is older."""
 STALE_AFTER = Threshold(
     "age of an area's stalest input",
     "s",

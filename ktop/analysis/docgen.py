@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ktop.analysis.catalogue import (
+    BASELINE_MIN_AGE_S,
     CATALOGUE,
     FLEET_CATALOGUE,
     FLEET_MIN_CELLS,
@@ -91,6 +92,15 @@ def triage_md() -> str:
         "`suspect`, `clear` or `unknown`, and never `clear` while a first-line piece of",
         "evidence is unknown. Thresholds marked *baseline* compare with the cluster's own",
         "normal; with no baseline yet the evidence is unknown and says so.",
+        "",
+        "The baseline of a signal is the median of its history's points older than "
+        f"{BASELINE_MIN_AGE_S:.0f} s",
+        "before the snapshot (`ktop/analysis/triage/baseline.py`). The report names the",
+        "history it came from: `Prometheus history, last N min` when `--prometheus` backfilled",
+        "the last hour at start (the live screen and `ktop triage --context` then have a",
+        "baseline from their first frame), `this run so far` when only ktop's own frames are",
+        "old enough, `recording` for `ktop triage --recording` and replays. A bundle holds",
+        "one moment: it has no baseline.",
         "",
         "`ktop triage` prints these verdicts, most severe first (see `docs/triage-json.md`).",
         "",

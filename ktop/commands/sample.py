@@ -4,26 +4,37 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import copy
 import sys
 import time
 from collections.abc import Sequence
 
+from ktop.analysis.triage.baseline import HistoryKind, baseline_source
 from ktop.commands.triage import MIN_MODEL_WINDOW_S, Sampled
 from ktop.model.cluster import ClusterModel, ModelConfig
-from ktop.model.events import Event, MetricsScraped, Target
+from ktop.model.events import (
+    FEED_PROMETHEUS,
+    FEED_PROMETHEUS_BACKFILL,
+    Event,
+    FeedFailed,
+    FeedSynced,
+    MetricsScraped,
+    Target,
+)
 
 SCRAPES_PER_WINDOW = 3
 """Scrape this many times per window, so that rates have two scrapes or more."""
 FIRST_ROUND = "every configured target scraped once; sampling continues"
 """Said on standard error once the first scrape of every configured target arrived."""
+BACKFILL_WAIT = "waiting for the Prometheus history backfill (the baseline)"
 
 
 async def _sample(args: argparse.Namespace, window_s: float) -> Sampled:
     from ktop.cli import _live_opts
     from ktop.sources.kubeconfig import KubeconfigError
     from ktop.sources.live.client import ConnectError, connect, probe
-    from ktop.sources.live.source import LiveSource
+    from ktop.sources.live.source import BACKFILL_TIMEOUT_S, LiveSource
 
     try:
         conn = await connect(args.kubeconfig, args.context)
@@ -43,12 +54,18 @@ async def _sample(args: argparse.Namespace, window_s: float) -> Sampled:
         + len(args.controller_manager_metrics)
     )
     said = False
+    backfill_done = asyncio.Event()
+    """The Prometheus backfill (the baseline's history) reported, or Prometheus failed."""
 
     def emit(events: Sequence[Event]) -> None:
         nonlocal said
         for e in events:
             if isinstance(e, MetricsScraped):
                 scrapes.setdefault(e.target, []).append(e.at)
+            elif (
+                isinstance(e, FeedSynced | FeedFailed) and e.feed == FEED_PROMETHEUS_BACKFILL
+            ) or (isinstance(e, FeedFailed) and e.feed == FEED_PROMETHEUS):
+                backfill_done.set()
         model.apply_all(events)
         if not said and len(scrapes) >= expected:
             said = True
@@ -59,6 +76,13 @@ async def _sample(args: argparse.Namespace, window_s: float) -> Sampled:
     started = time.monotonic()
     try:
         await asyncio.sleep(window_s)
+        if args.prometheus and not backfill_done.is_set():
+            # the last hour from Prometheus is the baseline: wait for it (bounded by the
+            # backfill's own limit) rather than report without one
+            print(f"ktop triage: {BACKFILL_WAIT}", file=sys.stderr, flush=True)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(BACKFILL_TIMEOUT_S):
+                    await backfill_done.wait()
     finally:
         task.cancel()
         try:
@@ -76,7 +100,11 @@ async def _sample(args: argparse.Namespace, window_s: float) -> Sampled:
         "context": conn.context,
         "window_s": round(time.monotonic() - started, 1),
     }
-    return Sampled(model.snapshot(), source_info, [], windows)
+    snap = model.snapshot()
+    # the history holds Prometheus' last hour when --prometheus backfilled it
+    return Sampled(
+        snap, source_info, [], windows, baseline=baseline_source(snap, HistoryKind.THIS_RUN)
+    )
 
 
 def sample_live(args: argparse.Namespace, context: str | None, window_s: float) -> Sampled:

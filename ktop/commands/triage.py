@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ktop import bounds
+from ktop.analysis.triage.baseline import BaselineSource, HistoryKind, baseline_source
 from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.report import to_json, to_markdown, to_text
-from ktop.analysis.triage.types import Baseline, Capacity
+from ktop.analysis.triage.types import Capacity
 from ktop.bounds import bounded_float
 from ktop.model.cluster import ClusterModel, ModelConfig
 from ktop.model.scrub import scrub
@@ -25,6 +26,8 @@ from ktop.model.snapshot import ClusterSnapshot
 EXIT_CLEAR, EXIT_SUSPECT, EXIT_ERROR = 0, 1, 2
 DEFAULT_WINDOW_S = 15.0
 MIN_MODEL_WINDOW_S = 300.0
+RECORDING_STEP_S = 10.0
+"""A recording is walked in steps this long, one history frame each, to build its baseline."""
 
 
 @dataclass(slots=True)
@@ -35,7 +38,8 @@ class Sampled:
     source: dict[str, Any]
     errors: list[str] = field(default_factory=list)
     windows: dict[str, float | None] = field(default_factory=dict)
-    baseline: Baseline | None = None
+    baseline: BaselineSource | None = None
+    """Where relative thresholds take the cluster's normal from (None: nowhere, a bundle)."""
     capacity: tuple[Capacity, ...] = ()
 
 
@@ -117,9 +121,8 @@ def from_bundle(directory: str, rack_label: str) -> Sampled:
 
 def from_recording(path: str, at: str | None) -> Sampled:
     """The model of a recording at ``at`` (default its end), rebuilt from its events with
-    today's rules; the baseline is the recording itself, a minute after it starts.
+    today's rules; the baseline is the recording's own history up to that moment.
     """
-    from ktop.analysis.catalogue import BASELINE_MIN_AGE_S
     from ktop.record.reader import Recording
     from ktop.sources.replay import parse_time
 
@@ -129,16 +132,19 @@ def from_recording(path: str, at: str | None) -> Sampled:
             raise ValueError(
                 f"--at {at}: the recording covers {rec.start:.0f} to {rec.end:.0f} (Unix seconds)"
             )
-        snap = rec.cursor(when).model.snapshot()
-        base_at = rec.start + BASELINE_MIN_AGE_S
-        baseline = None
-        if base_at <= when:
-            baseline = Baseline("recording", rec.cursor(base_at).model.snapshot())
+        cursor = rec.cursor(rec.start)
+        t = rec.start
+        while t < when:
+            cursor.advance(t)
+            cursor.model.snapshot()  # one history frame, as the app takes every refresh
+            t += RECORDING_STEP_S
+        cursor.advance(when)
+        snap = cursor.model.snapshot()
         errors = [f"gap {g.start:.0f}-{g.end:.0f}: {g.reason}" for g in rec.gaps]
         if rec.truncated:
             errors.append("the file was cut: it ends at its last complete chunk")
         source = {"kind": "recording", "path": path, "at": when, "recorded": rec.describe()}
-    return Sampled(snap, source, errors, baseline=baseline)
+    return Sampled(snap, source, errors, baseline=baseline_source(snap, HistoryKind.RECORDING))
 
 
 def render(sampled: Sampled, output: str) -> tuple[str, int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import fields
 
+from ktop.model.list_sizes import build_list_sizes
 from ktop.model.series import TargetSeries
 from ktop.model.snapshot import ApiserverRow, ApiserversSnapshot
 from ktop.model.values import Val
@@ -73,9 +74,12 @@ def build_apiservers(
         last_ok, error = health.get(instance, (None, ""))
         rows.append(apiserver_row(instance, series.get(instance), last_ok, error))
     live = [r for r in rows if not r.error]
+    sizes, sizes_reason = build_list_sizes(series)
     return ApiserversSnapshot(
         instances=tuple(rows),
         request_skew=skew([r.requests_per_s for r in live]),
         watch_skew=skew([r.watches for r in live]),
         unknown_reason="" if rows else (unknown_reason or "no apiserver metrics source"),
+        list_sizes=sizes,
+        list_sizes_reason=sizes_reason,
     )

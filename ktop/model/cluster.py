@@ -22,6 +22,7 @@ from ktop.model.area_scheduler import PendingPods, build_scheduler
 from ktop.model.events import Area, Component, Target
 from ktop.model.exposition import skipped_count
 from ktop.model.history import DEFAULT_RETENTION_S, DEFAULT_STEP_S, History
+from ktop.model.leaders import ELECTED, build_leader
 from ktop.model.series import TargetSeries
 from ktop.model.signals import read_signals
 from ktop.model.snapshot import ClusterSnapshot, Freshness
@@ -379,6 +380,7 @@ class ClusterModel:
             window_s=self.config.window_s,
             seq=self._seq,
             self_cost=self.self_cost,
+            leaders=tuple(build_leader(c, *self._component(c)) for c in ELECTED),
         )
         self.history.record(self.now, read_signals(snap))
         return replace(snap, history=self.history.view())

@@ -59,6 +59,9 @@ class HistoryView:
     chunks: tuple[Chunk, ...] = ()
     step_s: float = DEFAULT_STEP_S
     retention_s: float = DEFAULT_RETENTION_S
+    backfilled: tuple[float, float] | None = None
+    """The span of the points added from elsewhere (:meth:`History.backfill`, e.g.
+    Prometheus), oldest and newest; None when every point was measured by ktop."""
 
     @property
     def first_at(self) -> float | None:
@@ -128,6 +131,8 @@ class History:
         self._sealed: list[Chunk] = []
         self._open = _Open()
         self._max_sealed = math.ceil(retention_s / step_s / CHUNK_FRAMES) + 1
+        self.backfilled: tuple[float, float] | None = None
+        """The span of the points :meth:`backfill` added (oldest, newest)."""
 
     @property
     def last_at(self) -> float | None:
@@ -181,7 +186,7 @@ class History:
             chunks.append(
                 Chunk(array("d", o.times), {k: array("f", v) for k, v in o.values.items()})
             )
-        return HistoryView(tuple(chunks), self.step_s, self.retention_s)
+        return HistoryView(tuple(chunks), self.step_s, self.retention_s, self.backfilled)
 
     def frames(self) -> list[tuple[float, dict[str, float]]]:
         """Every frame as ``(time, {key: value})``, oldest first (NaN left out)."""
@@ -206,6 +211,7 @@ class History:
                 first.setdefault(k, t)
         by_time: dict[float, dict[str, float]] = {t: row for t, row in frames}
         added = 0
+        span = self.backfilled
         for k, pts in series.items():
             cut = first.get(k, math.inf)
             for t, v in pts:
@@ -214,7 +220,9 @@ class History:
                     if k not in row:
                         row[k] = v
                         added += 1
+                        span = (t, t) if span is None else (min(span[0], t), max(span[1], t))
         if added:
+            self.backfilled = span
             self._rebuild(sorted(by_time.items()))
         return added
 
@@ -254,6 +262,7 @@ class History:
             "step_s": self.step_s,
             "times": times,
             "series": cols,
+            "backfilled": list(self.backfilled) if self.backfilled else None,
         }
 
     @classmethod
@@ -274,4 +283,7 @@ class History:
                     row[k] = float(v)
             frames.append((t, row))
         h._rebuild(frames)
+        span = state.get("backfilled")
+        if span:
+            h.backfilled = (float(span[0]), float(span[1]))
         return h

@@ -13,6 +13,8 @@ from enum import StrEnum
 
 from ktop.model.events import Area, PodWait, SelfCost
 from ktop.model.history import EMPTY_HISTORY, HistoryView
+from ktop.model.leaders import LeaderStatus
+from ktop.model.list_sizes import ListSize
 from ktop.model.values import Val, ratio, sum_vals
 
 NOT_EXPOSED = Val(None, "not exposed")
@@ -132,6 +134,10 @@ class ApiserversSnapshot:
     """Why there are no instances (empty when at least one was seen)."""
     identities: int | None = None
     """apiserver identity Leases in kube-system (None when not read)."""
+    list_sizes: tuple[ListSize, ...] = ()
+    """Estimated full-LIST size per resource, largest first (``ktop/model/list_sizes.py``)."""
+    list_sizes_reason: str = ""
+    """Why there are none, or which resources the apiserver could not estimate."""
 
 
 # --------------------------------------------------------------------------
@@ -431,6 +437,8 @@ class ClusterSnapshot:
     """ktop's own load on the cluster (live sources only)."""
     history: HistoryView = EMPTY_HISTORY
     """Every signal's recent past (``ktop/model/signals.py``), this snapshot included."""
+    leaders: tuple[LeaderStatus, ...] = ()
+    """Who leads the scheduler and the controller-manager (``ktop/model/leaders.py``)."""
 
     def area_freshness(self, area: Area) -> tuple[Freshness, ...]:
         """The inputs that feed one area."""

@@ -36,6 +36,8 @@ APISERVER_FAMILIES: Mapping[str, KeptLabels] = {
     "apiserver_request_total": ("verb", "code"),
     "apiserver_current_inflight_requests": ("request_kind",),
     "apiserver_longrunning_requests": ("verb",),
+    "apiserver_resource_size_estimate_bytes": ("group", "resource"),
+    "apiserver_resource_objects": ("group", "resource"),
     "apiserver_request_terminations_total": ("code",),
     "apiserver_request_duration_seconds": ("verb",),
     "process_cpu_seconds_total": (),
@@ -74,6 +76,7 @@ SCHEDULER_FAMILIES: Mapping[str, KeptLabels] = {
     "scheduler_schedule_attempts_total": ("result",),
     "scheduler_unschedulable_pods": ("plugin",),
     "scheduler_scheduling_attempt_duration_seconds": ("result",),
+    "leader_election_master_status": ("name",),
     "process_start_time_seconds": (),
 }
 
@@ -82,6 +85,7 @@ CONTROLLER_MANAGER_FAMILIES: Mapping[str, KeptLabels] = {
     "node_collector_zone_size": ("zone",),
     "node_collector_unhealthy_nodes_in_zone": ("zone",),
     "node_collector_evictions_total": ("zone",),
+    "leader_election_master_status": ("name",),
     "process_start_time_seconds": (),
 }
 

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ import yaml
 from ktop.commands.sample import FIRST_ROUND
 from ktop.lab import Lab, inject, recover, resolve_target
 from ktop.lab.binaries import find_binaries
+from ktop.lab.util import http_json
+from tests.e2e.helpers import poll
 from tests.e2e.live import account
 
 SCRAPE_GAP_S = 5
@@ -119,6 +122,14 @@ def test_healthy_lab_reports_no_suspect_path(lab: Lab, kubeconfig: Path) -> None
     assert doc["source"]["kind"] == "live"
     assert doc["signals"]["nodes"]["total"] > 0 and doc["signals"]["nodes"]["not_ready"] == 0
     assert len(doc["signals"]["etcd"]) == len(lab.info["etcd"])
+    # full-LIST sizes as the apiserver estimates them (the lab runs 1.35), largest first
+    sizes = [c for c in doc["capacity"] if c["id"].startswith("full_list_bytes.")]
+    assert sizes and all("apiserver_resource_size_estimate_bytes" in c["detail"] for c in sizes)
+    values = [c["value"] for c in sizes]
+    assert values == sorted(values, reverse=True) and values[0] > 0
+    nodes = [c for c in sizes if c["id"] == "full_list_bytes.nodes"]
+    if nodes:  # among the ten largest: its object count is the nodes listed
+        assert f"of {doc['signals']['nodes']['total']} objects" in nodes[0]["detail"]
 
 
 def _kubectl_bundle(lab: Lab, kubeconfig: Path, root: Path) -> None:
@@ -272,3 +283,49 @@ def test_zone_outage_makes_p4_suspect_and_names_the_zone(lab: Lab, kubeconfig: P
         assert "zone zone-a" in p4["conclusion"], p4["conclusion"]
     finally:
         _recover(lab, "zone-outage", zone="zone-a")
+
+
+def _prom_query(url: str, query: str, at: float) -> dict[str, float]:
+    qs = urllib.parse.urlencode({"query": query, "time": f"{at:.3f}"})
+    data: dict[str, Any] = http_json(f"{url}/api/v1/query?{qs}")
+    assert data.get("status") == "success", data
+    return {r["metric"].get("instance", ""): float(r["value"][1]) for r in data["data"]["result"]}
+
+
+def test_prometheus_history_is_the_baseline_of_a_short_sample(lab: Lab, kubeconfig: Path) -> None:
+    """With --prometheus a 12 s sample already compares with the cluster's normal: the
+    backfilled last hour (15 s steps), whose median Prometheus computes itself."""
+    prom = str(lab.info["prometheus_url"])
+    rate = 'sum by (instance) (rate(process_cpu_seconds_total{job="apiserver"}[300s]))'
+    # more than ten 15 s steps older than a minute: Prometheus must hold 4 minutes
+    poll(
+        lambda: min(_prom_query(prom, "count_over_time(up{job='apiserver'}[4m])", time.time())
+                    .values(), default=0) >= 230 or None,
+        timeout_s=400, what="4 minutes of apiserver scrapes in Prometheus",
+    )  # fmt: skip
+    started = time.time()
+    cmd = _ktop(
+        "--kubeconfig", str(kubeconfig), "triage", "--context", _context(kubeconfig),
+        "--window", "12", "--output", "json", "--prometheus", prom, *_components(lab),
+    )  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode in (0, 1), done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["baseline"].startswith("Prometheus history, last "), doc["baseline"]
+    cpu = next(p for p in doc["paths"] if p["id"] == "API-CPU")
+    ev = next(e for e in cpu["evidence"] if e["id"] == "api.cpu_vs_baseline")
+    assert ev["status"] != "unknown", ev
+    assert "Prometheus history" in ev["detail"]
+    # The median ktop used (the reading / the ratio) against Prometheus' own median of the
+    # same rate over the hour up to a minute before the snapshot. The snapshot falls
+    # between the start and the end of the run, and Prometheus' subquery steps fall a few
+    # seconds off the backfill's: its medians at both ends bracket ktop's.
+    finished = time.time()
+    inst = ev["detail"].split(": ", 1)[0]
+    now = {r["instance"]: r["cpu_cores"] for r in doc["signals"]["apiservers"]}
+    used = now[inst] / ev["value"]
+    ends = [
+        _prom_query(prom, f"quantile_over_time(0.5, ({rate})[3540s:15s])", t - 60)[inst]
+        for t in (started, finished)
+    ]
+    assert min(ends) * 0.75 <= used <= max(ends) * 1.25, (ev, ends, now)

@@ -86,6 +86,11 @@ async def test_evidence_without_a_pane_says_so() -> None:
         paths.move_cursor(row=paths.row_keys.index("HA"))
         await pilot.press("enter")
         await pilot.pause()
+        # the standbys' informer sync: the one HA reading no pane shows
+        assert screen.report is not None
+        ha = next(p for p in screen.report.paths if p.id == "HA")
+        row = next(i for i, e in enumerate(ha.evidence) if e.id == "ha.standby_sync")
+        screen.table("evidence").move_cursor(row=row)
         await pilot.press("enter")
         await pilot.pause()
         assert app.current_mode == "triage"
@@ -95,9 +100,10 @@ async def test_evidence_without_a_pane_says_so() -> None:
 async def test_baseline_is_this_run_so_far() -> None:
     from dataclasses import replace
 
+    from ktop.model.history import History
     from ktop.model.values import Val
     from tests.functional.factories import StaticHub
-    from tests.unit.snapshots import with_api
+    from tests.unit.snapshots import AT, with_api
 
     first = with_api(cpu_cores=Val.of(1.0))
     hub = StaticHub(first)
@@ -107,14 +113,17 @@ async def test_baseline_is_this_run_so_far() -> None:
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, TriageScreen)
-        # a baseline as young as the snapshot itself says nothing: no baseline yet
+        # a snapshot without history says nothing of the cluster's normal: no baseline yet
         assert "baseline: no baseline yet: this run so far covers 0 s" in screen.headline_text
         assert screen.table("paths").cell_text("API-CPU", "verdict") == "? unknown"
-        # two minutes on, the first apiserver's CPU has tripled against that baseline: suspect
+        # two minutes of this run at 1 core (one frame a second); now 3 cores: suspect
+        h = History()
+        for i in range(120):
+            h.record(AT + i, {"api.cpu_cores|apiserver-0": 1.0})
         later = with_api(cpu_cores=Val.of(3.0))
-        hub.set(replace(later, seq=2, at=later.at + 120))
+        hub.set(replace(later, seq=2, at=AT + 120, history=h.view()))
         app.pump()
         await pilot.pause()
         assert screen.table("paths").cell_text("API-CPU", "verdict") == "✖ suspect"
         assert "3.00x" in screen.table("paths").cell_text("API-CPU", "conclusion")
-        assert "this run so far (snapshot 120 s before this one)" in screen.headline_text
+        assert "baseline: this run so far (median of" in screen.headline_text

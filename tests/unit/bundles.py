@@ -136,13 +136,39 @@ def apiserver_text(
     queued: int,
     wait: Sequence[tuple[str, float]],
     start: float,
+    writes: float | None = None,
+    cpu_s: float | None = None,
+    watches: int | None = None,
 ) -> str:
+    """An apiserver's /metrics: ``requests`` GETs, ``rejected`` 429s (and APF rejections),
+    and, when given, ``writes`` PATCHes and ``cpu_s`` CPU seconds (counters) and
+    ``watches`` registered watches; one APF level.
+    """
     pl = 'flow_schema="noisy",priority_level="workload-low"'
     rej = "apiserver_flowcontrol_rejected_requests_total"
+    extra = []
+    if writes is not None:
+        extra.append(
+            f'apiserver_request_total{{code="200",verb="PATCH",resource="leases"}} {writes:g}'
+        )
+    if watches is not None:
+        watch_lines = [
+            "# TYPE apiserver_longrunning_requests gauge",
+            f'apiserver_longrunning_requests{{verb="WATCH",resource="pods",scope="cluster"}} '
+            f"{watches}",
+        ]
+    else:
+        watch_lines = []
+    cpu = (
+        []
+        if cpu_s is None
+        else ["# TYPE process_cpu_seconds_total counter", f"process_cpu_seconds_total {cpu_s:g}"]
+    )
     return "\n".join(
         [
             "# TYPE apiserver_request_total counter",
             f'apiserver_request_total{{code="200",verb="GET",resource="pods"}} {requests:g}',
+            *extra,
             f'apiserver_request_total{{code="429",verb="LIST",resource="pods"}} {rejected:g}',
             f"# TYPE {rej} counter",
             f'{rej}{{{pl},reason="queue-full"}} {rejected:g}',
@@ -160,9 +186,66 @@ def apiserver_text(
             f"process_start_time_seconds {start:g}",
             "# TYPE process_resident_memory_bytes gauge",
             "process_resident_memory_bytes 1.073741824e+09",
+            *cpu,
+            *watch_lines,
             "",
         ]
     )
+
+
+def pod(
+    name: str,
+    *,
+    node: str = "",
+    unschedulable: str = "",
+    namespace: str = "shop",
+    created: float = T0 - 600,
+) -> dict[str, Any]:
+    """A Pending pod as kubectl prints it: bound to ``node``, or refused by the scheduler
+    with the message ``unschedulable``, or (neither) not yet tried."""
+    conditions = []
+    if unschedulable:
+        conditions.append(
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "message": unschedulable,
+                "lastTransitionTime": iso(created + 1),
+            }
+        )
+    elif node:
+        conditions.append(
+            {"type": "PodScheduled", "status": "True", "lastTransitionTime": iso(created + 1)}
+        )
+    spec: dict[str, Any] = {"containers": [{"name": "app", "image": "registry.example/app:1"}]}
+    if node:
+        spec["nodeName"] = node
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "creationTimestamp": iso(created)},
+        "spec": spec,
+        "status": {"phase": "Pending", "conditions": conditions},
+    }
+
+
+def warning(
+    pod_name: str, reason: str, message: str, at: float, *, namespace: str = "shop"
+) -> dict[str, Any]:
+    """A Warning Event about a pod, as ``kubectl get events -A -o json`` prints it."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "type": "Warning",
+        "metadata": {"name": f"{pod_name}.{reason.lower()}", "namespace": namespace},
+        "involvedObject": {"kind": "Pod", "namespace": namespace, "name": pod_name},
+        "reason": reason,
+        "message": message,
+        "count": 3,
+        "firstTimestamp": iso(at - 120),
+        "lastTimestamp": iso(at),
+    }
 
 
 def real_bundle(root: Path) -> Path:

@@ -147,3 +147,13 @@ def test_every_signal_read_from_a_snapshot_is_declared() -> None:
     declared = {s.metric for s in SIGNALS}
     assert {split_key(k)[0] for k in got} <= declared
     assert all(math.isfinite(v) for v in got.values())
+
+
+def test_backfill_records_the_span_it_added_and_the_state_keeps_it() -> None:
+    h = History(retention_s=3600, step_s=1)
+    h.record(1000.0, {"a|": 1.0})
+    assert h.view().backfilled is None
+    # 980 and 990 are older than the first own point: added; 1000 and 1010 are not
+    h.backfill({"a|": [(980.0, 5.0), (990.0, 6.0), (1000.0, 7.0), (1010.0, 8.0)]})
+    assert h.view().backfilled == (980.0, 990.0)
+    assert History.from_state(h.to_state()).view().backfilled == (980.0, 990.0)

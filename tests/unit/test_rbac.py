@@ -63,3 +63,31 @@ def test_no_write_verbs() -> None:
     verbs = {v for n in ("ktop-reader", "ktop-components") for r in _role(n)["rules"]
              for v in r["verbs"]}  # fmt: skip
     assert verbs <= {"get", "list", "watch"}
+
+
+def test_bundle_capture_lists_are_declared_reads() -> None:
+    from ktop.sources.bundle.capture import API_PATHS
+    from ktop.sources.bundle.layout import API_RESOURCES
+    from ktop.sources.live.reads import needed
+
+    # every api/<resource>.json of the layout, as kubectl get <resource> -A lists it
+    expected = {
+        "nodes": ("v1", "/api/v1/nodes"),
+        "pods": ("v1", "/api/v1/pods"),
+        "events": ("v1", "/api/v1/events"),
+        "leases": ("coordination.k8s.io/v1", "/apis/coordination.k8s.io/v1/leases"),
+        "flowschemas": (
+            "flowcontrol.apiserver.k8s.io/v1",
+            "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas",
+        ),
+        "prioritylevelconfigurations": (
+            "flowcontrol.apiserver.k8s.io/v1",
+            "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations",
+        ),
+        "endpointslices": ("discovery.k8s.io/v1", "/apis/discovery.k8s.io/v1/endpointslices"),
+        "resourcequotas": ("v1", "/api/v1/resourcequotas"),
+    }
+    assert expected == API_PATHS
+    assert tuple(API_PATHS) == API_RESOURCES
+    for _, path in API_PATHS.values():
+        assert needed(path, "list"), path

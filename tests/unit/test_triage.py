@@ -10,14 +10,15 @@ from dataclasses import replace
 
 import pytest
 
+from ktop.analysis.triage.baseline import BaselineSource
 from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.paths import BY_ID, PATHS
-from ktop.analysis.triage.types import Baseline, PathResult, Status, TriageReport, Verdict
+from ktop.analysis.triage.types import PathResult, Status, TriageReport, Verdict
 from ktop.model.events import PodWait
 from ktop.model.snapshot import ClusterSnapshot, ReasonCount, StartFailure, ZoneState
 from ktop.model.values import Val
 from tests.functional.factories import apf_row
-from tests.unit.snapshots import healthy, with_apf, with_api, with_etcd, with_nodes, with_sched
+from tests.unit.snapshots import healthy, with_apf, with_etcd, with_nodes, with_sched
 
 SUSPECT, CLEAR, UNKNOWN = Verdict.SUSPECT, Verdict.CLEAR, Verdict.UNKNOWN
 
@@ -26,7 +27,7 @@ def path(report: TriageReport, pid: str) -> PathResult:
     return next(p for p in report.paths if p.id == pid)
 
 
-def verdict(snap: ClusterSnapshot, pid: str, baseline: Baseline | None = None) -> Verdict:
+def verdict(snap: ClusterSnapshot, pid: str, baseline: BaselineSource | None = None) -> Verdict:
     return path(triage(snap, baseline), pid).verdict
 
 
@@ -182,25 +183,6 @@ def test_relist_needs_trigger_and_effect() -> None:
     assert verdict(both, "API-RELIST") is SUSPECT
     assert verdict(with_etcd(leader_changes=Val.of(1)), "API-RELIST") is CLEAR
     assert verdict(with_apf(wait_p99_s=Val.of(2.0)), "API-RELIST") is CLEAR
-
-
-def test_cpu_against_baseline() -> None:
-    base = Baseline("this run so far", with_api(cpu_cores=Val.of(1.0)))
-
-    def later(cpu: float) -> ClusterSnapshot:
-        s = with_api(cpu_cores=Val.of(cpu))
-        return replace(s, at=s.at + 60)
-
-    p = path(triage(later(2.5), base), "API-CPU")
-    assert p.verdict is SUSPECT
-    assert {e.id: e.value for e in p.evidence}["api.cpu_vs_baseline"] == 2.5
-    assert verdict(later(1.2), "API-CPU", base) is CLEAR
-    assert triage(later(2.5), base).baseline == "this run so far (snapshot 60 s before this one)"
-    # 59 s is not yet a baseline
-    young = replace(later(2.5), at=base.snapshot.at + 59)
-    r = triage(young, base)
-    assert path(r, "API-CPU").verdict is UNKNOWN
-    assert r.baseline == "no baseline yet: this run so far covers 59 s"
 
 
 def test_axis_node_bound_under_pressure() -> None:

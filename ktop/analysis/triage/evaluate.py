@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ktop.analysis.catalogue import BASELINE_MIN_AGE_S
 from ktop.analysis.findings import Severity
-from ktop.analysis.triage.evidence import NO_BASELINE, READERS, Context
+from ktop.analysis.triage.baseline import NO_BASELINE, BaselineSource
+from ktop.analysis.triage.capacity import capacity, given_sizes
+from ktop.analysis.triage.evidence import READERS as MAIN_READERS
+from ktop.analysis.triage.evidence import Context
+from ktop.analysis.triage.evidence_ha import HA_READERS
 from ktop.analysis.triage.paths import PATHS, PathSpec
 from ktop.analysis.triage.types import (
     VERDICT_RANK,
-    Baseline,
     Capacity,
     Evidence,
     PathResult,
@@ -18,7 +20,6 @@ from ktop.analysis.triage.types import (
     TriageReport,
     Verdict,
 )
-from ktop.model.events import PodWait
 from ktop.model.snapshot import ClusterSnapshot, ZoneState
 
 STATUS_OF = {
@@ -28,6 +29,8 @@ STATUS_OF = {
     Severity.INFO: Status.OK,
     Severity.OK: Status.OK,
 }
+READERS = {**MAIN_READERS, **HA_READERS}
+"""Evidence ID -> reader."""
 CONFINED = 0.9
 """A cause shared by this share of the affected pods or nodes is 'confined' to it."""
 
@@ -270,8 +273,16 @@ def axis(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
 
 
 def ha(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
-    """Not observable from outside: always unknown, and says so."""
-    return Verdict.UNKNOWN, ev[0].detail + ": a standby's informer sync cannot be seen here"
+    """What of fail-over is observable; the standbys' readiness never is."""
+    v = default_verdict(ev)
+    hidden = "a standby's informer sync cannot be seen from outside"
+    if v is Verdict.SUSPECT:
+        return v, _suspects(ev)
+    if v is Verdict.UNKNOWN:
+        return v, _plain(v, ev) + f"; and {hidden}"
+    warns = "; ".join(f"{e.title}: {e.detail}" for e in ev if e.status is Status.WARN)
+    seen = warns or "a leader for each elected component, spare apiservers and etcd members"
+    return v, f"{seen}; {hidden}"
 
 
 CORRELATE: dict[str, Correlate] = {
@@ -304,87 +315,20 @@ def _sort_key(p: PathResult) -> tuple[int, int, str]:
     return (VERDICT_RANK[p.verdict], -bad, p.id)
 
 
-def capacity(s: ClusterSnapshot) -> tuple[Capacity, ...]:
-    """The seeds' capacity arithmetic, where its inputs exist."""
-    out = []
-    n = s.nodes
-    hb = n.heartbeat_writes_per_s
-    out.append(
-        Capacity(
-            "heartbeat_writes_per_s",
-            "Heartbeat writes per second",
-            hb.value,
-            "/s",
-            f"{n.total} nodes / Lease renew interval" if hb.known else hb.reason,
-        )
-    )
-    sc = s.scheduler
-    waiting = sum(
-        k
-        for w, k in sc.pending_by_wait.items()
-        if w not in (PodWait.BOUND_NOT_STARTED, PodWait.GATED)
-    )
-    rate = sc.attempts_per_s.get("scheduled")
-    if not sc.pods_known:
-        floor = Capacity("recovery_floor_s", "Recovery floor", None, "s", sc.pods_reason)
-    elif rate is None or rate.value is None:
-        reason = rate.reason if rate is not None else "scheduling rate not exposed"
-        floor = Capacity("recovery_floor_s", "Recovery floor", None, "s", reason)
-    elif rate.value <= 0:
-        floor = Capacity(
-            "recovery_floor_s", "Recovery floor", None, "s", "no pod was scheduled in the window"
-        )
-    else:
-        floor = Capacity(
-            "recovery_floor_s",
-            "Recovery floor",
-            waiting / rate.value,
-            "s",
-            f"{waiting} pods waiting / {rate.value:.2f} pods/s scheduled",
-        )
-    out.append(floor)
-    if n.nodes_known and n.zones and n.total:
-        # the loss that hurts most: the zone with the most Ready nodes
-        largest = max(n.zones, key=lambda z: z.ready)
-        f = largest.ready / n.ready if n.ready else 1.0
-        left = n.ready - largest.ready
-        out.append(
-            Capacity(
-                "capacity_after_zone_loss",
-                "Ready nodes left after losing the largest zone",
-                float(left),
-                "count",
-                f"losing {largest.zone or '(no zone)'} (f = {f:.2f}) leaves {left} of {n.ready} "
-                f"Ready nodes: demand must stay below C x {1 - f:.2f}",
-            )
-        )
-    else:
-        out.append(
-            Capacity(
-                "capacity_after_zone_loss",
-                "Ready nodes left after losing the largest zone",
-                None,
-                "count",
-                n.nodes_reason or "nodes not listed",
-            )
-        )
-    return tuple(out)
-
-
 def triage(
     snap: ClusterSnapshot,
-    baseline: Baseline | None = None,
+    baseline: BaselineSource | None = None,
     extra_capacity: tuple[Capacity, ...] = (),
 ) -> TriageReport:
     """Every path's verdict, most severe first; capacity arithmetic; the baseline used."""
-    used = NO_BASELINE
-    if baseline is not None:
-        age = snap.at - baseline.snapshot.at
-        if age < BASELINE_MIN_AGE_S:
-            used = f"no baseline yet: {baseline.kind} covers {max(age, 0.0):.0f} s"
-            baseline = None
-        else:
-            used = f"{baseline.kind} (snapshot {age:.0f} s before this one)"
-    ctx = Context(snap, baseline.snapshot if baseline is not None else None)
+    used = NO_BASELINE if baseline is None else baseline.describe()
+    ctx = Context(snap, baseline)
     results = sorted((evaluate_path(p, ctx) for p in PATHS), key=_sort_key)
-    return TriageReport(tuple(results), capacity(snap) + extra_capacity, used)
+    # figures measured by the caller (a bundle's List files) win over the estimates
+    given = {c.id for c in extra_capacity}
+    estimated = tuple(
+        c
+        for c in capacity(snap)
+        if c.id not in given and not (c.id == "full_list_bytes" and given_sizes(given))
+    )
+    return TriageReport(tuple(results), estimated + extra_capacity, used)

@@ -11,13 +11,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ktop.analysis.findings import Severity
+from ktop.analysis.triage.baseline import NO_BASELINE, BaselineSource
 from ktop.analysis.triage.paths import EvidenceSpec
 from ktop.model.events import FEED_EVENTS, FEED_LEASES, FEED_QUOTAS, PodWait
+from ktop.model.signals import key as signal_key
 from ktop.model.snapshot import ApiserverRow, ClusterSnapshot, EtcdMemberRow, ZoneState
 from ktop.model.values import Val
 
 NOT_COLLECTED = "not collected by ktop"
-NO_BASELINE = "no baseline yet (needs a longer run, a recording or Prometheus history)"
 PLAIN_RESOURCES = ("Insufficient cpu", "Insufficient memory", "Too many pods")
 
 
@@ -35,7 +36,7 @@ class Context:
     """What the readers read: the snapshot and, when there is one, its baseline."""
 
     snap: ClusterSnapshot
-    baseline: ClusterSnapshot | None = None
+    baseline: BaselineSource | None = None
 
 
 Reader = Callable[[Context, EvidenceSpec], Reading]
@@ -182,46 +183,89 @@ def api_write(ctx: Context, spec: EvidenceSpec) -> Reading:
     )
 
 
-def _vs_baseline(
-    ctx: Context, spec: EvidenceSpec, field: Callable[[ApiserverRow], Val], what: str
-) -> Reading:
-    if (u := _api_unknown(ctx)) is not None:
-        return u
+def _baseline_unknown(ctx: Context) -> Reading | None:
     if ctx.baseline is None:
         return unknown(NO_BASELINE)
-    base = {r.instance: field(r) for r in ctx.baseline.apiservers.instances if not r.error}
-    rows: list[tuple[str, Val]] = []
+    if not ctx.baseline.ready:
+        return unknown(ctx.baseline.describe())
+    return None
+
+
+def _vs_baseline(
+    ctx: Context,
+    spec: EvidenceSpec,
+    field: Callable[[ApiserverRow], Val],
+    metric: str,
+    what: str,
+    fmt: Callable[[float], str],
+) -> Reading:
+    """The worst instance's reading / its signal's baseline median."""
+    if (u := _api_unknown(ctx)) is not None:
+        return u
+    if (u := _baseline_unknown(ctx)) is not None:
+        return u
+    assert ctx.baseline is not None
+    rows: list[tuple[float, str]] = []
     for r in _api_rows(ctx):
-        b, now = base.get(r.instance), field(r)
-        if b is not None and b.value and now.value is not None:
-            rows.append((r.instance, Val.of(now.value / b.value)))
+        now, base = field(r), ctx.baseline.of(signal_key(metric, r.instance))
+        if base is not None and base.median > 0 and now.value is not None:
+            ratio = now.value / base.median
+            detail = (
+                f"{r.instance}: {ratio:.2f}x ({fmt(now.value)} against a median of "
+                f"{fmt(base.median)} over {base.samples} points of {ctx.baseline.name})"
+            )
+            rows.append((ratio, detail))
     if not rows:
-        return unknown(f"no instance has {what} both now and in the baseline")
-    return _worst_reading(spec, rows, "instance", _times)
+        return unknown(ctx.baseline.lacks(what) + " for any instance answering now")
+    ratio, detail = max(rows)
+    return graded(spec, Val.of(ratio), detail)
+
+
+def _cores(x: float) -> str:
+    return f"{x:.2f} cores"
+
+
+def _mib(x: float) -> str:
+    return f"{x / 2**20:.0f} MiB"
 
 
 def api_cpu(ctx: Context, spec: EvidenceSpec) -> Reading:
     """Evidence ``api.cpu_vs_baseline``."""
-    return _vs_baseline(ctx, spec, lambda r: r.cpu_cores, "CPU")
+    return _vs_baseline(ctx, spec, lambda r: r.cpu_cores, "api.cpu_cores", "CPU", _cores)
 
 
 def api_memory(ctx: Context, spec: EvidenceSpec) -> Reading:
     """Evidence ``api.memory_vs_baseline``."""
-    return _vs_baseline(ctx, spec, lambda r: r.rss_bytes, "memory")
+    return _vs_baseline(ctx, spec, lambda r: r.rss_bytes, "api.rss_bytes", "memory", _mib)
 
 
 def api_requests(ctx: Context, spec: EvidenceSpec) -> Reading:
-    """Evidence ``api.requests_vs_baseline``."""
+    """Evidence ``api.requests_vs_baseline``: the summed rate / the sum of the medians,
+    over the instances that have both.
+    """
     if (u := _api_unknown(ctx)) is not None:
         return u
-    if ctx.baseline is None:
-        return unknown(NO_BASELINE)
-    now = [r.requests_per_s.value for r in _api_rows(ctx)]
-    then = [r.requests_per_s.value for r in ctx.baseline.apiservers.instances if not r.error]
-    if None in now or None in then or not then or not sum(x or 0 for x in then):
-        return unknown("request rates unknown now or in the baseline")
-    ratio = sum(x or 0 for x in now) / sum(x or 0 for x in then)
-    return graded(spec, Val.of(ratio), f"{ratio:.2f}x the baseline's request rate")
+    if (u := _baseline_unknown(ctx)) is not None:
+        return u
+    assert ctx.baseline is not None
+    now_sum = base_sum = 0.0
+    used = 0
+    for r in _api_rows(ctx):
+        base = ctx.baseline.of(signal_key("api.requests_per_s", r.instance))
+        if base is not None and r.requests_per_s.value is not None:
+            now_sum += r.requests_per_s.value
+            base_sum += base.median
+            used += 1
+    if not used:
+        return unknown(ctx.baseline.lacks("request rates") + " for any instance answering now")
+    if base_sum <= 0:
+        return unknown(f"the request rate's median in {ctx.baseline.name} is 0")
+    ratio = now_sum / base_sum
+    detail = (
+        f"{ratio:.2f}x: {now_sum:.1f}/s against medians summing to {base_sum:.1f}/s "
+        f"({used} instances, {ctx.baseline.name})"
+    )
+    return graded(spec, Val.of(ratio), detail)
 
 
 def api_skew(ctx: Context, spec: EvidenceSpec) -> Reading:

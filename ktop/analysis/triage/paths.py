@@ -104,7 +104,7 @@ API_CPU = EvidenceSpec(
     "api.cpu_vs_baseline",
     "apiserver CPU against its baseline",
     "process_cpu_seconds_total",
-    "rate per instance / the same in the baseline; the worst instance",
+    "rate per instance / its median in the baseline; the worst instance",
     "x",
     Area.APISERVERS,
     c.BASELINE_RATIO,
@@ -114,7 +114,7 @@ API_MEMORY = EvidenceSpec(
     "api.memory_vs_baseline",
     "apiserver memory against its baseline",
     "process_resident_memory_bytes",
-    "per instance / the same in the baseline; the worst instance",
+    "per instance / its median in the baseline; the worst instance",
     "x",
     Area.APISERVERS,
     c.BASELINE_RATIO,
@@ -124,7 +124,7 @@ API_REQUESTS = EvidenceSpec(
     "api.requests_vs_baseline",
     "apiserver request rate against its baseline",
     "apiserver_request_total",
-    "rate summed over instances / the same in the baseline",
+    "rate summed over instances / their medians in the baseline, summed",
     "x",
     Area.APISERVERS,
     c.BASELINE_RATIO,
@@ -367,13 +367,50 @@ DNS = EvidenceSpec(
     None,
     first_line=False,
 )
-HA_LEADERS = EvidenceSpec(
+HA_APISERVERS = EvidenceSpec(
+    "ha.apiservers",
+    "apiserver instances running",
+    "apiserver identity Leases in kube-system (apiserver-*), else the instances scraped",
+    "count of identities (or of instances answering)",
+    "count",
+    Area.APISERVERS,
+    c.HA_INSTANCES,
+)
+HA_ETCD = EvidenceSpec(
+    "ha.etcd_quorum",
+    "etcd members that may still fail",
+    "scrape of every etcd member, etcd_server_has_leader",
+    "members answering with a leader - (members // 2 + 1)",
+    "count",
+    Area.ETCD,
+    c.HA_ETCD_MARGIN,
+)
+HA_SCHEDULER = EvidenceSpec(
+    "ha.scheduler_leader",
+    "Scheduler instances holding the leader Lease",
+    'leader_election_master_status{name="kube-scheduler"} per scraped instance',
+    "instances reporting 1",
+    "count",
+    Area.SCHEDULER,
+    c.HA_LEADERS,
+)
+HA_CONTROLLER_MANAGER = EvidenceSpec(
+    "ha.controller_manager_leader",
+    "Controller-manager instances holding the leader Lease",
+    'leader_election_master_status{name="kube-controller-manager"} per scraped instance',
+    "instances reporting 1",
+    "count",
+    Area.NODES,
+    c.HA_LEADERS,
+)
+HA_STANDBY = EvidenceSpec(
     "ha.standby_sync",
     "Standby scheduler / controller-manager readiness",
-    "leader-election Leases and the standbys' informer sync",
+    "the standbys' informer sync, resourceVersion and queue",
     "not observable from outside the standby process; not collected by ktop",
     "",
     None,
+    first_line=False,
 )
 HEARTBEAT_SHARE = EvidenceSpec(
     "axis.heartbeat_share",
@@ -524,8 +561,11 @@ PATHS: tuple[PathSpec, ...] = (
         "HA",
         "HA readiness is not control-loop readiness",
         "a standby that holds the lease is not ready",
-        (HA_LEADERS,),
-        "unknown: a standby's informer sync cannot be observed from outside",
+        (HA_APISERVERS, HA_ETCD, ETCD_LEADER, HA_SCHEDULER, HA_CONTROLLER_MANAGER, HA_STANDBY),
+        "suspect when etcd has lost quorum or its leader, or no instance of the scheduler or "
+        "controller-manager leads; a single apiserver or an etcd without a spare member is a "
+        "warning. Whether a standby's informers have synced cannot be seen from outside: "
+        "a clear verdict covers only what is observable",
         "check the standby's informers and queue before relying on fail-over",
         "triage-paths HA readiness (003 §3.3)",
     ),

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ktop.model.events import Area
-from ktop.model.snapshot import ClusterSnapshot
 
 
 class Status(StrEnum):
@@ -82,15 +81,6 @@ class Capacity:
     unit: str
     detail: str
     """How it was computed, or why it is unknown."""
-
-
-@dataclass(frozen=True, slots=True)
-class Baseline:
-    """The cluster's own normal, to compare relative thresholds with."""
-
-    kind: str
-    """``this run so far``, ``recording`` or ``prometheus``."""
-    snapshot: ClusterSnapshot
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from ktop.sources.bundle.layout import (
     APF_DIR,
     APF_SUFFIX,
     API_DIR,
+    API_RESOURCES,
     METRICS_DIR,
     METRICS_SUFFIX,
 )
@@ -31,26 +32,11 @@ from ktop.sources.live.client import Connection
 from ktop.sources.live.components import http_fetcher
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.discovery import apiserver_endpoints
-from ktop.sources.live.reads import APF_DUMP
+from ktop.sources.live.reads import APF_DUMP, CLUSTER_LISTS
 from ktop.sources.live.source import LiveOptions
 from ktop.sources.live.transport import TEXT, KubeTransport, instance_name
 
-API_PATHS: dict[str, tuple[str, str]] = {
-    "nodes": ("v1", "/api/v1/nodes"),
-    "pods": ("v1", "/api/v1/pods"),
-    "events": ("v1", "/api/v1/events"),
-    "leases": ("coordination.k8s.io/v1", "/apis/coordination.k8s.io/v1/leases"),
-    "flowschemas": (
-        "flowcontrol.apiserver.k8s.io/v1",
-        "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas",
-    ),
-    "prioritylevelconfigurations": (
-        "flowcontrol.apiserver.k8s.io/v1",
-        "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations",
-    ),
-    "endpointslices": ("discovery.k8s.io/v1", "/apis/discovery.k8s.io/v1/endpointslices"),
-    "resourcequotas": ("v1", "/api/v1/resourcequotas"),
-}
+API_PATHS: dict[str, tuple[str, str]] = {r: CLUSTER_LISTS[r] for r in API_RESOURCES}
 """Bundle API file -> (apiVersion, list path)."""
 PAGE = 500
 

@@ -141,6 +141,25 @@ views (control-plane pods through the pod proxy, their leader Leases, Prometheus
 the service proxy). Listing pods in kube-system is already allowed by the required role."""
 
 
+def cluster_list(path: str) -> tuple[str, str]:
+    """``(apiVersion, path)`` of the List a read path names, across every namespace
+    (``/apis/g/v/namespaces/ns/r`` -> ``("g/v", "/apis/g/v/r")``).
+    """
+    m = _PATH.match(path)
+    if m is None or m["name"]:
+        raise ValueError(f"not a list path: {path}")
+    prefix = path[: m.start("resource")].split("/namespaces/", 1)[0].rstrip("/")
+    version = prefix.removeprefix("/api/").removeprefix("/apis/")
+    return version, f"{prefix}/{m['resource']}"
+
+
+CLUSTER_LISTS: dict[str, tuple[str, str]] = {
+    grant(p)[1]: cluster_list(p) for p in (*(w.path for w in WATCHES), *POLLED_LISTS)
+}
+"""Resource -> ``(apiVersion, path)`` of its List across all namespaces, for every
+resource ktop lists (an offline bundle captures these: ``ktop bundle capture``)."""
+
+
 def needed(path: str, verb: str) -> bool:
     """True when a request (``get``, ``list`` or ``watch``) is one ktop declares."""
     bare = path.split("?", 1)[0]

@@ -165,5 +165,7 @@ class LifecycleController:
             gauge(out, "node_collector_zone_size", lab, fleet.zone_size[z])
             gauge(out, "node_collector_unhealthy_nodes_in_zone", lab, self.reported_unhealthy[z])
             gauge(out, "node_collector_evictions_total", lab, self.evictions[z])
+        # the simulated controller-manager is the one instance, and it leads
+        gauge(out, "leader_election_master_status", labels(name="kube-controller-manager"), 1.0)
         gauge(out, "process_start_time_seconds", (), round(start_time, 2))
         return out

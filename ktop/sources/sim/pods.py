@@ -254,5 +254,7 @@ class Scheduler:
                 labels(profile=PROFILE, result=result),
                 out,
             )
+        # the simulated scheduler is the one instance, and it leads
+        gauge(out, "leader_election_master_status", labels(name="kube-scheduler"), 1.0)
         gauge(out, "process_start_time_seconds", (), self.start_time)
         return out

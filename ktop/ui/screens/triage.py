@@ -7,9 +7,9 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
+from ktop.analysis.triage.baseline import HistoryKind, baseline_source
 from ktop.analysis.triage.evaluate import triage
-from ktop.analysis.triage.types import Baseline, PathResult, TriageReport
-from ktop.model.snapshot import ClusterSnapshot
+from ktop.analysis.triage.types import PathResult, TriageReport
 from ktop.ui.frame import Frame
 from ktop.ui.render.triage import evidence_table, headline, paths_table
 from ktop.ui.screens.base import KtopScreen
@@ -24,9 +24,6 @@ class TriageScreen(KtopScreen):
         self._shown: object = None
         self.report: TriageReport | None = None
         self._path_id = ""
-        self.baseline: Baseline | None = None
-        """This run's first snapshot with every apiserver's rates known: the cluster's
-        normal as far as this run has seen it."""
 
     def compose_body(self) -> ComposeResult:
         """Title, headline, the paths table and the evidence table."""
@@ -48,20 +45,15 @@ class TriageScreen(KtopScreen):
         if frame.snapshot is self._shown:
             return
         self._shown = frame.snapshot
-        self._keep_baseline(frame.snapshot)
-        self.report = triage(frame.snapshot, self.baseline)
+        # the snapshot's history is the baseline: Prometheus' last hour from the first
+        # frame when --prometheus backfilled it, else what this run (or replay) measured
+        kind = HistoryKind.RECORDING if self.ktop.rec.replay is not None else HistoryKind.THIS_RUN
+        self.report = triage(frame.snapshot, baseline_source(frame.snapshot, kind))
         line = headline(self.report)
         line.append(f"\nbaseline: {self.report.baseline}", style="dim")
         self.query_one("#triage-headline", Static).update(line)
         self.query_one("#triage-paths", SnapshotTable).show(paths_table(self.report))
         self._show_evidence(self._path_id or self.report.paths[0].id)
-
-    def _keep_baseline(self, snap: ClusterSnapshot) -> None:
-        if self.baseline is not None and self.baseline.snapshot.context == snap.context:
-            return
-        rows = [r for r in snap.apiservers.instances if not r.error]
-        if rows and all(r.cpu_cores.known and r.rss_bytes.known for r in rows):
-            self.baseline = Baseline("this run so far", snap)
 
     def _path(self, path_id: str) -> PathResult | None:
         if self.report is None:

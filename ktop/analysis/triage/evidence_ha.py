@@ -1,0 +1,104 @@
+"""Evidence readers of the HA readiness path: what of fail-over can be seen from outside.
+
+Observable: how many apiservers run, whether etcd keeps quorum with a spare
+member, and whether the scheduler and the controller-manager each have a
+leader (``leader_election_master_status``). Not observable: whether a
+standby's informers have synced; that evidence stays unknown and says so.
+"""
+
+from __future__ import annotations
+
+from ktop.analysis.findings import Severity
+from ktop.analysis.triage.evidence import Context, Reader, Reading, graded, unknown
+from ktop.analysis.triage.paths import EvidenceSpec
+from ktop.model.events import LOAD_BALANCED, Component
+from ktop.model.leaders import LeaderStatus
+from ktop.model.values import Val
+
+
+def ha_apiservers(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``ha.apiservers``: identity Leases when read, else the instances scraped."""
+    a = ctx.snap.apiservers
+    # Identity Leases exist from Kubernetes 1.26 (APIServerIdentity); none at all means
+    # an older cluster or the feature off, not zero apiservers.
+    if a.identities:
+        return graded(spec, Val.of(a.identities), f"{a.identities} apiserver identity Leases")
+    why_not = "identity Leases not read" if a.identities is None else "no identity Lease"
+    real = [r for r in a.instances if r.instance != LOAD_BALANCED]
+    if not real:
+        why = a.unknown_reason or "only the load-balanced address is read"
+        return unknown(f"instance count unknown: {why}; {why_not}")
+    up = [r for r in real if not r.error]
+    detail = f"{len(up)} of {len(real)} instances scraped answer ({why_not})"
+    return graded(spec, Val.of(len(up)), detail)
+
+
+def ha_etcd(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``ha.etcd_quorum``: members answering with a leader - quorum."""
+    e = ctx.snap.etcd
+    if e.unknown_reason:
+        return unknown(e.unknown_reason)
+    if not e.members:
+        return unknown("no etcd member read")
+    n = len(e.members)
+    quorum = n // 2 + 1
+    healthy = [m for m in e.members if not m.error and m.has_leader.value == 1]
+    if any(not m.error and m.has_leader.value is None for m in e.members):
+        return unknown("etcd_server_has_leader not exposed")
+    margin = len(healthy) - quorum
+    detail = (
+        f"{len(healthy)} of {n} members answer with a leader; quorum {quorum}, "
+        f"{max(margin, 0)} more may fail"
+        + (" (quorum lost)" if margin < 0 else "")
+        + (" (a single member: no fault tolerance)" if n == 1 else "")
+    )
+    return graded(spec, Val.of(margin), detail)
+
+
+def _leader(ctx: Context, spec: EvidenceSpec, component: Component) -> Reading:
+    status = next((s for s in ctx.snap.leaders if s.component is component), None)
+    if status is None:
+        return unknown(f"no {component.value} metrics read")
+    return leader_reading(spec, status)
+
+
+def leader_reading(spec: EvidenceSpec, status: LeaderStatus) -> Reading:
+    """Grade a leader status: one leader ok; none critical, unless the only instance
+    read is a standby (the leader is then elsewhere, not read: a warning).
+    """
+    if status.reason:
+        return unknown(status.reason)
+    known = status.known
+    if not known:
+        return unknown("; ".join(dict.fromkeys(v.reason for _, v in status.instances)))
+    leaders = status.leaders
+    name = status.component.value
+    if leaders:
+        detail = f"{', '.join(leaders)} leads ({len(known)} {name} instance(s) read)"
+        return graded(spec, Val.of(len(leaders)), detail)
+    if len(known) == 1:
+        return Reading(
+            Severity.WARNING,
+            0.0,
+            f"{known[0][0]} is a standby and no other {name} instance is read",
+        )
+    return graded(spec, Val.of(0), f"none of {len(known)} {name} instances leads")
+
+
+def ha_scheduler(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``ha.scheduler_leader``."""
+    return _leader(ctx, spec, Component.SCHEDULER)
+
+
+def ha_controller_manager(ctx: Context, spec: EvidenceSpec) -> Reading:
+    """Evidence ``ha.controller_manager_leader``."""
+    return _leader(ctx, spec, Component.CONTROLLER_MANAGER)
+
+
+HA_READERS: dict[str, Reader] = {
+    "ha.apiservers": ha_apiservers,
+    "ha.etcd_quorum": ha_etcd,
+    "ha.scheduler_leader": ha_scheduler,
+    "ha.controller_manager_leader": ha_controller_manager,
+}
+"""Evidence ID -> reader, for the HA path (``ha.standby_sync`` is in the main table)."""

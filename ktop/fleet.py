@@ -25,8 +25,9 @@ from ktop.analysis.fleet import (
     track_onsets,
     unreachable,
 )
+from ktop.analysis.triage.baseline import HistoryKind, baseline_source
 from ktop.analysis.triage.evaluate import triage
-from ktop.analysis.triage.types import Baseline, TriageReport
+from ktop.analysis.triage.types import TriageReport
 from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel, ModelConfig
 from ktop.model.events import Event
@@ -77,11 +78,6 @@ class FleetView:
     shared: tuple[SharedCause, ...] = ()
 
 
-def _has_rates(snap: ClusterSnapshot) -> bool:
-    rows = [r for r in snap.apiservers.instances if not r.error]
-    return bool(rows) and all(r.cpu_cores.known and r.rss_bytes.known for r in rows)
-
-
 @dataclass(eq=False)
 class Cell:
     """One cell at run time: its spec, its hub, its last summary, its error."""
@@ -92,8 +88,6 @@ class Cell:
     """Why the cell is unknown; empty once its source delivers."""
     failed: bool = False
     """True when the error is a failure (not just 'connecting')."""
-    baseline: Baseline | None = None
-    """The first snapshot with every apiserver's rates known: this run's normal."""
     report: TriageReport | None = None
     _triaged: ClusterSnapshot | None = None
 
@@ -119,9 +113,8 @@ class Cell:
         published = self.hub.latest
         snap = published.snapshot
         if snap is not self._triaged or self.report is None:
-            if self.baseline is None and _has_rates(snap):
-                self.baseline = Baseline("this run so far", snap)
-            self.report = triage(snap, self.baseline)
+            # the cell's own history is its baseline (as on the triage screen)
+            self.report = triage(snap, baseline_source(snap, HistoryKind.THIS_RUN))
             self._triaged = snap
         return summarize(
             self.name,

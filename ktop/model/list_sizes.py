@@ -4,7 +4,9 @@
 1.34+, feature SizeBasedListCostEstimate) is the sum of the last observed
 sizes of a resource's stored objects: the size of the objects a full LIST
 reads from storage, in their stored encoding (protobuf for built-in types, so
-a JSON LIST is larger). ``-1`` means the apiserver could not fetch it.
+a JSON LIST is larger). ``-1`` means the apiserver could not fetch it; ``0``
+for a resource that has objects means it has not estimated it yet (shortly
+after it starts), which is unknown, not an empty LIST.
 ``apiserver_resource_objects{group,resource}`` gives the object count beside it.
 """
 
@@ -42,6 +44,7 @@ def build_list_sizes(series: Mapping[str, TargetSeries]) -> tuple[tuple[ListSize
     largest first; or no sizes and why.
     """
     failed: list[str] = []
+    pending: list[str] = []
     for instance in sorted(series):
         ts = series[instance]
         sizes = ts.gauge_by(SIZE_METRIC, ("group", "resource"))
@@ -56,6 +59,9 @@ def build_list_sizes(series: Mapping[str, TargetSeries]) -> tuple[tuple[ListSize
                 failed.append(_name(group, resource))
                 continue
             count = objects.get((group, resource))
+            if v.value == 0 and count is not None and (count.value or 0) > 0:
+                pending.append(_name(group, resource))
+                continue
             out.append(
                 ListSize(
                     _name(group, resource),
@@ -65,6 +71,10 @@ def build_list_sizes(series: Mapping[str, TargetSeries]) -> tuple[tuple[ListSize
                 )
             )
         out.sort(key=lambda s: (-s.size_bytes, s.resource))
-        reason = f"{instance} could not estimate {', '.join(sorted(failed))}" if failed else ""
-        return tuple(out), reason
+        reasons = []
+        if failed:
+            reasons.append(f"{instance} could not estimate {', '.join(sorted(failed))}")
+        if pending:
+            reasons.append(f"{instance} has not estimated {', '.join(sorted(pending))} yet")
+        return tuple(out), "; ".join(reasons)
     return (), NOT_EXPOSED if series else "no apiserver metrics read"

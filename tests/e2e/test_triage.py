@@ -25,7 +25,7 @@ from ktop.commands.sample import FIRST_ROUND
 from ktop.lab import Lab, inject, recover, resolve_target
 from ktop.lab.binaries import find_binaries
 from ktop.lab.util import http_json
-from tests.e2e.helpers import poll
+from tests.e2e.helpers import poll, promql
 from tests.e2e.live import account
 
 SCRAPE_GAP_S = 5
@@ -116,6 +116,14 @@ def _until_suspect(lab: Lab, kubeconfig: Path, path: str, timeout_s: float) -> d
 
 
 def test_healthy_lab_reports_no_suspect_path(lab: Lab, kubeconfig: Path) -> None:
+    # A freshly started apiserver exposes 0 for resources it has not estimated yet
+    # (ktop reports those as not estimated); wait until every instance has sized nodes.
+    poll(
+        lambda: promql(lab, 'min(apiserver_resource_size_estimate_bytes{resource="nodes"}) > 0'),
+        timeout_s=240,
+        what="the apiservers' first size estimate of nodes",
+        every_s=2.0,
+    )
     code, doc = _triage(lab, kubeconfig)
     assert _suspects(doc) == [], json.dumps([p for p in doc["paths"] if p["verdict"] == "suspect"])
     assert code == 0

@@ -51,6 +51,28 @@ def test_estimates_from_a_real_apiserver_largest_first(tmp_path: Path) -> None:
     assert "full_list_bytes.events" not in {c["id"] for c in doc["capacity"]}
 
 
+def test_a_size_not_estimated_yet_is_unknown_not_zero(tmp_path: Path) -> None:
+    # Shortly after it starts an apiserver exposes 0 for resources that have objects:
+    # not an empty LIST, an estimate still to come.
+    lines = []
+    for line in DUMP.read_text().splitlines():
+        if line.startswith('apiserver_resource_size_estimate_bytes{group="",resource="pods"}'):
+            line = 'apiserver_resource_size_estimate_bytes{group="",resource="pods"} 0'
+        lines.append(line)
+    root = tmp_path / "b"
+    (root / "metrics" / "apiserver" / "minikube").mkdir(parents=True)
+    (root / "metrics" / "apiserver" / "minikube" / "1782468800.prom").write_text(
+        "\n".join(lines) + "\n"
+    )
+    counts = {name(lb): v for lb, v in samples(DUMP, "apiserver_resource_objects")}
+    assert counts["pods"] > 0
+    doc = triage(root)
+    ids = {c["id"]: c for c in doc["capacity"]}
+    assert "full_list_bytes.pods" not in ids
+    assert ids["full_list_bytes"]["value"] is None
+    assert "has not estimated pods yet" in ids["full_list_bytes"]["detail"]
+
+
 def test_a_bundle_list_file_wins_over_the_estimate(tmp_path: Path) -> None:
     root = real_bundle(tmp_path / "b")
     doc = triage(root)

@@ -98,6 +98,12 @@ def list_sizes(s: ClusterSnapshot) -> tuple[Capacity, ...]:
                 "larger)",
             )
         )
+    if a.list_sizes_reason:  # resources the apiserver could not, or not yet, estimate
+        out.append(
+            Capacity(
+                "full_list_bytes", "Full LIST, not estimated", None, "bytes", a.list_sizes_reason
+            )
+        )
     return tuple(out)
 
 

@@ -216,3 +216,14 @@ def test_full_mode_has_no_metrics_view() -> None:
     snap = m.snapshot()
     assert snap.nodes.metrics_only is None and snap.scheduler.metrics_only is None
     assert "metrics-only" not in overview_panel(snap, Area.APF, 10, 60).title.plain
+
+
+def test_a_keyframe_keeps_the_metrics_only_view() -> None:
+    from ktop.model.state import export_state, import_state
+
+    m = _model(
+        _scrape(Component.CONTROLLER_MANAGER, (FIXTURES / CM).read_text()),
+        NodeReadinessByLabel(AT, "topology.kubernetes.io/zone", (("zone-a", 2, 1),)),
+    )
+    again = import_state(export_state(m))
+    assert again.snapshot().nodes.metrics_only == m.snapshot().nodes.metrics_only

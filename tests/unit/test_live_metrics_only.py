@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -179,3 +180,36 @@ async def test_without_kubeconfig_reads_prometheus_alone(
     assert emit.of(MetricsOnlyMode)[0].why == "no kubeconfig: Prometheus only"
     assert set(src.meter.requests_by_destination) == {"prometheus"}
     assert_every_selector_scoped([q for q in queries(http) if q != "time()"], 'cluster="prod-a"')
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def test_metrics_only_cost_is_what_the_docs_say() -> None:
+    """One poll and the start-up backfill of a metrics-only source, counted by the meter."""
+    meter = CostMeter()
+    client = faked(prometheus_client("http://p:9090", meter), FakeHttp(answer))
+    labels = LiveSource(LiveOptions(metrics_only=True))._readiness_labels()
+    assert len(labels) == 2  # zone and rack
+    prom = PrometheusMetrics(client, "http://p:9090", lambda: 7.0, readiness_labels=labels)
+    asyncio.run(prom.poll_once(Recorder()))
+    per_poll = meter.requests_by_destination["prometheus"]
+    PrometheusBackfill("http://p:9090", lambda: 7.0).read(client, PROM_TIME)
+    backfill = meter.requests_by_destination["prometheus"] - per_poll
+    cost = (DOCS / "cost.md").read_text()
+    assert f"**{per_poll} instant queries per refresh**" in cost
+    assert f"**{backfill} queries once at start**" in cost
+
+
+def test_panes_doc_lists_what_each_pane_cannot_know() -> None:
+    from ktop.model.area_metrics_only import CANNOT_KNOW
+    from ktop.model.events import Area
+
+    text = (DOCS / "panes.md").read_text()
+    section = text.split("## Metrics-only mode", 1)[1].split("\n## ", 1)[0]
+    names = {Area.APF: "APF", Area.APISERVERS: "apiservers", Area.ETCD: "etcd",
+             Area.SCHEDULER: "scheduler", Area.NODES: "nodes"}  # fmt: skip
+    for area, name in names.items():
+        (row,) = [r for r in section.splitlines() if r.startswith(f"| {name} |")]
+        last = row.rstrip(" |").rsplit(" | ", 1)[1]
+        assert last == ("; ".join(CANNOT_KNOW[area]) or "-"), (area, last)

@@ -521,6 +521,19 @@ def _live_opts(args: argparse.Namespace) -> LiveOptions:
     )
 
 
+def _cluster_problem(opts: LiveOptions) -> str:
+    """Why ``--cluster`` / ``--cluster-label`` cannot work as given (empty when they can)."""
+    from ktop.sources.live.prometheus import PrometheusConfigError, cluster_matcher
+
+    if opts.cluster is not None and not opts.prometheus:
+        return "--cluster selects one cluster of a Prometheus: give --prometheus too"
+    try:
+        cluster_matcher(opts.cluster_label, opts.cluster)
+    except PrometheusConfigError as exc:
+        return f"--cluster-label: {exc}"
+    return ""
+
+
 async def _connect_live(
     args: argparse.Namespace, *, needs_terminal: bool = True
 ) -> LiveSource | int:
@@ -535,6 +548,10 @@ async def _connect_live(
     from ktop.sources.live.source import LiveSource
 
     opts = _live_opts(args)
+    refused = _cluster_problem(opts)
+    if refused:
+        print(f"ktop: {refused}", file=sys.stderr)
+        return 2
     if opts.without_kubeconfig:
         problem = _terminal_problem() if needs_terminal else None
         if problem is not None:

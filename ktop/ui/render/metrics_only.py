@@ -215,9 +215,8 @@ def scheduler_panel(
     gated = s.queue.get("gated")
     if gated is not None:
         body.append(Text(truncate(f"gated {fmt_val(gated)} (scheduler_pending_pods)", width)))
-    body += [
-        reason_line(int(val.value or 0), plugin, width) for plugin, val in v.unschedulable_by_plugin
-    ]
+    blocked = [(p, val) for p, val in v.unschedulable_by_plugin if val.value]
+    body += [reason_line(int(val.value or 0), plugin, width) for plugin, val in blocked]
     if not v.unschedulable_by_plugin:
         body.append(Text(truncate(f"plugins unknown: {v.plugins_reason}", width), style="dim"))
     body.append(view_line(Area.SCHEDULER, v.why, width))

@@ -227,3 +227,19 @@ def test_a_keyframe_keeps_the_metrics_only_view() -> None:
     )
     again = import_state(export_state(m))
     assert again.snapshot().nodes.metrics_only == m.snapshot().nodes.metrics_only
+
+
+def test_zone_findings_come_from_the_controllers_gauges() -> None:
+    from ktop.analysis.rules import evaluate
+
+    zones = {"r:\x00:zone-a": (40, 40), "r:\x00:zone-b": (40, 30), "r:\x00:zone-c": (40, 0)}
+    snap = _model(_scrape(Component.CONTROLLER_MANAGER, _cm_text(zones))).snapshot()
+    found = {f.code: f.title for f in evaluate(snap) if f.code.startswith("KT-NODE")}
+    assert found == {
+        "KT-NODE-001": "zone zone-a: 40/40 nodes not Ready (FullDisruption, from the node "
+        "lifecycle controller's metrics)",
+        "KT-NODE-002": "zone zone-b: 30/40 nodes not Ready (PartialDisruption, from the node "
+        "lifecycle controller's metrics)",
+    }
+    unknown = {f.code for f in evaluate(_model().snapshot()) if f.code.startswith("KT-NODE")}
+    assert unknown == {"KT-NODE-010"}

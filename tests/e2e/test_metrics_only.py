@@ -14,8 +14,12 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from ktop.cli import main
 from ktop.lab import Lab, inject, recover, resolve_target
 from ktop.model.events import Component, MetricsScraped
 from ktop.model.snapshot import ClusterSnapshot, ZoneState
@@ -144,3 +148,25 @@ async def test_cluster_filter_on_the_labs_prometheus(lab: Lab) -> None:
 
     assert await poll("another-cluster") == set()
     assert await poll(lab.cfg.cluster) == set(Component)
+
+
+def test_snapshot_of_one_cluster_of_prometheus_with_no_kubeconfig(
+    lab: Lab, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``ktop snapshot --prometheus URL --cluster NAME`` where no kubeconfig exists at all."""
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-such-kubeconfig"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("KTOP_CONFIG_DIR", str(tmp_path))
+    zones = {
+        r["metric"]["zone"].rpartition(":")[2]: r["value"]
+        for r in promql(lab, 'node_collector_zone_size{job="kube-controller-manager"}')
+    }
+    argv = ["snapshot", "--prometheus", str(lab.info["prometheus_url"]),
+            "--cluster", lab.cfg.cluster, "--timeout", "45", "--width", "120"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "metrics-only view" in out
+    size = int(sum(zones.values()))
+    assert f"{size:,}/{size:,} ready · metrics-only view" in out, out
+    for zone in ZONES:
+        assert re.search(rf"{zone}\s+{int(zones[zone]):,}/{int(zones[zone]):,}\s+0\s+Normal", out)

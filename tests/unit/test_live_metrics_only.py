@@ -128,7 +128,10 @@ async def test_metrics_only_reads_no_node_lease_or_pod() -> None:
     emit = Recorder()
     task = asyncio.create_task(src.run(emit))
     try:
-        await settle(lambda: any(c.path == reads.APF_DUMP for c in conn.calls), "an APF dump")
+        await settle(
+            lambda: {reads.APF_DUMP, reads.METRICS} <= {c.path for c in conn.calls},
+            "an APF dump and a scrape",
+        )
     finally:
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -139,6 +142,14 @@ async def test_metrics_only_reads_no_node_lease_or_pod() -> None:
     assert not [p for p in paths if re.search(r"/(nodes|leases|pods)(/|$)", p)], paths
     assert not [p for p in src.meter.by_path if re.search(r"/(nodes|leases|pods)(/|$)", p)]
     assert src.meter.open_watches == 0
+    # What it reads at all: APF object names, and each instance's metrics and APF dump
+    # (the instance is given, so no EndpointSlices).
+    assert set(paths) == {
+        reads.FLOW_SCHEMAS,
+        reads.PRIORITY_LEVELS,
+        reads.METRICS,
+        reads.APF_DUMP,
+    }
 
 
 def test_without_kubeconfig_only_when_prometheus_is_a_url() -> None:

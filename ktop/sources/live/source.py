@@ -109,9 +109,9 @@ FIRST_POLL_WAIT_S = 15.0
 BACKFILL_TIMEOUT_S = 60.0
 """The time limit of the history backfill at start (the apiserver discovery waits for it)."""
 PROMETHEUS_AUTO = "auto"
+"""``--prometheus auto``: find an in-cluster Prometheus and read it through the proxy."""
 ZONE_LABEL = ZONE_LABELS[-1]
 """The node label whose readiness per value metrics-only mode reads from kube-state-metrics."""
-"""``--prometheus auto``: find an in-cluster Prometheus and read it through the proxy."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +147,7 @@ class LiveOptions:
     cluster_label: str = DEFAULT_CLUSTER_LABEL
     """The label that names a cluster in a Prometheus that holds many."""
     cluster: str | None = None
-    """Read only this cluster's series (``cluster_label="cluster"``) from Prometheus."""
+    """Read only this cluster's series from Prometheus (matcher ``CLUSTER_LABEL="CLUSTER"``)."""
 
     @property
     def without_kubeconfig(self) -> bool:

@@ -18,6 +18,7 @@ from ktop.bounds import OneLineErrorParser, bounded_float
 from ktop.commands import snapshot as snapshot_command
 from ktop.commands.options import simulator_options
 from ktop.config import Config, ConfigError, config_path
+from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 
 if TYPE_CHECKING:
     from ktop.sources.live.source import LiveOptions, LiveSource
@@ -53,7 +54,7 @@ DEFAULTS: dict[str, Any] = {
     "prometheus_key": None,
     "prometheus_insecure": False,
     "metrics_only": False,
-    "cluster_label": "cluster",
+    "cluster_label": DEFAULT_CLUSTER_LABEL,
     "cluster": None,
     "no_find_components": False,
     "apiserver": [],
@@ -180,7 +181,8 @@ def _live_options(p: argparse.ArgumentParser) -> None:
         "--cluster-label",
         default=s,
         metavar="NAME",
-        help="the label that names a cluster in a Prometheus that holds many (default cluster)",
+        help="the label that names a cluster in a Prometheus that holds many "
+        f"(default {DEFAULT_CLUSTER_LABEL})",
     )
     g.add_argument(
         "--cluster",
@@ -516,7 +518,7 @@ def _live_opts(args: argparse.Namespace) -> LiveOptions:
         component_scrape_s=every,
         apiservers=tuple(opt("apiserver", [])),
         metrics_only=bool(opt("metrics_only")),
-        cluster_label=str(opt("cluster_label", "cluster")),
+        cluster_label=str(opt("cluster_label", DEFAULT_CLUSTER_LABEL)),
         cluster=opt("cluster"),
     )
 

@@ -51,6 +51,7 @@ from ktop.model.events import (
 )
 from ktop.model.wanted import FAMILIES, HISTOGRAMS
 from ktop.sources.base import Emit
+from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.reads import SERVICE_PROXY
 from ktop.sources.live.scrape import failure_reason
@@ -64,8 +65,6 @@ DEFAULT_JOBS: Mapping[Component, str] = {
 }
 """Which Prometheus ``job`` labels hold each component (regular expressions)."""
 
-DEFAULT_CLUSTER_LABEL = "cluster"
-"""The label that names a cluster in a Prometheus that holds many (``--cluster-label``)."""
 _LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
 K8S_SCHEME = "k8s://"

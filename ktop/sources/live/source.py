@@ -64,6 +64,7 @@ from ktop.model.events import (
 )
 from ktop.sources.base import Emit
 from ktop.sources.convert import ZONE_LABELS, node_record
+from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 from ktop.sources.live.backfill import PrometheusBackfill
 from ktop.sources.live.client import Connection, connect
 from ktop.sources.live.components import TlsFiles, http_fetcher
@@ -85,7 +86,6 @@ from ktop.sources.live.handlers import (
 )
 from ktop.sources.live.listwatch import Backoff, Handler, ListWatch
 from ktop.sources.live.prometheus import (
-    DEFAULT_CLUSTER_LABEL,
     KubeAccess,
     PrometheusAuth,
     PrometheusCalls,

@@ -18,6 +18,7 @@ from ktop.bounds import OneLineErrorParser, bounded_float
 from ktop.commands import snapshot as snapshot_command
 from ktop.commands.options import simulator_options
 from ktop.config import Config, ConfigError, config_path
+from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 
 if TYPE_CHECKING:
     from ktop.sources.live.source import LiveOptions, LiveSource
@@ -52,6 +53,9 @@ DEFAULTS: dict[str, Any] = {
     "prometheus_cert": None,
     "prometheus_key": None,
     "prometheus_insecure": False,
+    "metrics_only": False,
+    "cluster_label": DEFAULT_CLUSTER_LABEL,
+    "cluster": None,
     "no_find_components": False,
     "apiserver": [],
     "etcd_metrics": [],
@@ -178,6 +182,27 @@ def _live_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         default=s,
         help="skip TLS verification of Prometheus",
+    )
+    g.add_argument(
+        "--metrics-only",
+        action="store_true",
+        default=s,
+        help="read no node, Lease or pod objects: zones, readiness and pending pods from "
+        "the control plane's metrics (docs/panes.md says what each pane then cannot know)",
+    )
+    g.add_argument(
+        "--cluster-label",
+        default=s,
+        metavar="NAME",
+        help="the label that names a cluster in a Prometheus that holds many "
+        f"(default {DEFAULT_CLUSTER_LABEL})",
+    )
+    g.add_argument(
+        "--cluster",
+        default=s,
+        metavar="VALUE",
+        help="read only this cluster's series from --prometheus; without --context or "
+        "--kubeconfig, Prometheus alone is read (metrics-only)",
     )
     g.add_argument(
         "--no-find-components",
@@ -505,7 +530,23 @@ def _live_opts(args: argparse.Namespace) -> LiveOptions:
         component_tls=TlsFiles(ca=opt("component_ca"), insecure=bool(opt("insecure_components"))),
         component_scrape_s=every,
         apiservers=tuple(opt("apiserver", [])),
+        metrics_only=bool(opt("metrics_only")),
+        cluster_label=str(opt("cluster_label", DEFAULT_CLUSTER_LABEL)),
+        cluster=opt("cluster"),
     )
+
+
+def _cluster_problem(opts: LiveOptions) -> str:
+    """Why ``--cluster`` / ``--cluster-label`` cannot work as given (empty when they can)."""
+    from ktop.sources.live.prometheus import PrometheusConfigError, cluster_matcher
+
+    if opts.cluster is not None and not opts.prometheus:
+        return "--cluster selects one cluster of a Prometheus: give --prometheus too"
+    try:
+        cluster_matcher(opts.cluster_label, opts.cluster)
+    except PrometheusConfigError as exc:
+        return f"--cluster-label: {exc}"
+    return ""
 
 
 async def _connect_live(
@@ -521,6 +562,17 @@ async def _connect_live(
     from ktop.sources.live.client import ConnectError, connect, probe
     from ktop.sources.live.source import LiveSource
 
+    opts = _live_opts(args)
+    refused = _cluster_problem(opts)
+    if refused:
+        print(f"ktop: {refused}", file=sys.stderr)
+        return 2
+    if opts.without_kubeconfig:
+        problem = _terminal_problem() if needs_terminal else None
+        if problem is not None:
+            print(f"ktop: {problem}", file=sys.stderr)
+            return 2
+        return LiveSource(opts)
     try:
         # Credentials (and exec plugins that may prompt) before the UI takes the terminal.
         conn = await connect(args.kubeconfig, args.context)
@@ -541,7 +593,7 @@ async def _connect_live(
         await conn.close()
         print(f"ktop: {problem}", file=sys.stderr)
         return 2
-    return LiveSource(_live_opts(args), conn=conn)
+    return LiveSource(opts, conn=conn)
 
 
 async def _live_main(args: argparse.Namespace) -> int:

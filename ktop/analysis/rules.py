@@ -15,7 +15,7 @@ from ktop.analysis import catalogue as c
 from ktop.analysis.findings import Finding, Severity
 from ktop.model.events import Area, PodWait
 from ktop.model.signals import BY_METRIC, key
-from ktop.model.snapshot import ClusterSnapshot, ZoneState
+from ktop.model.snapshot import ClusterSnapshot, MetricsOnlyNodes, ZoneState
 from ktop.model.trends import trend
 from ktop.model.values import Val
 
@@ -252,6 +252,9 @@ def scheduler(s: ClusterSnapshot) -> Iterator[Finding]:
 def nodes(s: ClusterSnapshot) -> Iterator[Finding]:
     """KT-NODE-*."""
     n = s.nodes
+    if n.metrics_only is not None:
+        yield from _metrics_only_zones(n.metrics_only)
+        return
     if not n.nodes_known:
         yield _f("KT-NODE-010", Severity.UNKNOWN, f"nodes unknown: {n.nodes_reason}")
         return
@@ -293,6 +296,22 @@ def nodes(s: ClusterSnapshot) -> Iterator[Finding]:
         ),
         signal=key("nodes.lease_lag_p99_s"),
     )
+
+
+def _metrics_only_zones(view: MetricsOnlyNodes) -> Iterator[Finding]:
+    """Zone states from the node lifecycle controller's own gauges (metrics-only mode)."""
+    if not view.zones:
+        yield _f("KT-NODE-010", Severity.UNKNOWN, f"zones unknown: {view.zones_reason}")
+    codes = {ZoneState.FULL_DISRUPTION: "KT-NODE-001", ZoneState.PARTIAL_DISRUPTION: "KT-NODE-002"}
+    for z in view.zones:
+        code = codes.get(z.state)
+        if code is not None:
+            yield _f(
+                code,
+                c.BY_CODE[code].severity,
+                f"zone {z.zone}: {z.unhealthy}/{z.size} nodes not Ready ({z.state.value}, "
+                "from the node lifecycle controller's metrics)",
+            )
 
 
 INPUT_UNKNOWN_CODES = {

@@ -161,7 +161,8 @@ class Lab:
             )
         comp.write_stages(layout)
         layout.prometheus_config.write_text(
-            comp.prometheus_config(layout, apis, etcd, sched, kcm, kwoks, prom), encoding="utf-8"
+            comp.prometheus_config(layout, apis, etcd, sched, kcm, kwoks, prom, cfg.cluster),
+            encoding="utf-8",
         )
         lab_id = secrets.token_hex(8)
         self.info = {

@@ -207,8 +207,11 @@ def prometheus_config(
     controller_manager: Endpoint,
     kwoks: dict[str, Endpoint],
     prometheus: Endpoint,
+    cluster: str = "ktop-lab",
 ) -> str:
-    """Scrape config (1 s) for every component; TLS targets use the admin token file."""
+    """Scrape config (1 s) for every component; TLS targets use the admin token file.
+    Every target carries the label ``cluster`` (as in a Prometheus that holds many).
+    """
     token_file = str(layout.root / "admin.token")
 
     def https_job(job: str, eps: list[Endpoint]) -> dict[str, object]:
@@ -218,7 +221,11 @@ def prometheus_config(
             "authorization": {"type": "Bearer", "credentials_file": token_file},
             "tls_config": {"insecure_skip_verify": True},
             "static_configs": [
-                {"targets": [f"{HOST}:{ep.port}"], "labels": {"component": ep.name}} for ep in eps
+                {
+                    "targets": [f"{HOST}:{ep.port}"],
+                    "labels": {"component": ep.name, "cluster": cluster},
+                }
+                for ep in eps
             ],
         }
 
@@ -229,17 +236,26 @@ def prometheus_config(
         {
             "job_name": "etcd",
             "static_configs": [
-                {"targets": [f"{HOST}:{m.client_port}"], "labels": {"member": m.name}} for m in etcd
+                {
+                    "targets": [f"{HOST}:{m.client_port}"],
+                    "labels": {"member": m.name, "cluster": cluster},
+                }
+                for m in etcd
             ],
         },
         {
             "job_name": "kwok",
             "static_configs": [
-                {"targets": [f"{HOST}:{ep.port}"], "labels": {"zone": zone}}
+                {"targets": [f"{HOST}:{ep.port}"], "labels": {"zone": zone, "cluster": cluster}}
                 for zone, ep in kwoks.items()
             ],
         },
-        {"job_name": "prometheus", "static_configs": [{"targets": [f"{HOST}:{prometheus.port}"]}]},
+        {
+            "job_name": "prometheus",
+            "static_configs": [
+                {"targets": [f"{HOST}:{prometheus.port}"], "labels": {"cluster": cluster}}
+            ],
+        },
     ]
     config = {
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "1s"},

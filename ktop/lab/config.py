@@ -37,6 +37,9 @@ class LabConfig:
     max_mutating_requests_inflight: int = 30
     start_timeout_s: float = 240.0
     prometheus: bool = True
+    #: the ``cluster`` label the lab's Prometheus puts on every target (one Prometheus
+    #: may hold several labs, as a global query endpoint holds several clusters)
+    cluster: str = "ktop-lab"
     extra_apiserver_args: tuple[str, ...] = field(default_factory=tuple)
 
 

@@ -17,6 +17,7 @@ from ktop.model.area_apf import build_apf
 from ktop.model.area_apiservers import build_apiservers
 from ktop.model.area_etcd import build_etcd
 from ktop.model.area_etcd_client import build_etcd_client_view
+from ktop.model.area_metrics_only import build_metrics_only_nodes, build_metrics_only_scheduler
 from ktop.model.area_nodes import NodesConfig, NodesState, build_nodes
 from ktop.model.area_scheduler import PendingPods, build_scheduler
 from ktop.model.events import Area, Component, Target
@@ -53,6 +54,7 @@ FEED_AREAS: dict[str, Area] = {
     ev.FEED_APF_NAMES: Area.APF,
     ev.FEED_NODE_DETAILS: Area.NODES,
     ev.FEED_COMPONENTS: Area.SCHEDULER,
+    ev.FEED_KUBE_STATE_METRICS: Area.NODES,
 }
 
 
@@ -105,6 +107,10 @@ class ClusterModel:
         self.self_cost: ev.SelfCost | None = None
         self.history = History(self.config.history_s, self.config.history_step_s)
         self.identities: tuple[str, ...] | None = None
+        self.metrics_only = ""
+        """Why the source reads no node, Lease or pod objects (empty: it reads them)."""
+        self.readiness: dict[str, tuple[tuple[str, int, int], ...]] = {}
+        """kube-state-metrics readiness rows per node label (metrics-only mode)."""
         self._handlers: dict[type, Callable[[Any], None]] = {
             ev.MetricsScraped: self._scraped,
             ev.ScrapeFailed: self._scrape_failed,
@@ -127,6 +133,8 @@ class ClusterModel:
             ev.SelfCost: self._self_cost,
             ev.ClockTick: self._tick,
             ev.HistoryBackfilled: self._backfilled,
+            ev.MetricsOnlyMode: self._metrics_only,
+            ev.NodeReadinessByLabel: self._readiness,
         }
 
     # ------------------------------------------------------------- folding
@@ -245,6 +253,14 @@ class ClusterModel:
     def _backfilled(self, e: ev.HistoryBackfilled) -> None:
         self.history.backfill({k: pts for k, pts in e.series})
 
+    def _metrics_only(self, e: ev.MetricsOnlyMode) -> None:
+        self.metrics_only = e.why
+        self._dirty.update(Area)
+
+    def _readiness(self, e: ev.NodeReadinessByLabel) -> None:
+        self.readiness[e.label] = e.rows
+        self._feed_ok(ev.FEED_KUBE_STATE_METRICS, e.at)
+
     def _tick(self, e: ev.ClockTick) -> None:
         # Ages and lags grow with the clock even when nothing arrives.
         self._dirty.update((Area.NODES, Area.SCHEDULER))
@@ -314,6 +330,16 @@ class ClusterModel:
             failures = "; ".join(e for _, e in health.values() if e)
             quotas_known, _ = self._feed_state(ev.FEED_QUOTAS)
             events_known, _ = self._feed_state(ev.FEED_EVENTS)
+            if self.metrics_only:
+                reason = f"metrics-only ({self.metrics_only}): pods are not read"
+                sched_view = build_metrics_only_scheduler(self.metrics_only, series, failures)
+                return replace(
+                    build_scheduler(
+                        series, self.pending, self.now, False, reason, failures,
+                        zone_of=self._zone_of,
+                    ),
+                    metrics_only=sched_view,
+                )  # fmt: skip
             return build_scheduler(
                 series,
                 self.pending,
@@ -327,6 +353,8 @@ class ClusterModel:
             )
         nodes_known, nodes_reason = self._feed_state(ev.FEED_NODES)
         leases_known, _ = self._feed_state(ev.FEED_LEASES)
+        if self.metrics_only:
+            return self._metrics_only_nodes()
         return build_nodes(
             self.nodes,
             self.now,
@@ -335,6 +363,29 @@ class ClusterModel:
             nodes_reason=nodes_reason,
             leases_known=leases_known,
         )
+
+    def _metrics_only_nodes(self) -> Any:
+        series, health = self._component(Component.CONTROLLER_MANAGER)
+        failures = "; ".join(e for _, e in health.values() if e)
+        _, ksm_reason = self._feed_state(ev.FEED_KUBE_STATE_METRICS)
+        view = build_metrics_only_nodes(
+            self.metrics_only,
+            series,
+            failures,
+            self.readiness,
+            ksm_reason,
+            self.config.unhealthy_zone_threshold,
+        )
+        reason = f"metrics-only ({self.metrics_only}): nodes are not read"
+        snap = build_nodes(
+            NodesState(),
+            self.now,
+            self._nodes_cfg,
+            nodes_known=False,
+            nodes_reason=reason,
+            leases_known=False,
+        )
+        return replace(snap, metrics_only=view)
 
     def _freshness(self) -> tuple[Freshness, ...]:
         out: list[Freshness] = []

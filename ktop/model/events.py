@@ -375,6 +375,31 @@ class HistoryBackfilled:
     series: tuple[tuple[str, tuple[tuple[float, float], ...]], ...]
 
 
+@dataclass(frozen=True, slots=True)
+class MetricsOnlyMode:
+    """The source reads no node, Lease or pod objects (``--metrics-only``, or a global
+    Prometheus without a kubeconfig): nodes and pending pods are known only from the
+    control plane's metrics, which the panes say.
+    """
+
+    at: float
+    why: str
+    """What put the source in this mode (``--metrics-only``, ``no kubeconfig``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeReadinessByLabel:
+    """Node readiness per value of one node label, from kube-state-metrics
+    (``kube_node_status_condition`` joined with ``kube_node_labels``, through Prometheus).
+    """
+
+    at: float
+    label: str
+    """The node label (``topology.kubernetes.io/zone``, the rack label)."""
+    rows: tuple[tuple[str, int, int], ...]
+    """``(label value, Ready nodes, not-Ready nodes)``, by label value."""
+
+
 Event = (
     MetricsScraped
     | ScrapeFailed
@@ -397,6 +422,8 @@ Event = (
     | SelfCost
     | ClockTick
     | HistoryBackfilled
+    | MetricsOnlyMode
+    | NodeReadinessByLabel
 )
 """Any event a source may emit."""
 
@@ -414,6 +441,8 @@ FEED_PROMETHEUS = "prometheus-discovery"
 FEED_PROMETHEUS_BACKFILL = "prometheus-backfill"
 """The one-time read of the last hour from Prometheus at start."""
 """Finding and connecting to Prometheus (``--prometheus auto`` or ``k8s://``)."""
+FEED_KUBE_STATE_METRICS = "kube-state-metrics"
+"""Node readiness per label from kube-state-metrics through Prometheus (metrics-only mode)."""
 FEED_NODE_DETAILS = "node-details"
 """GETs of single not-Ready nodes."""
 FEED_COMPONENTS = "component-discovery"

@@ -333,6 +333,8 @@ class SchedulerSnapshot:
     """Bound-but-not-started pods grouped by the cause of their latest start Warning."""
     events_known: bool = False
     """False when Warning events are not read by this source."""
+    metrics_only: MetricsOnlyScheduler | None = None
+    """Set in metrics-only mode: per-plugin counts instead of the pods' own messages."""
 
 
 # --------------------------------------------------------------------------
@@ -390,6 +392,57 @@ class NotReadyNode:
 
 
 @dataclass(frozen=True, slots=True)
+class ZoneHealth:
+    """One zone as the node lifecycle controller exports it (``node_collector_*``)."""
+
+    region: str
+    zone: str
+    size: int
+    """``node_collector_zone_size``."""
+    unhealthy: int
+    """``node_collector_unhealthy_nodes_in_zone``."""
+    health_pct: Val
+    """``node_collector_zone_health``."""
+    state: ZoneState
+    """``ComputeZoneState`` of ``size - unhealthy`` ready and ``unhealthy`` not-ready nodes."""
+
+
+@dataclass(frozen=True, slots=True)
+class LabelReadiness:
+    """Ready and not-Ready nodes with one value of a node label (kube-state-metrics)."""
+
+    label: str
+    value: str
+    ready: int
+    not_ready: int
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsOnlyNodes:
+    """The nodes pane in metrics-only mode: what the metrics say, and what they cannot."""
+
+    why: str
+    zones: tuple[ZoneHealth, ...]
+    zones_reason: str
+    """Why zone states are unknown (empty when the controller's metrics were read)."""
+    readiness: tuple[LabelReadiness, ...]
+    readiness_reason: str
+    """Why readiness per label is unknown (kube-state-metrics absent or not read)."""
+    cannot_know: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsOnlyScheduler:
+    """The scheduler pane in metrics-only mode."""
+
+    why: str
+    unschedulable_by_plugin: tuple[tuple[str, Val], ...]
+    """``scheduler_unschedulable_pods`` per plugin, most pods first."""
+    plugins_reason: str
+    cannot_know: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class NodesSnapshot:
     """Nodes grouped by failure domain."""
 
@@ -409,6 +462,8 @@ class NodesSnapshot:
     nodes_known: bool
     nodes_reason: str = ""
     rack_label: str = ""
+    metrics_only: MetricsOnlyNodes | None = None
+    """Set in metrics-only mode: the view this pane shows instead of the nodes' own."""
 
 
 # --------------------------------------------------------------------------

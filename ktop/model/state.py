@@ -124,6 +124,8 @@ def export_state(model: ClusterModel) -> dict[str, Plain]:
         "_seq": model._seq,
         "self_cost": None if model.self_cost is None else to_plain(model.self_cost),
         "identities": None if model.identities is None else list(model.identities),
+        "metrics_only": model.metrics_only,
+        "readiness": [[label, [list(r) for r in rows]] for label, rows in model.readiness.items()],
         "history": _history_out(model.history, KEYFRAME_HISTORY_STEP_S),
     }
 
@@ -186,6 +188,11 @@ def import_state(state: dict[str, Plain], config: ModelConfig | None = None) -> 
     m.self_cost = None if cost is None else from_plain(ev.SelfCost, cost)
     ids = state.get("identities")
     m.identities = None if ids is None else tuple(ids)
+    m.metrics_only = str(state.get("metrics_only", ""))
+    m.readiness = {
+        str(label): tuple((str(v), int(r), int(n)) for v, r, n in rows)
+        for label, rows in state.get("readiness", [])
+    }
     hist = state.get("history")
     if hist is not None:
         m.history = History.from_state(hist)

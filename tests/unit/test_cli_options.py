@@ -33,6 +33,9 @@ COMMON: list[tuple[list[str], str, Any]] = [
     (["--prometheus-cert", "p-c.pem"], "prometheus_cert", "p-c.pem"),
     (["--prometheus-key", "p-k.pem"], "prometheus_key", "p-k.pem"),
     (["--prometheus-insecure"], "prometheus_insecure", True),
+    (["--metrics-only"], "metrics_only", True),
+    (["--cluster-label", "k8s_cluster"], "cluster_label", "k8s_cluster"),
+    (["--cluster", "prod-cell-a"], "cluster", "prod-cell-a"),
     (["--no-find-components"], "no_find_components", True),
     (["--apiserver", "https://a:6443"], "apiserver", ["https://a:6443"]),
     (["--etcd-metrics", "https://e:2381"], "etcd_metrics", ["https://e:2381"]),
@@ -187,3 +190,23 @@ def test_bad_prod_pattern(env: dict[str, str], capsys: pytest.CaptureFixture[str
         parse_args(["demo", "--prod-pattern", "prod("], env)
     assert exit_.value.code == 2
     assert "--prod-pattern 'prod('" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--cluster", "prod-a"], "--cluster selects one cluster of a Prometheus"),
+        (
+            ["--prometheus", "http://p:9090", "--cluster", "a", "--cluster-label", "k8s-cluster"],
+            "--cluster-label: 'k8s-cluster' is not a Prometheus label name",
+        ),
+    ],
+)
+def test_cluster_options_that_cannot_work_are_refused_before_connecting(
+    argv: list[str], message: str, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import asyncio
+
+    args = parse_args(argv, env)
+    assert asyncio.run(cli._connect_live(args)) == 2
+    assert message in capsys.readouterr().err

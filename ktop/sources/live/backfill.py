@@ -46,7 +46,7 @@ from ktop.model.events import (
 from ktop.model.signals import SIGNALS, SignalSpec, key
 from ktop.model.wanted import FAMILIES, HISTOGRAMS
 from ktop.sources.base import Emit
-from ktop.sources.live.prometheus import DEFAULT_JOBS, PrometheusCalls
+from ktop.sources.live.prometheus import DEFAULT_JOBS, PrometheusCalls, scoped
 from ktop.sources.live.scrape import failure_reason
 
 DEFAULT_HISTORY_S = 3600.0
@@ -54,10 +54,12 @@ DEFAULT_STEP_S = 15.0
 _SKIP_LABELS = frozenset({"__name__", "instance"})
 
 
-def window_selectors(family: str, job_re: str, window_s: float) -> list[str]:
-    """The range selectors that return a family's raw samples over the window."""
+def window_selectors(family: str, job_re: str, window_s: float, matcher: str = "") -> list[str]:
+    """The range selectors that return a family's raw samples over the window (of one
+    cluster, with :func:`~ktop.sources.live.prometheus.cluster_matcher`'s ``matcher``).
+    """
     names = [f"{family}_bucket"] if family in HISTOGRAMS else [family]
-    return [f'{n}{{job=~"{job_re}"}}[{int(window_s)}s]' for n in names]
+    return [f'{n}{{job=~"{job_re}"{matcher}}}[{int(window_s)}s]' for n in names]
 
 
 def matrix_to_events(component: Component, results: list[dict[str, Any]]) -> list[MetricsScraped]:
@@ -82,11 +84,16 @@ def matrix_to_events(component: Component, results: list[dict[str, Any]]) -> lis
     return events
 
 
-def signal_query(spec: SignalSpec, jobs: Mapping[Component, str], window_s: float) -> str | None:
-    """A signal's PromQL for these jobs and window, or None when Prometheus lacks it."""
+def signal_query(
+    spec: SignalSpec, jobs: Mapping[Component, str], window_s: float, matcher: str = ""
+) -> str | None:
+    """A signal's PromQL for these jobs and window (and cluster ``matcher``), or None
+    when Prometheus lacks it.
+    """
     if not spec.promql or spec.component is None or not jobs.get(spec.component):
         return None
-    return spec.promql.format(job=jobs[spec.component], w=int(window_s))
+    job = jobs[spec.component]
+    return scoped(spec.promql.format(job=job, w=int(window_s)), job, matcher)
 
 
 def range_to_points(
@@ -122,6 +129,8 @@ class PrometheusBackfill:
     jobs: Mapping[Component, str] = field(default_factory=lambda: dict(DEFAULT_JOBS))
     errors: list[str] = field(default_factory=list)
     queries_total: int = 0
+    matcher: str = ""
+    """Selects one cluster of a Prometheus that holds many (``cluster_matcher``)."""
 
     def window_events(self, prom: PrometheusConnect, at: float) -> list[Event]:
         """The raw samples of the window ending at ``at``, as scrape events in time order."""
@@ -131,7 +140,7 @@ class PrometheusBackfill:
             if not job_re:
                 continue
             for family in families:
-                for sel in window_selectors(family, job_re, self.window_s):
+                for sel in window_selectors(family, job_re, self.window_s, self.matcher):
                     self.queries_total += 1
                     results = prom.custom_query(sel, params={"time": f"{at:.3f}"})
                     events.extend(matrix_to_events(component, results))
@@ -143,7 +152,7 @@ class PrometheusBackfill:
         start = datetime.fromtimestamp(at - self.history_s, tz=UTC)
         end = datetime.fromtimestamp(at, tz=UTC)
         for spec in SIGNALS:
-            query = signal_query(spec, self.jobs, self.window_s)
+            query = signal_query(spec, self.jobs, self.window_s, self.matcher)
             if query is None:
                 continue
             self.queries_total += 1

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -37,9 +38,20 @@ import requests
 from prometheus_api_client import PrometheusConnect
 from urllib3.util.retry import Retry
 
-from ktop.model.events import Component, Event, MetricsScraped, Sample, ScrapeFailed, Target
+from ktop.model.events import (
+    FEED_KUBE_STATE_METRICS,
+    Component,
+    Event,
+    FeedFailed,
+    MetricsScraped,
+    NodeReadinessByLabel,
+    Sample,
+    ScrapeFailed,
+    Target,
+)
 from ktop.model.wanted import FAMILIES, HISTOGRAMS
 from ktop.sources.base import Emit
+from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.reads import SERVICE_PROXY
 from ktop.sources.live.scrape import failure_reason
@@ -52,6 +64,8 @@ DEFAULT_JOBS: Mapping[Component, str] = {
     Component.CONTROLLER_MANAGER: ".*controller-manager.*",
 }
 """Which Prometheus ``job`` labels hold each component (regular expressions)."""
+
+_LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
 K8S_SCHEME = "k8s://"
 DESTINATION = "prometheus"
@@ -233,13 +247,87 @@ class PrometheusCalls:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-def family_query(family: str, kept: tuple[str, ...] | None, job_re: str) -> str:
-    """The PromQL that returns a family's series as ktop keeps them."""
+def _quote(value: str) -> str:
+    """A PromQL string literal (double-quoted, backslash and quote escaped)."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def cluster_matcher(label: str, value: str | None) -> str:
+    """``,LABEL="VALUE"``: the matcher that selects one cluster's series of a Prometheus
+    that holds many; ``""`` when no cluster is selected. Every selector ktop builds
+    appends it after its ``job`` matcher.
+    """
+    if value is None:
+        return ""
+    if not _LABEL_NAME.fullmatch(label):
+        raise PrometheusConfigError(f"{label!r} is not a Prometheus label name")
+    return f",{label}={_quote(value)}"
+
+
+def scoped(promql: str, job_re: str, matcher: str) -> str:
+    """``promql`` with ``matcher`` added after every ``job=~"JOB_RE"`` matcher in it."""
+    if not matcher:
+        return promql
+    job = f'job=~"{job_re}"'
+    return promql.replace(job, job + matcher)
+
+
+def cluster_values_query(label: str) -> str:
+    """The one query that lists the clusters an endpoint holds (``count by (LABEL) (up)``)."""
+    if not _LABEL_NAME.fullmatch(label):
+        raise PrometheusConfigError(f"{label!r} is not a Prometheus label name")
+    return f"count by ({label}) (up)"
+
+
+def cluster_values(client: PrometheusConnect, label: str = DEFAULT_CLUSTER_LABEL) -> list[str]:
+    """The values of ``label`` among the targets Prometheus scrapes, sorted (blocking;
+    one instant query, counted by the client's cost meter). Series without the label
+    are left out.
+    """
+    results: Any = client.custom_query(cluster_values_query(label))
+    values = {str((r.get("metric") or {}).get(label, "")) for r in results}
+    values.discard("")
+    return sorted(values)
+
+
+def ksm_label(label: str) -> str:
+    """The label kube-state-metrics gives a node label in ``kube_node_labels``."""
+    return "label_" + re.sub(r"[^a-zA-Z0-9_]", "_", label)
+
+
+def readiness_query(label: str, matcher: str = "") -> str:
+    """Ready-condition status counts per value of a node label (kube-state-metrics)."""
+    lab = ksm_label(label)
+    m = matcher.lstrip(",")
+    cond = f'kube_node_status_condition{{condition="Ready"{matcher}}}'
+    labels = f"max by (node, {lab}) (kube_node_labels{{{m}}})"
+    return f"sum by ({lab}, status) ({cond} * on (node) group_left ({lab}) {labels})"
+
+
+def readiness_rows(label: str, results: list[dict[str, Any]]) -> tuple[tuple[str, int, int], ...]:
+    """``(label value, ready, not ready)`` from :func:`readiness_query`'s results."""
+    lab = ksm_label(label)
+    by: dict[str, list[int]] = {}
+    for r in results:
+        metric = r.get("metric") or {}
+        try:
+            n = round(float(r["value"][1]))
+        except (KeyError, IndexError, TypeError, ValueError):
+            continue
+        counts = by.setdefault(str(metric.get(lab, "")), [0, 0])
+        counts[0 if metric.get("status") == "true" else 1] += n
+    return tuple((v, c[0], c[1]) for v, c in sorted(by.items()))
+
+
+def family_query(family: str, kept: tuple[str, ...] | None, job_re: str, matcher: str = "") -> str:
+    """The PromQL that returns a family's series as ktop keeps them (of one cluster, with
+    :func:`cluster_matcher`'s ``matcher``).
+    """
     name = f"{family}_bucket" if family in HISTOGRAMS else family
     labels = ["instance", *(kept or ())]
     if family in HISTOGRAMS:
         labels.append("le")
-    selector = f'{name}{{job=~"{job_re}"}}'
+    selector = f'{name}{{job=~"{job_re}"{matcher}}}'
     if kept is None:
         return selector
     return f"sum by ({', '.join(labels)}) ({selector})"
@@ -286,7 +374,12 @@ class PrometheusMetrics:
     """Called when the set of apiserver instances changes."""
     evaluated_at: float | None = None
     """Prometheus' time at which the last successful poll's queries were evaluated."""
+    matcher: str = ""
+    """:func:`cluster_matcher`: selects one cluster of a Prometheus that holds many."""
+    readiness_labels: tuple[str, ...] = ()
+    """Node labels to read readiness per value of from kube-state-metrics (metrics-only)."""
     _seen: set[Target] = field(default_factory=set)
+    _extra: list[Event] = field(default_factory=list)
     _stopping: threading.Event = field(default_factory=threading.Event)
 
     def _server_time(self) -> float:
@@ -297,6 +390,31 @@ class PrometheusMetrics:
             return float(result[0])
         except (IndexError, TypeError, ValueError):
             raise ValueError(f"time() returned {str(result)[:80]!r}, not a scalar") from None
+
+    def _readiness_sync(self, pinned: Mapping[str, str]) -> list[Event]:
+        """Readiness per label from kube-state-metrics, or the feed's failure."""
+        events: list[Event] = []
+        for label in self.readiness_labels:
+            self.queries_total += 1
+            try:
+                results = self.client.custom_query(
+                    readiness_query(label, self.matcher), params=dict(pinned)
+                )
+            except Exception as exc:  # the metrics still count; this feed says what failed
+                reason = f"kube-state-metrics readiness by {label}: {failure_reason(exc)}"
+                return [FeedFailed(self.clock(), FEED_KUBE_STATE_METRICS, reason)]
+            rows = readiness_rows(label, results)
+            if rows:
+                events.append(NodeReadinessByLabel(self.clock(), label, rows))
+        if self.readiness_labels and not events:
+            reason = (
+                "no kube_node_status_condition joined with kube_node_labels in Prometheus "
+                "(kube-state-metrics absent, or its --metric-labels-allowlist lacks "
+                + ", ".join(self.readiness_labels)
+                + ")"
+            )
+            events.append(FeedFailed(self.clock(), FEED_KUBE_STATE_METRICS, reason))
+        return events
 
     def _poll_sync(
         self,
@@ -314,11 +432,12 @@ class PrometheusMetrics:
                 if self._stopping.is_set():
                     raise asyncio.CancelledError  # the source stopped: no more queries
                 self.queries_total += 1
-                results = prom.custom_query(family_query(family, kept, job_re), params=pinned)
+                query = family_query(family, kept, job_re, self.matcher)
+                results = prom.custom_query(query, params=pinned)
                 for instance, samples in results_to_samples(family, results).items():
                     out.setdefault(Target(component, instance), []).extend(samples)
             self.queries_total += 1
-            up = prom.custom_query(f'up{{job=~"{job_re}"}}', params=pinned)
+            up = prom.custom_query(f'up{{job=~"{job_re}"{self.matcher}}}', params=pinned)
             names = set()
             for r in up:
                 instance = instance_name(str((r.get("metric") or {}).get("instance", "")))
@@ -328,6 +447,7 @@ class PrometheusMetrics:
                     out.pop(target, None)
                     out.setdefault(target, [])
             instances[component] = frozenset(names)
+        self._extra = self._readiness_sync(pinned)
         return at, out, instances
 
     async def poll_once(self, emit: Emit) -> None:
@@ -363,6 +483,7 @@ class PrometheusMetrics:
             else:
                 events.append(ScrapeFailed(now, target, "Prometheus reports up == 0"))
             self._seen.add(target)
+        events.extend(self._extra)
         emit(events)
 
     def serves(self, component: Component, instance: str) -> bool:

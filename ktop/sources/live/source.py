@@ -14,6 +14,12 @@ nothing else; never an unpaginated LIST, one watch per resource):
   scheduler / controller-manager metrics: endpoints given on the command
   line, or else static pods in ``kube-system`` through the pod proxy.
 
+In metrics-only mode (:attr:`LiveOptions.metrics_only`) it opens no watch and
+lists no node, Lease or pod (nor looks for static pods): nodes and pending pods
+come from the control plane's metrics (see ``ktop/model/area_metrics_only.py``).
+Given a Prometheus URL and a cluster of it but no kubeconfig, it reads that
+Prometheus only (:attr:`LiveOptions.without_kubeconfig`).
+
 apiserver instances are named one way whatever the transport
 (:func:`~ktop.sources.live.transport.instance_name`); the set comes from
 ``--apiserver``, EndpointSlices and Prometheus' targets. While any instance is
@@ -50,13 +56,15 @@ from ktop.model.events import (
     Component,
     FeedFailed,
     FeedSynced,
+    MetricsOnlyMode,
     ScrapeFailed,
     SourceStarted,
     Target,
     TargetGone,
 )
 from ktop.sources.base import Emit
-from ktop.sources.convert import node_record
+from ktop.sources.convert import ZONE_LABELS, node_record
+from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 from ktop.sources.live.backfill import PrometheusBackfill
 from ktop.sources.live.client import Connection, connect
 from ktop.sources.live.components import TlsFiles, http_fetcher
@@ -83,6 +91,7 @@ from ktop.sources.live.prometheus import (
     PrometheusCalls,
     PrometheusConfigError,
     PrometheusMetrics,
+    cluster_matcher,
     prometheus_client,
 )
 from ktop.sources.live.reads import APF_DUMP, METRICS, NODE_DETAIL, WATCHES
@@ -101,6 +110,8 @@ BACKFILL_TIMEOUT_S = 60.0
 """The time limit of the history backfill at start (the apiserver discovery waits for it)."""
 PROMETHEUS_AUTO = "auto"
 """``--prometheus auto``: find an in-cluster Prometheus and read it through the proxy."""
+ZONE_LABEL = ZONE_LABELS[-1]
+"""The node label whose readiness per value metrics-only mode reads from kube-state-metrics."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +141,29 @@ class LiveOptions:
     apiservers: tuple[str, ...] = ()
     """Instance base URLs to use instead of discovering them."""
     watch_timeout_s: int = 300
+    metrics_only: bool = False
+    """No node, Lease or pod reads (and no other watch): nodes, zones and pending pods
+    from the control plane's metrics."""
+    cluster_label: str = DEFAULT_CLUSTER_LABEL
+    """The label that names a cluster in a Prometheus that holds many."""
+    cluster: str | None = None
+    """Read only this cluster's series from Prometheus (matcher ``CLUSTER_LABEL="CLUSTER"``)."""
+
+    @property
+    def without_kubeconfig(self) -> bool:
+        """Prometheus by URL, one of its clusters or metrics-only, and no kubeconfig or
+        context given: read Prometheus only (metrics-only implied).
+        """
+        given = self.kubeconfig or self.context
+        by_url = (self.prometheus or "").startswith(("http://", "https://"))
+        return by_url and not given and (self.metrics_only or self.cluster is not None)
+
+    @property
+    def metrics_only_why(self) -> str:
+        """Why the source reads no objects (empty when it reads them)."""
+        if self.without_kubeconfig:
+            return "no kubeconfig: Prometheus only"
+        return "--metrics-only" if self.metrics_only else ""
 
 
 class NodeDetails:
@@ -254,13 +288,19 @@ class LiveSource:
     async def run(self, emit: Emit) -> None:
         """Connect, then read until cancelled."""
         self._emit = emit
+        if self.o.without_kubeconfig:
+            await self._run_prometheus_only(emit)
+            return
         if self.conn is None:
             self.conn = await connect(self.o.kubeconfig, self.o.context)
         self._session = aiohttp.ClientSession()
         try:
             emit([SourceStarted(self.clock(), "live", self.conn.context, self.conn.server)])
             t = KubeTransport(self.conn.api, self.meter)
-            self._watches(t, emit)
+            if self.o.metrics_only:
+                emit([MetricsOnlyMode(self.clock(), self.o.metrics_only_why)])
+            else:
+                self._watches(t, emit)
             if self.o.prometheus:
                 self._start("prometheus", lambda: self._prometheus(t, emit), FEED_PROMETHEUS)
             self._components(t, emit)
@@ -279,6 +319,25 @@ class LiveSource:
                 await api.close()
             await self._session.close()
             await self.conn.close()
+
+    # -------------------------------------------------------- metrics-only
+
+    async def _run_prometheus_only(self, emit: Emit) -> None:
+        """No kubeconfig: one cluster's series from a (global) Prometheus, nothing else."""
+        where = self.o.cluster if self.o.cluster is not None else (self.o.prometheus or "")
+        detail = f"{self.o.cluster_label}={where} at {self.o.prometheus}"
+        emit([SourceStarted(self.clock(), "live", where, detail)])
+        emit([MetricsOnlyMode(self.clock(), self.o.metrics_only_why)])
+        try:
+            self._start("prometheus", lambda: self._prometheus(None, emit), FEED_PROMETHEUS)
+            self._start("clock", lambda: self._ticks(emit))
+            await asyncio.get_running_loop().create_future()
+        finally:
+            tasks = list(self._tasks.values())
+            for task in tasks:
+                task.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.gather(*tasks, return_exceptions=True)
 
     # ------------------------------------------------------------ watches
 
@@ -319,9 +378,9 @@ class LiveSource:
         cert = (str(cfg.cert_file), str(cfg.key_file)) if cfg.cert_file else None
         return KubeAccess(str(cfg.host), verify, cert, token)
 
-    async def _prometheus(self, t: KubeTransport, emit: Emit) -> None:
+    async def _prometheus(self, t: KubeTransport | None, emit: Emit) -> None:
         address = self.o.prometheus or ""
-        if address == PROMETHEUS_AUTO:
+        if address == PROMETHEUS_AUTO and t is not None:
             try:
                 address = await find_prometheus(t)
             except ApiError as e:
@@ -333,9 +392,9 @@ class LiveSource:
                 self._rediscover.set()
                 return
         try:
-            client = prometheus_client(
-                address, self.meter, auth=self.o.prometheus_auth, kube=self.kube_access()
-            )
+            kube = self.kube_access() if self.conn is not None else None
+            client = prometheus_client(address, self.meter, auth=self.o.prometheus_auth, kube=kube)
+            matcher = cluster_matcher(self.o.cluster_label, self.o.cluster)
         except (PrometheusConfigError, OSError) as e:
             # A wrong address or an unreadable credential file: retrying will not help.
             emit([FeedFailed(self.clock(), FEED_PROMETHEUS, f"Prometheus: {e}")])
@@ -345,15 +404,27 @@ class LiveSource:
         emit([FeedSynced(self.clock(), FEED_PROMETHEUS)])
         # The last hour first, so that the window's samples precede the first poll's.
         calls = PrometheusCalls(workers=1, timeout_s=BACKFILL_TIMEOUT_S)
-        self.backfill = PrometheusBackfill(address, self.clock)
+        self.backfill = PrometheusBackfill(address, self.clock, matcher=matcher)
         try:
             await self.backfill.run(emit, client, calls)
         finally:
             calls.close()
         self.prometheus = PrometheusMetrics(
-            client, address, self.clock, self.o.prometheus_s, on_instances=self._rediscover.set
+            client,
+            address,
+            self.clock,
+            self.o.prometheus_s,
+            on_instances=self._rediscover.set,
+            matcher=matcher,
+            readiness_labels=self._readiness_labels(),
         )
         await self.prometheus.run(emit)
+
+    def _readiness_labels(self) -> tuple[str, ...]:
+        """Node labels whose readiness kube-state-metrics gives (metrics-only mode)."""
+        if not self.o.metrics_only_why:
+            return ()
+        return tuple(dict.fromkeys((ZONE_LABEL, self.o.rack_label)))
 
     # --------------------------------------------------------- components
 
@@ -389,6 +460,8 @@ class LiveSource:
                     ),
                 )
         given = {c for c, urls, _, _ in groups if urls}
+        if self.o.metrics_only:
+            return  # finding static pods lists pods: components come from Prometheus or URLs
         if self.o.find_components and any(s.component not in given for s in STATIC_COMPONENTS):
             self._start(
                 "find-components", lambda: self._find_components(t, emit, given), FEED_COMPONENTS

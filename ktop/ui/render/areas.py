@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from ktop.model.events import Area
 from ktop.model.snapshot import ClusterSnapshot
-from ktop.ui.render import apf, apiservers, etcd, nodes, scheduler
+from ktop.ui.render import apf, apiservers, etcd, metrics_only, nodes, scheduler
 from ktop.ui.render.cost import cost_line
 from ktop.ui.render.reasons import drill_reason_lines, input_errors, panel_note
 from ktop.ui.render.trend import AREA_CHARTS, WINDOWS, ChartData, chart_data
@@ -92,7 +92,24 @@ def overview_panel(
     return replace(view, sparks=tuple(drawn)) if drawn else view
 
 
+def _metrics_only_why(snapshot: ClusterSnapshot) -> str:
+    """Why the source reads no objects (empty when it reads them)."""
+    view = snapshot.nodes.metrics_only
+    return view.why if view is not None else ""
+
+
 def _panel(snapshot: ClusterSnapshot, area: Area, rows: int, width: int) -> PanelView:
+    view = _full_panel(snapshot, area, rows, width)
+    why = _metrics_only_why(snapshot)
+    if why and area not in (Area.NODES, Area.SCHEDULER):
+        # Every pane says which view it shows (the nodes and scheduler panes say more).
+        head = view.title.copy()
+        head.append(f" · {metrics_only.VIEW}", style="dim")
+        return replace(view, title=head)
+    return view
+
+
+def _full_panel(snapshot: ClusterSnapshot, area: Area, rows: int, width: int) -> PanelView:
     note = panel_note(snapshot, area, width)
     failing = any(f.error for f in snapshot.area_freshness(area))
     if area is Area.APF:
@@ -102,14 +119,24 @@ def _panel(snapshot: ClusterSnapshot, area: Area, rows: int, width: int) -> Pane
         return apiservers.panel(api, snapshot.at, note, rows, width, failing=failing)
     if area is Area.ETCD:
         return etcd.panel(snapshot.etcd, note, rows, width, failing=failing)
+    sched_view, nodes_view = snapshot.scheduler.metrics_only, snapshot.nodes.metrics_only
+    if area is Area.SCHEDULER and sched_view is not None:
+        return metrics_only.scheduler_panel(
+            snapshot.scheduler, sched_view, note, rows, width, failing=failing
+        )
     if area is Area.SCHEDULER:
         return scheduler.panel(snapshot.scheduler, note, rows, width, failing=failing)
+    if nodes_view is not None:
+        return metrics_only.nodes_panel(nodes_view, note, rows, width, failing=failing)
     return nodes.panel(snapshot.nodes, note, rows, width, failing=failing)
 
 
 def drill_view(snapshot: ClusterSnapshot, area: Area) -> DrillView:
     """An area's drill-down: reasons for unknown values, a summary, and tables."""
     reasons = drill_reason_lines(snapshot, area)
+    why = _metrics_only_why(snapshot)
+    if why:
+        reasons = (*reasons, metrics_only.view_line(area, why, 400))
     cost = cost_line(snapshot.self_cost)
     own = (cost,) if cost is not None else ()
     if area is Area.APF:
@@ -121,6 +148,18 @@ def drill_view(snapshot: ClusterSnapshot, area: Area) -> DrillView:
         )
     if area is Area.ETCD:
         return DrillView(reasons, etcd.tables(snapshot.etcd, snapshot.at))
+    sched_view, nodes_view = snapshot.scheduler.metrics_only, snapshot.nodes.metrics_only
+    if area is Area.SCHEDULER and sched_view is not None:
+        sched = snapshot.scheduler
+        return DrillView(
+            (*reasons, metrics_only.scheduler_summary(sched, sched_view)),
+            metrics_only.scheduler_tables(sched, sched_view),
+        )
+    if area is Area.NODES and nodes_view is not None:
+        return DrillView(
+            (*reasons, metrics_only.nodes_summary(nodes_view)),
+            metrics_only.nodes_tables(nodes_view),
+        )
     if area is Area.SCHEDULER:
         sched = snapshot.scheduler
         return DrillView((*reasons, scheduler.summary_line(sched)), scheduler.tables(sched))

@@ -1,0 +1,271 @@
+"""The metrics-only view of the nodes and scheduler panes, and the line every pane shows
+in that mode (which view it is, what it cannot know).
+
+The nodes pane shows zones as the node lifecycle controller exports them and readiness
+per label from kube-state-metrics; the scheduler pane adds unschedulable pods per
+plugin to the queues. What cannot be known (``CANNOT_KNOW`` in the model) is shown as
+unknown with its reason, never as ok.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from ktop.model.area_metrics_only import CANNOT_KNOW
+from ktop.model.events import Area
+from ktop.model.snapshot import (
+    MetricsOnlyNodes,
+    MetricsOnlyScheduler,
+    SchedulerSnapshot,
+    ZoneHealth,
+)
+from ktop.ui.render.fmt import fmt_count, fmt_pct, fmt_val, truncate
+from ktop.ui.render.level import STYLE, SYMBOL, ZONE_LEVEL, Level, worst
+from ktop.ui.render.scheduler import QUEUES, queue_line, reason_line
+from ktop.ui.render.view import (
+    Cell,
+    Column,
+    PanelView,
+    Row,
+    TableSpec,
+    degrade,
+    fit,
+    line,
+    num_cell,
+    text_cell,
+    title,
+    val_cell,
+)
+
+VIEW = "metrics-only view"
+"""What every pane says it shows in metrics-only mode."""
+
+
+def _pct(percent: float) -> str:
+    """``node_collector_zone_health`` is a percentage already."""
+    return fmt_pct(percent / 100.0)
+
+
+def view_line(area: Area, why: str, width: int) -> Text:
+    """``metrics-only view (--metrics-only) · unknown: Lease lag per ...``."""
+    unknown = CANNOT_KNOW[area]
+    text = f"{VIEW} ({why})"
+    if unknown:
+        text += " · unknown: " + "; ".join(unknown)
+    return Text(truncate(text, width), style=STYLE[Level.UNKNOWN])
+
+
+def zone_name(z: ZoneHealth) -> str:
+    """``region/zone``, ``zone``, or ``(no zone)``."""
+    name = f"{z.region}/{z.zone}" if z.region else z.zone
+    return name or "(no zone)"
+
+
+def nodes_level(v: MetricsOnlyNodes) -> Level:
+    """The worst zone state; unknown when the controller's gauges were not read."""
+    if not v.zones:
+        return Level.UNKNOWN
+    return worst([ZONE_LEVEL[z.state] for z in v.zones])
+
+
+def nodes_panel(
+    v: MetricsOnlyNodes, note: Text | None, rows: int, width: int, *, failing: bool = False
+) -> PanelView:
+    """Zones from ``node_collector_*``: ready/size, unhealthy, state, health %."""
+    lvl = degrade(nodes_level(v), failing)
+    if v.zones:
+        size = sum(z.size for z in v.zones)
+        bad = sum(z.unhealthy for z in v.zones)
+        summary = f"{fmt_count(size - bad)}/{fmt_count(size)} ready · {VIEW}"
+    else:
+        summary = f"? ready · {VIEW}"
+    spec = [("ready/size", 13), ("unhealthy", 10), ("state", 17), ("health", 7)]
+    header = line([Cell(" zone", 0, "left"), *(Cell(t, w) for t, w in spec)], width)
+    header.stylize("dim")
+    body: list[Text] = []
+    for z in v.zones:
+        zl = ZONE_LEVEL[z.state]
+        cells = [
+            Cell(f"{SYMBOL[zl]} {z.zone or '(no zone)'}", 0, "left", max(zl, Level.OK)),
+            Cell(f"{fmt_count(z.size - z.unhealthy)}/{fmt_count(z.size)}", 13),
+            Cell(fmt_count(z.unhealthy), 10, level=Level.WARN if z.unhealthy else Level.NEUTRAL),
+            Cell(z.state.value, 17, level=zl),
+            Cell(fmt_val(z.health_pct, _pct), 7),
+        ]
+        body.append(line(cells, width))
+    if not v.zones:
+        body.append(Text(truncate(f"zones unknown: {v.zones_reason}", width), style="dim"))
+    body.append(view_line(Area.NODES, v.why, width))
+    return PanelView(title("nodes", summary, lvl), fit(body, note, rows, header), lvl)
+
+
+def nodes_tables(v: MetricsOnlyNodes) -> tuple[TableSpec, ...]:
+    """Zones as the controller exports them, readiness per label, what is unknown."""
+    zones = TableSpec(
+        "zones",
+        "Zones (node lifecycle controller's metrics)",
+        (
+            Column("status", "", 1),
+            Column("region", "region"),
+            Column("zone", "zone"),
+            Column("state", "state", 17),
+            Column("ready", "ready/size", 13),
+            Column("unhealthy", "unhealthy", 10),
+            Column("health", "health", 7),
+        ),
+        tuple(
+            Row(
+                zone_name(z),
+                (
+                    text_cell(SYMBOL[ZONE_LEVEL[z.state]], ZONE_LEVEL[z.state]),
+                    text_cell(z.region or "-"),
+                    text_cell(z.zone or "(no zone)"),
+                    text_cell(z.state.value, ZONE_LEVEL[z.state]),
+                    num_cell(f"{fmt_count(z.size - z.unhealthy)}/{fmt_count(z.size)}"),
+                    num_cell(fmt_count(z.unhealthy), Level.WARN if z.unhealthy else Level.NEUTRAL),
+                    val_cell(z.health_pct, _pct),
+                ),
+            )
+            for z in v.zones
+        ),
+        empty=f"(unknown: {v.zones_reason})",
+    )
+    readiness = TableSpec(
+        "readiness",
+        "Readiness per node label (kube-state-metrics)",
+        (
+            Column("label", "label"),
+            Column("value", "value"),
+            Column("ready", "ready", 8),
+            Column("not_ready", "not ready", 10),
+        ),
+        tuple(
+            Row(
+                f"{r.label}={r.value}",
+                (
+                    text_cell(r.label),
+                    text_cell(r.value or "(unset)"),
+                    num_cell(fmt_count(r.ready)),
+                    num_cell(fmt_count(r.not_ready), Level.WARN if r.not_ready else Level.NEUTRAL),
+                ),
+            )
+            for r in v.readiness
+        ),
+        empty=f"(unknown: {v.readiness_reason})",
+    )
+    return (zones, readiness, unknown_table(Area.NODES, v.why))
+
+
+def unknown_table(area: Area, why: str) -> TableSpec:
+    """What this pane cannot know in metrics-only mode, each unknown with the reason."""
+    return TableSpec(
+        "unknown",
+        f"Not known in the {VIEW}",
+        (Column("what", "what"), Column("value", "value", 8), Column("why", "why")),
+        tuple(
+            Row(
+                what,
+                (
+                    text_cell(what),
+                    text_cell("?", Level.UNKNOWN),
+                    text_cell(f"metrics-only ({why})", Level.UNKNOWN),
+                ),
+            )
+            for what in CANNOT_KNOW[area]
+        ),
+    )
+
+
+def nodes_summary(v: MetricsOnlyNodes) -> Text:
+    """Drill-down header of the nodes pane in metrics-only mode."""
+    lvl = nodes_level(v)
+    out = Text(f"{SYMBOL[lvl]} ", style=STYLE[lvl])
+    if v.zones:
+        size = sum(z.size for z in v.zones)
+        bad = sum(z.unhealthy for z in v.zones)
+        out.append(f"{fmt_count(size)} nodes in {len(v.zones)} zones · {fmt_count(bad)} unhealthy")
+    else:
+        out.append(f"zones unknown: {v.zones_reason}")
+    out.append(f" · {VIEW} ({v.why})")
+    return out
+
+
+def scheduler_level(s: SchedulerSnapshot) -> Level:
+    """Unschedulable pods in the scheduler's queue are a warning; no gauge is unknown."""
+    unsched = s.queue.get("unschedulable")
+    if unsched is None or not unsched.known:
+        return Level.UNKNOWN
+    return Level.WARN if unsched.value else Level.OK
+
+
+def scheduler_panel(
+    s: SchedulerSnapshot,
+    v: MetricsOnlyScheduler,
+    note: Text | None,
+    rows: int,
+    width: int,
+    *,
+    failing: bool = False,
+) -> PanelView:
+    """Queues and unschedulable pods per plugin from the scheduler's own metrics."""
+    lvl = degrade(scheduler_level(s), failing)
+    known = [s.queue[q] for q in QUEUES if q in s.queue and s.queue[q].known]
+    total = fmt_count(int(sum(q.value or 0 for q in known))) if known else "?"
+    body = [queue_line(s, width)]
+    gated = s.queue.get("gated")
+    if gated is not None:
+        body.append(Text(truncate(f"gated {fmt_val(gated)} (scheduler_pending_pods)", width)))
+    blocked = [(p, val) for p, val in v.unschedulable_by_plugin if val.value]
+    body += [reason_line(int(val.value or 0), plugin, width) for plugin, val in blocked]
+    if not v.unschedulable_by_plugin:
+        body.append(Text(truncate(f"plugins unknown: {v.plugins_reason}", width), style="dim"))
+    body.append(view_line(Area.SCHEDULER, v.why, width))
+    return PanelView(
+        title("scheduler", f"{total} pending · {VIEW}", lvl), fit(body, note, rows), lvl
+    )
+
+
+def scheduler_tables(s: SchedulerSnapshot, v: MetricsOnlyScheduler) -> tuple[TableSpec, ...]:
+    """Queues, pods per plugin that rejected them, and what is unknown."""
+    queues = TableSpec(
+        "queues",
+        "Scheduler queues (scheduler_pending_pods)",
+        (Column("queue", "queue"), Column("pods", "pods", 8)),
+        tuple(Row(q, (text_cell(q), val_cell(val, fmt_count_val))) for q, val in s.queue.items()),
+        empty=f"(unknown: {s.metrics_reason or 'no scheduler metrics'})",
+    )
+    plugins = TableSpec(
+        "plugins",
+        "Unschedulable pods per plugin (scheduler_unschedulable_pods)",
+        (Column("plugin", "plugin"), Column("pods", "pods", 8)),
+        tuple(
+            Row(
+                p,
+                (
+                    text_cell(p),
+                    val_cell(val, fmt_count_val, Level.WARN if val.value else Level.NEUTRAL),
+                ),
+            )
+            for p, val in v.unschedulable_by_plugin
+        ),
+        empty=f"(unknown: {v.plugins_reason})",
+    )
+    return (queues, plugins, unknown_table(Area.SCHEDULER, v.why))
+
+
+def fmt_count_val(x: float) -> str:
+    """A gauge of pods as a whole count."""
+    return fmt_count(round(x))
+
+
+def scheduler_summary(s: SchedulerSnapshot, v: MetricsOnlyScheduler) -> Text:
+    """Drill-down header of the scheduler pane in metrics-only mode."""
+    lvl = scheduler_level(s)
+    out = Text(f"{SYMBOL[lvl]} ", style=STYLE[lvl])
+    unsched = s.queue.get("unschedulable")
+    out.append(f"{fmt_val(unsched, fmt_count_val) if unsched else '?'} unschedulable")
+    if v.unschedulable_by_plugin:
+        plugin, val = v.unschedulable_by_plugin[0]
+        out.append(f" · top plugin: {plugin} ({fmt_count_val(val.value or 0)} pods)")
+    out.append(f" · {VIEW} ({v.why})")
+    return out

@@ -1,0 +1,172 @@
+"""Metrics-only mode and the cluster filter on the lab.
+
+* Three sources at once on the same lab: the full mode (nodes and Leases watched),
+  metrics-only with a kubeconfig (the components' metrics read directly), and
+  metrics-only with no kubeconfig at all (the lab's Prometheus, its ``cluster`` label
+  selecting the lab). Before and during a real zone outage, the metrics-only zone
+  states equal the full mode's, and the zone health equals ``node_collector_zone_health``
+  as Prometheus has it at the instant ktop's poll was evaluated. The cost meter of the
+  metrics-only sources records no node, Lease or pod request and no watch.
+* The cluster filter: the lab's Prometheus lists the lab's cluster; a poll for another
+  cluster returns no series, one for the lab's returns every component.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ktop.cli import main
+from ktop.lab import Lab, inject, recover, resolve_target
+from ktop.model.events import Component, MetricsScraped
+from ktop.model.snapshot import ClusterSnapshot, ZoneState
+from ktop.sources.live.cost import CostMeter
+from ktop.sources.live.prometheus import (
+    PrometheusMetrics,
+    cluster_matcher,
+    cluster_values,
+    prometheus_client,
+)
+from ktop.sources.live.source import LiveOptions
+from tests.e2e.helpers import promql
+from tests.e2e.live import account, live, options
+
+OBJECT_PATHS = re.compile(r"/(nodes|leases|pods)(/|$)")
+ZONES = ("zone-a", "zone-b", "zone-c")
+
+
+def _full(s: ClusterSnapshot) -> dict[str, tuple[ZoneState | None, int, int]]:
+    return {z.zone: (z.state, z.total, z.unhealthy) for z in s.nodes.zones}
+
+
+def _metrics(s: ClusterSnapshot) -> dict[str, tuple[ZoneState | None, int, int]]:
+    view = s.nodes.metrics_only
+    assert view is not None
+    return {z.zone: (z.state, z.size, z.unhealthy) for z in view.zones}
+
+
+def _prometheus_health(lab: Lab, at: float) -> dict[str, float]:
+    """``node_collector_zone_health`` per zone (the part after the NUL) at time ``at``."""
+    rows = promql(lab, 'node_collector_zone_health{job="kube-controller-manager"}', at)
+    return {r["metric"]["zone"].rpartition(":")[2]: r["value"] for r in rows}
+
+
+def _no_object_reads(meter: CostMeter) -> None:
+    assert not [p for p in meter.by_path if OBJECT_PATHS.search(p)], meter.by_path
+    assert meter.open_watches == 0
+
+
+async def test_metrics_only_zone_states_equal_the_full_mode_and_prometheus(lab: Lab) -> None:
+    kubeconfig = await account(lab, "ktop")
+    prom = str(lab.info["prometheus_url"])
+    full_opts = options(lab, kubeconfig)
+    kube_opts = options(lab, kubeconfig, metrics_only=True)
+    prom_opts = LiveOptions(prometheus=prom, cluster=lab.cfg.cluster, prometheus_s=2.0)
+    assert prom_opts.without_kubeconfig
+    target = resolve_target(lab.layout.kubeconfig)
+    async with live(full_opts) as full, live(kube_opts) as kube, live(prom_opts) as glob:
+
+        def agree(want_a: ZoneState) -> Any:
+            def check(_: ClusterSnapshot) -> Any:
+                f, k, g = full.snapshot(), kube.snapshot(), glob.snapshot()
+                if not f.nodes.nodes_known or set(_full(f)) != set(ZONES):
+                    return None
+                states = {z: v[0] for z, v in _full(f).items()}
+                want = {z: want_a if z == "zone-a" else ZoneState.NORMAL for z in ZONES}
+                if states != want:
+                    return None
+                if not (_full(f) == _metrics(k) == _metrics(g)):
+                    return None
+                return (f, k, g)
+
+            return check
+
+        await full.until(
+            agree(ZoneState.NORMAL), timeout_s=90, what="all three views: every zone Normal"
+        )
+        assert glob.source.conn is None  # no kubeconfig at all
+        await inject("zone-outage", target, zone="zone-a")
+        try:
+            f, k, g = await full.until(
+                agree(ZoneState.FULL_DISRUPTION),
+                timeout_s=lab.cfg.node_monitor_grace_period_s + 120,
+                what="zone-a FullDisruption, equal in the three views",
+            )
+            state, total, unhealthy = _full(f)["zone-a"]
+            assert unhealthy == total > 0  # every node of zone-a is not Ready
+            assert _metrics(k)["zone-a"] == _metrics(g)["zone-a"] == (state, total, unhealthy)
+            # The health the global view shows is Prometheus' own, at the poll's instant.
+            p = glob.source.prometheus
+            assert p is not None and p.evaluated_at is not None
+
+            def health_equal(_: ClusterSnapshot) -> bool:
+                assert p.evaluated_at is not None
+                view = glob.snapshot().nodes.metrics_only
+                assert view is not None
+                got = {z.zone: z.health_pct.value for z in view.zones}
+                return got == _prometheus_health(lab, p.evaluated_at) and got["zone-a"] == 0.0
+
+            await glob.until(health_equal, timeout_s=30, what="health equal to Prometheus'")
+        finally:
+            await recover("zone-outage", target, zone="zone-a")
+        # Every pane of the metrics-only sources says so; none read nodes, Leases or pods.
+        for run in (kube, glob):
+            snap = run.snapshot()
+            assert snap.nodes.metrics_only is not None
+            assert snap.scheduler.metrics_only is not None
+            assert not snap.nodes.nodes_known and not snap.scheduler.pods_known
+            _no_object_reads(run.source.meter)
+        assert set(glob.source.meter.requests_by_destination) == {"prometheus"}
+        # The full mode did read them (the check above can fail).
+        assert [p for p in full.source.meter.by_path if OBJECT_PATHS.search(p)]
+        await full.until(
+            lambda s: s.nodes.ready == s.nodes.total, timeout_s=120, what="zone-a back"
+        )
+
+
+async def test_cluster_filter_on_the_labs_prometheus(lab: Lab) -> None:
+    prom = str(lab.info["prometheus_url"])
+    meter = CostMeter()
+    client = prometheus_client(prom, meter)
+    assert cluster_values(client) == [lab.cfg.cluster]
+    assert meter.requests_by_destination == {"prometheus": 1}
+
+    async def poll(cluster: str) -> set[Component]:
+        events: list[Any] = []
+        metrics = PrometheusMetrics(
+            prometheus_client(prom, CostMeter()),
+            prom,
+            lambda: 0.0,
+            matcher=cluster_matcher("cluster", cluster),
+        )
+        await metrics.poll_once(events.extend)
+        assert metrics.healthy, metrics.last_error
+        return {e.target.component for e in events if isinstance(e, MetricsScraped)}
+
+    assert await poll("another-cluster") == set()
+    assert await poll(lab.cfg.cluster) == set(Component)
+
+
+def test_snapshot_of_one_cluster_of_prometheus_with_no_kubeconfig(
+    lab: Lab, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``ktop snapshot --prometheus URL --cluster NAME`` where no kubeconfig exists at all."""
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-such-kubeconfig"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("KTOP_CONFIG_DIR", str(tmp_path))
+    zones = {
+        r["metric"]["zone"].rpartition(":")[2]: r["value"]
+        for r in promql(lab, 'node_collector_zone_size{job="kube-controller-manager"}')
+    }
+    argv = ["snapshot", "--prometheus", str(lab.info["prometheus_url"]),
+            "--cluster", lab.cfg.cluster, "--timeout", "45", "--width", "120"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "metrics-only view" in out
+    size = int(sum(zones.values()))
+    assert f"{size:,}/{size:,} ready · metrics-only view" in out, out
+    for zone in ZONES:
+        assert re.search(rf"{zone}\s+{int(zones[zone]):,}/{int(zones[zone]):,}\s+0\s+Normal", out)

@@ -125,10 +125,28 @@ def _nodes(snap: ClusterSnapshot) -> tuple[Val, Val]:
     n = snap.nodes
     if n.nodes_known:
         return Val.of(n.total), Val.of(n.not_ready + n.unknown)
-    if n.zones:  # zone roll-ups from another view (metrics-only) still count
+    if n.zones:  # zone roll-ups from another view still count
         return Val.of(sum(z.total for z in n.zones)), Val.of(sum(z.unhealthy for z in n.zones))
-    reason = n.nodes_reason or "nodes not listed"
+    m = n.metrics_only
+    if m is not None and m.zones:  # metrics-only: the node lifecycle controller's gauges
+        return Val.of(sum(z.size for z in m.zones)), Val.of(sum(z.unhealthy for z in m.zones))
+    reason = (m.zones_reason if m is not None else "") or n.nodes_reason or "nodes not listed"
     return Val.unknown(reason), Val.unknown(reason)
+
+
+def _zones_reason(snap: ClusterSnapshot) -> str:
+    m = snap.nodes.metrics_only
+    return (m.zones_reason if m is not None else "") or snap.nodes.nodes_reason
+
+
+def _zones(snap: ClusterSnapshot) -> tuple[tuple[str, str, ZoneState | None], ...]:
+    """(region, zone, state) of every zone: from the nodes, else (metrics-only) from the
+    node lifecycle controller's own gauges.
+    """
+    n = snap.nodes
+    if n.zones or n.metrics_only is None:
+        return tuple((z.region, z.zone, z.state) for z in n.zones)
+    return tuple((z.region, z.zone, z.state) for z in n.metrics_only.zones)
 
 
 def _apf(snap: ClusterSnapshot) -> tuple[str, Val]:
@@ -187,9 +205,10 @@ def summarize(
     the cell is at least UNKNOWN).
     """
     total, not_ready = _nodes(snap)
+    every_zone = _zones(snap)
     zones = tuple(
         sorted(
-            ((z.zone, z.state) for z in snap.nodes.zones),
+            ((zone, state) for _, zone, state in every_zone),
             key=lambda zs: (ZONE_STATE_RANK[zs[1]], zs[0]),
         )
     )
@@ -212,7 +231,7 @@ def summarize(
         nodes_total=total,
         not_ready=not_ready,
         zones=zones,
-        zones_reason="" if zones else (snap.nodes.nodes_reason or "no zone known"),
+        zones_reason="" if zones else (_zones_reason(snap) or "no zone known"),
         apf_level=level,
         apf_rejected_per_s=rejected,
         api_skew=snap.apiservers.request_skew,
@@ -226,7 +245,7 @@ def summarize(
         path_title=worst.title if worst is not None else "",
         suspects=suspects,
         severe=tuple(p.id for p in report.suspects if p.worst_status is Status.BAD),
-        regions=tuple(sorted({z.region for z in snap.nodes.zones if z.region})),
+        regions=tuple(sorted({region for region, _, _ in every_zone if region})),
         codes=tuple(dict.fromkeys(f.code for f in findings if f.severity > Severity.OK))
         + ((UNREACHABLE_CODE,) if error else ()),
     )

@@ -1,8 +1,10 @@
 """``ktop fleet``: every cell of a fleet on one screen, worst first (docs/fleet.md).
 
 Cells are the kubeconfig contexts given with ``--context`` (repeatable), those
-matching ``--context-glob``, or every context of the kubeconfig; ``--demo``
-plays one simulated cell per simulator scenario instead. Each cell runs its
+matching ``--context-glob``, or every context of the kubeconfig; with
+``--prometheus URL`` and no context, the clusters that Prometheus holds (one
+cell per value of ``--cluster-label``, read metrics-only, no kubeconfig);
+``--demo`` plays one simulated cell per simulator scenario instead. Each cell runs its
 own source and hub; a cell that cannot be reached stays in the list as
 unknown with the reason.
 """
@@ -43,7 +45,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
             "states, the worst APF level, apiserver skew, etcd, pending pods, the most "
             "severe triage verdict, data age; causes several cells share. Enter opens a "
             "cell's full dashboard, escape returns. Cells: every --context given, the "
-            "contexts matching --context-glob, or every context of the kubeconfig."
+            "contexts matching --context-glob, or every context of the kubeconfig; with "
+            "--prometheus URL and no context, every cluster that Prometheus holds "
+            "(--cluster-label), read metrics-only without a kubeconfig."
         ),
     )
     p.add_argument(
@@ -171,6 +175,49 @@ async def live_specs(args: argparse.Namespace, contexts: Sequence[str]) -> list[
     return specs
 
 
+def global_prometheus(args: argparse.Namespace) -> bool:
+    """True when the cells are the clusters of one Prometheus: ``--prometheus`` is a URL
+    and no context was named (``--context``, ``--context-glob``).
+    """
+    url = str(getattr(args, "prometheus", None) or "")
+    named = getattr(args, "contexts", []) or args.context_glob
+    return url.startswith(("http://", "https://")) and not named
+
+
+async def prometheus_specs(args: argparse.Namespace) -> list[CellSpec]:
+    """One metrics-only cell per cluster the Prometheus holds (one counted query to list
+    them). Raises ValueError when it holds none or cannot be read.
+    """
+    from ktop.cli import _live_opts
+    from ktop.sources.live.cost import CostMeter
+    from ktop.sources.live.prometheus import cluster_values, prometheus_client
+    from ktop.sources.live.source import LiveSource
+
+    opts = replace(_live_opts(args), kubeconfig=None, context=None, metrics_only=True)
+    if opts.prometheus is None:
+        raise ValueError("cells of a Prometheus need --prometheus URL")
+    client = prometheus_client(opts.prometheus, CostMeter(), auth=opts.prometheus_auth)
+    try:
+        clusters = await asyncio.to_thread(cluster_values, client, opts.cluster_label)
+    except Exception as exc:
+        raise ValueError(f"Prometheus at {opts.prometheus}: {scrub(exc)}") from None
+    finally:
+        client.close()
+    if not clusters:
+        raise ValueError(
+            f"Prometheus at {opts.prometheus} has no target with a {opts.cluster_label!r} "
+            "label (give --cluster-label, or name contexts)"
+        )
+    specs = []
+    for cluster in clusters:
+
+        async def opened(cluster: str = cluster) -> OpenedCell:
+            return OpenedCell([LiveSource(replace(opts, cluster=cluster))])
+
+        specs.append(CellSpec(cluster, opened, rack_label=args.rack_label))
+    return specs
+
+
 async def _main(args: argparse.Namespace, specs: list[CellSpec]) -> int:
     from ktop.cli import app_options
     from ktop.fleet import Fleet
@@ -221,6 +268,16 @@ def run(args: argparse.Namespace) -> int:
             speed=args.speed,
             rack_label=args.rack_label,
         )
+        return asyncio.run(_main(args, specs))
+    if global_prometheus(args):
+        if (problem := _terminal_problem()) is not None:
+            print(f"ktop fleet: {problem}", file=sys.stderr)
+            return 2
+        try:
+            specs = asyncio.run(prometheus_specs(args))
+        except ValueError as exc:
+            print(f"ktop fleet: {exc}", file=sys.stderr)
+            return 2
         return asyncio.run(_main(args, specs))
     try:
         contexts = cell_contexts(args)

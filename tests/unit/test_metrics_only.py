@@ -243,3 +243,25 @@ def test_zone_findings_come_from_the_controllers_gauges() -> None:
     }
     unknown = {f.code for f in evaluate(_model().snapshot()) if f.code.startswith("KT-NODE")}
     assert unknown == {"KT-NODE-010"}
+
+
+def test_a_fleet_row_of_a_metrics_only_cell_counts_the_controllers_zones() -> None:
+    from ktop.analysis.fleet import summarize
+    from ktop.analysis.rules import evaluate
+    from ktop.analysis.triage.evaluate import triage
+
+    zones = {"r1:\x00:a": (10, 10), "r1:\x00:b": (7, 1), "r2:\x00:c": (5, 0)}
+    snap = _model(_scrape(Component.CONTROLLER_MANAGER, _cm_text(zones))).snapshot()
+    row = summarize("cell", snap, evaluate(snap), triage(snap))
+    assert (row.nodes_total.value, row.not_ready.value) == (10 + 7 + 5, 10 + 1 + 0)
+    assert dict(row.zones) == {
+        "a": ZoneState.FULL_DISRUPTION,
+        "b": ZoneState.NORMAL,
+        "c": ZoneState.NORMAL,
+    }
+    assert row.regions == ("r1", "r2") and row.zones_reason == ""
+    # No controller-manager read: the row's nodes are unknown with the reason, not 0.
+    blind = _model().snapshot()
+    row = summarize("cell", blind, evaluate(blind), triage(blind))
+    assert row.not_ready.value is None and row.zones == ()
+    assert row.zones_reason == "no controller-manager metrics source"

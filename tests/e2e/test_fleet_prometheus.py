@@ -1,0 +1,54 @@
+"""``ktop fleet --prometheus URL`` with no kubeconfig: the lab's Prometheus labels every
+target with the lab's cluster, so the fleet has that one cell, read metrics-only, and its
+row's zones and unhealthy counts are the node lifecycle controller's as Prometheus has
+them."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from ktop.cli import parse_args
+from ktop.commands.fleet import global_prometheus, prometheus_specs
+from ktop.fleet import Fleet
+from ktop.lab import Lab
+from ktop.model.snapshot import ZoneState
+from tests.e2e.helpers import promql
+
+
+async def test_fleet_of_a_global_prometheus_needs_no_kubeconfig(lab: Lab) -> None:
+    url = str(lab.info["prometheus_url"])
+    args = parse_args(["fleet", "--prometheus", url], environ={})
+    assert global_prometheus(args)
+    clusters = sorted(s["metric"]["cluster"] for s in promql(lab, "count by (cluster) (up)"))
+    specs = await prometheus_specs(args)
+    assert [s.name for s in specs] == clusters == [lab.cfg.cluster]
+    fleet = Fleet(specs)
+    tasks = [asyncio.create_task(c.run()) for c in fleet.cells]
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            (row,) = fleet.refresh().cells
+            sizes = {
+                s["metric"]["zone"].split(":\x00:")[-1]: s["value"]
+                for s in promql(lab, "node_collector_zone_size > 0")
+            }
+            bad = sum(s["value"] for s in promql(lab, "node_collector_unhealthy_nodes_in_zone"))
+            if (
+                not row.reason
+                and {z for z, _ in row.zones} == set(sizes)
+                and row.nodes_total.value == sum(sizes.values())
+                and row.not_ready.value == bad
+            ):
+                break
+            assert time.monotonic() < deadline, (row, sizes, bad)
+            await asyncio.sleep(1.0)
+        # A healthy lab: every zone Normal, as the controller has it.
+        assert all(state is ZoneState.NORMAL for _, state in row.zones) == (bad == 0)
+        # Metrics-only: the cell read no object from any apiserver (it has no kubeconfig).
+        (cell,) = fleet.cells
+        assert cell.hub.latest.snapshot.nodes.metrics_only is not None
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

@@ -113,6 +113,7 @@ class ClusterModel:
             ev.NodeUpserted: self._node,
             ev.NodeDeleted: self._node_deleted,
             ev.LeaseRenewed: self._lease,
+            ev.LeasesSampled: self._leases_sampled,
             ev.PendingPodUpserted: self._pod,
             ev.PendingPodDeleted: self._pod_deleted,
             ev.WarningEvent: self._warning,
@@ -186,8 +187,12 @@ class ClusterModel:
         self._feed_ok(ev.FEED_NODES, e.at)
 
     def _lease(self, e: ev.LeaseRenewed) -> None:
-        self.nodes.renew(e.node, e.renew_time)
+        self.nodes.renew(e.node, e.renew_time, e.at)
         self._feed_ok(ev.FEED_LEASES, e.at)
+
+    def _leases_sampled(self, e: ev.LeasesSampled) -> None:
+        self.nodes.sample(e.per_round, e.period_s)
+        self._dirty.add(Area.NODES)
 
     def _pod(self, e: ev.PendingPodUpserted) -> None:
         self.pending.upsert(e.pod)

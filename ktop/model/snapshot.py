@@ -403,6 +403,9 @@ class NodesSnapshot:
     nodes_known: bool
     nodes_reason: str = ""
     rack_label: str = ""
+    lease_sample: tuple[int, float] | None = None
+    """``(per_round, period_s)`` when Leases are sampled (lag as of each Lease's last
+    read); ``None`` when every renewal is seen."""
 
 
 # --------------------------------------------------------------------------

@@ -197,6 +197,25 @@ def targets_table(results: Results) -> str:
     return table(["target", "limit", "measured", ""], rows, [False, True, True, False])
 
 
+def gains_table(results: Results) -> str:
+    """Every target before the fixes (``results["before"]``, the earlier results file) and
+    now."""
+    before = results.get("before", {})
+    rows = []
+    for t in TARGETS:
+        old, new = t.measured(before), t.measured(results)
+        if old is None and new is None:
+            continue
+        shown = ["-" if v is None else f"{v:,.2f} {t.unit}" for v in (old, new)]
+        verdict = {True: "met", False: "**missed**", None: "not measured"}[t.met(new)]
+        rows.append([t.what, *shown, verdict])
+    date = before.get("meta", {}).get("date", "?")
+    return (
+        f"Before: the run of {date}, kept in `benchmarks/results/scale-before.json`.\n\n"
+        + table(["target", "before", "now", ""], rows, [False, True, True, False])
+    )
+
+
 def meta_block(results: Results) -> str:
     """How, where and when the figures were measured."""
     m = results.get("meta", {})
@@ -221,6 +240,7 @@ BENCHMARKS_SECTIONS = {
     "scale-steady": steady_table,
     "scale-pure": pure_table,
     "scale-targets": targets_table,
+    "scale-gains": gains_table,
 }
 COST_SECTIONS = {
     "scale-meta": meta_block,

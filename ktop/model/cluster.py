@@ -250,8 +250,12 @@ class ClusterModel:
         self.history.backfill({k: pts for k, pts in e.series})
 
     def _tick(self, e: ev.ClockTick) -> None:
-        # Ages and lags grow with the clock even when nothing arrives.
-        self._dirty.update((Area.NODES, Area.SCHEDULER))
+        # Ages and lags grow with the clock even when nothing arrives. The nodes area does
+        # not when nothing in it is timed by the clock: sampled Lease lags are as read, and
+        # only not-Ready nodes show how long they have been so.
+        if self.nodes.sampling is None or self.nodes.unhealthy:
+            self._dirty.add(Area.NODES)
+        self._dirty.add(Area.SCHEDULER)
 
     # ------------------------------------------------------------ snapshots
 

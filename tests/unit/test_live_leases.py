@@ -164,3 +164,27 @@ def test_watched_rows_without_objects_keep_the_listed_place_and_fetch_new_nodes(
     new = {"metadata": {"name": "n2"}, "cells": {"Name": "n2", "Status": "Ready"}, NO_OBJECT: True}
     assert list(h.upsert(3.0, new)) == []
     assert wanted == ["n1", "n2"]
+
+
+def test_a_clock_tick_rebuilds_the_nodes_area_only_when_it_shows_the_clock() -> None:
+    def model(ready: Readiness, sampled: bool) -> ClusterModel:
+        m = ClusterModel()
+        events: list[Event] = [LeasesSampled(1.0, 200, 10.0)] if sampled else []
+        events += [
+            NodeUpserted(1.0, NodeRecord("a", "r", "z", "k", ready, None)),
+            LeaseRenewed(1.0, "a", 0.5),
+            FeedSynced(1.0, "nodes"),
+            FeedSynced(1.0, "leases"),
+        ]
+        m.apply_all(events)
+        return m
+
+    for ready, sampled, same in (
+        (Readiness.TRUE, True, True),  # lags as read, nothing aged: the same snapshot
+        (Readiness.TRUE, False, False),  # lags grow with the clock
+        (Readiness.FALSE, True, False),  # "NotReady for" grows with the clock
+    ):
+        m = model(ready, sampled)
+        before = m.snapshot().nodes
+        m.apply(ClockTick(5.0))
+        assert (m.snapshot().nodes is before) is same, (ready, sampled)

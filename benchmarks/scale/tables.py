@@ -199,7 +199,8 @@ def targets_table(results: Results) -> str:
 
 def gains_table(results: Results) -> str:
     """Every target before the fixes (``results["before"]``, the earlier results file) and
-    now."""
+    now.
+    """
     before = results.get("before", {})
     rows = []
     for t in TARGETS:

@@ -95,6 +95,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         b0, r0, c0, t0, e0 = m.bytes_total, m.requests_total, cpu_s(), time.time(), hub.events_total
         n0 = node_events[0]
         paths0 = dict(m.by_path)
+        dest0 = dict(m.bytes_by_destination)
         while time.time() - t0 < args.steady:
             await asyncio.sleep(1.0)
             hub.publish()
@@ -106,6 +107,9 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             "events_per_s": (hub.events_total - e0) / dt,
             "node_events_per_s": (node_events[0] - n0) / dt,
             "cpu_pct": 100 * (cpu_s() - c0) / dt,
+            "bytes_per_s_by_destination": {
+                d: (n - dest0.get(d, 0)) / dt for d, n in m.bytes_by_destination.items()
+            },
             "requests_by_path": {
                 p: n - paths0.get(p, 0) for p, n in m.by_path.items() if n - paths0.get(p, 0)
             },

@@ -325,12 +325,19 @@ class SizeRun:
         # healthy cluster would not need).
         measured_nodes = st.get("node_events_per_s", 0.0) * nodes["bytes_per_event"]
         real = st["bytes_per_s"] - measured_nodes + 1e3 * nodes["kb_per_s_real_rate"]
+        # Without the instances' /metrics and APF dumps (what --prometheus leaves out): only
+        # the kubeconfig's address, which carries every list, watch and Lease sample.
+        instances = sum(
+            v for d, v in st.get("bytes_per_s_by_destination", {}).items() if d != "apiserver"
+        )
         ui = self.out["tools"].get("ktop (UI)", {})
         self.out["steady"] = {
             "lease_renewals_per_s": st["lease_renewals_per_s"],
             "ktop_requests_per_s": st["requests_per_s"],
             "ktop_kb_per_s": st["bytes_per_s"] / 1e3,
             "ktop_kb_per_s_real_rate": real / 1e3,
+            "ktop_kb_per_s_real_rate_without_metrics": (real - instances) / 1e3,
+            "ktop_kb_per_s_instances": instances / 1e3,
             "ktop_requests_by_path": st["requests_by_path"],
             "ktop_ui_idle_cpu_pct": statistics.median(ui["idle_cpu_pct"])
             if ui.get("idle_cpu_pct")

@@ -151,6 +151,7 @@ def steady_table(results: Results) -> str:
                 f"{st.get('ktop_requests_per_s', 0):.2f}",
                 f"{st.get('ktop_kb_per_s', 0):.1f}",
                 f"{st.get('ktop_kb_per_s_real_rate', 0):.1f}",
+                _kb(st.get("ktop_kb_per_s_real_rate_without_metrics")),
                 f"{st.get('ktop_ui_idle_cpu_pct', float('nan')):.1f}",
             ]
         )
@@ -160,9 +161,14 @@ def steady_table(results: Results) -> str:
         "ktop requests/s",
         "ktop KB/s measured",
         "ktop KB/s at the kubelet's rate",
+        "of which not the instances' /metrics and APF dumps",
         "ktop (UI) CPU with nothing changing (% core)",
     ]
-    return table(header, rows, [True, True, True, True, True, True])
+    return table(header, rows, [True, True, True, True, True, True, True])
+
+
+def _kb(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
 
 
 def pure_table(results: Results) -> str:

@@ -81,10 +81,17 @@ TARGETS: tuple[Target, ...] = (
         lambda r: _ratio(r, "bytes"),
     ),
     Target(
-        "10,000 nodes: steady state from the apiserver (Leases at the kubelet's rate)",
+        "10,000 nodes: steady state from the apiserver (default settings, kubelet rates)",
         100.0,
         "KB/s",
         lambda r: _steady(r, "ktop_kb_per_s_real_rate"),
+    ),
+    Target(
+        "10,000 nodes: the same without the apiservers' /metrics and APF dumps "
+        "(as with `--prometheus`)",
+        100.0,
+        "KB/s",
+        lambda r: _steady(r, "ktop_kb_per_s_real_rate_without_metrics"),
     ),
     Target("10,000 nodes: resident memory, UI included", 150.0, "MB", lambda r: _rss(r, 10_000)),
     Target("100,000 nodes: resident memory, UI included", 400.0, "MB", lambda r: _rss(r, 100_000)),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel
@@ -35,7 +35,7 @@ class SlowModel(ClusterModel):
         finally:
             self.in_snapshot = False
 
-    def apply_all(self, events: Sequence[Event]) -> None:
+    def apply_all(self, events: Iterable[Event]) -> None:
         if self.in_snapshot:
             self.folded_during_snapshot += 1
         super().apply_all(events)

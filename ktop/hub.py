@@ -97,7 +97,7 @@ class Hub:
         Batches that arrive meanwhile are held and folded, in order, once it is done; the
         model is only ever touched by one thread at a time.
         """
-        if self._held is not None or (self._events_since_publish == 0 and self._latest):
+        if self._held is not None:
             return None
         self._held = []
         self._done.clear()

@@ -239,6 +239,8 @@ def meta_block(results: Results) -> str:
             f"**Measured under contention:** {m['contended']}. Wall times and CPU shares are "
             "pessimistic; bytes, requests and memory are not affected."
         )
+    if m.get("merged"):
+        lines.append(f"Sizes kept from an earlier run: {m['merged']}.")
     for key, value in m.get("versions", {}).items():
         lines.append(f"- {key}: {value}")
     return "\n".join(lines) + "\n"

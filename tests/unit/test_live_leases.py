@@ -188,3 +188,17 @@ def test_a_clock_tick_rebuilds_the_nodes_area_only_when_it_shows_the_clock() -> 
         before = m.snapshot().nodes
         m.apply(ClockTick(5.0))
         assert (m.snapshot().nodes is before) is same, (ready, sampled)
+
+
+async def test_when_more_leases_lag_than_a_page_holds_only_not_ready_nodes_are_read_by_name() -> (
+    None
+):
+    leases = Leases()
+    for name in NAMES[:4]:  # four lag, more than a page of three
+        leases.renew[name] = NOW - (LAGGING_S + 5.0)
+    s, api = sampler(leases, {"n09"})
+    emit = Recorder()
+    await s.lease_list(emit)
+    start = len(api.calls)
+    await s.round(emit)
+    assert [x.get("fieldSelector") for x in read(api, start)[1:]] == ["metadata.name=n09"]

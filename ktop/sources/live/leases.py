@@ -8,8 +8,9 @@ after one whole (paginated) list the sampler reads, every ``period_s``:
 * one page of ``per_round`` Leases, in rotation (a ``continue`` token carries
   on from the previous page; the sweep starts again at the end or on 410);
 * by name, the Lease of every node that is not Ready and of every node whose
-  Lease lagged more than ``lagging_s`` when last read (at most
-  ``by_name_per_round`` of them per round, in rotation): a LIST with
+  Lease lagged more than :data:`LAGGING_S` when last read, unless more lag than
+  a page holds (at most ``by_name_per_round`` of them per round, in rotation):
+  a LIST with
   ``fieldSelector=metadata.name=NAME`` and ``limit=1``, so the reads stay
   lists ktop already may make.
 
@@ -137,8 +138,12 @@ class LeaseSampler:
         meta = body.get("metadata")
         self.cont = str(meta.get("continue") or "") if isinstance(meta, dict) else ""
         if not self._turn:
-            wanted = self.not_ready() | {n for n, lag in self.lag.items() if lag > LAGGING_S}
-            self._turn = sorted(wanted - read)
+            lagging = {n for n, lag in self.lag.items() if lag > LAGGING_S}
+            if len(lagging) > self.per_round:
+                # More lag than a page holds: one request each would cost more than the
+                # rotation, which reaches them anyway (not-Ready nodes are still read).
+                lagging = set()
+            self._turn = sorted((self.not_ready() | lagging) - read)
         batch, self._turn = (
             self._turn[: self.by_name_per_round],
             self._turn[self.by_name_per_round :],

@@ -202,3 +202,23 @@ async def test_when_more_leases_lag_than_a_page_holds_only_not_ready_nodes_are_r
     start = len(api.calls)
     await s.round(emit)
     assert [x.get("fieldSelector") for x in read(api, start)[1:]] == ["metadata.name=n09"]
+
+
+def test_a_keyframe_keeps_that_leases_are_sampled() -> None:
+    from ktop.model.state import export_state, import_state
+
+    m = ClusterModel()
+    m.apply_all(
+        [
+            LeasesSampled(1.0, 200, 10.0),
+            NodeUpserted(1.0, NodeRecord("a", "r", "z", "k", Readiness.FALSE, None)),
+            LeaseRenewed(100.0, "a", 60.0),
+            FeedSynced(100.0, "nodes"),
+            FeedSynced(100.0, "leases"),
+        ]
+    )
+    m.apply(ClockTick(500.0))
+    again = import_state(export_state(m))
+    assert again.nodes.sampling == (200, 10.0)
+    (node,) = again.snapshot().nodes.not_ready_nodes
+    assert node.lease_lag_s.or_(-1) == 40.0  # as read at 100 s, not 440 s

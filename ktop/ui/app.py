@@ -212,14 +212,19 @@ class KtopApp(App[None]):
         """The refresh timer: publish in a worker thread, then update the active screen
         (the snapshot and findings of 100,000 nodes take tens of ms the loop need not wait).
         """
-        self.present(await self.hub.publish_off_loop())
+        # A screen pushed while the thread ran may not have its widgets yet: show after the
+        # next refresh, as screens do on mount.
+        self.present(await self.hub.publish_off_loop(), show=self._show_after_refresh)
 
-    def present(self, published: Published | None) -> None:
+    def present(self, published: Published | None, show: Callable[[], None] | None = None) -> None:
         """Show ``published`` (or, when ``None``, the same frame with a changed banner)."""
         banner = self.rec.banner(self.size.width or 80)
         if published is not None or banner != self.frame.banner:
             self.frame = self._frame(published or self.hub.latest)
-            self._show()
+            (show or self._show)()
+
+    def _show_after_refresh(self) -> None:
+        self.call_after_refresh(self._show)
 
     def _frame(self, published: Published) -> Frame:
         banner = self.rec.banner(self.size.width or 80)

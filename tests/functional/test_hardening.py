@@ -27,7 +27,7 @@ class _Failing:
 async def test_a_crash_leaves_no_traceback_and_is_handed_to_the_command_line() -> None:
     app = KtopApp(Hub(ClusterModel()), refresh_s=0.1)
 
-    def boom(published: object = None) -> None:
+    def boom(*args: object, **kwargs: object) -> None:
         token = SECRET  # a local a traceback printer with locals would show
         raise ValueError(f"boom {len(token)}")
 

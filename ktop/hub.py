@@ -8,6 +8,7 @@ once per event: folding is cheap, snapshots are not.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -40,6 +41,9 @@ class Hub:
         self._events_since_publish = 0
         self.events_total = 0
         self.sink_errors: list[str] = []
+        self._held: list[Sequence[Event]] | None = None
+        """While a publish runs in a worker thread: batches that arrived meanwhile."""
+        self._done = asyncio.Event()
 
     def add_sink(self, sink: Sink) -> None:
         """Send every later batch to ``sink`` too."""
@@ -51,9 +55,17 @@ class Hub:
         self._events_since_publish += 1
 
     def ingest(self, events: Sequence[Event]) -> None:
-        """Fold a batch of events into the model and hand it to the sinks."""
+        """Fold a batch of events into the model and hand it to the sinks (after the
+        publish in flight, if one is: it is reading the model).
+        """
         if not events:
             return
+        if self._held is not None:
+            self._held.append(events)
+            return
+        self._fold(events)
+
+    def _fold(self, events: Sequence[Event]) -> None:
         events = [scrub_event(e) for e in events]
         self.model.apply_all(events)
         self._events_since_publish += len(events)
@@ -68,10 +80,39 @@ class Hub:
         """A new snapshot and findings if anything changed since the last call."""
         if not force and self._events_since_publish == 0 and self._latest is not None:
             return None
+        folded = self._events_since_publish
         snapshot = self.model.snapshot()
         self._latest = Published(snapshot, evaluate(snapshot))
-        self._events_since_publish = 0
+        self._events_since_publish -= folded
         return self._latest
+
+    @property
+    def publishing(self) -> bool:
+        """True while :meth:`publish_off_loop` runs (the model must not be read or folded)."""
+        return self._held is not None
+
+    async def publish_off_loop(self) -> Published | None:
+        """:meth:`publish` in a worker thread, so the event loop keeps rendering and reading.
+
+        Batches that arrive meanwhile are held and folded, in order, once it is done; the
+        model is only ever touched by one thread at a time.
+        """
+        if self._held is not None:
+            return None
+        self._held = []
+        self._done.clear()
+        try:
+            return await asyncio.to_thread(self.publish)
+        finally:
+            held, self._held = self._held, None
+            for batch in held:
+                self._fold(batch)
+            self._done.set()
+
+    async def idle(self) -> None:
+        """Wait until no publish runs in a worker thread (before reading the model)."""
+        while self._held is not None:
+            await self._done.wait()
 
     @property
     def latest(self) -> Published:

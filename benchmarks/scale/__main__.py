@@ -29,6 +29,8 @@ from ktop.lab.binaries import env_file
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "scale.json"
+BEFORE = ROOT / "benchmarks" / "results" / "scale-before.json"
+"""The figures before the fixes of docs/benchmarks.md ("What was changed"), for comparison."""
 DOCS = {ROOT / "docs" / "benchmarks.md": tables.BENCHMARKS_SECTIONS,
         ROOT / "docs" / "cost.md": tables.COST_SECTIONS}  # fmt: skip
 
@@ -61,6 +63,8 @@ def versions() -> dict[str, str]:
 
 def write_docs(results: dict[str, Any]) -> None:
     """Rewrite every generated section of the docs from ``results``."""
+    if BEFORE.is_file() and "before" not in results:
+        results = {**results, "before": json.loads(BEFORE.read_text())}
     for path, sections in DOCS.items():
         path.write_text(tables.render(path.read_text(), results, sections))
         print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
@@ -102,6 +106,13 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--contended", default="", help="say what else ran on the machine")
     run.add_argument("--out", type=Path, default=RESULTS)
     run.add_argument("--no-docs", action="store_true")
+    run.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the sizes not measured now, and the pure figures with --no-pure, from the "
+        "results file (the docs' header then names both runs)",
+    )
+    run.add_argument("--no-pure", action="store_true", help="skip the figures without apiserver")
     pu = sub.add_parser("pure", help="only the figures that need no apiserver")
     pu.add_argument("--frames-nodes", type=int, default=100_000)
     docs = sub.add_parser("docs", help="rewrite the generated sections of the docs")
@@ -128,10 +139,21 @@ def main(argv: list[str] | None = None) -> int:
         },
         "sizes": [],
     }
+    old: dict[str, Any] = json.loads(args.out.read_text()) if args.merge else {}
     for n in args.nodes:
         results["sizes"].append(measure_size(args.lab_dir, n, o))
-        _save(args.out, results)
-    results["pure"] = pure_figures(args.frames_nodes)
+        _save(args.out, {**old, **results})
+    if args.merge:
+        kept = [s for s in old.get("sizes", []) if s["nodes"] not in args.nodes]
+        results["sizes"] = sorted(kept + results["sizes"], key=lambda s: s["nodes"])
+        if kept:
+            sizes = ", ".join(format(s["nodes"], ",") for s in kept)
+            results["meta"]["merged"] = (
+                f"{sizes} nodes: from the run of {old['meta']['date']} (`{old['meta']['command']}`)"
+            )
+    results["pure"] = (
+        old.get("pure", {}) if args.no_pure and args.merge else pure_figures(args.frames_nodes)
+    )
     loads = [load0] + [
         s.get(k, 0.0) for s in results["sizes"] for k in ("load_at_start", "load_at_end")
     ]

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,8 @@ from ktop.model.events import (
     FEED_NODES,
     FEED_PENDING_PODS,
     FEED_QUOTAS,
+    Event,
+    NodeUpserted,
 )
 from ktop.sources.live.source import LiveOptions, LiveSource
 
@@ -63,7 +66,13 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     """Run the source until complete, then measure the steady window."""
     hub = Hub(ClusterModel())
     source = LiveSource(LiveOptions(kubeconfig=args.kubeconfig, apiservers=tuple(args.apiserver)))
-    task = asyncio.create_task(source.run(hub.ingest))
+    node_events = [0]
+
+    def ingest(events: Sequence[Event]) -> None:
+        node_events[0] += sum(1 for e in events if type(e) is NodeUpserted)
+        hub.ingest(events)
+
+    task = asyncio.create_task(source.run(ingest))
     out: dict[str, Any] = {}
     deadline = time.time() + args.timeout
     while time.time() < deadline and "wall_s" not in out:
@@ -84,7 +93,9 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         await asyncio.sleep(args.settle)
         m = source.meter
         b0, r0, c0, t0, e0 = m.bytes_total, m.requests_total, cpu_s(), time.time(), hub.events_total
+        n0 = node_events[0]
         paths0 = dict(m.by_path)
+        dest0 = dict(m.bytes_by_destination)
         while time.time() - t0 < args.steady:
             await asyncio.sleep(1.0)
             hub.publish()
@@ -94,7 +105,11 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             "bytes_per_s": (m.bytes_total - b0) / dt,
             "requests_per_s": (m.requests_total - r0) / dt,
             "events_per_s": (hub.events_total - e0) / dt,
+            "node_events_per_s": (node_events[0] - n0) / dt,
             "cpu_pct": 100 * (cpu_s() - c0) / dt,
+            "bytes_per_s_by_destination": {
+                d: (n - dest0.get(d, 0)) / dt for d, n in m.bytes_by_destination.items()
+            },
             "requests_by_path": {
                 p: n - paths0.get(p, 0) for p, n in m.by_path.items() if n - paths0.get(p, 0)
             },

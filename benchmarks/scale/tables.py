@@ -151,6 +151,7 @@ def steady_table(results: Results) -> str:
                 f"{st.get('ktop_requests_per_s', 0):.2f}",
                 f"{st.get('ktop_kb_per_s', 0):.1f}",
                 f"{st.get('ktop_kb_per_s_real_rate', 0):.1f}",
+                _kb(st.get("ktop_kb_per_s_real_rate_without_metrics")),
                 f"{st.get('ktop_ui_idle_cpu_pct', float('nan')):.1f}",
             ]
         )
@@ -160,9 +161,14 @@ def steady_table(results: Results) -> str:
         "ktop requests/s",
         "ktop KB/s measured",
         "ktop KB/s at the kubelet's rate",
+        "of which not the instances' /metrics and APF dumps",
         "ktop (UI) CPU with nothing changing (% core)",
     ]
-    return table(header, rows, [True, True, True, True, True, True])
+    return table(header, rows, [True, True, True, True, True, True, True])
+
+
+def _kb(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
 
 
 def pure_table(results: Results) -> str:
@@ -174,7 +180,10 @@ def pure_table(results: Results) -> str:
         "bytes_per_node": ("model bytes per node (record + Lease)", "{:,.0f}"),
         "bytes_per_pending_pod": ("model bytes per pending pod", "{:,.0f}"),
         "overview_frame_ms_100k": ("overview frame at 100,000 nodes (ms)", "{:.1f}"),
-        "publish_ms_100k": ("of which publish: snapshot + findings (ms)", "{:.1f}"),
+        "publish_ms_100k": (
+            "publish: snapshot + findings (ms; on the UI loop before, in a worker thread now)",
+            "{:.1f}",
+        ),
         "ui_rss_mb_100k": ("resident memory, UI on 100,000 simulated nodes (MB)", "{:.0f}"),
         "parse_mb_per_s": ("apiserver exposition parse (MB/s of text)", "{:.1f}"),
         "parse_ms": ("real 3.1 MB apiserver /metrics parsed (ms)", "{:.0f}"),
@@ -197,6 +206,26 @@ def targets_table(results: Results) -> str:
     return table(["target", "limit", "measured", ""], rows, [False, True, True, False])
 
 
+def gains_table(results: Results) -> str:
+    """Every target before the fixes (``results["before"]``, the earlier results file) and
+    now.
+    """
+    before = results.get("before", {})
+    rows = []
+    for t in TARGETS:
+        old, new = t.measured(before), t.measured(results)
+        if old is None and new is None:
+            continue
+        shown = ["-" if v is None else f"{v:,.2f} {t.unit}" for v in (old, new)]
+        verdict = {True: "met", False: "**missed**", None: "not measured"}[t.met(new)]
+        rows.append([t.what, *shown, verdict])
+    date = before.get("meta", {}).get("date", "?")
+    return (
+        f"Before: the run of {date}, kept in `benchmarks/results/scale-before.json`.\n\n"
+        + table(["target", "before", "now", ""], rows, [False, True, True, False])
+    )
+
+
 def meta_block(results: Results) -> str:
     """How, where and when the figures were measured."""
     m = results.get("meta", {})
@@ -210,6 +239,8 @@ def meta_block(results: Results) -> str:
             f"**Measured under contention:** {m['contended']}. Wall times and CPU shares are "
             "pessimistic; bytes, requests and memory are not affected."
         )
+    if m.get("merged"):
+        lines.append(f"Sizes kept from an earlier run: {m['merged']}.")
     for key, value in m.get("versions", {}).items():
         lines.append(f"- {key}: {value}")
     return "\n".join(lines) + "\n"
@@ -221,6 +252,7 @@ BENCHMARKS_SECTIONS = {
     "scale-steady": steady_table,
     "scale-pure": pure_table,
     "scale-targets": targets_table,
+    "scale-gains": gains_table,
 }
 COST_SECTIONS = {
     "scale-meta": meta_block,

@@ -57,6 +57,25 @@ class NodesState:
         self._sorted: dict[Domain, list[float]] = {}
         self._zone_sorted: dict[Domain, list[float]] = {}
         self._all_sorted: list[float] = []
+        self.sampling: tuple[int, float] | None = None
+        """``(per_round, period_s)`` when the source samples Leases (``LeasesSampled``):
+        then ``leases`` and ``renews`` hold ``renew_time - read_at`` (minus the lag when
+        read) instead of renew times, and lag is measured from 0 instead of from now."""
+
+    def sample(self, per_round: int, period_s: float) -> None:
+        """From now on Leases are sampled: forget renew times read before (they were
+        times, not lags) and keep each Lease's lag as read.
+        """
+        if self.sampling is None:
+            self.leases.clear()
+            for dom in self.renews:
+                self.renews[dom] = {}
+                self._dirty.add(dom)
+        self.sampling = (per_round, period_s)
+
+    def lag_origin(self, now: float) -> float:
+        """What a stored value's lag is measured from: now, or 0 when sampled."""
+        return now if self.sampling is None else 0.0
 
     def sorted_renews(
         self,
@@ -134,8 +153,10 @@ class NodesState:
             self._account(old, -1)
         self.leases.pop(name, None)
 
-    def renew(self, name: str, renew_time: float) -> None:
-        """Record a Lease renewal."""
+    def renew(self, name: str, renew_time: float, read_at: float) -> None:
+        """Record a Lease renewal seen at ``read_at``."""
+        if self.sampling is not None:
+            renew_time = min(0.0, renew_time - read_at)
         self.leases[name] = renew_time
         node = self.nodes.get(name)
         if node is not None:
@@ -193,6 +214,7 @@ def _rollup(
 def _not_ready(state: NodesState, now: float) -> list[NotReadyNode]:
     """The longest-NotReady nodes (only the listed ones become objects)."""
     nodes = state.nodes
+    origin = state.lag_origin(now)
     out = []
     for _, name in heapq.nsmallest(NOT_READY_LIST_CAP, state.unhealthy.values()):
         node = nodes[name]
@@ -206,7 +228,9 @@ def _not_ready(state: NodesState, now: float) -> list[NotReadyNode]:
                 ready=node.ready.value,
                 since=node.ready_since,
                 lease_lag_s=(
-                    Val.of(max(0.0, now - renew)) if renew is not None else Val.unknown("no lease")
+                    Val.of(max(0.0, origin - renew))
+                    if renew is not None
+                    else Val.unknown("no lease")
                 ),
                 tainted_unreachable=node.unreachable_taint,
                 tainted_not_ready=node.not_ready_taint,
@@ -226,6 +250,7 @@ def build_nodes(
 ) -> NodesSnapshot:
     """Roll nodes up per zone and rack; list the NotReady ones, longest first."""
     by_domain, by_zone, all_renews = state.sorted_renews()
+    origin = state.lag_origin(now)
     zone_counts: dict[Domain, list[int]] = {}
     rack_keys: list[tuple[int, float, str, str, Domain]] = []
     for dom, counts in state.counts.items():
@@ -234,23 +259,24 @@ def build_nodes(
         zc = zone_counts.setdefault(zdom, [0] * 7)
         for i, v in enumerate(counts):
             zc[i] += v
-        oldest = renews[0] if renews else now
+        oldest = renews[0] if renews else origin
         unhealthy = counts[NOT_READY] + counts[UNKNOWN]
         rack_keys.append((-unhealthy, oldest, dom[1], dom[2], dom))
     # Worst racks first.
     rack_keys.sort()
     racks = [
-        _rollup(k[4], state.counts[k[4]], by_domain.get(k[4], []), now, False, cfg)
+        _rollup(k[4], state.counts[k[4]], by_domain.get(k[4], []), origin, False, cfg)
         for k in rack_keys[:RACK_LIST_CAP]
     ]
     zones = [
-        _rollup(d, zone_counts[d], by_zone.get(d, []), now, True, cfg) for d in sorted(zone_counts)
+        _rollup(d, zone_counts[d], by_zone.get(d, []), origin, True, cfg)
+        for d in sorted(zone_counts)
     ]
     total = sum(z.total for z in zones)
     if leases_known and all_renews:
         # p99 of lag = now - the renew time at the 1st percentile (oldest first).
         k = len(all_renews) - min(len(all_renews) - 1, int(0.99 * len(all_renews)))
-        p99 = Val.of(max(0.0, now - all_renews[k - 1]))
+        p99 = Val.of(max(0.0, origin - all_renews[k - 1]))
     else:
         p99 = Val.unknown("leases not listed" if not leases_known else "no leases seen")
     return NodesSnapshot(
@@ -271,4 +297,5 @@ def build_nodes(
         nodes_known=nodes_known,
         nodes_reason=nodes_reason,
         rack_label=cfg.rack_label,
+        lease_sample=state.sampling,
     )

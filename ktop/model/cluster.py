@@ -120,6 +120,7 @@ class ClusterModel:
             ev.NodeUpserted: self._node,
             ev.NodeDeleted: self._node_deleted,
             ev.LeaseRenewed: self._lease,
+            ev.LeasesSampled: self._leases_sampled,
             ev.PendingPodUpserted: self._pod,
             ev.PendingPodDeleted: self._pod_deleted,
             ev.WarningEvent: self._warning,
@@ -195,8 +196,12 @@ class ClusterModel:
         self._feed_ok(ev.FEED_NODES, e.at)
 
     def _lease(self, e: ev.LeaseRenewed) -> None:
-        self.nodes.renew(e.node, e.renew_time)
+        self.nodes.renew(e.node, e.renew_time, e.at)
         self._feed_ok(ev.FEED_LEASES, e.at)
+
+    def _leases_sampled(self, e: ev.LeasesSampled) -> None:
+        self.nodes.sample(e.per_round, e.period_s)
+        self._dirty.add(Area.NODES)
 
     def _pod(self, e: ev.PendingPodUpserted) -> None:
         self.pending.upsert(e.pod)
@@ -262,8 +267,12 @@ class ClusterModel:
         self._feed_ok(ev.FEED_KUBE_STATE_METRICS, e.at)
 
     def _tick(self, e: ev.ClockTick) -> None:
-        # Ages and lags grow with the clock even when nothing arrives.
-        self._dirty.update((Area.NODES, Area.SCHEDULER))
+        # Ages and lags grow with the clock even when nothing arrives. The nodes area does
+        # not when nothing in it is timed by the clock: sampled Lease lags are as read, and
+        # only not-Ready nodes show how long they have been so.
+        if self.nodes.sampling is None or self.nodes.unhealthy:
+            self._dirty.add(Area.NODES)
+        self._dirty.add(Area.SCHEDULER)
 
     # ------------------------------------------------------------ snapshots
 

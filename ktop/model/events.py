@@ -193,6 +193,21 @@ class LeaseRenewed:
     renew_time: float
 
 
+@dataclass(frozen=True, slots=True)
+class LeasesSampled:
+    """The source reads node Leases in rounds instead of watching them all.
+
+    Every ``period_s`` it reads ``per_round`` Leases in rotation, plus those of
+    nodes that are not Ready or whose Lease lagged when last read. A Lease read
+    long ago says nothing about its lag now, so from this event on the model
+    takes each Lease's lag as it was when read (``at - renew_time``).
+    """
+
+    at: float
+    per_round: int
+    period_s: float
+
+
 class PodWait(StrEnum):
     """Why a pending pod has not started, at the coarsest level."""
 
@@ -409,6 +424,7 @@ Event = (
     | NodeUpserted
     | NodeDeleted
     | LeaseRenewed
+    | LeasesSampled
     | PendingPodUpserted
     | PendingPodDeleted
     | WarningEvent

@@ -464,6 +464,9 @@ class NodesSnapshot:
     rack_label: str = ""
     metrics_only: MetricsOnlyNodes | None = None
     """Set in metrics-only mode: the view this pane shows instead of the nodes' own."""
+    lease_sample: tuple[int, float] | None = None
+    """``(per_round, period_s)`` when Leases are sampled (lag as of each Lease's last
+    read); ``None`` when every renewal is seen."""
 
 
 # --------------------------------------------------------------------------

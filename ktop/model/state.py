@@ -115,6 +115,7 @@ def export_state(model: ClusterModel) -> dict[str, Plain]:
         "nodes": {
             "leases": [list(model.nodes.leases.keys()), list(model.nodes.leases.values())],
             "nodes": [to_plain(n) for n in model.nodes.nodes.values()],
+            "sampling": None if model.nodes.sampling is None else list(model.nodes.sampling),
         },
         "pending": {
             "pods": [to_plain(p) for p in model.pending.pods.values()],
@@ -174,6 +175,9 @@ def import_state(state: dict[str, Plain], config: ModelConfig | None = None) -> 
         m.feeds[feed] = _unhealth(h)
     nodes = state.get("nodes", {})
     names, renews = nodes.get("leases", [[], []])
+    sampling = nodes.get("sampling")
+    if sampling is not None:
+        m.nodes.sampling = (int(sampling[0]), float(sampling[1]))
     m.nodes.leases = {n: float(r) for n, r in zip(names, renews, strict=True)}
     for n in nodes.get("nodes", []):
         m.nodes.upsert(from_plain(ev.NodeRecord, n))

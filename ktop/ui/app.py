@@ -162,7 +162,7 @@ class KtopApp(App[None]):
                 group=SOURCES_GROUP,
                 exit_on_error=False,
             )
-        self.set_interval(self.refresh_s, self.pump, name="publish")
+        self.set_interval(self.refresh_s, self.pump_off_loop, name="publish")
 
     def watch_theme(self, theme_name: str) -> None:
         """Apply the theme's data colours (``[status]``) and re-render every screen."""
@@ -202,12 +202,29 @@ class KtopApp(App[None]):
         self.notify(f"copied {what}: {lines} lines (OSC 52 clipboard)", timeout=4)
 
     def pump(self) -> None:
-        """Publish now (if anything changed) and update the active screen."""
-        published = self.hub.publish()
+        """Publish now (if anything changed) and update the active screen; while the timer's
+        publish runs in a worker thread, that one will.
+        """
+        if not self.hub.publishing:
+            self.present(self.hub.publish())
+
+    async def pump_off_loop(self) -> None:
+        """The refresh timer: publish in a worker thread, then update the active screen
+        (the snapshot and findings of 100,000 nodes take tens of ms the loop need not wait).
+        """
+        # A screen pushed while the thread ran may not have its widgets yet: show after the
+        # next refresh, as screens do on mount.
+        self.present(await self.hub.publish_off_loop(), show=self._show_after_refresh)
+
+    def present(self, published: Published | None, show: Callable[[], None] | None = None) -> None:
+        """Show ``published`` (or, when ``None``, the same frame with a changed banner)."""
         banner = self.rec.banner(self.size.width or 80)
         if published is not None or banner != self.frame.banner:
             self.frame = self._frame(published or self.hub.latest)
-            self._show()
+            (show or self._show)()
+
+    def _show_after_refresh(self) -> None:
+        self.call_after_refresh(self._show)
 
     def _frame(self, published: Published) -> Frame:
         banner = self.rec.banner(self.size.width or 80)
@@ -251,6 +268,7 @@ class KtopApp(App[None]):
 
     async def action_toggle_recording(self) -> None:
         """Start or stop recording (not in a replay)."""
+        await self.hub.idle()  # the recorder reads the model for its first keyframe
         self.rec.toggle()
         self.pump()
 

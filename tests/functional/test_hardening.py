@@ -27,11 +27,11 @@ class _Failing:
 async def test_a_crash_leaves_no_traceback_and_is_handed_to_the_command_line() -> None:
     app = KtopApp(Hub(ClusterModel()), refresh_s=0.1)
 
-    def boom() -> None:
+    def boom(*args: object, **kwargs: object) -> None:
         token = SECRET  # a local a traceback printer with locals would show
         raise ValueError(f"boom {len(token)}")
 
-    app.pump = boom  # type: ignore[method-assign]
+    app.present = boom  # type: ignore[method-assign]  # what the refresh timer calls
     with pytest.raises(ValueError, match="boom"):
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause(1.0)

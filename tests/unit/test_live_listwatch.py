@@ -167,3 +167,55 @@ def test_backoff_grows_to_its_cap_and_resets() -> None:
     assert all(0 <= d <= 1.0 for d in delays) and len(set(delays)) > 1  # jittered
     b.reset()
     assert b.attempt == 0
+
+
+async def test_nodes_are_listed_with_metadata_and_watched_without(sleeps: list[float]) -> None:
+    from ktop.model.events import NodeDeleted, NodeUpserted
+    from ktop.sources.live.handlers import NodesHandler
+    from ktop.sources.live.reads import WATCHES
+
+    hold = asyncio.Event()
+    cols = [{"name": "Name"}, {"name": "Status"}, {"name": "Roles"}]
+    labels = {"topology.kubernetes.io/zone": "z1", "rack": "r7"}
+
+    def route(c: Call) -> Answer:
+        if c.verb == "watch":
+            # includeObject=None: a Table per event, rows without "object"
+            def event(kind: str, name: str, status: str, rv: str) -> dict[str, Any]:
+                table = {"columnDefinitions": cols, "rows": [{"cells": [name, status, "w"]}]}
+                return {"type": kind, "object": {**table, "metadata": {"resourceVersion": rv}}}
+
+            return Answer(
+                lines=[
+                    event("MODIFIED", "n1", "NotReady", "11"),
+                    event("ADDED", "n2", "Ready", "12"),
+                    event("DELETED", "n1", "NotReady", "13"),
+                ],
+                hold=hold,
+            )
+        row = {
+            "cells": ["n1", "Ready", "w"],
+            "object": {"metadata": {"name": "n1", "labels": labels}},
+        }
+        body = {"columnDefinitions": cols, "rows": [row], "metadata": {"resourceVersion": "10"}}
+        return Answer(body=body)
+
+    api = FakeApi(route)
+    t = KubeTransport(api, CostMeter())  # type: ignore[arg-type]
+    wanted: list[str] = []
+    (nodes,) = [w for w in WATCHES if w.feed == "nodes"]
+    lw = ListWatch(t, nodes, NodesHandler("rack", wanted.append), lambda: 1.0)
+    emit = Recorder()
+    await run_until(lw, emit, lambda: bool(emit.of(NodeDeleted)))
+    (listed,) = [c for c in api.calls if c.verb == "list"]
+    (watch,) = [c for c in api.calls if c.verb == "watch"]
+    assert listed.query["includeObject"] == "Metadata"
+    assert watch.query["includeObject"] == "None"
+    assert watch.query["resourceVersion"] == "10"
+    ups = [
+        (e.node.name, e.node.zone, e.node.rack, e.node.ready.value) for e in emit.of(NodeUpserted)
+    ]
+    # n1 keeps its listed place; n2, new to the watch, waits for its whole object.
+    assert ups == [("n1", "z1", "r7", "True"), ("n1", "z1", "r7", "False")]
+    assert wanted == ["n1", "n2"]
+    assert [e.name for e in emit.of(NodeDeleted)] == ["n1"]

@@ -192,13 +192,18 @@ async def test_model_never_sums_the_load_balanced_rows_with_real_ones() -> None:
 
 async def test_every_request_is_a_declared_read_and_counted_per_destination() -> None:
     cluster = Cluster()
-    src, conn = source(cluster, apiservers=("https://10.0.0.9:6443",), node_detail_per_s=1000.0)
+    src, conn = source(
+        cluster, apiservers=("https://10.0.0.9:6443",), node_detail_per_s=1000.0,
+        lease_round_s=0.001,
+    )  # fmt: skip
     emit = Recorder()
     task = asyncio.create_task(src.run(emit))
     try:
         await settle(
             lambda: (
                 any(c.path == reads.APF_DUMP for c in conn.calls)
+                # the not-Ready node's Lease, read by name in a sampling round
+                and any(c.query.get("fieldSelector") == "metadata.name=n1" for c in conn.calls)
                 and any(c.path.startswith("/api/v1/nodes/") for c in conn.calls)
                 and sum(1 for c in conn.calls if c.verb == "watch") == len(reads.WATCHES)
                 and any(c.path == reads.SYSTEM_PODS for c in conn.calls)

@@ -44,7 +44,7 @@ def test_lag_is_recomputed_after_every_kind_of_change() -> None:
                 nodes[name] = node
             elif action < 0.9:
                 t = now - rng.uniform(0, 300)
-                state.renew(name, t)
+                state.renew(name, t, t)
                 leases[name] = t
             else:
                 state.delete(name)

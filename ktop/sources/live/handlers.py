@@ -41,6 +41,7 @@ from ktop.sources.convert import (
     quota_record,
     text,
 )
+from ktop.sources.live.listwatch import NO_OBJECT
 
 Item = dict[str, Any]
 
@@ -70,10 +71,27 @@ def _ns_name(item: Item) -> str:
     return f"{text(m, 'namespace')}/{text(m, 'name')}"
 
 
-def table_node_record(item: Item, rack_label: str) -> NodeRecord:
-    """A node from a Table row with metadata (readiness from the printed status)."""
+Place = tuple[str, str, str, bool]
+"""What a node's labels say: (region, zone, rack, excluded from disruption counts)."""
+
+
+def node_place(labels: dict[str, Any], rack_label: str) -> Place:
+    """A node's failure domain from its labels."""
+    return (
+        first_label(labels, REGION_LABELS),
+        first_label(labels, ZONE_LABELS),
+        sys.intern(text(labels, rack_label)),
+        EXCLUDE_DISRUPTION in labels,
+    )
+
+
+def table_node_record(item: Item, rack_label: str, place: Place | None = None) -> NodeRecord:
+    """A node from a Table row (readiness from the printed status); its place from the
+    row's metadata, or ``place`` when the row came without it.
+    """
     meta = _meta(item)
-    labels = mapping(meta, "labels")
+    if place is None:
+        place = node_place(mapping(meta, "labels"), rack_label)
     status = text(mapping(item, "cells"), "Status")
     parts = set(status.split(","))
     if "Ready" in parts:
@@ -82,25 +100,34 @@ def table_node_record(item: Item, rack_label: str) -> NodeRecord:
         ready = Readiness.FALSE
     else:
         ready = Readiness.UNKNOWN
+    region, zone, rack, excluded = place
     return NodeRecord(
         name=text(meta, "name"),
-        region=first_label(labels, REGION_LABELS),
-        zone=first_label(labels, ZONE_LABELS),
-        rack=sys.intern(text(labels, rack_label)),
+        region=region,
+        zone=zone,
+        rack=rack,
         ready=ready,
         ready_since=None,
         unschedulable="SchedulingDisabled" in parts,
-        exclude_disruption=EXCLUDE_DISRUPTION in labels,
+        exclude_disruption=excluded,
     )
 
 
 class NodesHandler:
-    """Nodes as Table rows; not-Ready nodes are detailed through ``want_detail``."""
+    """Nodes as Table rows; not-Ready nodes are detailed through ``want_detail``.
+
+    Listed rows carry metadata (the node's labels: its place); watched rows do not
+    (``NO_OBJECT``), so the place of each node listed is kept, and a node first seen in
+    the watch is fetched whole before it is shown.
+    """
 
     def __init__(self, rack_label: str, want_detail: Callable[[str], None]) -> None:
         self.rack_label = rack_label
         self.want_detail = want_detail
         self.detailed: dict[str, NodeRecord] = {}
+        self.places: dict[str, Place] = {}
+        self.not_ready: set[str] = set()
+        """Nodes whose Ready condition is not True (their Leases are read every round)."""
 
     def key(self, item: Item) -> str:
         """The node name."""
@@ -108,10 +135,20 @@ class NodesHandler:
 
     def upsert(self, at: float, item: Item) -> Sequence[Event]:
         """A Ready node as printed; a not-Ready one keeps its detail and asks for a refresh."""
-        rec = table_node_record(item, self.rack_label)
+        place = None
+        if item.get(NO_OBJECT):
+            name = self.key(item)
+            place = self.places.get(name)
+            if place is None:
+                self.want_detail(name)  # new since the list: its labels come with it whole
+                return []
+        rec = table_node_record(item, self.rack_label, place)
+        self.places[rec.name] = (rec.region, rec.zone, rec.rack, rec.exclude_disruption)
         if rec.ready is Readiness.TRUE:
             self.detailed.pop(rec.name, None)
+            self.not_ready.discard(rec.name)
             return [NodeUpserted(at, rec)]
+        self.not_ready.add(rec.name)
         self.want_detail(rec.name)
         known = self.detailed.get(rec.name)
         if known is not None:
@@ -124,13 +161,19 @@ class NodesHandler:
 
     def detail(self, at: float, rec: NodeRecord) -> Sequence[Event]:
         """A whole Node was fetched."""
+        self.places[rec.name] = (rec.region, rec.zone, rec.rack, rec.exclude_disruption)
         if rec.ready is not Readiness.TRUE:
             self.detailed[rec.name] = rec
+            self.not_ready.add(rec.name)
+        else:
+            self.not_ready.discard(rec.name)
         return [NodeUpserted(at, rec)]
 
     def delete(self, at: float, key: str) -> Sequence[Event]:
         """The node is gone."""
         self.detailed.pop(key, None)
+        self.places.pop(key, None)
+        self.not_ready.discard(key)
         return [NodeDeleted(at, key)]
 
 

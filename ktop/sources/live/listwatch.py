@@ -24,7 +24,7 @@ from ktop.sources.live.errors import ApiError
 from ktop.sources.live.reads import Resource
 from ktop.sources.live.transport import JSON, TABLE, KubeTransport
 
-__all__ = ["Backoff", "GoneError", "Handler", "ListWatch", "Resource"]
+__all__ = ["NO_OBJECT", "Backoff", "GoneError", "Handler", "ListWatch", "Resource"]
 
 Item = dict[str, Any]
 """An object as JSON, or for Tables ``{"metadata": ..., "cells": {column: value}}``."""
@@ -69,9 +69,16 @@ class GoneError(Exception):
     """The resourceVersion or continue token expired (410)."""
 
 
+NO_OBJECT = "noObject"
+"""Set on an item made from a Table row without its object: only ``metadata.name`` (from
+the ``Name`` column) and the cells are known."""
+
+
 def _table_items(table: dict[str, Any], columns: list[str]) -> list[Item]:
     """Table rows as items; a row that is not an object becomes one whose metadata is not
     a mapping, which the handler rejects (and the list counts) like any unreadable object.
+    A row without an object (``includeObject=None``) is named by its ``Name`` cell and
+    marked :data:`NO_OBJECT`.
     """
     defs = table.get("columnDefinitions")
     if isinstance(defs, list) and defs:
@@ -85,6 +92,9 @@ def _table_items(table: dict[str, Any], columns: list[str]) -> list[Item]:
         cells = row.get("cells")
         obj = row.get("object")
         named = dict(zip(columns, cells if isinstance(cells, list) else [], strict=False))
+        if obj is None and isinstance(named.get("Name"), str):
+            items.append({"metadata": {"name": named["Name"]}, "cells": named, NO_OBJECT: True})
+            continue
         meta = obj.get("metadata") if isinstance(obj, dict) else obj
         items.append({"metadata": {} if meta is None else meta, "cells": named})
     return items
@@ -143,10 +153,11 @@ class ListWatch:
     def _accept(self) -> str:
         return TABLE if self.r.table else JSON
 
-    def _base_query(self) -> list[tuple[str, str | int]]:
+    def _base_query(self, watch: bool = False) -> list[tuple[str, str | int]]:
         q: list[tuple[str, str | int]] = list(self.r.query)
         if self.r.table:
-            q.append(("includeObject", "Metadata"))
+            objects = "Metadata" if self.r.watch_metadata or not watch else "None"
+            q.append(("includeObject", objects))
         return q
 
     def _items(self, body: dict[str, Any]) -> list[Item]:
@@ -199,7 +210,7 @@ class ListWatch:
         """One watch stream, until the server closes it; raises GoneError on 410."""
         timeout = self.watch_timeout_s + self.rng.randint(0, self.watch_timeout_s // 5)
         query = [
-            *self._base_query(),
+            *self._base_query(watch=True),
             ("resourceVersion", self.rv),
             ("allowWatchBookmarks", "true"),
             ("timeoutSeconds", timeout),

@@ -39,15 +39,14 @@ class Resource:
     table: bool = False
     """Ask for server-side Tables with object metadata (far smaller than objects)."""
     page_size: int = 500
+    watch_metadata: bool = True
+    """For Tables: whether watch events carry object metadata too. Nodes' do not: their
+    labels (region, zone, rack) come with the list, and a node first seen in the watch is
+    fetched whole; a row alone is a few hundred bytes, its metadata several KB."""
 
 
 WATCHES: tuple[Resource, ...] = (
-    Resource(FEED_NODES, "/api/v1/nodes", "nodes", table=True),
-    Resource(
-        FEED_LEASES,
-        "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
-        "leases in kube-node-lease",
-    ),
+    Resource(FEED_NODES, "/api/v1/nodes", "nodes", table=True, watch_metadata=False),
     Resource(
         FEED_PENDING_PODS,
         "/api/v1/pods",
@@ -66,6 +65,15 @@ WATCHES: tuple[Resource, ...] = (
     ),
 )
 """Listed (paginated) then watched, one watch each, for as long as ktop runs."""
+
+NODE_LEASES = Resource(
+    FEED_LEASES,
+    "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
+    "leases in kube-node-lease",
+)
+"""Node Leases: listed whole once, then sampled, never watched (``leases.py``): a page in
+rotation every round, and the Leases of not-Ready or lagging nodes by name
+(``fieldSelector=metadata.name=NAME``, ``limit=1``)."""
 
 NODE_DETAIL = "/api/v1/nodes/{name}"
 """GET of one node that is not Ready (rate-limited, capped)."""
@@ -127,7 +135,7 @@ def _grants(
 
 
 RESOURCE_READS: dict[tuple[str, str], frozenset[str]] = _grants(
-    POLLED_LISTS, (NODE_DETAIL,), (w.path for w in WATCHES)
+    (*POLLED_LISTS, NODE_LEASES.path), (NODE_DETAIL,), (w.path for w in WATCHES)
 )
 """(API group, resource) to the verbs ktop needs on it."""
 

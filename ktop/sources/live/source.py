@@ -3,9 +3,10 @@
 What it reads is listed, as data, in :mod:`ktop.sources.live.reads` (and
 nothing else; never an unpaginated LIST, one watch per resource):
 
-* watches: nodes (as Tables with metadata), node Leases in
-  ``kube-node-lease``, Pending pods (``status.phase=Pending``), Warning
-  Events (``type=Warning``), ResourceQuotas, apiserver identity Leases;
+* watches: nodes (listed as Tables with metadata, watched as Tables without),
+  Pending pods (``status.phase=Pending``), Warning Events (``type=Warning``),
+  ResourceQuotas, apiserver identity Leases;
+* node Leases in ``kube-node-lease``: listed once, then sampled (``leases.py``);
 * GETs of single nodes that are not Ready (rate-limited, capped);
 * polls: the ``default/kubernetes`` EndpointSlices (to find apiserver
   instances), FlowSchemas and PriorityLevelConfigurations (names for the
@@ -78,12 +79,12 @@ from ktop.sources.live.discovery import (
 from ktop.sources.live.errors import ApiError
 from ktop.sources.live.handlers import (
     IdentitiesHandler,
-    LeasesHandler,
     NodesHandler,
     PendingPodsHandler,
     QuotasHandler,
     WarningEventsHandler,
 )
+from ktop.sources.live.leases import LeaseSampler
 from ktop.sources.live.listwatch import Backoff, Handler, ListWatch
 from ktop.sources.live.prometheus import (
     KubeAccess,
@@ -94,7 +95,7 @@ from ktop.sources.live.prometheus import (
     cluster_matcher,
     prometheus_client,
 )
-from ktop.sources.live.reads import APF_DUMP, METRICS, NODE_DETAIL, WATCHES
+from ktop.sources.live.reads import APF_DUMP, METRICS, NODE_DETAIL, NODE_LEASES, WATCHES
 from ktop.sources.live.scrape import apf_dump_loop, failure_reason, scrape_metrics_loop
 from ktop.sources.live.static_pods import (
     STATIC_COMPONENTS,
@@ -164,6 +165,10 @@ class LiveOptions:
         if self.without_kubeconfig:
             return "no kubeconfig: Prometheus only"
         return "--metrics-only" if self.metrics_only else ""
+    lease_round_s: float = 10.0
+    leases_per_round: int = 200
+    """Node Leases are sampled, not watched: this many in rotation every ``lease_round_s``,
+    plus those of not-Ready and lagging nodes (``leases.py``)."""
 
 
 class NodeDetails:
@@ -346,7 +351,6 @@ class LiveSource:
         nodes = NodesHandler(self.o.rack_label, details.want)
         handlers: dict[str, Handler] = {
             "nodes": nodes,
-            "leases": LeasesHandler(),
             "pending-pods": PendingPodsHandler(),
             "events": WarningEventsHandler(),
             "resourcequotas": QuotasHandler(),
@@ -361,6 +365,11 @@ class LiveSource:
         self._start(
             "node-details", lambda: details.run(t, nodes, emit, self.clock), FEED_NODE_DETAILS
         )
+        leases = LeaseSampler(
+            t, NODE_LEASES, self.clock, lambda: nodes.not_ready,
+            period_s=self.o.lease_round_s, per_round=self.o.leases_per_round,
+        )  # fmt: skip
+        self._start("leases", lambda: leases.run(emit), NODE_LEASES.feed)
 
     # --------------------------------------------------------- prometheus
 

@@ -211,7 +211,18 @@ def summary_line(n: NodesSnapshot) -> Text:
         f"{fmt_count(n.total)} nodes · {fmt_count(n.ready)} ready · "
         f"{fmt_count(n.not_ready)} NotReady · {fmt_count(n.unknown)} Unknown · "
         f"{fmt_count(n.cordoned)} cordoned · lease lag p99 "
-        f"{fmt_val(n.lease_lag_p99_s, fmt_duration)} · heartbeats "
+        f"{fmt_val(n.lease_lag_p99_s, fmt_duration)}{_sampled(n)} · heartbeats "
         f"{fmt_val(n.heartbeat_writes_per_s, fmt_rate)}"
     )
     return out
+
+
+def _sampled(n: NodesSnapshot) -> str:
+    """How Lease lag was read, when it was sampled rather than watched."""
+    if n.lease_sample is None:
+        return ""
+    per_round, period_s = n.lease_sample
+    return (
+        f" (sampled: {fmt_count(per_round)} Leases every {period_s:g} s, and every "
+        "not-Ready or lagging node's; lag as last read)"
+    )

@@ -149,6 +149,10 @@ class LiveOptions:
     """The label that names a cluster in a Prometheus that holds many."""
     cluster: str | None = None
     """Read only this cluster's series from Prometheus (matcher ``CLUSTER_LABEL="CLUSTER"``)."""
+    lease_round_s: float = 10.0
+    leases_per_round: int = 200
+    """Node Leases are sampled, not watched: this many in rotation every ``lease_round_s``,
+    plus those of not-Ready and lagging nodes (``leases.py``)."""
 
     @property
     def without_kubeconfig(self) -> bool:
@@ -165,10 +169,6 @@ class LiveOptions:
         if self.without_kubeconfig:
             return "no kubeconfig: Prometheus only"
         return "--metrics-only" if self.metrics_only else ""
-    lease_round_s: float = 10.0
-    leases_per_round: int = 200
-    """Node Leases are sampled, not watched: this many in rotation every ``lease_round_s``,
-    plus those of not-Ready and lagging nodes (``leases.py``)."""
 
 
 class NodeDetails:

@@ -73,6 +73,13 @@ SNAPSHOT_TIMEOUT = Bound(
 SNAPSHOT_AT = Bound(
     "--at", 0.0, 86_400.0, "seconds", "ktop snapshot --demo plays this far into a scenario"
 )
+METRICS_ONLY_ABOVE = Bound(
+    "--metrics-only-above",
+    0,
+    1_000_000,
+    "nodes",
+    "ktop fleet reads a cell with more nodes than this metrics-only (0: never by size)",
+)
 ALL = (
     REFRESH,
     SPEED,
@@ -84,6 +91,7 @@ ALL = (
     BUNDLE_INTERVAL,
     SNAPSHOT_TIMEOUT,
     SNAPSHOT_AT,
+    METRICS_ONLY_ABOVE,
 )
 """Every bounded option (docs/security.md lists them)."""
 

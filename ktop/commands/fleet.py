@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ktop import bounds
-from ktop.bounds import bounded_float
+from ktop.bounds import bounded_float, bounded_int
 from ktop.commands.options import simulator_options
 from ktop.fleet import CellSpec, CellUnavailableError, OpenedCell
 from ktop.model.scrub import scrub
@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 DEMO_SPEED = 1.0
 DEMO_NODES = 1000
 """Nodes per simulated cell: seven cells of 1,000 keep a 2-core machine responsive."""
+METRICS_ONLY_ABOVE = 5000
+"""Cells with more nodes than this are read metrics-only unless ``--metrics-only-above``
+says otherwise: a fleet of large cells must not hold every node and Lease of each."""
 SECOND_OUTAGE = "zone-outage"
 """The scenario the demo plays in a second cell, so that a shared cause shows."""
 
@@ -59,6 +62,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--demo",
         action="store_true",
         help="simulated cells in-process, one per demo scenario (and a second zone outage)",
+    )
+    p.add_argument(
+        "--metrics-only-above",
+        metavar="NODES",
+        type=bounded_int(bounds.METRICS_ONLY_ABOVE),
+        default=METRICS_ONLY_ABOVE,
+        help="read a context cell with more nodes than this metrics-only (one LIST of one "
+        f"node tells the size; 0: never by size; default {METRICS_ONLY_ABOVE})",
     )
     simulator_options(p, when="with --demo, per cell", nodes=DEMO_NODES)
     p.add_argument(
@@ -151,8 +162,22 @@ async def _open_live(args: argparse.Namespace, context: str) -> OpenedCell:
     except BaseException:
         await conn.close()
         raise
-    source = LiveSource(replace(_live_opts(args), context=context), conn=conn)
-    return OpenedCell([source], conn.close)
+    opts = replace(_live_opts(args), context=context)
+    if not opts.metrics_only and await too_big(conn, args.metrics_only_above):
+        opts = replace(opts, metrics_only=True)
+    return OpenedCell([LiveSource(opts, conn=conn)], conn.close)
+
+
+async def too_big(conn: Any, threshold: int) -> bool:
+    """True when the cell has more nodes than ``threshold`` (0: never). A cell whose size
+    cannot be told is read in full, as with one context.
+    """
+    from ktop.sources.live.client import node_count
+
+    if threshold <= 0:
+        return False
+    n = await node_count(conn)
+    return n is not None and n > threshold
 
 
 async def live_specs(args: argparse.Namespace, contexts: Sequence[str]) -> list[CellSpec]:

@@ -52,3 +52,28 @@ async def test_fleet_of_a_global_prometheus_needs_no_kubeconfig(lab: Lab) -> Non
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_a_context_cell_above_the_size_threshold_is_read_metrics_only(lab: Lab) -> None:
+    from kubernetes_asyncio import client
+
+    from ktop.commands.fleet import too_big
+    from ktop.lab import kube
+    from ktop.sources.live.client import connect, node_count
+
+    async with kube.api_client(lab.layout.kubeconfig) as api:
+        nodes = len((await client.CoreV1Api(api).list_node()).items)
+    conn = await connect(str(lab.layout.kubeconfig), None)
+    try:
+        assert await node_count(conn) == nodes
+        assert await too_big(conn, nodes - 1)
+        assert not await too_big(conn, nodes)
+        assert not await too_big(conn, 0)  # 0: never by size
+        args = parse_args(
+            ["fleet", "--kubeconfig", str(lab.layout.kubeconfig), "--context", "x",
+             "--metrics-only-above", str(nodes - 1)],
+            environ={},
+        )  # fmt: skip
+        assert args.metrics_only_above == nodes - 1
+    finally:
+        await conn.close()

@@ -238,3 +238,25 @@ async def probe(conn: Connection, timeout_s: float = PROBE_TIMEOUT_S) -> str:
     if not isinstance(body, dict):
         raise ConnectError(f"{conn.server} did not answer /version with a JSON object")
     return str(body.get("gitVersion", "?"))
+
+
+async def node_count(conn: Connection, timeout_s: float = PROBE_TIMEOUT_S) -> int | None:
+    """How many nodes the cluster has, from one LIST of a single node (the apiserver's
+    ``remainingItemCount``): one small request, whatever the size. None when the server
+    does not say (or the request fails): the caller must not guess.
+    """
+    t = KubeTransport(conn.api, CostMeter())
+    try:
+        body = (await t.get("/api/v1/nodes?limit=1", timeout_s=timeout_s)).json()
+    except (aiohttp.ClientError, TimeoutError, RequestTimeoutError, ApiError, ValueError):
+        return None
+    if not isinstance(body, dict):
+        return None
+    items = body.get("items")
+    meta = body.get("metadata")
+    if not isinstance(items, list) or not isinstance(meta, dict):
+        return None
+    remaining = meta.get("remainingItemCount")
+    if isinstance(remaining, int) and remaining >= 0:
+        return len(items) + remaining
+    return len(items) if not meta.get("continue") else None

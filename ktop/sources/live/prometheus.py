@@ -233,6 +233,11 @@ class PrometheusCalls:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
+def at_instant(at: float) -> dict[str, str]:
+    """The query parameter that evaluates an instant query at Prometheus time ``at``."""
+    return {"time": f"{at:.3f}"}
+
+
 def family_query(family: str, kept: tuple[str, ...] | None, job_re: str) -> str:
     """The PromQL that returns a family's series as ktop keeps them."""
     name = f"{family}_bucket" if family in HISTOGRAMS else family
@@ -303,7 +308,7 @@ class PrometheusMetrics:
     ) -> tuple[float, dict[Target, list[Sample]], dict[Component, frozenset[str]]]:
         prom = self.client
         at = self._server_time()
-        pinned = {"time": f"{at:.3f}"}
+        pinned = at_instant(at)
         out: dict[Target, list[Sample]] = {}
         instances: dict[Component, frozenset[str]] = {}
         for component, families in FAMILIES.items():

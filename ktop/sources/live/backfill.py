@@ -46,7 +46,7 @@ from ktop.model.events import (
 from ktop.model.signals import SIGNALS, SignalSpec, key
 from ktop.model.wanted import FAMILIES, HISTOGRAMS
 from ktop.sources.base import Emit
-from ktop.sources.live.prometheus import DEFAULT_JOBS, PrometheusCalls, scoped
+from ktop.sources.live.prometheus import DEFAULT_JOBS, PrometheusCalls, at_instant, scoped
 from ktop.sources.live.scrape import failure_reason
 
 DEFAULT_HISTORY_S = 3600.0
@@ -142,7 +142,7 @@ class PrometheusBackfill:
             for family in families:
                 for sel in window_selectors(family, job_re, self.window_s, self.matcher):
                     self.queries_total += 1
-                    results = prom.custom_query(sel, params={"time": f"{at:.3f}"})
+                    results = prom.custom_query(sel, params=at_instant(at))
                     events.extend(matrix_to_events(component, results))
         return _merge_by_target(events)
 

@@ -247,6 +247,11 @@ class PrometheusCalls:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
+def at_instant(at: float) -> dict[str, str]:
+    """The query parameter that evaluates an instant query at Prometheus time ``at``."""
+    return {"time": f"{at:.3f}"}
+
+
 def _quote(value: str) -> str:
     """A PromQL string literal (double-quoted, backslash and quote escaped)."""
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
@@ -421,7 +426,7 @@ class PrometheusMetrics:
     ) -> tuple[float, dict[Target, list[Sample]], dict[Component, frozenset[str]]]:
         prom = self.client
         at = self._server_time()
-        pinned = {"time": f"{at:.3f}"}
+        pinned = at_instant(at)
         out: dict[Target, list[Sample]] = {}
         instances: dict[Component, frozenset[str]] = {}
         for component, families in FAMILIES.items():

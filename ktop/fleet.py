@@ -109,7 +109,8 @@ class Cell:
         """Publish the hub (if anything changed), triage a new snapshot, summarise."""
         if self.error and self.hub.events_total == 0:
             return unreachable(self.name, self.error)
-        self.hub.publish()
+        if not self.hub.publishing:  # a publish in a worker thread is reading the model
+            self.hub.publish()
         published = self.hub.latest
         snap = published.snapshot
         if snap is not self._triaged or self.report is None:

@@ -68,6 +68,14 @@ class FleetApp(KtopApp):
             self.frame = self._frame(latest)
         self._show()
 
+    async def pump_off_loop(self) -> None:
+        """The refresh timer: publish every cell's hub in a worker thread, then refresh the
+        fleet view and the screen in front (triage and ranking are cheap; snapshots are not).
+        """
+        for cell in self.fleet.cells:
+            await cell.hub.publish_off_loop()
+        self.pump()
+
     def open_cell(self, name: str) -> None:
         """Show the full dashboard of cell ``name``, fed by its own hub."""
         cell = self.fleet.cell(name)

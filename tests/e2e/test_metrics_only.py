@@ -31,7 +31,7 @@ from ktop.sources.live.prometheus import (
     prometheus_client,
 )
 from ktop.sources.live.source import LiveOptions
-from tests.e2e.helpers import promql
+from tests.e2e.helpers import poll_query, promql
 from tests.e2e.live import account, live, options
 
 OBJECT_PATHS = re.compile(r"/(nodes|leases|pods)(/|$)")
@@ -157,6 +157,16 @@ def test_snapshot_of_one_cluster_of_prometheus_with_no_kubeconfig(
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-such-kubeconfig"))
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("KTOP_CONFIG_DIR", str(tmp_path))
+    # An earlier test's outage may still be healing: wait until the node lifecycle
+    # controller, as Prometheus has it, counts no unhealthy node in any zone.
+    poll_query(
+        lab,
+        'node_collector_unhealthy_nodes_in_zone{job="kube-controller-manager"}',
+        "zone",
+        lambda got: len(got) == len(ZONES) and not any(got.values()),
+        timeout_s=lab.cfg.node_monitor_grace_period_s + 120,
+        what="no unhealthy node in any zone, as Prometheus has it",
+    )
     zones = {
         r["metric"]["zone"].rpartition(":")[2]: r["value"]
         for r in promql(lab, 'node_collector_zone_size{job="kube-controller-manager"}')

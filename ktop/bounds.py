@@ -26,7 +26,14 @@ class Bound:
 
     def text(self) -> str:
         """``0.1 to 60 seconds`` (for help and errors)."""
-        return f"{self.low:g} to {self.high:g}{' ' + self.unit if self.unit else ''}"
+        return f"{_number(self.low)} to {_number(self.high)}{' ' + self.unit if self.unit else ''}"
+
+
+def _number(value: float) -> str:
+    """A bound as written in help and docs: whole numbers in full (``1000000``, never
+    ``1e+06``), others in their shortest form (``0.1``).
+    """
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
 REFRESH = Bound(

@@ -23,6 +23,8 @@ class Bound:
     high: float
     unit: str
     why: str
+    command: str = ""
+    """The subcommand the option belongs to, when another command's option has its name."""
 
     def text(self) -> str:
         """``0.1 to 60 seconds`` (for help and errors)."""
@@ -87,6 +89,22 @@ METRICS_ONLY_ABOVE = Bound(
     "nodes",
     "ktop fleet reads a cell with more nodes than this metrics-only (0: never by size)",
 )
+RECORD_DURATION = Bound(
+    "--duration",
+    1.0,
+    604_800.0,
+    "seconds",
+    "ktop record stops after this much source time; a week is the longest one recording holds",
+    "record",
+)
+REPLAY_SPEED = Bound(
+    "--speed",
+    0.25,
+    64.0,
+    "",
+    "the slowest and fastest of the speeds replay steps through with + and -",
+    "replay",
+)
 ALL = (
     REFRESH,
     SPEED,
@@ -99,6 +117,8 @@ ALL = (
     SNAPSHOT_TIMEOUT,
     SNAPSHOT_AT,
     METRICS_ONLY_ABOVE,
+    RECORD_DURATION,
+    REPLAY_SPEED,
 )
 """Every bounded option (docs/security.md lists them)."""
 

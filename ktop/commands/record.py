@@ -67,7 +67,10 @@ def add_parser(
         f"{bounds.SPEED.text()}",
     )
     p.add_argument(
-        "--duration", type=float, metavar="SECONDS", help="stop after this much source time"
+        "--duration",
+        type=bounds.bounded_float(bounds.RECORD_DURATION),
+        metavar="SECONDS",
+        help=f"stop after this much source time ({bounds.RECORD_DURATION.text()})",
     )
     p.add_argument("--max-size", type=parse_size, metavar="SIZE", help="stop at this file size")
     p.add_argument(
@@ -95,8 +98,6 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Record until the duration, the size limit or a signal; 0 when the file is complete."""
-    if args.duration is not None and args.duration <= 0:
-        return _fail("--duration must be positive")
     if args.demo is not None and args.from_file is not None:
         return _fail("--demo and --from cannot be combined")
     if args.demo is not None:

@@ -20,6 +20,8 @@ def add_parser(
     sub: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> argparse.ArgumentParser:
     """Add ``replay`` to the subcommands."""
+    from ktop import bounds
+
     p = sub.add_parser(
         "replay",
         help="replay a recording in the dashboard",
@@ -27,7 +29,12 @@ def add_parser(
         "triage runs with this version's rules.",
     )
     p.add_argument("file", metavar="FILE", help="a recording made by 'ktop record' or the app")
-    p.add_argument("--speed", type=float, default=1.0, help="start speed, 0.25 to 64 (default 1)")
+    p.add_argument(
+        "--speed",
+        type=bounds.bounded_float(bounds.REPLAY_SPEED),
+        default=1.0,
+        help=f"start speed, {bounds.REPLAY_SPEED.text()} (default 1)",
+    )
     p.add_argument("--at", metavar="TIME", help="start at this time (HH:MM:SS, +SECONDS or Unix)")
     p.add_argument("--paused", action="store_true", help="start paused")
     p.add_argument("--info", action="store_true", help="print what the file holds and exit")
@@ -72,9 +79,6 @@ def run(args: argparse.Namespace) -> int:
     if args.info:
         print(info(rec))
         return 0
-    if not 0.25 <= args.speed <= 64:
-        print("ktop replay: --speed must be between 0.25 and 64", file=sys.stderr)
-        return 2
     from ktop.cli import _terminal_problem
 
     problem = _terminal_problem()

@@ -22,6 +22,7 @@ from ktop.model.events import (
     MetricsScraped,
     Target,
 )
+from ktop.model.scrub import scrub_event
 
 SCRAPES_PER_WINDOW = 3
 """Scrape this many times per window, so that rates have two scrapes or more."""
@@ -59,6 +60,8 @@ async def _sample(args: argparse.Namespace, window_s: float) -> Sampled:
 
     def emit(events: Sequence[Event]) -> None:
         nonlocal said
+        # As the hub does: no source's free text reaches the report unscrubbed.
+        events = [scrub_event(e) for e in events]
         for e in events:
             if isinstance(e, MetricsScraped):
                 scrapes.setdefault(e.target, []).append(e.at)

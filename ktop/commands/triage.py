@@ -20,7 +20,7 @@ from ktop.analysis.triage.report import to_json, to_markdown, to_text
 from ktop.analysis.triage.types import Capacity
 from ktop.bounds import bounded_float
 from ktop.model.cluster import ClusterModel, ModelConfig
-from ktop.model.scrub import scrub
+from ktop.model.scrub import scrub, scrub_event
 from ktop.model.snapshot import ClusterSnapshot
 
 EXIT_CLEAR, EXIT_SUSPECT, EXIT_ERROR = 0, 1, 2
@@ -92,7 +92,7 @@ def from_bundle(directory: str, rack_label: str) -> Sampled:
     model = ClusterModel(
         ModelConfig(window_s=max(MIN_MODEL_WINDOW_S, read.window_s + 60), rack_label=rack_label)
     )
-    model.apply_all(read.events)
+    model.apply_all([scrub_event(e) for e in read.events])  # as the hub does
     windows = {
         t.instance: (last - first if n >= 2 else None)
         for t, (first, last, n) in read.scrape_windows.items()

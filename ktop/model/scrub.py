@@ -225,9 +225,22 @@ def _parse_errors(event: ev.MetricsScraped) -> ev.MetricsScraped:
     return event if errors == event.parse_errors else replace(event, parse_errors=errors)
 
 
+def _pending_pod_message(event: ev.PendingPodUpserted) -> ev.PendingPodUpserted:
+    message = event.pod.message
+    if not message:
+        return event
+    clean = scrub(message)
+    if clean == message:
+        return event
+    return replace(event, pod=replace(event.pod, message=clean))
+
+
 _EVENT_SCRUBBERS: dict[type, Callable[[Any], Any]] = {
     ev.FeedFailed: _text_field("reason"),
     ev.ScrapeFailed: _text_field("reason"),
+    ev.TargetGone: _text_field("reason"),
+    ev.MetricsOnlyMode: _text_field("why"),
+    ev.PendingPodUpserted: _pending_pod_message,
     ev.ApfDumpFailed: _text_field("reason"),
     ev.SourceStarted: _text_field("detail"),
     ev.WarningEvent: _text_field("message"),

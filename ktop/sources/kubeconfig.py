@@ -323,6 +323,11 @@ def _check_cluster(name: str, cluster: object) -> str:
         raise KubeconfigError(
             f"server of cluster {name!r} is not an http(s) URL: {scrub(server)[:200]!r}"
         )
+    if "@" in parts.netloc:
+        raise KubeconfigError(
+            f"server of cluster {name!r} holds user info (user:password@ before the host); "
+            "credentials belong in the kubeconfig's user entry, not the server URL"
+        )
     try:
         _ = parts.port
     except ValueError:

@@ -90,6 +90,14 @@ def test_unreachable_server_is_a_clear_error(
         (["demo", "--zones", "0"], "--zones takes 1 to 64"),
         (["--scrape-interval", "0.01"], "--scrape-interval takes 1 to 3600 seconds"),
         (["--scrape-interval", "fast"], "'fast' is not a number"),
+        (["record", "-o", "x", "--duration", "nan"], "--duration takes 1 to 604800 seconds"),
+        (["record", "-o", "x", "--duration", "inf"], "--duration takes"),
+        (["record", "-o", "x", "--duration", "-5"], "--duration takes"),
+        (["record", "-o", "x", "--duration", "0"], "--duration takes"),
+        (["replay", "x", "--speed", "nan"], "--speed takes 0.25 to 64"),
+        (["replay", "x", "--speed", "inf"], "--speed takes"),
+        (["replay", "x", "--speed", "-1"], "--speed takes"),
+        (["replay", "x", "--speed", "100"], "--speed takes"),
     ],
 )
 def test_absurd_values_are_one_line_and_exit_2(

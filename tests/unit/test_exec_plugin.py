@@ -118,3 +118,15 @@ def test_interaction_only_when_allowed_and_on_a_terminal(monkeypatch: pytest.Mon
     assert not may_interact({"interactiveMode": "Always"}, allowed=False)
     monkeypatch.setattr("sys.stdin", None)
     assert not may_interact({"interactiveMode": "Always"}, allowed=True)
+
+
+async def test_stdout_kept_is_bounded_and_the_limit_named(tmp_path: Path) -> None:
+    from ktop.sources.live.exec_plugin import STDOUT_LIMIT
+
+    # Twice the limit, then exit 0: the plugin is read to its end (it is not blocked on a
+    # full pipe) and refused for the size, not for what the output says.
+    body = f"sys.stdout.write('x' * {2 * STDOUT_LIMIT}); sys.stdout.flush()"
+    with pytest.raises(ExecPluginError) as err:
+        await run_exec_plugin(_plugin(tmp_path, body), timeout_s=20)
+    assert f"printed more than {STDOUT_LIMIT} bytes" in str(err.value)
+    assert "time limit" not in str(err.value)

@@ -18,11 +18,21 @@ from hypothesis import strategies as st
 
 import tests.fuzzing  # noqa: F401  (registers and loads the profile)
 from ktop.model.apf_dump import ApfDumpError, parse_priority_levels
+from ktop.model.events import Event, LeaseRenewed, ObjectsSkipped
 from ktop.model.exposition import MAX_ERRORS, parse_exposition
 from ktop.model.failed_scheduling import parse_failed_scheduling
 from ktop.model.scrub import MASK, forget_secrets, register_secret, scrub
 from ktop.sources.convert import ObjectError, node_record, pending_pod_record, quota_record
 from ktop.sources.kubeconfig import KubeconfigError, load_context
+from ktop.sources.live.handlers import (
+    TRIAGE_WARNING_REASONS,
+    LeasesHandler,
+    WarningEventsHandler,
+    table_node_record,
+)
+from ktop.sources.live.leases import LeaseSampler
+from ktop.sources.live.listwatch import ListWatch
+from ktop.sources.live.reads import NODE_LEASES, Resource
 
 pytestmark = pytest.mark.fuzz
 
@@ -270,3 +280,113 @@ def test_a_registered_secret_never_survives_scrub(secret: str, around: str) -> N
         assert MASK in out
     finally:
         forget_secrets()
+
+
+# ------------------------------------------------------- handlers and the list/watch path
+
+TIME = st.sampled_from(["2026-01-01T00:00:00Z", "2026-01-01T00:00:00.5+02:00", "2026-01-01"])
+LEASE = st.fixed_dictionaries(
+    {},
+    optional={
+        "metadata": JSON | st.fixed_dictionaries({}, optional={"name": JSON | LABEL}),
+        "spec": JSON | st.fixed_dictionaries({}, optional={"renewTime": JSON | TIME}),
+    },
+)
+WARNING = st.fixed_dictionaries(
+    {},
+    optional={
+        "metadata": JSON | st.fixed_dictionaries({}, optional={"name": JSON, "namespace": JSON}),
+        "reason": st.sampled_from(sorted(TRIAGE_WARNING_REASONS)) | JSON,
+        "involvedObject": JSON
+        | st.fixed_dictionaries({}, optional={"kind": JSON, "name": JSON, "namespace": JSON}),
+        "message": JSON,
+        "count": JSON,
+    },
+)
+ROW = st.fixed_dictionaries(
+    {},
+    optional={
+        "metadata": JSON | st.fixed_dictionaries({}, optional={"name": JSON, "labels": JSON}),
+        "cells": JSON
+        | st.fixed_dictionaries(
+            {}, optional={"Status": JSON | st.sampled_from(["Ready", "NotReady,x", "Unknown"])}
+        ),
+    },
+)
+
+
+def _events_readable(events: Any) -> None:
+    """What a converter returned: events without the text ``'None'`` anywhere."""
+    assert "'None'" not in repr(list(events))
+
+
+@given(LEASE, WARNING)
+def test_lease_and_warning_handlers_raise_only_object_error(
+    lease: dict[str, Any], warning: dict[str, Any]
+) -> None:
+    for handler, obj in ((LeasesHandler(), lease), (WarningEventsHandler(), warning)):
+        try:
+            handler.key(obj)
+            events = handler.upsert(1000.0, obj)
+        except ObjectError:
+            continue
+        _events_readable(events)
+
+
+@given(ROW)
+def test_table_node_record_raises_only_object_error(row: dict[str, Any]) -> None:
+    try:
+        record = table_node_record(row, "rack")
+    except ObjectError:
+        return
+    assert "'None'" not in repr(record)
+
+
+def _resource(feed: str) -> Resource:
+    return Resource(feed, f"/fuzz/{feed}", feed)
+
+
+@given(st.lists(JSON | LEASE | WARNING, max_size=8))
+def test_list_watch_upsert_skips_and_counts_whatever_it_cannot_read(items: list[Any]) -> None:
+    for handler in (LeasesHandler(), WarningEventsHandler()):
+        lw = ListWatch(None, _resource("fuzz"), handler, lambda: 5.0)  # type: ignore[arg-type]
+        events: list[Event] = []
+        keys = [lw.upsert_item(5.0, item, events) for item in items]
+        assert lw.skipped == keys.count(None)
+        assert all(k is None or isinstance(k, str) for k in keys)
+        _events_readable(events)
+
+
+@given(st.lists(JSON | LEASE, max_size=8), JSON)
+def test_a_lease_page_never_fails_the_round(items: list[Any], meta: Any) -> None:
+    sampler = LeaseSampler(
+        None,  # type: ignore[arg-type]
+        NODE_LEASES,
+        lambda: 5.0,
+        set,
+    )
+    emitted: list[Event] = []
+    names = sampler._emit_items({"items": items, "metadata": meta}, emitted.extend)
+    renewed = {e.node for e in emitted if isinstance(e, LeaseRenewed)}
+    assert renewed <= names
+    skipped = [e for e in emitted if isinstance(e, ObjectsSkipped)]
+    readable = sum(1 for item in items if _lease_readable(item))
+    assert len(names) <= readable
+    if readable < len(items):
+        assert len(skipped) == 1 and skipped[0].skipped_total == len(items) - readable
+    else:
+        assert not skipped
+
+
+def _lease_readable(item: Any) -> bool:
+    """Independently of the handler: a Lease whose metadata, name and spec have the types
+    the API gives them (or are absent or null)."""
+    if not isinstance(item, dict):
+        return False
+    meta, spec = item.get("metadata"), item.get("spec")
+    if meta is not None and not isinstance(meta, dict):
+        return False
+    name = meta.get("name") if isinstance(meta, dict) else None
+    if name is not None and (isinstance(name, bool) or not isinstance(name, str | int | float)):
+        return False
+    return spec is None or isinstance(spec, dict)

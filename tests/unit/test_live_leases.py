@@ -10,11 +10,13 @@ from ktop.model.cluster import ClusterModel
 from ktop.model.events import (
     ClockTick,
     Event,
+    FeedFailed,
     FeedSynced,
     LeaseRenewed,
     LeasesSampled,
     NodeRecord,
     NodeUpserted,
+    ObjectsSkipped,
     Readiness,
 )
 from ktop.sources.live.cost import CostMeter
@@ -50,8 +52,12 @@ class Leases:
     def __init__(self) -> None:
         self.renew = {n: NOW - 2.0 for n in NAMES}
         self.expire_tokens = False
+        self.malformed: set[str] = set()
+        """Leases whose ``spec`` is a string, not an object."""
 
     def lease(self, name: str) -> dict[str, Any]:
+        if name in self.malformed:
+            return {"metadata": {"name": name}, "spec": "oops"}
         return {"metadata": {"name": name}, "spec": {"renewTime": iso(self.renew[name])}}
 
     def route(self, c: Call) -> Answer:
@@ -222,3 +228,29 @@ def test_a_keyframe_keeps_that_leases_are_sampled() -> None:
     assert again.nodes.sampling == (200, 10.0)
     (node,) = again.snapshot().nodes.not_ready_nodes
     assert node.lease_lag_s.or_(-1) == 40.0  # as read at 100 s, not 440 s
+
+
+async def test_a_malformed_lease_is_skipped_and_counted_and_the_rotation_goes_on() -> None:
+    leases = Leases()
+    leases.malformed = {"n01"}
+    s, api = sampler(leases, not_ready={"n01"}, per_round=2)
+    emit = Recorder()
+    await s.lease_list(emit)
+    listed = [e for e in emit.events if isinstance(e, ObjectsSkipped)]
+    assert [(e.feed, e.skipped_total) for e in listed] == [(NODE_LEASES.feed, 1)]
+    assert "spec" in listed[0].example
+    del emit.events[:]
+    first = len(api.calls)
+    await s.round(emit)  # a page of n00 (good) and n01 (bad), then n01 by name
+    q = read(api, first)
+    assert q[0] == {"limit": "2"}
+    assert q[1].get("fieldSelector") == "metadata.name=n01"
+    assert [e.node for e in emit.events if isinstance(e, LeaseRenewed)] == ["n00"]
+    skipped = [e for e in emit.events if isinstance(e, ObjectsSkipped)]
+    # Once on the page, once read by name: the count is the feed's since start.
+    assert [e.skipped_total for e in skipped] == [2, 3]
+    assert not [e for e in emit.events if isinstance(e, FeedFailed)]
+    assert s.cont == "n02"  # the rotation moved past the bad Lease
+    second = len(api.calls)
+    await s.round(emit)
+    assert read(api, second)[0] == {"limit": "2", "continue": "n02"}

@@ -180,3 +180,105 @@ def test_a_nameless_node_is_never_fetched_whole() -> None:
     details.want("")
     details.want("n1")
     assert details.queue.qsize() == 1 and details.pending == {"n1"}
+
+
+SCHEDULER_POD = {
+    "metadata": {"name": "kube-scheduler-cp1"},
+    "spec": {
+        "nodeName": "cp1",
+        "containers": [{"command": ["kube-scheduler", "--bind-address=10.0.0.5"]}],
+    },
+    "status": {"phase": "Running"},
+}
+
+
+def test_discovery_reads_null_as_empty_and_skips_wrong_types() -> None:
+    from ktop.sources.live.discovery import prometheus_address
+
+    services = json.loads(
+        '[{"metadata": {"namespace": null, "name": "bad"}, "spec": "oops"},'
+        ' {"metadata": ["not", "a", "mapping"]},'
+        ' {"metadata": {"namespace": "mon", "name": "prom"},'
+        '  "spec": {"ports": [{"name": null}, {"name": "web"}]}}]'
+    )
+    assert prometheus_address(services, ("web",)) == "k8s://mon/prom:web"
+    nameless = json.loads('[{"metadata": {"namespace": "m", "name": null},'
+                          ' "spec": {"ports": [{"name": "web"}]}}]')  # fmt: skip
+    assert prometheus_address(nameless, ("web",)) == "k8s://m/:web"
+
+
+async def test_apf_names_skip_wrong_types_and_never_say_none() -> None:
+    from ktop.sources.live.cost import CostMeter
+    from ktop.sources.live.discovery import apf_object_names
+    from ktop.sources.live.transport import KubeTransport
+    from tests.unit.fake_kube import Answer, Call, FakeApi
+
+    def route(c: Call) -> Answer:
+        return Answer(
+            body={
+                "items": [
+                    {"metadata": {"uid": "u1", "name": None}},
+                    {"metadata": "oops"},
+                    {"metadata": {"uid": "u2", "name": ["x"]}},
+                    {"metadata": {"uid": "u3", "name": "global"}},
+                ],
+                "metadata": None,
+            }
+        )
+
+    t = KubeTransport(FakeApi(route), CostMeter())  # type: ignore[arg-type]
+    assert await apf_object_names(t) == {"u1": "", "u3": "global"}
+
+
+def test_static_pod_nulls_are_empty_and_wrong_types_are_reasons() -> None:
+    from ktop.model.events import Component
+    from ktop.sources.live.static_pods import (
+        STATIC_COMPONENTS,
+        _target,
+        leader_node,
+        leader_pod,
+        proxy_target,
+    )
+
+    spec = next(s for s in STATIC_COMPONENTS if s.component is Component.SCHEDULER)
+    assert leader_node({"spec": {"holderIdentity": None}}) == ""
+    assert leader_node({"spec": None}) == ""
+    with pytest.raises(ObjectError):
+        leader_node({"spec": "oops"})
+    nulls = json.loads('{"metadata": {"name": null}, "spec": {"nodeName": null}}')
+    assert leader_pod([nulls, SCHEDULER_POD], "cp1") is SCHEDULER_POD
+    null_phase = {**SCHEDULER_POD, "status": {"phase": None}}
+    target = proxy_target(spec, null_phase)
+    assert (target.pod, target.reason) == ("kube-scheduler-cp1", "")
+    assert "None" not in target.path
+    listed = {**SCHEDULER_POD, "metadata": ["kube-scheduler-cp1"]}
+    bad = _target(spec, listed)
+    assert bad.path == "" and "metadata is list" in bad.reason
+    port = {**SCHEDULER_POD, "spec": {"containers": [{"command": ["--secure-port=x"]}]}}
+    assert "not a port number" in proxy_target(spec, port).reason
+
+
+def test_a_bundle_skips_and_reports_a_bad_object_and_reads_the_rest(tmp_path: Any) -> None:
+    from ktop.model.events import ApiserverIdentities, LeaseRenewed
+    from ktop.sources.bundle.reader import read_bundle
+    from tests.unit.bundles import T0, lease, write_list
+
+    identity = {
+        "metadata": {
+            "name": None,
+            "namespace": "kube-system",
+            "labels": {"apiserver.kubernetes.io/identity": "kube-apiserver"},
+        }
+    }
+    bad = {"metadata": {"name": "n2", "namespace": "kube-node-lease"}, "spec": "oops"}
+    write_list(tmp_path, "leases", "LeaseList", [lease("n1", T0), bad, identity])
+    read = read_bundle(tmp_path)
+    renewed = [e.node for e in read.events if isinstance(e, LeaseRenewed)]
+    assert renewed == ["n1"]
+    ids = [e.identities for e in read.events if isinstance(e, ApiserverIdentities)]
+    assert ids == [("",)]
+    assert [str(e) for e in read.errors if "leases" in e.file] == [
+        "api/leases.json: items[1] skipped: ObjectError: spec is str, not an object"
+    ]
+    skipped = [e for e in read.events if isinstance(e, ObjectsSkipped)]
+    assert skipped and all(e.skipped_total == 1 for e in skipped)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,13 +31,14 @@ from ktop.sources.bundle.layout import (
     METRICS_DIR,
     METRICS_SUFFIX,
 )
-from ktop.sources.convert import node_record, parse_time
+from ktop.sources.convert import mapping, node_record, parse_time, text
 from ktop.sources.live.handlers import (
     LeasesHandler,
     PendingPodsHandler,
     QuotasHandler,
     WarningEventsHandler,
 )
+from ktop.sources.live.listwatch import UNREADABLE
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 IDENTITY_LABEL = "apiserver.kubernetes.io/identity"
@@ -191,42 +193,75 @@ def _load_list(root: Path, name: str, out: BundleRead) -> list[dict[str, Any]] |
     return items
 
 
-def _api_events(name: str, items: list[dict[str, Any]], at: float, rack_label: str) -> list[Event]:
+def _api_events(
+    name: str,
+    items: list[dict[str, Any]],
+    at: float,
+    rack_label: str,
+    skipped: list[str] | None = None,
+) -> list[Event]:
+    """The events of one API file's objects; an object with a field of the wrong type is
+    skipped, and what was wrong with it appended to ``skipped``.
+    """
     found: list[Event] = []
-    if name == "nodes":
-        found += [ev.NodeUpserted(at, node_record(i, rack_label)) for i in items]
-    elif name == "pods":
-        pods = PendingPodsHandler()
-        for i in items:
-            found += [e for e in pods.upsert(at, i) if isinstance(e, ev.PendingPodUpserted)]
-    elif name == "events":
-        warnings = WarningEventsHandler()
-        for i in items:
-            if i.get("type") != "Warning":
-                continue
-            when = (
-                parse_time(i.get("lastTimestamp"))
-                or parse_time(i.get("eventTime"))
-                or parse_time((i.get("series") or {}).get("lastObservedTime"))
-                or parse_time(i.get("firstTimestamp"))
-                or at
-            )
-            found += warnings.upsert(min(when, at), i)
-    elif name == "leases":
-        leases = LeasesHandler()
-        identities = []
-        for i in items:
-            meta = i.get("metadata") or {}
-            if meta.get("namespace") == NODE_LEASE_NAMESPACE:
-                found += leases.upsert(at, i)
-            elif IDENTITY_LABEL in (meta.get("labels") or {}):
-                identities.append(str(meta.get("name", "")))
+    convert = _CONVERTERS.get(name)
+    if convert is None:
+        return found
+    identities: list[str] = []
+    for i, item in enumerate(items):
+        try:
+            found += convert(item, at, rack_label, identities)
+        except UNREADABLE as exc:
+            if skipped is not None:
+                skipped.append(f"items[{i}] skipped: {type(exc).__name__}: {str(exc)[:120]}")
+    if name == "leases":
         found.append(ev.ApiserverIdentities(at, tuple(sorted(identities))))
-    elif name == "resourcequotas":
-        quotas = QuotasHandler()
-        for i in items:
-            found += quotas.upsert(at, i)
     return found
+
+
+def _node(item: dict[str, Any], at: float, rack_label: str, _: list[str]) -> list[Event]:
+    return [ev.NodeUpserted(at, node_record(item, rack_label))]
+
+
+def _pod(item: dict[str, Any], at: float, _rack: str, _: list[str]) -> list[Event]:
+    events = PendingPodsHandler().upsert(at, item)
+    return [e for e in events if isinstance(e, ev.PendingPodUpserted)]
+
+
+def _warning(item: dict[str, Any], at: float, _rack: str, _: list[str]) -> list[Event]:
+    if item.get("type") != "Warning":
+        return []
+    when = (
+        parse_time(item.get("lastTimestamp"))
+        or parse_time(item.get("eventTime"))
+        or parse_time(mapping(item, "series").get("lastObservedTime"))
+        or parse_time(item.get("firstTimestamp"))
+        or at
+    )
+    return list(WarningEventsHandler().upsert(min(when, at), item))
+
+
+def _lease(item: dict[str, Any], at: float, _rack: str, identities: list[str]) -> list[Event]:
+    meta = mapping(item, "metadata")
+    if text(meta, "namespace") == NODE_LEASE_NAMESPACE:
+        return list(LeasesHandler().upsert(at, item))
+    if IDENTITY_LABEL in mapping(meta, "labels"):
+        identities.append(text(meta, "name"))
+    return []
+
+
+def _quota(item: dict[str, Any], at: float, _rack: str, _: list[str]) -> list[Event]:
+    return list(QuotasHandler().upsert(at, item))
+
+
+_CONVERTERS: dict[str, Callable[[dict[str, Any], float, str, list[str]], list[Event]]] = {
+    "nodes": _node,
+    "pods": _pod,
+    "events": _warning,
+    "leases": _lease,
+    "resourcequotas": _quota,
+}
+"""Per API file: one object's events (the lease converter also collects apiserver identities)."""
 
 
 def _bundle_time(timed: list[Event], api_events: list[Event]) -> float:
@@ -269,7 +304,15 @@ def read_bundle(directory: str | Path, rack_label: str = "topology.ktop.dev/rack
         if isinstance(items, str):
             events += [ev.FeedFailed(at, feed, items) for feed in feeds]
             continue
-        events += _api_events(name, items, at, rack_label)
+        skipped: list[str] = []
+        events += _api_events(name, items, at, rack_label, skipped)
+        rel = f"{API_DIR}/{name}.json"
+        out.errors += [BundleError(rel, None, why) for why in skipped]
+        if skipped:
+            events += [
+                ev.ObjectsSkipped(at, feed, len(skipped), skipped[0].partition(": ")[2])
+                for feed in feeds
+            ]
         events += [ev.FeedSynced(at, feed) for feed in feeds]
     events.append(ev.ClockTick(at))
     out.events = events

@@ -31,7 +31,7 @@ from ktop.sources.kubeconfig import KubeconfigError, ResolvedKubeconfig, load_co
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.errors import ApiError
 from ktop.sources.live.exec_plugin import EXEC_TIMEOUT_S, ExecPluginError, run_exec_plugin
-from ktop.sources.live.transport import KubeTransport, RequestTimeoutError
+from ktop.sources.live.transport import KubeTransport, RequestTimeoutError, ResponseTooLargeError
 
 TOKEN_REFRESH_INTERVAL_S = 60
 EXPIRY_MARGIN_S = 120
@@ -209,7 +209,7 @@ async def probe(conn: Connection, timeout_s: float = PROBE_TIMEOUT_S) -> str:
     """GET /version once; return the server's gitVersion or raise ConnectError."""
     t = KubeTransport(conn.api, CostMeter())
     try:
-        body = (await t.get("/version", timeout_s=timeout_s)).json()
+        resp = await t.get("/version", timeout_s=timeout_s)
     except aiohttp.ClientConnectorCertificateError as exc:
         raise ConnectError(
             f"TLS verification of {conn.server} failed: {exc.certificate_error}"
@@ -233,6 +233,10 @@ async def probe(conn: Connection, timeout_s: float = PROBE_TIMEOUT_S) -> str:
         raise ConnectError(f"server URL of context {conn.context!r} is not valid") from exc
     except aiohttp.ClientError as exc:
         raise ConnectError(f"cannot talk to {conn.server}: {type(exc).__name__}: {exc}") from exc
+    except ResponseTooLargeError as exc:
+        raise ConnectError(f"{conn.server}: {exc}") from exc
+    try:
+        body = resp.json()
     except ValueError as exc:  # a body that is not JSON
         raise ConnectError(f"{conn.server} did not answer /version with JSON") from exc
     if not isinstance(body, dict):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ktop.sources.convert import ObjectError, mapping, sequence, text
 from ktop.sources.live.reads import ENDPOINT_SLICES, FLOW_SCHEMAS, PRIORITY_LEVELS, SERVICES
 from ktop.sources.live.transport import KubeTransport
 
@@ -45,7 +46,10 @@ async def apiserver_endpoints(t: KubeTransport) -> list[str]:
 
 
 async def apf_object_names(t: KubeTransport) -> dict[str, str]:
-    """UID to name for FlowSchemas and PriorityLevelConfigurations (paginated)."""
+    """UID to name for FlowSchemas and PriorityLevelConfigurations (paginated).
+
+    An object whose metadata has the wrong type is left out (its UID then shows unnamed).
+    """
     names: dict[str, str] = {}
     for path in (FLOW_SCHEMAS, PRIORITY_LEVELS):
         cont = ""
@@ -54,32 +58,52 @@ async def apf_object_names(t: KubeTransport) -> dict[str, str]:
             if cont:
                 query.append(("continue", cont))
             body = (await t.get(path, query)).json()
-            for item in body.get("items") or []:
-                meta = item.get("metadata") or {}
-                if meta.get("uid"):
-                    names[str(meta["uid"])] = str(meta.get("name", ""))
-            cont = str((body.get("metadata") or {}).get("continue") or "")
+            for item in _items(body):
+                try:
+                    meta = mapping(item, "metadata")
+                    uid, name = text(meta, "uid"), text(meta, "name")
+                except ObjectError:
+                    continue
+                if uid:
+                    names[uid] = name
+            cont = _continue(body)
             if not cont:
                 break
     return names
 
 
+def _items(body: Any) -> list[Any]:
+    try:
+        return sequence(body, "items")
+    except ObjectError:
+        return []
+
+
+def _continue(body: Any) -> str:
+    try:
+        return text(mapping(body, "metadata"), "continue")
+    except ObjectError:
+        return ""
+
+
+def _service(svc: Any) -> tuple[str, str, list[str]] | None:
+    """A Service's namespace, name and port names; None when a field has the wrong type."""
+    try:
+        meta = mapping(svc, "metadata")
+        ports = sequence(mapping(svc, "spec"), "ports")
+        return text(meta, "namespace"), text(meta, "name"), [text(p, "name") for p in ports]
+    except ObjectError:
+        return None
+
+
 def prometheus_address(services: list[dict[str, Any]], ports: tuple[str, ...]) -> str:
     """``k8s://NAMESPACE/SERVICE:PORT`` of the first Service with one of ``ports``
-    (by name, in order), or empty.
+    (by name, in order), or empty. A Service with a field of the wrong type is left out.
     """
-    for svc in sorted(
-        services,
-        key=lambda s: (
-            str((s.get("metadata") or {}).get("namespace", "")),
-            str((s.get("metadata") or {}).get("name", "")),
-        ),
-    ):
-        meta = svc.get("metadata") or {}
-        names = [str(p.get("name", "")) for p in (svc.get("spec") or {}).get("ports") or []]
+    for namespace, name, names in sorted(s for s in map(_service, services) if s is not None):
         for port in ports:
             if port in names:
-                return f"k8s://{meta.get('namespace', '')}/{meta.get('name', '')}:{port}"
+                return f"k8s://{namespace}/{name}:{port}"
     return ""
 
 
@@ -88,7 +112,7 @@ async def find_prometheus(t: KubeTransport) -> str:
     for selector, ports in PROMETHEUS_SERVICES:
         query: list[tuple[str, str | int]] = [("labelSelector", selector), ("limit", 50)]
         body = (await t.get(SERVICES, query)).json()
-        found = prometheus_address(list(body.get("items") or []), ports)
+        found = prometheus_address(_items(body), ports)
         if found:
             return found
     return ""

@@ -61,6 +61,8 @@ class LeaseSampler:
         self.per_round = per_round
         self.by_name_per_round = by_name_per_round
         self.handler = LeasesHandler()
+        self.lw = ListWatch(t, resource, self.handler, clock)
+        """Lists every Lease, and converts each read one (skipping and counting unreadable ones)."""
         self.lag: dict[str, float] = {}
         """Each Lease's lag when last read."""
         self.cont = ""
@@ -80,7 +82,7 @@ class LeaseSampler:
     async def lease_list(self, emit: Emit) -> None:
         """Say that Leases are sampled, then list every Lease once (paginated)."""
         emit([LeasesSampled(self.clock(), self.per_round, self.period_s)])
-        await ListWatch(self.t, self.r, self.handler, self.clock).list_all(self._seen(emit))
+        await self.lw.list_all(self._seen(emit))
 
     async def run(self, emit: Emit) -> None:
         """List every Lease once, then read a sample every round, until cancelled."""
@@ -111,14 +113,21 @@ class LeaseSampler:
         return body
 
     def _emit_items(self, body: dict[str, Any], emit: Emit) -> set[str]:
+        """Emit the renewals of a page's Leases; returns the names read.
+
+        A Lease with a field of the wrong type is skipped and counted (as a list or
+        watch skips it), so one bad Lease neither fails the round nor stops the rotation.
+        """
         now = self.clock()
         events: list[Event] = []
         names: set[str] = set()
+        before = self.lw.skipped
         items = body.get("items")
         for item in items if isinstance(items, list) else []:
-            if isinstance(item, dict):
-                names.add(self.handler.key(item))
-                events.extend(self.handler.upsert(now, item))
+            name = self.lw.upsert_item(now, item, events)
+            if name is not None:
+                names.add(name)
+        events.extend(self.lw.skipped_event(before, now))
         emit(events)
         return names
 

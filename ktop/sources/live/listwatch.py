@@ -132,8 +132,11 @@ class ListWatch:
         """Objects skipped because a field had the wrong type (since start)."""
         self._skip_example = ""
 
-    def _upsert(self, now: float, item: Any, events: list[Event]) -> str | None:
-        """Convert one object; an unreadable one is counted and skipped. Returns its key."""
+    def upsert_item(self, now: float, item: Any, events: list[Event]) -> str | None:
+        """Convert one object into ``events``; an unreadable one is counted and skipped.
+
+        Returns its key, or None when it was skipped.
+        """
         try:
             if not isinstance(item, dict):
                 raise TypeError(f"an item is {type(item).__name__}, not an object")
@@ -145,7 +148,8 @@ class ListWatch:
             return None
         return key
 
-    def _skipped_event(self, before: int, now: float) -> list[Event]:
+    def skipped_event(self, before: int, now: float) -> list[Event]:
+        """An :class:`ObjectsSkipped` when objects were skipped since the count was ``before``."""
         if self.skipped == before:
             return []
         return [ObjectsSkipped(now, self.r.feed, self.skipped, self._skip_example)]
@@ -187,10 +191,10 @@ class ListWatch:
             events: list[Event] = []
             before = self.skipped
             for item in self._items(body):
-                key = self._upsert(now, item, events)
+                key = self.upsert_item(now, item, events)
                 if key is not None:
                     seen.add(key)
-            events.extend(self._skipped_event(before, now))
+            events.extend(self.skipped_event(before, now))
             emit(events)
             meta = body.get("metadata") or {}
             if not isinstance(meta, dict):
@@ -260,10 +264,10 @@ class ListWatch:
                 self.keys.discard(key)
                 events.extend(self.h.delete(now, key))
             else:
-                added = self._upsert(now, item, events)
+                added = self.upsert_item(now, item, events)
                 if added is not None:
                     self.keys.add(added)
-        events.extend(self._skipped_event(before, now))
+        events.extend(self.skipped_event(before, now))
         emit(events)
 
     async def run(self, emit: Emit) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ktop.model.events import Component
+from ktop.sources.convert import ObjectError, mapping, sequence, text
 from ktop.sources.live.errors import ApiError
 from ktop.sources.live.reads import POD_PROXY, SYSTEM_LEASE, SYSTEM_PODS
 from ktop.sources.live.transport import KubeTransport
@@ -82,8 +83,8 @@ def proxy_placeholder(component: Component) -> str:
 
 def _flags(pod: Mapping[str, Any]) -> dict[str, str]:
     out: dict[str, str] = {}
-    for c in (pod.get("spec") or {}).get("containers") or []:
-        for arg in [*(c.get("command") or []), *(c.get("args") or [])]:
+    for c in sequence(mapping(pod, "spec"), "containers"):
+        for arg in [*sequence(c, "command"), *sequence(c, "args")]:
             if isinstance(arg, str) and arg.startswith("--") and "=" in arg:
                 k, _, v = arg.partition("=")
                 out[k] = v
@@ -97,10 +98,9 @@ def proxy_path(pod: str, scheme: str, port: int) -> str:
 
 def proxy_target(spec: StaticComponent, pod: Mapping[str, Any]) -> ProxyTarget:
     """Where a component pod serves metrics to the pod proxy, from its command line."""
-    meta = pod.get("metadata") or {}
-    name = str(meta.get("name", ""))
+    name = text(mapping(pod, "metadata"), "name")
     flags = _flags(pod)
-    phase = str((pod.get("status") or {}).get("phase", ""))
+    phase = text(mapping(pod, "status"), "phase")
     if phase and phase != "Running":
         return ProxyTarget(spec.component, name, name, "", f"pod {name} is {phase}")
     if spec.component is Component.ETCD:
@@ -122,7 +122,13 @@ def proxy_target(spec: StaticComponent, pod: Mapping[str, Any]) -> ProxyTarget:
         port = u.port or spec.default_port
         return ProxyTarget(spec.component, name, name, proxy_path(name, u.scheme, port))
     bind = flags.get("--bind-address", "")
-    port = int(flags.get(spec.port_flag, spec.default_port))
+    raw_port = flags.get(spec.port_flag, str(spec.default_port))
+    if not raw_port.isdigit() or not 0 < int(raw_port) < 65536:
+        return ProxyTarget(
+            spec.component, name, name, "",
+            f"{name} has {spec.port_flag}={raw_port[:40]!r}, not a port number",
+        )  # fmt: skip
+    port = int(raw_port)
     if bind in LOOPBACK:
         return ProxyTarget(
             spec.component, name, name, "",
@@ -135,15 +141,15 @@ def leader_node(lease: Mapping[str, Any]) -> str:
     """The host that holds a leader-election Lease (``holderIdentity`` is
     ``HOSTNAME_UUID``); empty when nobody holds it.
     """
-    holder = str((lease.get("spec") or {}).get("holderIdentity") or "")
+    holder = text(mapping(lease, "spec"), "holderIdentity")
     return holder.rsplit("_", 1)[0] if "_" in holder else holder
 
 
 def leader_pod(pods: Sequence[Mapping[str, Any]], node: str) -> Mapping[str, Any] | None:
     """The pod running on the leader's node (static pods are named ``NAME-NODE``)."""
     for pod in pods:
-        spec_node = str((pod.get("spec") or {}).get("nodeName") or "")
-        name = str((pod.get("metadata") or {}).get("name") or "")
+        spec_node = text(mapping(pod, "spec"), "nodeName")
+        name = text(mapping(pod, "metadata"), "name")
         if node and (spec_node == node or name.endswith(f"-{node}")):
             return pod
     return None
@@ -162,12 +168,14 @@ async def discover_component(t: KubeTransport, spec: StaticComponent) -> Found:
     """One component's pods (the leader's only, when it has a Lease), or the reason."""
     query: list[tuple[str, str | int]] = [("labelSelector", spec.selector), ("limit", 50)]
     try:
-        pods = list((await t.get(SYSTEM_PODS, query)).json().get("items") or [])
+        pods = sequence((await t.get(SYSTEM_PODS, query)).json(), "items")
     except ApiError as e:
         what = f"pods in kube-system ({spec.selector})"
         return Found(
             spec.component, (), str(ApiError(e.status, "list", what, e.message, e.from_kubernetes))
         )
+    except ObjectError as e:
+        return Found(spec.component, (), f"pods in kube-system ({spec.selector}): {e}")
     if not pods:
         return Found(spec.component, (), f"no static pod labelled {spec.selector} in kube-system")
     if spec.lease:
@@ -180,8 +188,11 @@ async def discover_component(t: KubeTransport, spec: StaticComponent) -> Found:
                 (),
                 str(ApiError(e.status, "get", what, e.message, e.from_kubernetes)),
             )
-        node = leader_node(lease)
-        pod = leader_pod(pods, node)
+        try:
+            node = leader_node(lease)
+            pod = leader_pod(pods, node)
+        except ObjectError as e:
+            return Found(spec.component, (), f"lease kube-system/{spec.lease} or its pod: {e}")
         if pod is None:
             return Found(
                 spec.component, (),
@@ -189,4 +200,20 @@ async def discover_component(t: KubeTransport, spec: StaticComponent) -> Found:
                 f"{spec.selector}",
             )  # fmt: skip
         pods = [pod]
-    return Found(spec.component, tuple(proxy_target(spec, p) for p in pods))
+    return Found(spec.component, tuple(_target(spec, p) for p in pods))
+
+
+def _target(spec: StaticComponent, pod: Any) -> ProxyTarget:
+    """:func:`proxy_target`, or the reason when a field of the pod has the wrong type."""
+    try:
+        return proxy_target(spec, pod)
+    except ObjectError as e:
+        name = _name(pod, spec.component)
+        return ProxyTarget(spec.component, name, name, "", f"pod {name} is unreadable: {e}")
+
+
+def _name(pod: Any, component: Component) -> str:
+    try:
+        return text(mapping(pod, "metadata"), "name") or proxy_placeholder(component)
+    except ObjectError:
+        return proxy_placeholder(component)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel
+from ktop.record.codec import NODE_TOUCH_RUN
 from ktop.record.format import FRAME_SIZE
-from ktop.record.reader import Recording
+from ktop.record.reader import Recording, _stream
 from ktop.record.writer import RecordingWriter, WriterSettings
 
 READY = ev.NodeRecord("n1", "r", "z", "k", ev.Readiness.TRUE, 0.0)
@@ -100,3 +102,39 @@ def test_a_lost_chunk_after_the_keyframe_leaves_earlier_heartbeats_exact(tmp_pat
     _record(path)
     _damage_chunk(path, 3, damaged)  # the last chunk: nothing before it is touched
     assert _ready_at(damaged, 22.0) is ev.Readiness.FALSE
+
+
+def test_unchanged_node_updates_are_runs_and_round_trip_exactly(tmp_path: Path) -> None:
+    path = tmp_path / "n.ktrec"
+    m = ClusterModel()
+    w = RecordingWriter(str(path), m, source={}, settings=WriterSettings(5.0, 1e9))
+    changed = replace(NOT_READY, unschedulable=True)
+    batches: list[list[ev.Event]] = [
+        [ev.NodeUpserted(1.0, READY), ev.NodeUpserted(1.0, OTHER)],
+        [
+            ev.NodeUpserted(2.0, READY),  # unchanged: heartbeats, one run
+            ev.NodeUpserted(2.5, OTHER),
+            ev.NodeUpserted(3.0, NOT_READY),  # changed: written whole
+        ],
+        [ev.ClockTick(6.0)],  # the chunk is cut
+        [
+            ev.NodeUpserted(8.0, NOT_READY),  # next chunk: the record carries over
+            ev.NodeUpserted(8.0, changed),
+            ev.NodeDeleted(9.0, "n2"),
+            ev.NodeUpserted(9.5, OTHER),  # back after a delete: written whole
+        ],
+        [ev.ClockTick(14.0)],
+    ]
+    for b in batches:
+        m.apply_all(b)
+        w.append(b)
+    w.close()
+    with Recording(path) as rec:
+        tags = [[r[0] for r in _stream(rec._payload(h))] for h in rec.chunks]
+        got = rec.cursor(0.0).take(rec.end)
+    assert tags == [
+        ["NodeUpserted", "NodeUpserted", NODE_TOUCH_RUN, "NodeUpserted", "ClockTick"],
+        [NODE_TOUCH_RUN, "NodeUpserted", "NodeDeleted", "NodeUpserted", "ClockTick"],
+    ]
+    written = [e for b in batches for e in b]
+    assert got == written

@@ -72,8 +72,8 @@ class Redactor:
 
     def _named(self, match: re.Match[str]) -> str:
         name, ns = match.group("name"), match.group("ns")
-        if ns is None and not re.search(r"[-.\d]", name):
-            return match.group(0)  # an ordinary word ("nodes are available")
+        if ns is None and not (re.search(r"[-.\d]", name) and re.search(r"[A-Za-z]", name)):
+            return match.group(0)  # an ordinary word or a number ("nodes are available")
         out = self.stand_in(match.group("kind"), name)
         if ns is not None:
             out = f"{self.stand_in('ns', ns)}/{out}"

@@ -272,7 +272,7 @@ async def _source(
         await conn.close()
         print(f"ktop record: {scrub(exc)}", file=sys.stderr)
         return None, {}, None
-    desc = {"kind": "live", "context": args.context or "(current context)", "detail": ""}
+    desc = {"kind": "live", "context": conn.context, "detail": ""}  # the resolved name
     return LiveSource(_live_opts(args), conn=conn), desc, conn.close
 
 

@@ -12,7 +12,11 @@ one per record, whose first item is a tag:
 * ``"~N"``: a run of consecutive ``NodeUpserted`` events whose record did
   not change (kubelet heartbeats), stored as names and times only;
 
-Heartbeats therefore cost a few bytes each instead of a whole object.
+Heartbeats therefore cost a few bytes each instead of a whole object. A
+``~N`` heartbeat means "the record as last written", so after lost data (a
+gap) the decoder no longer trusts the records it holds: a heartbeat of such
+a node reads as Ready ``Unknown`` until a whole record or the next keyframe
+re-establishes it (:meth:`ChunkDecoder.reestablish`).
 The exact layout is in docs/recording-format.md.
 """
 
@@ -23,7 +27,7 @@ import sys
 import typing
 from array import array
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ktop.model import events as ev
@@ -156,14 +160,40 @@ class ChunkEncoder:
         ]
 
 
+def unknown_after_gap(node: ev.NodeRecord) -> ev.NodeRecord:
+    """``node`` as known after lost data: its Ready condition is unknown, not its stale value."""
+    return replace(node, ready=ev.Readiness.UNKNOWN, ready_since=None)
+
+
 class ChunkDecoder:
     """Turns chunk records back into events (one chunk at a time)."""
 
     def __init__(self, nodes: dict[str, ev.NodeRecord]) -> None:
         self.names: list[str] = []
         self.nodes = nodes
+        """The last record of every node as the events decoded so far gave it."""
+        self.stale: set[str] = set()
+        """Nodes whose record may have changed in lost data (since a gap)."""
         self.lost = 0
         """Heartbeats of nodes whose record this reader never saw (after a gap)."""
+
+    def lose(self) -> None:
+        """Records were lost (a damaged chunk): every node record known so far may be stale."""
+        self.stale = set(self.nodes)
+
+    def reestablish(self, at: float, nodes: dict[str, ev.NodeRecord]) -> list[ev.Event]:
+        """Take a keyframe's node records as the truth again; the events that bring a model
+        fed by this decoder to them (nothing when no data was lost since the last keyframe).
+        """
+        if not self.stale:
+            return []
+        out: list[ev.Event] = [
+            ev.NodeUpserted(at, rec) for name, rec in nodes.items() if self.nodes.get(name) != rec
+        ]
+        out += [ev.NodeDeleted(at, name) for name in self.nodes if name not in nodes]
+        self.nodes = dict(nodes)
+        self.stale = set()
+        return out
 
     def new_chunk(self) -> None:
         """Start a new chunk: its name table starts empty."""
@@ -211,6 +241,8 @@ class ChunkDecoder:
                 if node is None:
                     self.lost += 1
                     continue
+                if name in self.stale:
+                    node = self.nodes[name] = unknown_after_gap(node)
                 yield ev.NodeUpserted(at, node)
         else:
             cls = EVENT_TYPES.get(tag)
@@ -219,6 +251,8 @@ class ChunkDecoder:
             e = decoder(cls)(rec[1:])
             if cls is ev.NodeUpserted:
                 self.nodes[e.node.name] = e.node
+                self.stale.discard(e.node.name)
             elif cls is ev.NodeDeleted:
                 self.nodes.pop(e.name, None)
+                self.stale.discard(e.name)
             yield e

@@ -25,6 +25,7 @@ import zstandard
 
 from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel, ModelConfig
+from ktop.model.plain import from_plain
 from ktop.model.state import import_state
 from ktop.record.codec import ChunkDecoder, Marker
 from ktop.record.format import (
@@ -83,6 +84,8 @@ class Recording:
         """Whether the file ends in a partial frame or without an index (a crash or a cut)."""
         self.frames: list[FrameHeader] = []
         self.gaps: list[Gap] = []
+        self.lost_before: set[int] = set()
+        """Positions in :attr:`frames` of the frames that follow lost events."""
         self.markers: list[Marker] = []
         self._load(first.end)
 
@@ -166,6 +169,8 @@ class Recording:
             if h.length < 0 and h.count:  # known from the index
                 before, after = min(before, h.first), max(after, h.last)
             self.gaps.append(Gap(before, max(before, after), "damaged data skipped"))
+            if h.kind is Kind.CHUNK:  # events lost (a lost keyframe or marker loses none)
+                self.lost_before.add(pos)
         self.frames = good
 
     @staticmethod
@@ -294,7 +299,12 @@ class Cursor:
     def _load_next(self) -> bool:
         while self._pos < len(self._frames):
             h = self._frames[self._pos]
+            if self._pos in self.rec.lost_before:
+                self._decoder.lose()
             self._pos += 1
+            if h.kind is Kind.KEYFRAME and self._decoder.stale:
+                self._pending, self._i = self._reestablish(h), 0
+                return True
             if h.kind is not Kind.CHUNK:
                 continue
             self._decoder.new_chunk()
@@ -309,10 +319,20 @@ class Cursor:
                 IndexError,
                 msgpack.UnpackException,
             ):
-                pass  # keep what decoded; the rest of the chunk is a loss like a gap
+                self._decoder.lose()  # keep what decoded; the rest is a loss like a gap
             self._pending, self._i = out, 0
             return True
         return False
+
+    def _reestablish(self, h: FrameHeader) -> list[ev.Event | Marker]:
+        """After lost data: the events that bring node records back to the keyframe's."""
+        try:
+            body = _unpack(self.rec._payload(h))
+            rows = body["state"].get("nodes", {}).get("nodes", [])
+            nodes = {n.name: n for n in (from_plain(ev.NodeRecord, r) for r in rows)}
+        except (zstandard.ZstdError, ValueError, TypeError, KeyError, msgpack.UnpackException):
+            return []  # stays stale until a later keyframe
+        return list(self._decoder.reestablish(float(body.get("at", h.first)), nodes))
 
     def take(self, until: float) -> list[ev.Event]:
         """The next events up to time ``until`` (stopping at the first later one), in order."""

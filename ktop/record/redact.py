@@ -5,7 +5,13 @@ Node, pod and namespace names, the context name and server addresses
 ``node-17``, ``pod-3``, ``ns-2``, ``context-1`` and ``server-4``. The same
 name always gets the same stand-in within a recording, so the story stays
 readable (the node that flapped is the same ``node-17`` everywhere), and free
-text (messages, reasons, details) has every known name replaced too.
+text (messages, reasons, details) has every known name replaced too, as well
+as names that follow the words ``node`` or ``pod`` even before they are seen.
+
+Every event type is handled here (a test drives each one through a recording):
+instances and addresses in metrics targets, their label values (``endpoint``),
+ktop's own cost per destination, history keys whose subject is an instance,
+and every free-text field.
 
 Zones, regions, racks, metric names and label values ktop groups by (verbs,
 codes, priority levels) are kept: triage needs them.
@@ -18,6 +24,7 @@ from dataclasses import replace
 from typing import Any
 
 from ktop.model import events as ev
+from ktop.model.signals import BY_METRIC, INST, key, split_key
 
 _ADDRESS = re.compile(
     r"(?:https?://)?"
@@ -28,6 +35,13 @@ _ADDRESS = re.compile(
 """Addresses in free text: URLs, IPv4, bracketed IPv6, dotted host names, with a port."""
 _KEEP_DOTTED = re.compile(r"^\d+(?:\.\d+)*$|^[a-z]+\.(?:kubernetes|k8s)\.io", re.IGNORECASE)
 """Dotted words that are not addresses: version numbers, well-known label and taint keys."""
+_NAMED = re.compile(
+    r"\b(?P<kind>node|pod)(?P<sep>s?:?\s+\"?)"
+    r"(?:(?P<ns>[a-z0-9][a-z0-9-]*)/)?(?P<name>[A-Za-z0-9][\w.-]*[\w])"
+)
+"""A node or pod named in free text (``node worker-7``, ``pod team-a/web-1``)."""
+IDENTIFYING_LABELS = frozenset({"endpoint", "instance", "node", "pod", "namespace"})
+"""Metric labels whose values are addresses or object names (replaced by stand-ins)."""
 
 
 class Redactor:
@@ -56,11 +70,21 @@ class Redactor:
             return text
         return self.stand_in("server", text)
 
+    def _named(self, match: re.Match[str]) -> str:
+        name, ns = match.group("name"), match.group("ns")
+        if ns is None and not (re.search(r"[-.\d]", name) and re.search(r"[A-Za-z]", name)):
+            return match.group(0)  # an ordinary word or a number ("nodes are available")
+        out = self.stand_in(match.group("kind"), name)
+        if ns is not None:
+            out = f"{self.stand_in('ns', ns)}/{out}"
+        return f"{match.group('kind')}{match.group('sep')}{out}"
+
     def text(self, text: str) -> str:
-        """Free text with every known name and every address replaced."""
+        """Free text with every known name, named node or pod and every address replaced."""
         if not text:
             return text
-        out = _ADDRESS.sub(self._address, text)
+        out = _NAMED.sub(self._named, text)
+        out = _ADDRESS.sub(self._address, out)
         if self._known:
             if self._pattern is None:
                 names = sorted(self._known, key=len, reverse=True)
@@ -84,6 +108,26 @@ class Redactor:
 
     def _instance(self, instance: str) -> str:
         return self.stand_in("server", instance)
+
+    def _target(self, target: ev.Target) -> ev.Target:
+        return replace(target, instance=self._instance(target.instance))
+
+    def _sample(self, sample: ev.Sample) -> ev.Sample:
+        if not any(k in IDENTIFYING_LABELS for k, _ in sample.labels):
+            return sample
+        labels = tuple(
+            (k, self._instance(v) if k in IDENTIFYING_LABELS else v) for k, v in sample.labels
+        )
+        return replace(sample, labels=labels)
+
+    def _signal_key(self, signal_key: str) -> str:
+        metric, subject = split_key(signal_key)
+        spec = BY_METRIC.get(metric)
+        if not subject or (spec is not None and spec.subject_label == "zone"):
+            return signal_key
+        if spec is not None and spec.subject_label == INST:
+            return key(metric, self._instance(subject))
+        return key(metric, self.text(subject))
 
     def event(self, e: ev.Event) -> ev.Event:
         """``e`` with its names replaced."""
@@ -136,11 +180,14 @@ class Redactor:
                     name=self.stand_in("quota", e.name),
                 )
             case ev.MetricsScraped():
-                t = replace(e.target, instance=self._instance(e.target.instance))
-                out = replace(e, target=t, parse_errors=tuple(self.text(x) for x in e.parse_errors))
-            case ev.ScrapeFailed():
-                t = replace(e.target, instance=self._instance(e.target.instance))
-                out = replace(e, target=t, reason=self.text(e.reason))
+                out = replace(
+                    e,
+                    target=self._target(e.target),
+                    samples=tuple(self._sample(x) for x in e.samples),
+                    parse_errors=tuple(self.text(x) for x in e.parse_errors),
+                )
+            case ev.ScrapeFailed() | ev.TargetGone():
+                out = replace(e, target=self._target(e.target), reason=self.text(e.reason))
             case ev.ApfDumpRead():
                 out = replace(e, instance=self._instance(e.instance))
             case ev.ApfDumpFailed():
@@ -155,5 +202,17 @@ class Redactor:
                 )
             case ev.FeedFailed():
                 out = replace(e, reason=self.text(e.reason))
+            case ev.ObjectsSkipped():
+                out = replace(e, example=self.text(e.example))
+            case ev.SelfCost():
+                dests = tuple((self._instance(d), n, b) for d, n, b in e.by_destination)
+                out = replace(e, by_destination=dests)
+            case ev.HistoryBackfilled():
+                series = tuple((self._signal_key(k), pts) for k, pts in e.series)
+                out = replace(e, series=series)
+            case ev.MetricsOnlyMode():
+                out = replace(e, why=self.text(e.why))
+            case ev.NodeReadinessByLabel() | ev.ClockTick() | ev.FeedSynced() | ev.LeasesSampled():
+                pass  # labels, zones, racks, feed names and numbers: nothing to hide
         result: ev.Event = out
         return result

@@ -1,9 +1,10 @@
 """Writing a recording: the header, chunks of events, keyframes, the index.
 
 The writer only appends. A chunk is written whole (header and payload in
-one ``write``) and flushed, so a crash loses at most the chunk being
-filled; the index and trailer are written on a clean close and rebuilt by a
-scan when they are missing.
+one ``write``), flushed and synced to disk (as is every keyframe), so a
+crash, a kill or a power loss loses at most the chunk being filled: at most
+``chunk_s`` of events (see docs/recording-format.md); the index and trailer
+are written on a clean close and rebuilt by a scan when they are missing.
 """
 
 from __future__ import annotations
@@ -132,6 +133,7 @@ class RecordingWriter:
         offset = self.size
         self._write(pack_frame(kind, Codec.ZSTD, self._cctx.compress(raw), count, first, last))
         self._index.append(_IndexEntry(kind, offset, first, last, count))
+        os.fsync(self._file.fileno())  # on disk, not only in the page cache: survives power loss
 
     def _keyframe(self) -> None:
         at = self.model.now

@@ -10,6 +10,7 @@ import pytest
 from ktop.commands import record as record_cmd
 from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel
+from ktop.model.snapshot import ClusterSnapshot
 from ktop.record.reader import Recording
 from ktop.sources.replay import SPEEDS, STEP_S, ReplayPlayer, ReplaySource
 from ktop.sources.sim.simulator import Simulator
@@ -161,10 +162,18 @@ async def test_replay_keys_do_nothing_live_and_recording_keys_nothing_in_replay(
         assert not isinstance(live.screen, PromptScreen)
 
 
-@pytest.mark.parametrize("scenario", ["zone-outage", "etcd-slow-disk"])
+def test_every_simulator_scenario_has_a_shipped_recording() -> None:
+    from ktop.sources.sim.scenarios import SCENARIOS
+
+    assert sorted(p.stem for p in SHIPPED.glob("*.ktrec")) == sorted(SCENARIOS)
+
+
+@pytest.mark.parametrize("scenario", sorted(p.stem for p in SHIPPED.glob("*.ktrec")))
 def test_shipped_recordings_replay_to_the_simulators_own_verdicts(scenario: str) -> None:
-    """recordings/ (made by `make recordings`) give today's findings of a direct simulator run."""
+    """recordings/ (made by `make recordings`) give today's findings and triage verdicts of a
+    direct simulator run of the same scenario, size and seed (no recording code involved)."""
     from ktop.analysis.rules import evaluate
+    from ktop.analysis.triage.evaluate import triage
 
     path = SHIPPED / f"{scenario}.ktrec"
     with Recording(path) as rec:
@@ -183,3 +192,8 @@ def test_shipped_recordings_replay_to_the_simulators_own_verdicts(scenario: str)
     direct = model.snapshot()
     assert sorted(f.code for f in evaluate(replayed)) == sorted(f.code for f in evaluate(direct))
     assert replayed.nodes == direct.nodes
+
+    def verdicts(snap: ClusterSnapshot) -> dict[str, str]:
+        return {r.id: str(r.verdict) for r in triage(snap).paths}
+
+    assert verdicts(replayed) == verdicts(direct)

@@ -231,6 +231,10 @@ NODE_DOMAIN_SHARE = Threshold(
 )
 NODE_DOMAIN_MIN_UNHEALTHY = 3
 """Fewer unhealthy nodes than this say nothing about a failure domain."""
+ETCD_NO_LEADER_BELOW = 0.5
+"""``etcd_server_has_leader`` is 0 or 1: a member's history below this is "no leader"."""
+NODE_UNHEALTHY_ABOVE = 0.0
+"""A zone's history of not-Ready nodes above this is a disruption under way."""
 NODE_LEASE_LAG_P99 = Threshold(
     "node Lease lag p99",
     "s",

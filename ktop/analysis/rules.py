@@ -14,9 +14,9 @@ from dataclasses import replace
 from ktop.analysis import catalogue as c
 from ktop.analysis.findings import Finding, Severity
 from ktop.model.events import Area, PodWait
-from ktop.model.signals import BY_METRIC, key
+from ktop.model.signals import key
 from ktop.model.snapshot import ClusterSnapshot, MetricsOnlyNodes, ZoneState
-from ktop.model.trends import trend
+from ktop.model.trends import signal_trend
 from ktop.model.values import Val
 
 RuleFn = Callable[[ClusterSnapshot], Iterator[Finding]]
@@ -157,7 +157,7 @@ def etcd(s: ClusterSnapshot) -> Iterator[Finding]:
                 Severity.CRITICAL,
                 f"{m.instance} has no leader",
                 signal=key("etcd.has_leader", m.instance),
-                threshold=0.5,  # has_leader is 0 or 1: below a half is "no leader"
+                threshold=c.ETCD_NO_LEADER_BELOW,
             )
         # A lifetime count (single scrape) includes the first election: not a window count.
         if not m.leader_changes.lifetime and (sev := _sev(c.ETCD_LEADER_CHANGES, m.leader_changes)):
@@ -265,7 +265,7 @@ def nodes(s: ClusterSnapshot) -> Iterator[Finding]:
                 c.BY_CODE["KT-NODE-001"].severity,
                 f"zone {z.zone}: {z.unhealthy}/{z.total} nodes not Ready (FullDisruption)",
                 signal=key("nodes.unhealthy", z.zone),
-                threshold=0.0,
+                threshold=c.NODE_UNHEALTHY_ABOVE,
             )
         elif z.state is ZoneState.PARTIAL_DISRUPTION:
             yield _f(
@@ -273,7 +273,7 @@ def nodes(s: ClusterSnapshot) -> Iterator[Finding]:
                 c.BY_CODE["KT-NODE-002"].severity,
                 f"zone {z.zone}: {z.unhealthy}/{z.total} nodes not Ready (PartialDisruption)",
                 signal=key("nodes.unhealthy", z.zone),
-                threshold=0.0,
+                threshold=c.NODE_UNHEALTHY_ABOVE,
             )
     unhealthy = n.not_ready + n.unknown
     if unhealthy >= c.NODE_DOMAIN_MIN_UNHEALTHY and len(n.zones) > 1:
@@ -337,10 +337,7 @@ def _with_trend(s: ClusterSnapshot, f: Finding) -> Finding:
     """Add since when the finding's signal breaches its threshold, and which way it goes."""
     if not f.signal or f.threshold is None:
         return f
-    spec = BY_METRIC[f.signal.partition("|")[0]]
-    points = s.history.points(f.signal)
-    t = trend(points, threshold=f.threshold, higher_is_worse=spec.higher_is_worse)
-    return replace(f, trend=t)
+    return replace(f, trend=signal_trend(s.history, f.signal, f.threshold))
 
 
 RULES: tuple[RuleFn, ...] = (apf, apiservers, etcd, scheduler, nodes, inputs)

@@ -21,7 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from ktop.model.clock import fmt_age, fmt_clock
 from ktop.model.history import HistoryView, Point
+from ktop.model.signals import BY_METRIC, split_key
 
 MAD_SCALE = 1.4826
 """Makes the median absolute deviation estimate a standard deviation for normal data."""
@@ -137,3 +139,42 @@ def trend(
     else:
         direction = Direction.BETTER
     return Trend(since, before, direction, change)
+
+
+def signal_trend(view: HistoryView, signal_key: str, threshold: float) -> Trend:
+    """:func:`trend` of one signal of a history, worse in the direction its spec says."""
+    spec = BY_METRIC[split_key(signal_key)[0]]
+    return trend(view.points(signal_key), threshold=threshold, higher_is_worse=spec.higher_is_worse)
+
+
+DIRECTION_WORDS: dict[Direction, str] = {
+    Direction.WORSE: "getting worse",
+    Direction.BETTER: "getting better",
+    Direction.STEADY: "steady",
+    Direction.UNKNOWN: "trend unknown (not enough history)",
+}
+"""Which way a signal goes, in the words every view uses."""
+
+
+def since_words(t: Trend, now: float) -> str:
+    """``since 12:03:10 (4m ago)``, or why there is no such time."""
+    if t.since is None:
+        return "no longer beyond its threshold in the latest frame"
+    if t.since_before_history:
+        return f"since before the history starts ({fmt_clock(t.since)})"
+    return f"since {fmt_clock(t.since)} ({fmt_age(now - t.since)} ago)"
+
+
+def describe(t: Trend, now: float) -> str:
+    """``since 12:03:10 (4m ago), getting worse``."""
+    return f"{since_words(t, now)}, {DIRECTION_WORDS[t.direction]}"
+
+
+def compact(t: Trend) -> str:
+    """A table cell: ``12:03:10 worse``; ``<12:03:10`` when the breach began before the
+    history; ``ended`` when the latest frame no longer breaches.
+    """
+    if t.since is None:
+        return "ended"
+    start = ("<" if t.since_before_history else "") + fmt_clock(t.since)
+    return f"{start} {t.direction.value}" if t.direction is not Direction.UNKNOWN else start

@@ -4,7 +4,6 @@ chart and the findings, checked against values taken from each published snapsho
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -15,42 +14,21 @@ from ktop.hub import Hub
 from ktop.model.events import Area
 from ktop.model.history import EMPTY_HISTORY
 from ktop.model.snapshot import ClusterSnapshot
-from ktop.sources.sim.simulator import Simulator
 from ktop.ui.app import KtopApp
 from ktop.ui.render.areas import SPARK_LABEL_WIDTH, overview_panel
 from ktop.ui.screens.drill import DrillScreen
 from ktop.ui.screens.findings import FindingsScreen
 from ktop.ui.screens.overview import OverviewScreen
 from ktop.ui.widgets.trend_chart import TrendChart
+from tests.functional.scenarios import Truth, stepped
 from tests.functional.screen import screen_text
 
 SECONDS = 200
-Truth = list[tuple[float, float]]
 
 
 def worst_fsync(s: ClusterSnapshot) -> float | None:
     vals = [m.wal_fsync_p99_s.value for m in s.etcd.members if m.wal_fsync_p99_s.value is not None]
     return max(vals) if vals else None
-
-
-def stepped(
-    scenario: str, seconds: int, read: Callable[[ClusterSnapshot], float | None]
-) -> tuple[Hub, Truth, list[ClusterSnapshot]]:
-    """A hub that published once per simulated second, and ``read`` of every snapshot."""
-    sim = Simulator(scenario, nodes=600, seed=7)
-    hub = Hub()
-    hub.ingest(sim.start())
-    truth: Truth = []
-    snaps: list[ClusterSnapshot] = []
-    for _ in range(seconds):
-        hub.ingest(sim.advance(1.0))
-        published = hub.publish()
-        assert published is not None
-        snaps.append(published.snapshot)
-        v = read(published.snapshot)
-        if v is not None:
-            truth.append((published.snapshot.at, v))
-    return hub, truth, snaps
 
 
 def expected_columns(truth: Truth, start: float, end: float, width: int) -> list[float]:

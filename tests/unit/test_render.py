@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from ktop.model.clock import fmt_age, fmt_clock
 from ktop.model.events import Area
 from ktop.model.snapshot import ZoneState
 from ktop.model.values import Val
@@ -13,9 +14,7 @@ from ktop.ui.render import apf, apiservers, etcd, nodes, scheduler
 from ktop.ui.render.areas import drill_view, overview_panel, render_key
 from ktop.ui.render.findings import counts, full_text, ranked, strip_lines
 from ktop.ui.render.fmt import (
-    fmt_age,
     fmt_bytes,
-    fmt_clock,
     fmt_count,
     fmt_duration,
     fmt_pct,

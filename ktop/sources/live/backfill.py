@@ -104,6 +104,8 @@ def range_to_points(
     for r in results:
         metric = r.get("metric") or {}
         subject = str(metric.get(spec.subject_label, "")) if spec.subject_label else ""
+        if spec.subject_of is not None:
+            subject = spec.subject_of(subject)
         pts: list[tuple[float, float]] = []
         for ts, raw in r.get("values") or ():
             try:

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from ktop.analysis.findings import Finding, Severity
-from ktop.model.trends import Direction
-from ktop.ui.render.fmt import fmt_age, fmt_clock, truncate
+from ktop.model.trends import DIRECTION_WORDS, Direction, Trend, since_words
+from ktop.ui.render.fmt import truncate
 from ktop.ui.render.level import SEVERITY_LEVEL, SEVERITY_SYMBOL, STYLE
 
 SEVERITY_ORDER = (Severity.CRITICAL, Severity.WARNING, Severity.UNKNOWN, Severity.INFO)
@@ -67,30 +67,26 @@ def strip_lines(findings: Sequence[Finding], rows: int, width: int) -> tuple[Tex
     return (*(finding_line(f, width) for f in top[: rows - 1]), more)
 
 
-_DIRECTION_TEXT = {
-    Direction.WORSE: ("getting worse", "bold red"),
-    Direction.BETTER: ("getting better", "green"),
-    Direction.STEADY: ("steady", ""),
-    Direction.UNKNOWN: ("trend unknown (not enough history)", "dim"),
+DIRECTION_STYLE: dict[Direction, str] = {
+    Direction.WORSE: "bold red",
+    Direction.BETTER: "green",
+    Direction.STEADY: "",
+    Direction.UNKNOWN: "dim",
 }
+
+
+def styled_trend(t: Trend, now: float) -> Text:
+    """``since 12:03:10 (4m ago), getting worse`` with the direction styled (words too:
+    never colour alone).
+    """
+    out = Text(since_words(t, now) + ", ")
+    out.append(DIRECTION_WORDS[t.direction], style=DIRECTION_STYLE[t.direction])
+    return out
 
 
 def trend_text(f: Finding, now: float) -> Text | None:
     """``since 12:03:10 (4m ago), getting worse``; None for findings without a signal."""
-    t = f.trend
-    if t is None:
-        return None
-    out = Text()
-    if t.since is None:
-        out.append("no longer beyond its threshold in the latest frame")
-    elif t.since_before_history:
-        out.append(f"since before the history starts ({fmt_clock(t.since)})")
-    else:
-        out.append(f"since {fmt_clock(t.since)} ({fmt_age(now - t.since)} ago)")
-    words, style = _DIRECTION_TEXT[t.direction]
-    out.append(", ")
-    out.append(words, style=style)
-    return out
+    return None if f.trend is None else styled_trend(f.trend, now)
 
 
 def full_text(findings: Sequence[Finding], now: float | None = None) -> Text:

@@ -138,6 +138,7 @@ def apiservers(s: ClusterSnapshot) -> Iterator[Finding]:
             c.API_TERMINATIONS,
             row.terminations_per_s,
             f"{row.instance} terminates {row.terminations_per_s.or_(0):.1f} requests/s",
+            signal=key("api.terminations_per_s", row.instance),
         )
 
 
@@ -190,6 +191,8 @@ def etcd(s: ClusterSnapshot) -> Iterator[Finding]:
                 "KT-ETCD-006",
                 frag,
                 f"{m.instance} db {m.fragmentation.or_(0) * 100:.0f}% fragmented",
+                signal=key("etcd.fragmentation", m.instance),
+                threshold=c.ETCD_FRAGMENTATION.fires_at,
             )
         yield from _graded(
             "KT-ETCD-007",
@@ -203,6 +206,7 @@ def etcd(s: ClusterSnapshot) -> Iterator[Finding]:
             c.ETCD_PEER_RTT_P99,
             m.peer_rtt_p99_s,
             f"{m.instance} peer round-trip p99 {_ms(m.peer_rtt_p99_s)}",
+            signal=key("etcd.peer_rtt_p99_s", m.instance),
         )
 
 
@@ -233,6 +237,8 @@ def scheduler(s: ClusterSnapshot) -> Iterator[Finding]:
             "KT-SCHED-002",
             sev,
             f"{gated} pods held by scheduling gates (admission/quota, not the scheduler)",
+            signal=key("sched.waiting_pods", PodWait.GATED.value),
+            threshold=c.SCHED_GATED.fires_at,
         )
     for q in sc.quotas_near_limit[:5]:
         if sev := c.SCHED_QUOTA_USED.grade(q.ratio):
@@ -284,6 +290,8 @@ def nodes(s: ClusterSnapshot) -> Iterator[Finding]:
                 sev,
                 f"{worst.unhealthy} of {unhealthy} unhealthy nodes are in zone {worst.zone}: "
                 "suspect that zone's shared parts (network, power, control path)",
+                signal=key("nodes.unhealthy", worst.zone),
+                threshold=c.NODE_UNHEALTHY_ABOVE,
             )
     yield from _graded(
         "KT-NODE-004",
@@ -311,6 +319,8 @@ def _metrics_only_zones(view: MetricsOnlyNodes) -> Iterator[Finding]:
                 c.BY_CODE[code].severity,
                 f"zone {z.zone}: {z.unhealthy}/{z.size} nodes not Ready ({z.state.value}, "
                 "from the node lifecycle controller's metrics)",
+                signal=key("nodes.unhealthy", z.zone),
+                threshold=c.NODE_UNHEALTHY_ABOVE,
             )
 
 

@@ -280,8 +280,10 @@ def test_findings_ranked_and_strip() -> None:
     assert two[1] == "  +2 more — press f for all"
     one = strip_lines(found, 1, 60)[0].plain
     assert one.endswith("(+2, f)") and len(one) <= 60
-    text = full_text(found).plain
+    text = full_text(found, AT).plain
     assert "· zone-a ready 0/200" in text and "KT-ETCD-010" in text
+    # none of these findings carries a signal: each says it has no history
+    assert text.count("no history for this finding") == 3
 
 
 def test_dispatch_and_render_keys() -> None:

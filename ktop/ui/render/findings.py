@@ -11,6 +11,9 @@ from ktop.model.trends import DIRECTION_WORDS, Direction, Trend, since_words
 from ktop.ui.render.fmt import truncate
 from ktop.ui.render.level import SEVERITY_LEVEL, SEVERITY_SYMBOL, STYLE
 
+NO_HISTORY = "no history for this finding"
+"""Said of a finding whose reading has no signal history (a count over the window,
+a state, a quota): it has no start and no direction to show."""
 SEVERITY_ORDER = (Severity.CRITICAL, Severity.WARNING, Severity.UNKNOWN, Severity.INFO)
 """Severities in the order counts and lists show them (OK findings are not listed)."""
 
@@ -89,8 +92,10 @@ def trend_text(f: Finding, now: float) -> Text | None:
     return None if f.trend is None else styled_trend(f.trend, now)
 
 
-def full_text(findings: Sequence[Finding], now: float | None = None) -> Text:
-    """Every finding with its area, since when and which way it goes, and its evidence."""
+def full_text(findings: Sequence[Finding], now: float) -> Text:
+    """Every finding with its area, since when and which way it goes (``now`` is the
+    snapshot's time), and its evidence.
+    """
     top = ranked(findings)
     if not top:
         return Text("✓ no findings: nothing in the catalogue matched this snapshot.")
@@ -102,11 +107,9 @@ def full_text(findings: Sequence[Finding], now: float | None = None) -> Text:
         out.append(f"{SEVERITY_SYMBOL[f.severity]} {f.severity.name:<8} {f.code}", style=style)
         out.append(f"  [{f.area.value}]  ", style="dim")
         out.append(f.title + "\n", style="bold")
-        trend = trend_text(f, now) if now is not None else None
-        if trend is not None:
-            out.append("      ")
-            out.append_text(trend)
-            out.append("\n")
+        out.append("      ")
+        out.append_text(trend_text(f, now) or Text(NO_HISTORY, style="dim"))
+        out.append("\n")
         for evidence in f.evidence:
             out.append(f"      · {evidence}\n")
     return out

@@ -20,6 +20,7 @@ from ktop.ui.screens.drill import DrillScreen
 from ktop.ui.screens.findings import FindingsScreen
 from ktop.ui.screens.overview import OverviewScreen
 from ktop.ui.widgets.trend_chart import TrendChart
+from tests.functional.factories import StaticHub
 from tests.functional.scenarios import Truth, stepped
 from tests.functional.screen import screen_text
 
@@ -174,3 +175,34 @@ async def test_zone_outage_rise_shows_in_nodes_sparkline_and_finding_since() -> 
         z = next(z for z in s.nodes.zones if z.zone == zone)
         since = (since or s.at) if z.unhealthy > 0 else None
     assert finding.trend is not None and finding.trend.since == since
+
+
+async def test_quiet_panel_sparkline_moves_with_time() -> None:
+    """An area whose readings do not change still has a history that does: its sparkline
+    scrolls as time passes (it must not freeze at the frame that last changed the area),
+    and a refresh that brings nothing new draws nothing again.
+    """
+    _, truth, snaps = stepped("etcd-slow-disk", SECONDS + 90, worst_fsync)
+    frozen = snaps[SECONDS - 1].etcd  # the etcd readings stop changing from here
+    static = StaticHub(snaps[SECONDS - 1])
+    app = KtopApp(static, refresh_s=3600)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, OverviewScreen)
+        panel = app.screen.panel(Area.ETCD)
+        first = list(panel.sparks[0].values)
+        width = panel.content_size.width - SPARK_LABEL_WIDTH
+        for s in snaps[SECONDS:]:
+            static.set(replace(s, etcd=frozen))  # the history goes on
+            app.pump()
+        await pilot.pause()
+        at = snaps[-1].at
+        want = expected_columns(truth, at - 300, at, width)
+        assert list(panel.sparks[0].values) == pytest.approx(want, rel=1e-6)
+        assert list(panel.sparks[0].values) != first
+        renders = panel.renders
+        app.pump()  # nothing published
+        static.set(replace(snaps[-1], etcd=frozen, seq=snaps[-1].seq + 1))  # same time
+        app.pump()
+        await pilot.pause()
+        assert panel.renders == renders

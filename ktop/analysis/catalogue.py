@@ -306,9 +306,6 @@ HA_LEADERS = Threshold(
     critical=1.0,
     below=True,
 )
-BASELINE_MIN_AGE_S = 60.0
-"""History points younger than this (seconds before the snapshot) are not part of a
-baseline: the incident under investigation is recent, the cluster's normal is older."""
 STALE_AFTER = Threshold(
     "age of an area's stalest input",
     "s",

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from ktop.model.area_metrics_only import split_zone_key
 from ktop.model.events import Component, PodWait
+from ktop.model.series import WINDOW_S
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.values import Val, sum_vals
 
@@ -386,10 +387,10 @@ DOC_START = "<!-- signals:start -->"
 DOC_END = "<!-- signals:end -->"
 
 
-def markdown_table(window_s: float = 300.0) -> str:
+def markdown_table(window_s: float = WINDOW_S) -> str:
     """The signals table of docs/panes.md (generated from :data:`SIGNALS`)."""
     rows = [
-        "| signal | per | unit | PromQL used for the backfill (window 300 s) |",
+        f"| signal | per | unit | PromQL used for the backfill (window {window_s:.0f} s) |",
         "|---|---|---|---|",
     ]
     for s in SIGNALS:

@@ -6,8 +6,9 @@ analysis layer. Nothing here is computed in the UI.
 * :func:`baseline` is the cluster's own normal: the median and the spread
   (median absolute deviation, scaled by 1.4826 to be comparable to a
   standard deviation) of a signal over a *quiet window*: the retained
-  history minus the most recent ``exclude_recent_s`` (where an incident
-  under investigation would be).
+  history minus the most recent :data:`BASELINE_MIN_AGE_S` (where an
+  incident under investigation would be). Triage's baseline-relative
+  evidence reads it through :func:`signal_baseline`.
 * :func:`trend` says since when a signal has been beyond a threshold
   (the start of the latest unbroken run of breaching points) and whether
   the last ``recent_s`` are worse, better or the same as the ``recent_s``
@@ -27,7 +28,9 @@ from ktop.model.signals import BY_METRIC, split_key
 
 MAD_SCALE = 1.4826
 """Makes the median absolute deviation estimate a standard deviation for normal data."""
-DEFAULT_EXCLUDE_RECENT_S = 300.0
+BASELINE_MIN_AGE_S = 60.0
+"""History points younger than this (seconds before the snapshot) are not part of a
+baseline: the incident under investigation is recent, the cluster's normal is older."""
 DEFAULT_RECENT_S = 60.0
 STEADY_RATIO = 0.1
 """Relative changes smaller than this are ``steady``."""
@@ -57,7 +60,7 @@ def baseline(
     points: Sequence[Point],
     now: float,
     *,
-    exclude_recent_s: float = DEFAULT_EXCLUDE_RECENT_S,
+    exclude_recent_s: float = BASELINE_MIN_AGE_S,
     min_points: int = MIN_BASELINE_POINTS,
 ) -> Baseline | None:
     """Median and spread of the points older than ``now - exclude_recent_s``.

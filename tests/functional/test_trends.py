@@ -206,3 +206,24 @@ async def test_quiet_panel_sparkline_moves_with_time() -> None:
         app.pump()
         await pilot.pause()
         assert panel.renders == renders
+
+
+async def test_wide_terminals_get_richer_sparklines(slow_disk: SlowDisk) -> None:
+    """The same snapshot: at 160x48 more sparklines, each with more columns (more time
+    slots), than at 80x24.
+    """
+    hub, _, _ = slow_disk
+
+    async def sparks(size: tuple[int, int]) -> dict[Area, list[int]]:
+        app = KtopApp(hub)
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            assert isinstance(app.screen, OverviewScreen)
+            return {a: [len(s.values) for s in app.screen.panel(a).sparks] for a in Area}
+
+    small, large = await sparks((80, 24)), await sparks((160, 48))
+    assert sum(map(len, large.values())) > sum(map(len, small.values()))
+    both = [a for a in Area if small[a] and large[a]]
+    assert both, (small, large)
+    for a in both:
+        assert len(large[a]) >= len(small[a]) and large[a][0] > small[a][0], a

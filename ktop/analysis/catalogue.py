@@ -231,6 +231,10 @@ NODE_DOMAIN_SHARE = Threshold(
 )
 NODE_DOMAIN_MIN_UNHEALTHY = 3
 """Fewer unhealthy nodes than this say nothing about a failure domain."""
+ETCD_NO_LEADER_BELOW = 0.5
+"""``etcd_server_has_leader`` is 0 or 1: a member's history below this is "no leader"."""
+NODE_UNHEALTHY_ABOVE = 0.0
+"""A zone's history of not-Ready nodes above this is a disruption under way."""
 NODE_LEASE_LAG_P99 = Threshold(
     "node Lease lag p99",
     "s",
@@ -302,9 +306,6 @@ HA_LEADERS = Threshold(
     critical=1.0,
     below=True,
 )
-BASELINE_MIN_AGE_S = 60.0
-"""History points younger than this (seconds before the snapshot) are not part of a
-baseline: the incident under investigation is recent, the cluster's normal is older."""
 STALE_AFTER = Threshold(
     "age of an area's stalest input",
     "s",

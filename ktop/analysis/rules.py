@@ -14,9 +14,9 @@ from dataclasses import replace
 from ktop.analysis import catalogue as c
 from ktop.analysis.findings import Finding, Severity
 from ktop.model.events import Area, PodWait
-from ktop.model.signals import BY_METRIC, key
+from ktop.model.signals import key
 from ktop.model.snapshot import ClusterSnapshot, MetricsOnlyNodes, ZoneState
-from ktop.model.trends import trend
+from ktop.model.trends import signal_trend
 from ktop.model.values import Val
 
 RuleFn = Callable[[ClusterSnapshot], Iterator[Finding]]
@@ -138,6 +138,7 @@ def apiservers(s: ClusterSnapshot) -> Iterator[Finding]:
             c.API_TERMINATIONS,
             row.terminations_per_s,
             f"{row.instance} terminates {row.terminations_per_s.or_(0):.1f} requests/s",
+            signal=key("api.terminations_per_s", row.instance),
         )
 
 
@@ -157,7 +158,7 @@ def etcd(s: ClusterSnapshot) -> Iterator[Finding]:
                 Severity.CRITICAL,
                 f"{m.instance} has no leader",
                 signal=key("etcd.has_leader", m.instance),
-                threshold=0.5,  # has_leader is 0 or 1: below a half is "no leader"
+                threshold=c.ETCD_NO_LEADER_BELOW,
             )
         # A lifetime count (single scrape) includes the first election: not a window count.
         if not m.leader_changes.lifetime and (sev := _sev(c.ETCD_LEADER_CHANGES, m.leader_changes)):
@@ -190,6 +191,8 @@ def etcd(s: ClusterSnapshot) -> Iterator[Finding]:
                 "KT-ETCD-006",
                 frag,
                 f"{m.instance} db {m.fragmentation.or_(0) * 100:.0f}% fragmented",
+                signal=key("etcd.fragmentation", m.instance),
+                threshold=c.ETCD_FRAGMENTATION.fires_at,
             )
         yield from _graded(
             "KT-ETCD-007",
@@ -203,6 +206,7 @@ def etcd(s: ClusterSnapshot) -> Iterator[Finding]:
             c.ETCD_PEER_RTT_P99,
             m.peer_rtt_p99_s,
             f"{m.instance} peer round-trip p99 {_ms(m.peer_rtt_p99_s)}",
+            signal=key("etcd.peer_rtt_p99_s", m.instance),
         )
 
 
@@ -233,6 +237,8 @@ def scheduler(s: ClusterSnapshot) -> Iterator[Finding]:
             "KT-SCHED-002",
             sev,
             f"{gated} pods held by scheduling gates (admission/quota, not the scheduler)",
+            signal=key("sched.waiting_pods", PodWait.GATED.value),
+            threshold=c.SCHED_GATED.fires_at,
         )
     for q in sc.quotas_near_limit[:5]:
         if sev := c.SCHED_QUOTA_USED.grade(q.ratio):
@@ -265,7 +271,7 @@ def nodes(s: ClusterSnapshot) -> Iterator[Finding]:
                 c.BY_CODE["KT-NODE-001"].severity,
                 f"zone {z.zone}: {z.unhealthy}/{z.total} nodes not Ready (FullDisruption)",
                 signal=key("nodes.unhealthy", z.zone),
-                threshold=0.0,
+                threshold=c.NODE_UNHEALTHY_ABOVE,
             )
         elif z.state is ZoneState.PARTIAL_DISRUPTION:
             yield _f(
@@ -273,7 +279,7 @@ def nodes(s: ClusterSnapshot) -> Iterator[Finding]:
                 c.BY_CODE["KT-NODE-002"].severity,
                 f"zone {z.zone}: {z.unhealthy}/{z.total} nodes not Ready (PartialDisruption)",
                 signal=key("nodes.unhealthy", z.zone),
-                threshold=0.0,
+                threshold=c.NODE_UNHEALTHY_ABOVE,
             )
     unhealthy = n.not_ready + n.unknown
     if unhealthy >= c.NODE_DOMAIN_MIN_UNHEALTHY and len(n.zones) > 1:
@@ -284,6 +290,8 @@ def nodes(s: ClusterSnapshot) -> Iterator[Finding]:
                 sev,
                 f"{worst.unhealthy} of {unhealthy} unhealthy nodes are in zone {worst.zone}: "
                 "suspect that zone's shared parts (network, power, control path)",
+                signal=key("nodes.unhealthy", worst.zone),
+                threshold=c.NODE_UNHEALTHY_ABOVE,
             )
     yield from _graded(
         "KT-NODE-004",
@@ -311,6 +319,8 @@ def _metrics_only_zones(view: MetricsOnlyNodes) -> Iterator[Finding]:
                 c.BY_CODE[code].severity,
                 f"zone {z.zone}: {z.unhealthy}/{z.size} nodes not Ready ({z.state.value}, "
                 "from the node lifecycle controller's metrics)",
+                signal=key("nodes.unhealthy", z.zone),
+                threshold=c.NODE_UNHEALTHY_ABOVE,
             )
 
 
@@ -337,10 +347,7 @@ def _with_trend(s: ClusterSnapshot, f: Finding) -> Finding:
     """Add since when the finding's signal breaches its threshold, and which way it goes."""
     if not f.signal or f.threshold is None:
         return f
-    spec = BY_METRIC[f.signal.partition("|")[0]]
-    points = s.history.points(f.signal)
-    t = trend(points, threshold=f.threshold, higher_is_worse=spec.higher_is_worse)
-    return replace(f, trend=t)
+    return replace(f, trend=signal_trend(s.history, f.signal, f.threshold))
 
 
 RULES: tuple[RuleFn, ...] = (apf, apiservers, etcd, scheduler, nodes, inputs)

@@ -9,6 +9,7 @@ import copy
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ktop.analysis.triage.baseline import HistoryKind, baseline_source
 from ktop.commands.triage import MIN_MODEL_WINDOW_S, Sampled
@@ -74,7 +75,8 @@ async def _sample(args: argparse.Namespace, window_s: float) -> Sampled:
             said = True
             print(f"ktop triage: {FIRST_ROUND}", file=sys.stderr, flush=True)
 
-    source = LiveSource(_live_opts(args), conn=conn)
+    # the backfill reads the raw data of the model's window
+    source = LiveSource(replace(_live_opts(args), window_s=model.config.window_s), conn=conn)
     task = asyncio.create_task(source.run(emit))
     started = time.monotonic()
     try:

@@ -21,11 +21,12 @@ from ktop.analysis.triage.types import Capacity
 from ktop.bounds import bounded_float
 from ktop.model.cluster import ClusterModel, ModelConfig
 from ktop.model.scrub import scrub, scrub_event
+from ktop.model.series import WINDOW_S
 from ktop.model.snapshot import ClusterSnapshot
 
 EXIT_CLEAR, EXIT_SUSPECT, EXIT_ERROR = 0, 1, 2
 DEFAULT_WINDOW_S = 15.0
-MIN_MODEL_WINDOW_S = 300.0
+MIN_MODEL_WINDOW_S = WINDOW_S
 RECORDING_STEP_S = 10.0
 """A recording is walked in steps this long, one history frame each, to build its baseline."""
 

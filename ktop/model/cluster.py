@@ -24,7 +24,7 @@ from ktop.model.events import Area, Component, Target
 from ktop.model.exposition import skipped_count
 from ktop.model.history import DEFAULT_RETENTION_S, DEFAULT_STEP_S, History
 from ktop.model.leaders import ELECTED, build_leader
-from ktop.model.series import TargetSeries
+from ktop.model.series import WINDOW_S, TargetSeries
 from ktop.model.signals import read_signals
 from ktop.model.snapshot import ClusterSnapshot, Freshness
 from ktop.model.zones import DEFAULT_UNHEALTHY_ZONE_THRESHOLD
@@ -62,7 +62,7 @@ FEED_AREAS: dict[str, Area] = {
 class ModelConfig:
     """Tunables of the model."""
 
-    window_s: float = 300.0
+    window_s: float = WINDOW_S
     rack_label: str = "topology.ktop.dev/rack"
     unhealthy_zone_threshold: float = DEFAULT_UNHEALTHY_ZONE_THRESHOLD
     lease_renew_interval_s: float = 10.0

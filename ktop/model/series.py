@@ -27,6 +27,10 @@ from ktop.model.histogram import bucket_quantile
 from ktop.model.values import Val
 from ktop.model.wanted import COUNTERS, FAMILIES, HISTOGRAMS
 
+WINDOW_S = 300.0
+"""The observation window: rates and quantiles are over this many seconds of samples
+(the model's default, the Prometheus backfill's raw window, the signals' PromQL)."""
+
 Match = Mapping[str, str | frozenset[str]]
 """Label matchers: a value, or a set of accepted values."""
 

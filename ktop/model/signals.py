@@ -15,10 +15,12 @@ never per node.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ktop.model.events import Component
+from ktop.model.area_metrics_only import split_zone_key
+from ktop.model.events import Component, PodWait
+from ktop.model.series import WINDOW_S
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.values import Val, sum_vals
 
@@ -45,6 +47,9 @@ class SignalSpec:
     subject_label: str = ""
     promql: str = ""
     higher_is_worse: bool = True
+    subject_of: Callable[[str], str] | None = None
+    """Turns the value of ``subject_label`` in Prometheus' answer into the subject the
+    snapshot uses (None: the same string)."""
 
 
 def _rate(expr: str, by: str) -> str:
@@ -71,6 +76,23 @@ _DB_QUOTA = (
     + _sel("etcd_server_quota_backend_bytes")
     + ")"
 )
+_FRAGMENTATION = (
+    "1 - sum by (instance) ("
+    + _sel("etcd_mvcc_db_total_size_in_use_in_bytes")
+    + ") / sum by (instance) ("
+    + _sel("etcd_mvcc_db_total_size_in_bytes")
+    + ")"
+)
+# only the leading controller-manager exports the zone gauges: max, not sum, so that a
+# hand-over (two leaders' series for a moment) does not count a zone twice
+_ZONE_UNHEALTHY = "max by (zone) (" + _sel("node_collector_unhealthy_nodes_in_zone") + ")"
+
+
+def _zone_of(zone_key: str) -> str:
+    """The zone of the node lifecycle controller's ``region:\\x00:zone`` label."""
+    return split_zone_key(zone_key)[1]
+
+
 _API = Component.APISERVER
 _ETCD = Component.ETCD
 _SCHED = Component.SCHEDULER
@@ -158,6 +180,14 @@ SIGNALS: tuple[SignalSpec, ...] = (
         INST,
         _rate(_sel("apiserver_request_total", ',code="429"'), INST),
     ),
+    SignalSpec(
+        "api.terminations_per_s",
+        "terminated/s",
+        "/s",
+        _API,
+        INST,
+        _rate(_sel("apiserver_request_terminations_total"), INST),
+    ),
     SignalSpec("api.request_skew", "request skew", "x", _API, "", _REQUEST_SKEW),
     SignalSpec("api.watch_skew", "watch skew", "x", _API, "", _WATCH_SKEW),
     SignalSpec(
@@ -211,6 +241,22 @@ SIGNALS: tuple[SignalSpec, ...] = (
     ),
     SignalSpec("etcd.db_quota_ratio", "db / quota", "x", _ETCD, INST, _DB_QUOTA),
     SignalSpec(
+        "etcd.fragmentation",
+        "fragmentation",
+        "x",
+        _ETCD,
+        INST,
+        _FRAGMENTATION,
+    ),
+    SignalSpec(
+        "etcd.peer_rtt_p99_s",
+        "peer round-trip p99",
+        "s",
+        _ETCD,
+        INST,
+        _p99("etcd_network_peer_round_trip_time_seconds", INST),
+    ),
+    SignalSpec(
         "etcd.has_leader",
         "has leader",
         "",
@@ -236,7 +282,16 @@ SIGNALS: tuple[SignalSpec, ...] = (
         _rate(_sel("scheduler_schedule_attempts_total"), "result"),
     ),
     SignalSpec("sched.reason_pods", "pods blocked", "", None, "reason"),
-    SignalSpec("nodes.unhealthy", "not Ready", "", None, "zone"),
+    SignalSpec("sched.waiting_pods", "pending pods", "", None, "wait"),
+    SignalSpec(
+        "nodes.unhealthy",
+        "not Ready",
+        "",
+        Component.CONTROLLER_MANAGER,
+        "zone",
+        _ZONE_UNHEALTHY,
+        subject_of=_zone_of,
+    ),
     SignalSpec("nodes.not_ready", "NotReady", "", None, "zone"),
     SignalSpec("nodes.unknown", "Unknown", "", None, "zone"),
     SignalSpec("nodes.lease_lag_p99_s", "Lease lag p99", "s", None),
@@ -290,6 +345,7 @@ def _pairs(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
         yield key("api.cpu_cores", i), a.cpu_cores
         yield key("api.rss_bytes", i), a.rss_bytes
         yield key("api.throttled_per_s", i), a.throttled_per_s
+        yield key("api.terminations_per_s", i), a.terminations_per_s
     yield key("api.request_skew"), s.apiservers.request_skew
     yield key("api.watch_skew"), s.apiservers.watch_skew
     for m in s.etcd.members:
@@ -301,6 +357,8 @@ def _pairs(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
         yield key("etcd.is_leader", i), m.is_leader
         yield key("etcd.proposals_failed_per_s", i), m.proposals_failed_per_s
         yield key("etcd.db_quota_ratio", i), m.db_quota_ratio
+        yield key("etcd.fragmentation", i), m.fragmentation
+        yield key("etcd.peer_rtt_p99_s", i), m.peer_rtt_p99_s
         yield key("etcd.has_leader", i), m.has_leader
     sched = s.scheduler
     for q, v in sched.queue.items():
@@ -310,6 +368,8 @@ def _pairs(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
     if sched.pods_known:
         for reason in sched.reasons[:TOP_REASONS]:
             yield key("sched.reason_pods", reason.reason), Val.of(reason.pods)
+        for wait in PodWait:
+            yield key("sched.waiting_pods", wait.value), Val.of(sched.pending_by_wait.get(wait, 0))
     n = s.nodes
     if n.nodes_known:
         for z in n.zones:
@@ -317,16 +377,20 @@ def _pairs(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
             yield key("nodes.not_ready", z.zone), Val.of(z.not_ready)
             yield key("nodes.unknown", z.zone), Val.of(z.unknown)
         yield key("nodes.lease_lag_p99_s"), n.lease_lag_p99_s
+    elif n.metrics_only is not None:
+        # metrics-only: the node lifecycle controller's own count per zone
+        for zh in n.metrics_only.zones:
+            yield key("nodes.unhealthy", zh.zone), Val.of(zh.unhealthy)
 
 
 DOC_START = "<!-- signals:start -->"
 DOC_END = "<!-- signals:end -->"
 
 
-def markdown_table(window_s: float = 300.0) -> str:
+def markdown_table(window_s: float = WINDOW_S) -> str:
     """The signals table of docs/panes.md (generated from :data:`SIGNALS`)."""
     rows = [
-        "| signal | per | unit | PromQL used for the backfill (window 300 s) |",
+        f"| signal | per | unit | PromQL used for the backfill (window {window_s:.0f} s) |",
         "|---|---|---|---|",
     ]
     for s in SIGNALS:

@@ -15,6 +15,7 @@ from ktop.model.events import Area, PodWait, SelfCost
 from ktop.model.history import EMPTY_HISTORY, HistoryView
 from ktop.model.leaders import LeaderStatus
 from ktop.model.list_sizes import ListSize
+from ktop.model.series import WINDOW_S
 from ktop.model.values import Val, ratio, sum_vals
 
 NOT_EXPOSED = Val(None, "not exposed")
@@ -488,7 +489,7 @@ class ClusterSnapshot:
     scheduler: SchedulerSnapshot
     nodes: NodesSnapshot
     freshness: tuple[Freshness, ...] = field(default=())
-    window_s: float = 300.0
+    window_s: float = WINDOW_S
     seq: int = 0
     """Increases by one with every published snapshot."""
     self_cost: SelfCost | None = None

@@ -6,8 +6,9 @@ analysis layer. Nothing here is computed in the UI.
 * :func:`baseline` is the cluster's own normal: the median and the spread
   (median absolute deviation, scaled by 1.4826 to be comparable to a
   standard deviation) of a signal over a *quiet window*: the retained
-  history minus the most recent ``exclude_recent_s`` (where an incident
-  under investigation would be).
+  history minus the most recent :data:`BASELINE_MIN_AGE_S` (where an
+  incident under investigation would be). Triage's baseline-relative
+  evidence reads it through :func:`signal_baseline`.
 * :func:`trend` says since when a signal has been beyond a threshold
   (the start of the latest unbroken run of breaching points) and whether
   the last ``recent_s`` are worse, better or the same as the ``recent_s``
@@ -21,11 +22,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from ktop.model.clock import fmt_age, fmt_clock
 from ktop.model.history import HistoryView, Point
+from ktop.model.signals import BY_METRIC, split_key
 
 MAD_SCALE = 1.4826
 """Makes the median absolute deviation estimate a standard deviation for normal data."""
-DEFAULT_EXCLUDE_RECENT_S = 300.0
+BASELINE_MIN_AGE_S = 60.0
+"""History points younger than this (seconds before the snapshot) are not part of a
+baseline: the incident under investigation is recent, the cluster's normal is older."""
 DEFAULT_RECENT_S = 60.0
 STEADY_RATIO = 0.1
 """Relative changes smaller than this are ``steady``."""
@@ -55,7 +60,7 @@ def baseline(
     points: Sequence[Point],
     now: float,
     *,
-    exclude_recent_s: float = DEFAULT_EXCLUDE_RECENT_S,
+    exclude_recent_s: float = BASELINE_MIN_AGE_S,
     min_points: int = MIN_BASELINE_POINTS,
 ) -> Baseline | None:
     """Median and spread of the points older than ``now - exclude_recent_s``.
@@ -137,3 +142,42 @@ def trend(
     else:
         direction = Direction.BETTER
     return Trend(since, before, direction, change)
+
+
+def signal_trend(view: HistoryView, signal_key: str, threshold: float) -> Trend:
+    """:func:`trend` of one signal of a history, worse in the direction its spec says."""
+    spec = BY_METRIC[split_key(signal_key)[0]]
+    return trend(view.points(signal_key), threshold=threshold, higher_is_worse=spec.higher_is_worse)
+
+
+DIRECTION_WORDS: dict[Direction, str] = {
+    Direction.WORSE: "getting worse",
+    Direction.BETTER: "getting better",
+    Direction.STEADY: "steady",
+    Direction.UNKNOWN: "trend unknown (not enough history)",
+}
+"""Which way a signal goes, in the words every view uses."""
+
+
+def since_words(t: Trend, now: float) -> str:
+    """``since 12:03:10 (4m ago)``, or why there is no such time."""
+    if t.since is None:
+        return "no longer beyond its threshold in the latest frame"
+    if t.since_before_history:
+        return f"since before the history starts ({fmt_clock(t.since)})"
+    return f"since {fmt_clock(t.since)} ({fmt_age(now - t.since)} ago)"
+
+
+def describe(t: Trend, now: float) -> str:
+    """``since 12:03:10 (4m ago), getting worse``."""
+    return f"{since_words(t, now)}, {DIRECTION_WORDS[t.direction]}"
+
+
+def compact(t: Trend) -> str:
+    """A table cell: ``12:03:10 worse``; ``<12:03:10`` when the breach began before the
+    history; ``ended`` when the latest frame no longer breaches.
+    """
+    if t.since is None:
+        return "ended"
+    start = ("<" if t.since_before_history else "") + fmt_clock(t.since)
+    return f"{start} {t.direction.value}" if t.direction is not Direction.UNKNOWN else start

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 
 from ktop.hub import Hub
 from ktop.model.events import Event
+from ktop.model.snapshot import ClusterSnapshot
 from ktop.sources.sim.simulator import Simulator
 
 NODES = 600
@@ -40,3 +41,27 @@ def scenario_hub(scenario: str, seconds: float | None = None) -> Hub:
     hub.ingest(start)
     hub.ingest(later)
     return hub
+
+
+Truth = list[tuple[float, float]]
+"""``(snapshot time, value)`` read from each published snapshot."""
+
+
+def stepped(
+    scenario: str, seconds: int, read: Callable[[ClusterSnapshot], float | None]
+) -> tuple[Hub, Truth, list[ClusterSnapshot]]:
+    """A hub that published once per simulated second, and ``read`` of every snapshot."""
+    sim = Simulator(scenario, nodes=NODES, seed=SEED)
+    hub = Hub()
+    hub.ingest(sim.start())
+    truth: Truth = []
+    snaps: list[ClusterSnapshot] = []
+    for _ in range(seconds):
+        hub.ingest(sim.advance(1.0))
+        published = hub.publish()
+        assert published is not None
+        snaps.append(published.snapshot)
+        v = read(published.snapshot)
+        if v is not None:
+            truth.append((published.snapshot.at, v))
+    return hub, truth, snaps

@@ -74,6 +74,12 @@ async def test_copy_findings_and_table_with_osc52() -> None:
         copied = app.clipboard
         shown = [f for f in app.frame.findings if f.severity.name != "OK"]
         assert shown and all(f.code in copied for f in shown)
+        # each finding's second line: since when (a finding with a signal) or no history
+        lines = copied.splitlines()
+        for f in shown:
+            i = next(i for i, line in enumerate(lines) if f.code in line and f.title in line)
+            second = lines[i + 1].strip()
+            assert second.startswith("since" if f.signal else "no history for this finding")
         await pilot.press("5")
         await pilot.pause()
         screen = app.screen

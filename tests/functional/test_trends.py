@@ -4,7 +4,6 @@ chart and the findings, checked against values taken from each published snapsho
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -15,42 +14,22 @@ from ktop.hub import Hub
 from ktop.model.events import Area
 from ktop.model.history import EMPTY_HISTORY
 from ktop.model.snapshot import ClusterSnapshot
-from ktop.sources.sim.simulator import Simulator
 from ktop.ui.app import KtopApp
 from ktop.ui.render.areas import SPARK_LABEL_WIDTH, overview_panel
 from ktop.ui.screens.drill import DrillScreen
 from ktop.ui.screens.findings import FindingsScreen
 from ktop.ui.screens.overview import OverviewScreen
 from ktop.ui.widgets.trend_chart import TrendChart
+from tests.functional.factories import StaticHub
+from tests.functional.scenarios import Truth, stepped
 from tests.functional.screen import screen_text
 
 SECONDS = 200
-Truth = list[tuple[float, float]]
 
 
 def worst_fsync(s: ClusterSnapshot) -> float | None:
     vals = [m.wal_fsync_p99_s.value for m in s.etcd.members if m.wal_fsync_p99_s.value is not None]
     return max(vals) if vals else None
-
-
-def stepped(
-    scenario: str, seconds: int, read: Callable[[ClusterSnapshot], float | None]
-) -> tuple[Hub, Truth, list[ClusterSnapshot]]:
-    """A hub that published once per simulated second, and ``read`` of every snapshot."""
-    sim = Simulator(scenario, nodes=600, seed=7)
-    hub = Hub()
-    hub.ingest(sim.start())
-    truth: Truth = []
-    snaps: list[ClusterSnapshot] = []
-    for _ in range(seconds):
-        hub.ingest(sim.advance(1.0))
-        published = hub.publish()
-        assert published is not None
-        snaps.append(published.snapshot)
-        v = read(published.snapshot)
-        if v is not None:
-            truth.append((published.snapshot.at, v))
-    return hub, truth, snaps
 
 
 def expected_columns(truth: Truth, start: float, end: float, width: int) -> list[float]:
@@ -196,3 +175,55 @@ async def test_zone_outage_rise_shows_in_nodes_sparkline_and_finding_since() -> 
         z = next(z for z in s.nodes.zones if z.zone == zone)
         since = (since or s.at) if z.unhealthy > 0 else None
     assert finding.trend is not None and finding.trend.since == since
+
+
+async def test_quiet_panel_sparkline_moves_with_time() -> None:
+    """An area whose readings do not change still has a history that does: its sparkline
+    scrolls as time passes (it must not freeze at the frame that last changed the area),
+    and a refresh that brings nothing new draws nothing again.
+    """
+    _, truth, snaps = stepped("etcd-slow-disk", SECONDS + 90, worst_fsync)
+    frozen = snaps[SECONDS - 1].etcd  # the etcd readings stop changing from here
+    static = StaticHub(snaps[SECONDS - 1])
+    app = KtopApp(static, refresh_s=3600)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, OverviewScreen)
+        panel = app.screen.panel(Area.ETCD)
+        first = list(panel.sparks[0].values)
+        width = panel.content_size.width - SPARK_LABEL_WIDTH
+        for s in snaps[SECONDS:]:
+            static.set(replace(s, etcd=frozen))  # the history goes on
+            app.pump()
+        await pilot.pause()
+        at = snaps[-1].at
+        want = expected_columns(truth, at - 300, at, width)
+        assert list(panel.sparks[0].values) == pytest.approx(want, rel=1e-6)
+        assert list(panel.sparks[0].values) != first
+        renders = panel.renders
+        app.pump()  # nothing published
+        static.set(replace(snaps[-1], etcd=frozen, seq=snaps[-1].seq + 1))  # same time
+        app.pump()
+        await pilot.pause()
+        assert panel.renders == renders
+
+
+async def test_wide_terminals_get_richer_sparklines(slow_disk: SlowDisk) -> None:
+    """The same snapshot: at 160x48 more sparklines, each with more columns (more time
+    slots), than at 80x24.
+    """
+    hub, _, _ = slow_disk
+
+    async def sparks(size: tuple[int, int]) -> dict[Area, list[int]]:
+        app = KtopApp(hub)
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            assert isinstance(app.screen, OverviewScreen)
+            return {a: [len(s.values) for s in app.screen.panel(a).sparks] for a in Area}
+
+    small, large = await sparks((80, 24)), await sparks((160, 48))
+    assert sum(map(len, large.values())) > sum(map(len, small.values()))
+    both = [a for a in Area if small[a] and large[a]]
+    assert both, (small, large)
+    for a in both:
+        assert len(large[a]) >= len(small[a]) and large[a][0] > small[a][0], a

@@ -7,12 +7,20 @@ snapshot's own zone list, not against the screen's formatting.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+
 import pytest
 
-from ktop.model.snapshot import ZoneState
+from ktop.analysis import catalogue as c
+from ktop.analysis.triage.baseline import HistoryKind, baseline_source
+from ktop.commands.triage import Sampled, render
+from ktop.hub import Hub
+from ktop.model.snapshot import ClusterSnapshot, ZoneState
 from ktop.ui.app import KtopApp
 from ktop.ui.screens.triage import TriageScreen
-from tests.functional.scenarios import scenario_hub
+from tests.functional.scenarios import SCENARIO_TIMES, scenario_hub, stepped
 
 SIZES = [(80, 24), (160, 48)]
 
@@ -127,3 +135,150 @@ async def test_baseline_is_this_run_so_far() -> None:
         assert screen.table("paths").cell_text("API-CPU", "verdict") == "✖ suspect"
         assert "3.00x" in screen.table("paths").cell_text("API-CPU", "conclusion")
         assert "baseline: this run so far (median of" in screen.headline_text
+
+
+# ---------------------------------------------------------------- since when, which way
+
+Story = tuple[Hub, list[ClusterSnapshot]]
+WORDS = {"worse": "getting worse", "better": "getting better", "steady": "steady"}
+
+
+@pytest.fixture(scope="module")
+def outage() -> Story:
+    """The zone outage published once per simulated second (a history frame each)."""
+    hub, _, snaps = stepped("zone-outage", int(SCENARIO_TIMES["zone-outage"]), lambda s: None)
+    return hub, snaps
+
+
+def clock(t: float) -> str:
+    return datetime.fromtimestamp(t, tz=UTC).strftime("%H:%M:%S")
+
+
+def onset(snaps: list[ClusterSnapshot], breaching: Callable[[ClusterSnapshot], bool]) -> float:
+    """The first snapshot of the last unbroken run of snapshots where ``breaching`` holds."""
+    since = None
+    for s in snaps:
+        since = (since or s.at) if breaching(s) else None
+    assert since is not None, "the scenario's problem is there at the end"
+    return since
+
+
+def down_zone(snaps: list[ClusterSnapshot]) -> str:
+    down = [z.zone for z in snaps[-1].nodes.zones if z.state is ZoneState.FULL_DISRUPTION]
+    assert len(down) == 1
+    return down[0]
+
+
+def unhealthy_in(zone: str) -> Callable[[ClusterSnapshot], int]:
+    return lambda s: next(z.unhealthy for z in s.nodes.zones if z.zone == zone)
+
+
+def lease_lag(s: ClusterSnapshot) -> float:
+    return s.nodes.lease_lag_p99_s.or_(0.0)
+
+
+def direction(snaps: list[ClusterSnapshot], read: Callable[[ClusterSnapshot], float]) -> str:
+    """The documented rule: the mean of the last minute against the minute before it;
+    a relative change under a tenth is steady, higher is worse.
+    """
+    at = snaps[-1].at
+
+    def mean(a: float, b: float) -> float:
+        vals = [read(s) for s in snaps if at - a < s.at <= at - b]
+        return sum(vals) / len(vals)
+
+    recent, before = mean(60, 0), mean(120, 60)
+    change = (recent - before) / max(abs(recent), abs(before))
+    return "steady" if abs(change) < 0.1 else ("worse" if change > 0 else "better")
+
+
+def expected(snaps: list[ClusterSnapshot]) -> dict[str, tuple[float, str]]:
+    """Per evidence: its onset and direction, from the snapshots' own readings."""
+    count = unhealthy_in(down_zone(snaps))
+    return {
+        "nodes.zone_disruption": (
+            onset(snaps, lambda s: count(s) > 0),
+            direction(snaps, lambda s: float(count(s))),
+        ),
+        "nodes.lease_lag_p99": (
+            onset(snaps, lambda s: lease_lag(s) > c.NODE_LEASE_LAG_P99.fires_at),
+            direction(snaps, lease_lag),
+        ),
+    }
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
+async def test_triage_says_since_when_each_problem_grows(
+    outage: Story, size: tuple[int, int]
+) -> None:
+    hub, snaps = outage
+    want = expected(snaps)
+    at = snaps[-1].at
+    zone_since, zone_way = want["nodes.zone_disruption"]
+    app = KtopApp(hub)
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("t")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TriageScreen)
+        # P4 is suspect because of the zone: it started when the zone's first node went
+        minutes = int(at - zone_since) // 60
+        words = WORDS[zone_way]
+        head = (
+            f"P4 Many nodes NotReady at once (since {clock(zone_since)} ({minutes}m ago), {words})"
+        )
+        assert head in screen.headline_text.replace("\n", " ")
+        paths = screen.table("paths")
+        assert paths.cell_text("P4", "since") == f"{clock(zone_since)} {zone_way}"
+        # a path that is clear has no start
+        clear = [k for k, v in zip(paths.row_keys, paths.column_text("verdict"), strict=True)
+                 if v == "✓ clear"]  # fmt: skip
+        assert clear and all(paths.cell_text(k, "since") == "-" for k in clear)
+        paths.focus()
+        paths.move_cursor(row=paths.row_keys.index("P4"))
+        await pilot.press("enter")
+        await pilot.pause()
+        evidence = screen.table("evidence")
+        rows = {k.split(":", 1)[1]: k for k in evidence.row_keys}
+        for eid, (since, direction) in want.items():
+            assert evidence.cell_text(rows[eid], "since") == f"{clock(since)} {direction}", eid
+        # ok evidence says nothing of a start
+        assert evidence.cell_text(rows["cp.apiservers"], "since") == "-"
+
+
+def test_triage_outputs_say_since_when(outage: Story) -> None:
+    _, snaps = outage
+    want = expected(snaps)
+    snap = snaps[-1]
+    zone = down_zone(snaps)
+    zone_since, zone_way = want["nodes.zone_disruption"]
+    lag_since, lag_way = want["nodes.lease_lag_p99"]
+    sampled = Sampled(snap, {"kind": "live"}, baseline=baseline_source(snap, HistoryKind.THIS_RUN))
+    text, code = render(sampled, "json")
+    assert code == 1
+    doc = json.loads(text)
+    assert doc["version"] == 1
+    p4 = next(p for p in doc["paths"] if p["id"] == "P4")
+    assert p4["trend"]["since"] == zone_since and p4["trend"]["direction"] == zone_way
+    ev = {e["id"]: e for e in p4["evidence"]}
+    assert ev["nodes.zone_disruption"]["signal"] == f"nodes.unhealthy|{zone}"
+    assert ev["nodes.zone_disruption"]["trend"]["since"] == zone_since
+    assert ev["nodes.lease_lag_p99"]["trend"] == {
+        "since": lag_since,
+        "since_before_history": False,
+        "direction": lag_way,
+        "change": pytest.approx(ev["nodes.lease_lag_p99"]["trend"]["change"]),
+    }
+    assert ev["cp.apiservers"]["signal"] is None and ev["cp.apiservers"]["trend"] is None
+    minutes = int(snap.at - zone_since) // 60
+    zone_words = f"since {clock(zone_since)} ({minutes}m ago), {WORDS[zone_way]}"
+    lag_minutes = int(snap.at - lag_since) // 60
+    lag_words = f"since {clock(lag_since)} ({lag_minutes}m ago), {WORDS[lag_way]}"
+    text, _ = render(sampled, "text")
+    block = text.split("P4 ", 1)[1].split("\n✓", 1)[0].split("\n✖", 1)[0]
+    assert f"\n    {zone_words}\n" in block
+    assert f"\n        {lag_words}\n" in block
+    markdown, _ = render(sampled, "markdown")
+    p4_row = next(line for line in markdown.splitlines() if line.startswith("| P4 "))
+    assert f"| suspect | {zone_words} |" in p4_row
+    assert lag_words in markdown

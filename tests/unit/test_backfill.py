@@ -3,18 +3,29 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
+from ktop.analysis.rules import evaluate
+from ktop.model.area_metrics_only import ZONE_KEY_SEP
 from ktop.model.cluster import ClusterModel, ModelConfig
 from ktop.model.events import Component, HistoryBackfilled
 from ktop.model.signals import SIGNALS, key
+from ktop.model.snapshot import MetricsOnlyNodes, ZoneHealth, ZoneState
+from ktop.model.trends import Direction
+from ktop.model.values import Val
 from ktop.sources.live.backfill import (
+    PrometheusBackfill,
     matrix_to_events,
     range_to_points,
     signal_query,
     window_selectors,
 )
-from ktop.sources.live.prometheus import DEFAULT_JOBS
+from ktop.sources.live.cost import CostMeter
+from ktop.sources.live.prometheus import DEFAULT_JOBS, prometheus_client
+from tests.unit.snapshots import healthy
+from tests.unit.test_live_prometheus import PROM_TIME, FakeHttp, faked
 
 T0 = 1_767_225_600.0
 
@@ -104,3 +115,48 @@ def test_backfilled_history_reaches_the_snapshot() -> None:
     k = key("api.requests_per_s", "a:6443")
     model.apply(HistoryBackfilled(T0, ((k, ((T0 - 60, 5.0), (T0 - 45, 6.0))),)))
     assert model.snapshot().history.points(k) == ((T0 - 60, 5.0), (T0 - 45, 6.0))
+
+
+def test_zone_history_backfilled_from_the_node_lifecycle_controller() -> None:
+    """``node_collector_unhealthy_nodes_in_zone`` over the last hour becomes the zones'
+    not-Ready history (keyed by zone, as the nodes pane names them), so a metrics-only
+    zone outage says since when from the first frame.
+    """
+    step = 15.0
+    start = PROM_TIME - 3600
+    # zone-a: healthy for 40 minutes, then 2, then all 10 nodes not Ready; zone-b healthy
+    zone_a = [(start + i * step, 0 if i < 160 else (2 if i < 170 else 10)) for i in range(241)]
+    zone_b = [(start + i * step, 0) for i in range(241)]
+    first_bad = next(t for t, v in zone_a if v > 0)
+
+    def answer(query: str) -> dict[str, Any]:
+        if "node_collector_unhealthy_nodes_in_zone" not in query:
+            return {"status": "success", "data": {"resultType": "matrix", "result": []}}
+        result = [
+            {"metric": {"zone": f"us-east{ZONE_KEY_SEP}{z}"},
+             "values": [[t, str(v)] for t, v in pts]}
+            for z, pts in (("zone-a", zone_a), ("zone-b", zone_b))
+        ]  # fmt: skip
+        return {"status": "success", "data": {"resultType": "matrix", "result": result}}
+
+    http = FakeHttp(answer)
+    client = faked(prometheus_client("http://p:9090", CostMeter()), http)
+    event = PrometheusBackfill("http://p:9090", lambda: 7.0).history_event(client, PROM_TIME)
+    asked = [parse_qs(urlsplit(str(r.url)).query)["query"][0] for r in http.seen]
+    (zone_query,) = [q for q in asked if "node_collector_unhealthy_nodes_in_zone" in q]
+    assert 'job=~".*controller-manager.*"' in zone_query and "by (zone)" in zone_query
+    series = dict(event.series)
+    assert series[key("nodes.unhealthy", "zone-a")] == tuple((t, float(v)) for t, v in zone_a)
+    assert set(series[key("nodes.unhealthy", "zone-b")]) == {(t, 0.0) for t, _ in zone_b}
+    # folded into the model, the metrics-only zone finding starts where Prometheus says
+    model = ClusterModel()
+    model.apply(event)
+    history = model.snapshot().history
+    z = ZoneHealth("us-east", "zone-a", 10, 10, Val.of(0), ZoneState.FULL_DISRUPTION)
+    view = MetricsOnlyNodes("metrics only", (z,), "", (), "not read", ())
+    snap = healthy()
+    nodes = replace(snap.nodes, nodes_known=False, metrics_only=view)
+    snap = replace(snap, at=PROM_TIME, nodes=nodes, history=history)
+    f = next(f for f in evaluate(snap) if f.code == "KT-NODE-001")
+    assert f.trend is not None and f.trend.since == first_bad
+    assert f.trend.direction is Direction.STEADY

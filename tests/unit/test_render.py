@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from ktop.model.clock import fmt_age, fmt_clock
 from ktop.model.events import Area
 from ktop.model.snapshot import ZoneState
 from ktop.model.values import Val
@@ -13,9 +14,7 @@ from ktop.ui.render import apf, apiservers, etcd, nodes, scheduler
 from ktop.ui.render.areas import drill_view, overview_panel, render_key
 from ktop.ui.render.findings import counts, full_text, ranked, strip_lines
 from ktop.ui.render.fmt import (
-    fmt_age,
     fmt_bytes,
-    fmt_clock,
     fmt_count,
     fmt_duration,
     fmt_pct,
@@ -281,8 +280,10 @@ def test_findings_ranked_and_strip() -> None:
     assert two[1] == "  +2 more — press f for all"
     one = strip_lines(found, 1, 60)[0].plain
     assert one.endswith("(+2, f)") and len(one) <= 60
-    text = full_text(found).plain
+    text = full_text(found, AT).plain
     assert "· zone-a ready 0/200" in text and "KT-ETCD-010" in text
+    # none of these findings carries a signal: each says it has no history
+    assert text.count("no history for this finding") == 3
 
 
 def test_dispatch_and_render_keys() -> None:

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from ktop.analysis.rules import evaluate
+from ktop.model.events import PodWait
+from ktop.model.history import History
+from ktop.model.signals import read_signals
+from ktop.model.snapshot import ClusterSnapshot, MetricsOnlyNodes, ZoneHealth, ZoneState
 from ktop.model.trends import Direction, baseline, trend
+from ktop.model.values import Val
+from tests.unit.snapshots import AT, healthy, with_api, with_etcd, with_nodes, with_sched
 
 T0 = 1_000.0
 
@@ -62,3 +71,56 @@ def test_lower_is_worse_signals() -> None:
 def test_trend_unknown_without_two_periods() -> None:
     t = trend([(T0, 3.0), (T0 + 1, 4.0)], threshold=1.0, recent_s=60)
     assert t.direction is Direction.UNKNOWN and t.since == T0
+
+
+# ------------------------------------------------------------- findings with a history
+
+QUIET_S = 60
+BAD_S = 150
+
+
+def _metrics_only(unhealthy: int) -> ClusterSnapshot:
+    """Nodes known only from the node lifecycle controller: zone-a of 10 nodes."""
+    state = ZoneState.FULL_DISRUPTION if unhealthy == 10 else ZoneState.NORMAL
+    z = ZoneHealth("r", "zone-a", 10, unhealthy, Val.of(100 - 10 * unhealthy), state)
+    view = MetricsOnlyNodes("metrics only", (z,), "", (), "not read", ())
+    s = healthy()
+    nodes = replace(s.nodes, nodes_known=False, nodes_reason="metrics only", metrics_only=view)
+    return replace(s, nodes=nodes)
+
+
+HISTORY_CASES: list[tuple[str, ClusterSnapshot, ClusterSnapshot]] = [
+    ("KT-API-005", healthy(), with_api(terminations_per_s=Val.of(0.5))),
+    (
+        "KT-ETCD-006",
+        with_etcd(fragmentation=Val.of(0.1), db_in_use_bytes=Val.of(200e6)),
+        with_etcd(fragmentation=Val.of(0.7), db_in_use_bytes=Val.of(200e6)),
+    ),
+    ("KT-ETCD-008", healthy(), with_etcd(peer_rtt_p99_s=Val.of(0.3))),
+    ("KT-SCHED-002", healthy(), with_sched(pending_by_wait={PodWait.GATED: 5})),
+    ("KT-NODE-003", healthy(), with_nodes(unhealthy_split=(9, 1))),
+    ("KT-NODE-001", _metrics_only(0), _metrics_only(10)),
+]
+
+
+@pytest.mark.parametrize(("code", "quiet", "bad"), HISTORY_CASES, ids=[c[0] for c in HISTORY_CASES])
+def test_findings_that_now_have_a_history(
+    code: str, quiet: ClusterSnapshot, bad: ClusterSnapshot
+) -> None:
+    """A minute quiet, then the problem: the finding's trend starts at the first bad frame.
+
+    The history is what the model records (each snapshot's signals, one frame a second).
+    """
+    h = History()
+    for i in range(QUIET_S + BAD_S):
+        h.record(AT + i, read_signals(quiet if i < QUIET_S else bad))
+    now = AT + QUIET_S + BAD_S - 1
+    snap = replace(bad, at=now, history=h.view())
+    f = next(f for f in evaluate(snap) if f.code == code)
+    assert f.trend is not None, f
+    assert f.trend.since == AT + QUIET_S and not f.trend.since_before_history
+    assert f.trend.direction is Direction.STEADY
+
+
+def test_metrics_only_zones_have_a_history() -> None:
+    assert read_signals(_metrics_only(3))["nodes.unhealthy|zone-a"] == 3

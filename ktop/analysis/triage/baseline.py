@@ -3,7 +3,7 @@
 Baseline-relative evidence (``api.cpu_vs_baseline`` ...) compares a reading
 with its signal's :class:`~ktop.model.trends.Baseline` (median and spread)
 over the *quiet window* of a history: every point older than
-:data:`~ktop.analysis.catalogue.BASELINE_MIN_AGE_S` before the snapshot. The
+:data:`~ktop.model.trends.BASELINE_MIN_AGE_S` before the snapshot. The
 history is the snapshot's own (:class:`~ktop.model.history.HistoryView`);
 what it holds decides the name shown with the verdicts:
 
@@ -20,10 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ktop.analysis.catalogue import BASELINE_MIN_AGE_S
 from ktop.model.history import HistoryView
 from ktop.model.snapshot import ClusterSnapshot
-from ktop.model.trends import MIN_BASELINE_POINTS, Baseline, baseline
+from ktop.model.trends import BASELINE_MIN_AGE_S, MIN_BASELINE_POINTS, Baseline, signal_baseline
 
 NO_BASELINE = "no baseline yet (needs a longer run, a recording or Prometheus history)"
 
@@ -85,12 +84,7 @@ class BaselineSource:
 
     def of(self, signal_key: str) -> Baseline | None:
         """One signal's baseline, or None with too few points in the quiet window."""
-        return baseline(
-            self.history.points(signal_key),
-            self.now,
-            exclude_recent_s=BASELINE_MIN_AGE_S,
-            min_points=MIN_BASELINE_POINTS,
-        )
+        return signal_baseline(self.history, signal_key, self.now)
 
     def lacks(self, what: str) -> str:
         """Why one signal has no baseline, in words."""

@@ -8,9 +8,9 @@ from ktop.analysis.findings import Severity
 from ktop.analysis.triage.baseline import NO_BASELINE, BaselineSource
 from ktop.analysis.triage.capacity import capacity, given_sizes
 from ktop.analysis.triage.evidence import READERS as MAIN_READERS
-from ktop.analysis.triage.evidence import Context
+from ktop.analysis.triage.evidence import Context, Reading
 from ktop.analysis.triage.evidence_ha import HA_READERS
-from ktop.analysis.triage.paths import PATHS, PathSpec
+from ktop.analysis.triage.paths import PATHS, EvidenceSpec, PathSpec
 from ktop.analysis.triage.types import (
     VERDICT_RANK,
     Capacity,
@@ -21,6 +21,7 @@ from ktop.analysis.triage.types import (
     Verdict,
 )
 from ktop.model.snapshot import ClusterSnapshot, ZoneState
+from ktop.model.trends import Trend, signal_trend
 
 STATUS_OF = {
     Severity.CRITICAL: Status.BAD,
@@ -35,8 +36,22 @@ CONFINED = 0.9
 """A cause shared by this share of the affected pods or nodes is 'confined' to it."""
 
 
+def _trend(ctx: Context, e: EvidenceSpec, r: Reading) -> Trend | None:
+    """Since when the reading's signal has been beyond the evidence's threshold (the
+    reading's own when it gives one), and which way it goes; None without a signal.
+    """
+    if not r.signal or r.severity is Severity.UNKNOWN:
+        return None
+    threshold = r.threshold
+    if threshold is None and e.threshold is not None:
+        threshold = e.threshold.fires_at
+    if threshold is None:
+        return None
+    return signal_trend(ctx.snap.history, r.signal, threshold)
+
+
 def read_evidence(spec: PathSpec, ctx: Context) -> tuple[Evidence, ...]:
-    """Every evidence of a path, in order."""
+    """Every evidence of a path, in order, each with its signal's trend when it has one."""
     out = []
     for e in spec.evidence:
         r = READERS[e.id](ctx, e)
@@ -55,6 +70,8 @@ def read_evidence(spec: PathSpec, ctx: Context) -> tuple[Evidence, ...]:
                 first_line=e.first_line,
                 pane=e.pane,
                 suspect=suspect,
+                signal=r.signal,
+                trend=_trend(ctx, e, r),
             )
         )
     return tuple(out)
@@ -331,4 +348,4 @@ def triage(
         for c in capacity(snap)
         if c.id not in given and not (c.id == "full_list_bytes" and given_sizes(given))
     )
-    return TriageReport(tuple(results), estimated + extra_capacity, used)
+    return TriageReport(tuple(results), estimated + extra_capacity, used, snap.at)

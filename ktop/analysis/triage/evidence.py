@@ -8,8 +8,9 @@ unreadable input gives ``Severity.UNKNOWN`` with the reason as the detail.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from ktop.analysis import catalogue as c
 from ktop.analysis.findings import Severity
 from ktop.analysis.triage.baseline import NO_BASELINE, BaselineSource
 from ktop.analysis.triage.paths import EvidenceSpec
@@ -29,6 +30,17 @@ class Reading:
     severity: Severity
     value: float | None
     detail: str
+    signal: str = ""
+    """The history key of the signal the reading rests on (its worst subject's), if any."""
+    threshold: float | None = None
+    """The value of ``signal`` beyond which the reading is not ok, when it is not the
+    spec's own threshold (e.g. a baseline-relative one)."""
+
+    def on(self, signal: str, threshold: float | None = None) -> Reading:
+        """The same reading, resting on ``signal`` (kept only when the reading is known)."""
+        if self.severity is Severity.UNKNOWN:
+            return self
+        return replace(self, signal=signal, threshold=threshold)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +84,16 @@ def _worst(rows: Sequence[tuple[str, Val]]) -> tuple[str, Val] | None:
 
 
 def _worst_reading(
-    spec: EvidenceSpec, rows: Sequence[tuple[str, Val]], what: str, fmt: Callable[[float], str]
+    spec: EvidenceSpec,
+    rows: Sequence[tuple[str, Val]],
+    what: str,
+    fmt: Callable[[float], str],
+    metric: str = "",
 ) -> Reading:
-    """Grade the worst known row; all empty is OK; all unknown is unknown."""
+    """Grade the worst known row; all empty is OK; all unknown is unknown.
+
+    With ``metric``, the reading rests on that signal of the worst row's subject.
+    """
     if not rows:
         return unknown(f"no {what} seen")
     w = _worst(rows)
@@ -84,7 +103,8 @@ def _worst_reading(
         return unknown("; ".join(dict.fromkeys(v.reason for _, v in rows if v.reason)))
     name, v = w
     note = " (lifetime, single scrape)" if v.lifetime else ""
-    return graded(spec, v, f"{name}: {fmt(v.or_(0.0))}{note}")
+    r = graded(spec, v, f"{name}: {fmt(v.or_(0.0))}{note}")
+    return r.on(signal_key(metric, name)) if metric else r
 
 
 def _s(x: float) -> str:
@@ -116,7 +136,7 @@ def apf_rejected(ctx: Context, spec: EvidenceSpec) -> Reading:
     if a.unknown_reason:
         return unknown(a.unknown_reason)
     rows = [(r.priority_level, r.rejected_total_per_s) for r in a.levels]
-    return _worst_reading(spec, rows, "priority level", _rate)
+    return _worst_reading(spec, rows, "priority level", _rate, "apf.rejected_per_s")
 
 
 def apf_wait(ctx: Context, spec: EvidenceSpec) -> Reading:
@@ -124,9 +144,8 @@ def apf_wait(ctx: Context, spec: EvidenceSpec) -> Reading:
     a = ctx.snap.apf
     if a.unknown_reason:
         return unknown(a.unknown_reason)
-    return _worst_reading(
-        spec, [(r.priority_level, r.wait_p99_s) for r in a.levels], "priority level", _s
-    )
+    rows = [(r.priority_level, r.wait_p99_s) for r in a.levels]
+    return _worst_reading(spec, rows, "priority level", _s, "apf.wait_p99_s")
 
 
 def apf_flow(ctx: Context, spec: EvidenceSpec) -> Reading:
@@ -169,9 +188,8 @@ def api_throttled(ctx: Context, spec: EvidenceSpec) -> Reading:
     """Evidence ``api.throttled``."""
     if (u := _api_unknown(ctx)) is not None:
         return u
-    return _worst_reading(
-        spec, [(r.instance, r.throttled_per_s) for r in _api_rows(ctx)], "instance", _rate
-    )
+    rows = [(r.instance, r.throttled_per_s) for r in _api_rows(ctx)]
+    return _worst_reading(spec, rows, "instance", _rate, "api.throttled_per_s")
 
 
 def api_write(ctx: Context, spec: EvidenceSpec) -> Reading:
@@ -204,21 +222,23 @@ def _vs_baseline(
         return u
     if (u := _baseline_unknown(ctx)) is not None:
         return u
-    assert ctx.baseline is not None
-    rows: list[tuple[float, str]] = []
+    assert ctx.baseline is not None and spec.threshold is not None
+    rows: list[tuple[float, str, str, float]] = []
     for r in _api_rows(ctx):
-        now, base = field(r), ctx.baseline.of(signal_key(metric, r.instance))
+        sig = signal_key(metric, r.instance)
+        now, base = field(r), ctx.baseline.of(sig)
         if base is not None and base.median > 0 and now.value is not None:
             ratio = now.value / base.median
             detail = (
                 f"{r.instance}: {ratio:.2f}x ({fmt(now.value)} against a median of "
                 f"{fmt(base.median)} over {base.samples} points of {ctx.baseline.name})"
             )
-            rows.append((ratio, detail))
+            rows.append((ratio, detail, sig, base.median))
     if not rows:
         return unknown(ctx.baseline.lacks(what) + " for any instance answering now")
-    ratio, detail = max(rows)
-    return graded(spec, Val.of(ratio), detail)
+    ratio, detail, sig, median = max(rows)
+    # the signal itself crosses the relative threshold at that multiple of its median
+    return graded(spec, Val.of(ratio), detail).on(sig, spec.threshold.fires_at * median)
 
 
 def _cores(x: float) -> str:
@@ -271,13 +291,15 @@ def api_requests(ctx: Context, spec: EvidenceSpec) -> Reading:
 def api_skew(ctx: Context, spec: EvidenceSpec) -> Reading:
     """Evidence ``api.request_skew``."""
     a = ctx.snap.apiservers
-    return graded(spec, a.request_skew, f"max / mean requests/s {a.request_skew.or_(0):.2f}x")
+    r = graded(spec, a.request_skew, f"max / mean requests/s {a.request_skew.or_(0):.2f}x")
+    return r.on(signal_key("api.request_skew"))
 
 
 def api_watch_skew(ctx: Context, spec: EvidenceSpec) -> Reading:
     """Evidence ``api.watch_skew``."""
     a = ctx.snap.apiservers
-    return graded(spec, a.watch_skew, f"max / mean watches {a.watch_skew.or_(0):.2f}x")
+    r = graded(spec, a.watch_skew, f"max / mean watches {a.watch_skew.or_(0):.2f}x")
+    return r.on(signal_key("api.watch_skew"))
 
 
 def api_restart(ctx: Context, spec: EvidenceSpec) -> Reading:
@@ -324,6 +346,7 @@ def _etcd_reading(
     spec: EvidenceSpec,
     field: Callable[[EtcdMemberRow], Val],
     fmt: Callable[[float], str],
+    metric: str = "",
 ) -> Reading:
     e = ctx.snap.etcd
     if e.unknown_reason:
@@ -331,7 +354,7 @@ def _etcd_reading(
     rows = _etcd_rows(ctx)
     if not rows:
         return unknown("; ".join(f"{m.instance}: {m.error}" for m in e.members) or "no member")
-    return _worst_reading(spec, [(m.instance, field(m)) for m in rows], "member", fmt)
+    return _worst_reading(spec, [(m.instance, field(m)) for m in rows], "member", fmt, metric)
 
 
 def etcd_leader(ctx: Context, spec: EvidenceSpec) -> Reading:
@@ -345,8 +368,11 @@ def etcd_leader(ctx: Context, spec: EvidenceSpec) -> Reading:
     if all(m.has_leader.value is None for m in rows):
         return unknown("etcd_server_has_leader not exposed")
     without = [m.instance for m in rows if m.has_leader.value == 0]
-    detail = f"without a leader: {', '.join(without)}" if without else f"leader {e.leader or '?'}"
-    return Reading(Severity.CRITICAL if without else Severity.OK, float(len(without)), detail)
+    if not without:
+        return Reading(Severity.OK, 0.0, f"leader {e.leader or '?'}")
+    detail = f"without a leader: {', '.join(without)}"
+    reading = Reading(Severity.CRITICAL, float(len(without)), detail)
+    return reading.on(signal_key("etcd.has_leader", without[0]), c.ETCD_NO_LEADER_BELOW)
 
 
 def etcd_changes(ctx: Context, spec: EvidenceSpec) -> Reading:
@@ -366,27 +392,29 @@ def etcd_changes(ctx: Context, spec: EvidenceSpec) -> Reading:
 
 def etcd_fsync(ctx: Context, spec: EvidenceSpec) -> Reading:
     """Evidence ``etcd.wal_fsync_p99``."""
-    return _etcd_reading(ctx, spec, lambda m: m.wal_fsync_p99_s, _s)
+    return _etcd_reading(ctx, spec, lambda m: m.wal_fsync_p99_s, _s, "etcd.fsync_p99_s")
 
 
 def etcd_commit(ctx: Context, spec: EvidenceSpec) -> Reading:
     """Evidence ``etcd.backend_commit_p99``."""
-    return _etcd_reading(ctx, spec, lambda m: m.backend_commit_p99_s, _s)
+    return _etcd_reading(ctx, spec, lambda m: m.backend_commit_p99_s, _s, "etcd.commit_p99_s")
 
 
 def etcd_quota(ctx: Context, spec: EvidenceSpec) -> Reading:
     """Evidence ``etcd.db_quota``."""
-    return _etcd_reading(ctx, spec, lambda m: m.db_quota_ratio, _ratio)
+    return _etcd_reading(ctx, spec, lambda m: m.db_quota_ratio, _ratio, "etcd.db_quota_ratio")
 
 
 def etcd_frag(ctx: Context, spec: EvidenceSpec) -> Reading:
     """Evidence ``etcd.fragmentation``."""
-    return _etcd_reading(ctx, spec, lambda m: m.fragmentation, _ratio)
+    return _etcd_reading(ctx, spec, lambda m: m.fragmentation, _ratio, "etcd.fragmentation")
 
 
 def etcd_proposals(ctx: Context, spec: EvidenceSpec) -> Reading:
     """Evidence ``etcd.failed_proposals``."""
-    return _etcd_reading(ctx, spec, lambda m: m.proposals_failed_per_s, _rate)
+    return _etcd_reading(
+        ctx, spec, lambda m: m.proposals_failed_per_s, _rate, "etcd.proposals_failed_per_s"
+    )
 
 
 # ------------------------------------------------------------------ scheduler, pods
@@ -399,7 +427,8 @@ def sched_unschedulable(ctx: Context, spec: EvidenceSpec) -> Reading:
         return unknown(sc.pods_reason or "pods not listed")
     n = sc.pending_by_wait.get(PodWait.UNSCHEDULABLE, 0)
     top = "; ".join(f"{r.reason}: {r.pods} pods" for r in sc.reasons[:3])
-    return graded(spec, Val.of(n), f"{n} pods" + (f" ({top})" if top else ""))
+    r = graded(spec, Val.of(n), f"{n} pods" + (f" ({top})" if top else ""))
+    return r.on(signal_key("sched.waiting_pods", PodWait.UNSCHEDULABLE.value))
 
 
 def sched_quota(ctx: Context, spec: EvidenceSpec) -> Reading:
@@ -498,7 +527,12 @@ def nodes_disruption(ctx: Context, spec: EvidenceSpec) -> Reading:
         "; " + ", ".join(f"{z.zone or '(no zone)'} {z.state}" for z in bad) if bad else ""
     )
     sev = Severity.CRITICAL if bad else (Severity.WARNING if unhealthy else Severity.OK)
-    return Reading(sev, float(len(bad)), detail)
+    reading = Reading(sev, float(len(bad)), detail)
+    if not unhealthy:
+        return reading
+    # since when the worst zone has had nodes not Ready (as KT-NODE-001/002 measure it)
+    worst = max(bad or n.zones, key=lambda z: z.unhealthy)
+    return reading.on(signal_key("nodes.unhealthy", worst.zone), c.NODE_UNHEALTHY_ABOVE)
 
 
 def nodes_domain(ctx: Context, spec: EvidenceSpec) -> Reading:
@@ -524,7 +558,7 @@ def nodes_lease(ctx: Context, spec: EvidenceSpec) -> Reading:
     lag = n.lease_lag_p99_s
     if lag.value is None and not lag.empty:
         return unknown(feed_reason(ctx.snap, FEED_LEASES, lag.reason))
-    return graded(spec, lag, f"p99 {lag.or_(0):.0f} s")
+    return graded(spec, lag, f"p99 {lag.or_(0):.0f} s").on(signal_key("nodes.lease_lag_p99_s"))
 
 
 def heartbeat_share(ctx: Context, spec: EvidenceSpec) -> Reading:

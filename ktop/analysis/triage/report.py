@@ -11,6 +11,7 @@ from typing import Any
 
 from ktop.analysis.triage.types import Evidence, PathResult, TriageReport
 from ktop.model.snapshot import ClusterSnapshot, ZoneState
+from ktop.model.trends import Trend, describe
 from ktop.model.values import Val
 
 JSON_VERSION = 1
@@ -132,6 +133,17 @@ def signals(
     }
 
 
+def _trend_json(t: Trend | None) -> dict[str, Any] | None:
+    if t is None:
+        return None
+    return {
+        "since": t.since,
+        "since_before_history": t.since_before_history,
+        "direction": t.direction.value,
+        "change": t.change,
+    }
+
+
 def _evidence_json(e: Evidence) -> dict[str, Any]:
     return {
         "id": e.id,
@@ -142,6 +154,8 @@ def _evidence_json(e: Evidence) -> dict[str, Any]:
         "detail": e.detail,
         "first_line": e.first_line,
         "pane": e.pane.value if e.pane else None,
+        "signal": e.signal or None,
+        "trend": _trend_json(e.trend),
     }
 
 
@@ -152,6 +166,7 @@ def _path_json(p: PathResult) -> dict[str, Any]:
         "verdict": p.verdict.value,
         "conclusion": p.conclusion,
         "direction": p.direction,
+        "trend": _trend_json(p.trend),
         "evidence": [_evidence_json(e) for e in p.evidence],
     }
 
@@ -187,6 +202,11 @@ def _value(e: Evidence) -> str:
     return f"{e.value:.4g}{unit}"
 
 
+def _since(t: Trend | None, at: float | None) -> str:
+    """``since 12:03:10 (4m ago), getting worse``; empty without a trend."""
+    return "" if t is None or at is None else describe(t, at)
+
+
 MARK = {"suspect": "✖", "unknown": "?", "clear": "✓", "bad": "✖", "warn": "▲", "ok": "✓"}
 
 
@@ -196,11 +216,15 @@ def to_text(report: TriageReport, errors: Sequence[str] = ()) -> str:
     for p in report.paths:
         out.append(f"{MARK[p.verdict.value]} {p.id:<10} {p.verdict.value:<8} {p.title}")
         out.append(f"    {p.conclusion}")
+        if since := _since(p.trend, report.at):
+            out.append(f"    {since}")
         if p.verdict.value == "suspect":
             out.append(f"    first direction: {p.direction}")
             for e in p.evidence:
                 first = "*" if e.first_line else " "
                 out.append(f"    {first}{MARK[e.status.value]} {e.title}: {_value(e)} ({e.detail})")
+                if e.breaching and (since := _since(e.trend, report.at)):
+                    out.append(f"        {since}")
     out.append("")
     out.append("capacity:")
     for c in report.capacity:
@@ -218,19 +242,22 @@ def _md(text: str) -> str:
 
 def to_markdown(report: TriageReport, errors: Sequence[str] = ()) -> str:
     """Markdown: a verdict table, then each non-clear path's evidence."""
-    out = ["# ktop triage", "", "| path | verdict | conclusion |", "|---|---|---|"]
+    out = ["# ktop triage", "", "| path | verdict | since | conclusion |", "|---|---|---|---|"]
     out += [
-        f"| {p.id} {_md(p.title)} | {p.verdict.value} | {_md(p.conclusion)} |" for p in report.paths
+        f"| {p.id} {_md(p.title)} | {p.verdict.value} | {_md(_since(p.trend, report.at))} | "
+        f"{_md(p.conclusion)} |"
+        for p in report.paths
     ]
     for p in report.paths:
         if p.verdict.value == "clear":
             continue
         out += ["", f"## {p.id}: {_md(p.title)} ({p.verdict.value})", ""]
         out += [f"First direction: {_md(p.direction)}", ""]
-        out += ["| evidence | status | value | detail |", "|---|---|---|---|"]
+        out += ["| evidence | status | value | since | detail |", "|---|---|---|---|---|"]
         out += [
             f"| {_md(e.title)}{' (first line)' if e.first_line else ''} | {e.status.value} | "
-            f"{_md(_value(e))} | {_md(e.detail)} |"
+            f"{_md(_value(e))} | {_md(_since(e.trend, report.at) if e.breaching else '')} | "
+            f"{_md(e.detail)} |"
             for e in p.evidence
         ]
     out += ["", "## Capacity", ""]

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ktop.model.events import Area
+from ktop.model.trends import Trend
 
 
 class Status(StrEnum):
@@ -48,6 +49,20 @@ class Evidence:
     """The pane that shows this evidence (None when no pane does)."""
     suspect: bool = False
     """True when this reading alone makes its path suspect."""
+    signal: str = ""
+    """The history key of the signal the reading rests on (its worst subject's), if any."""
+    trend: Trend | None = None
+    """Since when ``signal`` has been beyond the evidence's threshold and which way it goes
+    (None when the evidence has no signal or is unknown)."""
+
+    @property
+    def breaching(self) -> bool:
+        """True for a warn or bad reading whose signal history shows when it began."""
+        return (
+            self.status in (Status.WARN, Status.BAD)
+            and self.trend is not None
+            and self.trend.since is not None
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +77,17 @@ class PathResult:
     """Where to look first (the correlation), or why the verdict is what it is."""
     direction: str
     """The first direction the path's catalogue entry gives."""
+
+    @property
+    def trend(self) -> Trend | None:
+        """Since when the path's problem has been growing: the earliest start among its
+        suspect evidence with a history (among its warn or bad evidence when none is
+        suspect); None when no such evidence has a history.
+        """
+        breaching = [e for e in self.evidence if e.breaching]
+        chosen = [e for e in breaching if e.suspect] or breaching
+        trends = [e.trend for e in chosen if e.trend is not None and e.trend.since is not None]
+        return min(trends, key=lambda t: t.since or 0.0, default=None)
 
     @property
     def worst_status(self) -> Status:
@@ -91,6 +117,8 @@ class TriageReport:
     capacity: tuple[Capacity, ...]
     baseline: str
     """Which baseline was used, or why there is none."""
+    at: float | None = None
+    """The snapshot's time (what ``N m ago`` in trends counts from)."""
 
     @property
     def suspects(self) -> tuple[PathResult, ...]:

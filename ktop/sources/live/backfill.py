@@ -43,6 +43,7 @@ from ktop.model.events import (
     Sample,
     Target,
 )
+from ktop.model.series import WINDOW_S
 from ktop.model.signals import SIGNALS, SignalSpec, key
 from ktop.model.wanted import FAMILIES, HISTOGRAMS
 from ktop.sources.base import Emit
@@ -104,6 +105,8 @@ def range_to_points(
     for r in results:
         metric = r.get("metric") or {}
         subject = str(metric.get(spec.subject_label, "")) if spec.subject_label else ""
+        if spec.subject_of is not None:
+            subject = spec.subject_of(subject)
         pts: list[tuple[float, float]] = []
         for ts, raw in r.get("values") or ():
             try:
@@ -123,7 +126,8 @@ class PrometheusBackfill:
     address: str
     """Where Prometheus is (for messages only)."""
     clock: Callable[[], float]
-    window_s: float = 300.0
+    window_s: float = WINDOW_S
+    """The model's observation window: how much raw data the first frame needs."""
     history_s: float = DEFAULT_HISTORY_S
     step_s: float = DEFAULT_STEP_S
     jobs: Mapping[Component, str] = field(default_factory=lambda: dict(DEFAULT_JOBS))

@@ -63,6 +63,7 @@ from ktop.model.events import (
     Target,
     TargetGone,
 )
+from ktop.model.series import WINDOW_S
 from ktop.sources.base import Emit
 from ktop.sources.convert import ZONE_LABELS, node_record
 from ktop.sources.live import DEFAULT_CLUSTER_LABEL
@@ -129,6 +130,8 @@ class LiveOptions:
     node_detail_max: int = 500
     prometheus: str | None = None
     """A URL, ``k8s://NAMESPACE/SERVICE:PORT``, or ``auto``."""
+    window_s: float = WINDOW_S
+    """The model's observation window: the Prometheus backfill reads this much raw data."""
     prometheus_auth: PrometheusAuth = field(default_factory=PrometheusAuth)
     prometheus_s: float = 15.0
     etcd_metrics: tuple[str, ...] = ()
@@ -413,7 +416,9 @@ class LiveSource:
         emit([FeedSynced(self.clock(), FEED_PROMETHEUS)])
         # The last hour first, so that the window's samples precede the first poll's.
         calls = PrometheusCalls(workers=1, timeout_s=BACKFILL_TIMEOUT_S)
-        self.backfill = PrometheusBackfill(address, self.clock, matcher=matcher)
+        self.backfill = PrometheusBackfill(
+            address, self.clock, window_s=self.o.window_s, matcher=matcher
+        )
         try:
             await self.backfill.run(emit, client, calls)
         finally:

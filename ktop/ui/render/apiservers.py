@@ -6,10 +6,10 @@ from collections.abc import Callable
 
 from rich.text import Text
 
+from ktop.model.clock import fmt_age
 from ktop.model.snapshot import ApiserverRow, ApiserversSnapshot
 from ktop.model.values import Val, max_val, sum_vals
 from ktop.ui.render.fmt import (
-    fmt_age,
     fmt_bytes,
     fmt_cores,
     fmt_duration,

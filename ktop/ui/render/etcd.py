@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from ktop.model.clock import fmt_age
 from ktop.model.snapshot import (
     EtcdApiserverView,
     EtcdClientRow,
@@ -15,7 +16,6 @@ from ktop.model.snapshot import (
 )
 from ktop.model.values import Val, sum_vals
 from ktop.ui.render.fmt import (
-    fmt_age,
     fmt_bytes,
     fmt_duration,
     fmt_pct,

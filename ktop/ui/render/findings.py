@@ -7,10 +7,13 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from ktop.analysis.findings import Finding, Severity
-from ktop.model.trends import Direction
-from ktop.ui.render.fmt import fmt_age, fmt_clock, truncate
+from ktop.model.trends import DIRECTION_WORDS, Direction, Trend, since_words
+from ktop.ui.render.fmt import truncate
 from ktop.ui.render.level import SEVERITY_LEVEL, SEVERITY_SYMBOL, STYLE
 
+NO_HISTORY = "no history for this finding"
+"""Said of a finding whose reading has no signal history (a count over the window,
+a state, a quota): it has no start and no direction to show."""
 SEVERITY_ORDER = (Severity.CRITICAL, Severity.WARNING, Severity.UNKNOWN, Severity.INFO)
 """Severities in the order counts and lists show them (OK findings are not listed)."""
 
@@ -67,34 +70,32 @@ def strip_lines(findings: Sequence[Finding], rows: int, width: int) -> tuple[Tex
     return (*(finding_line(f, width) for f in top[: rows - 1]), more)
 
 
-_DIRECTION_TEXT = {
-    Direction.WORSE: ("getting worse", "bold red"),
-    Direction.BETTER: ("getting better", "green"),
-    Direction.STEADY: ("steady", ""),
-    Direction.UNKNOWN: ("trend unknown (not enough history)", "dim"),
+DIRECTION_STYLE: dict[Direction, str] = {
+    Direction.WORSE: "bold red",
+    Direction.BETTER: "green",
+    Direction.STEADY: "",
+    Direction.UNKNOWN: "dim",
 }
+
+
+def styled_trend(t: Trend, now: float) -> Text:
+    """``since 12:03:10 (4m ago), getting worse`` with the direction styled (words too:
+    never colour alone).
+    """
+    out = Text(since_words(t, now) + ", ")
+    out.append(DIRECTION_WORDS[t.direction], style=DIRECTION_STYLE[t.direction])
+    return out
 
 
 def trend_text(f: Finding, now: float) -> Text | None:
     """``since 12:03:10 (4m ago), getting worse``; None for findings without a signal."""
-    t = f.trend
-    if t is None:
-        return None
-    out = Text()
-    if t.since is None:
-        out.append("no longer beyond its threshold in the latest frame")
-    elif t.since_before_history:
-        out.append(f"since before the history starts ({fmt_clock(t.since)})")
-    else:
-        out.append(f"since {fmt_clock(t.since)} ({fmt_age(now - t.since)} ago)")
-    words, style = _DIRECTION_TEXT[t.direction]
-    out.append(", ")
-    out.append(words, style=style)
-    return out
+    return None if f.trend is None else styled_trend(f.trend, now)
 
 
-def full_text(findings: Sequence[Finding], now: float | None = None) -> Text:
-    """Every finding with its area, since when and which way it goes, and its evidence."""
+def full_text(findings: Sequence[Finding], now: float) -> Text:
+    """Every finding with its area, since when and which way it goes (``now`` is the
+    snapshot's time), and its evidence.
+    """
     top = ranked(findings)
     if not top:
         return Text("✓ no findings: nothing in the catalogue matched this snapshot.")
@@ -106,11 +107,9 @@ def full_text(findings: Sequence[Finding], now: float | None = None) -> Text:
         out.append(f"{SEVERITY_SYMBOL[f.severity]} {f.severity.name:<8} {f.code}", style=style)
         out.append(f"  [{f.area.value}]  ", style="dim")
         out.append(f.title + "\n", style="bold")
-        trend = trend_text(f, now) if now is not None else None
-        if trend is not None:
-            out.append("      ")
-            out.append_text(trend)
-            out.append("\n")
+        out.append("      ")
+        out.append_text(trend_text(f, now) or Text(NO_HISTORY, style="dim"))
+        out.append("\n")
         for evidence in f.evidence:
             out.append(f"      · {evidence}\n")
     return out

@@ -9,10 +9,10 @@ from rich.text import Text
 from ktop.analysis.fleet import CellSummary, SharedCause
 from ktop.analysis.triage.types import Verdict
 from ktop.fleet import FleetView
+from ktop.model.clock import fmt_age
 from ktop.model.snapshot import ZoneState
 from ktop.model.values import Val
 from ktop.ui.render.fmt import (
-    fmt_age,
     fmt_duration,
     fmt_rate,
     fmt_si,

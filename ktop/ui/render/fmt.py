@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 from ktop.model.values import Val
 
@@ -60,20 +59,6 @@ def fmt_duration(seconds: float) -> str:
     if s < 86400:
         return f"{s / 3600:.1f}h"
     return f"{s / 86400:.1f}d"
-
-
-def fmt_age(seconds: float | None) -> str:
-    """A coarse age: ``12s``, ``3m``, ``2h``, ``4d``; ``never`` for None."""
-    if seconds is None:
-        return "never"
-    s = max(0, int(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m"
-    if s < 86400:
-        return f"{s // 3600}h"
-    return f"{s // 86400}d"
 
 
 def fmt_si(x: float) -> str:
@@ -133,11 +118,6 @@ def fmt_val(v: Val, fmt: Callable[[float], str] = fmt_si) -> str:
         return NOTHING if v.empty else UNKNOWN
     text = fmt(v.value)
     return LIFETIME_MARK + text if v.lifetime else text
-
-
-def fmt_clock(at: float) -> str:
-    """The source clock as UTC ``HH:MM:SS``."""
-    return datetime.fromtimestamp(at, tz=UTC).strftime("%H:%M:%S")
 
 
 def short_instance(instance: str) -> str:

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from ktop.model.clock import fmt_clock
 from ktop.record.session import RecordingStatus
-from ktop.ui.render.fmt import fmt_clock
 
 RECORD_KEYS: tuple[tuple[str, str, str, str], ...] = (
     ("R", "toggle_recording", "rec", "start or stop recording to a file"),

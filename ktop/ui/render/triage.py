@@ -5,9 +5,13 @@ from __future__ import annotations
 from rich.text import Text
 
 from ktop.analysis.triage.types import Evidence, PathResult, Status, TriageReport, Verdict
+from ktop.model.trends import Direction, Trend, compact
+from ktop.ui.render.findings import DIRECTION_STYLE, styled_trend
 from ktop.ui.render.level import STYLE, SYMBOL, Level
 from ktop.ui.render.view import Column, Row, TableSpec
 
+SINCE_WIDTH = 16
+"""``<12:03:10 steady``."""
 VERDICT_LEVEL = {
     Verdict.SUSPECT: Level.CRIT,
     Verdict.UNKNOWN: Level.UNKNOWN,
@@ -30,6 +34,25 @@ def _value(e: Evidence) -> str:
     return f"{e.value:.3g}{unit}"
 
 
+def since_cell(t: Trend | None) -> Text:
+    """``12:03:10 worse``: when the problem began and which way it goes; ``-`` without
+    a history (the direction is in words, its colour only repeats them).
+    """
+    if t is None:
+        return Text("-", style="dim")
+    out = Text(compact(t))
+    if t.since is not None and t.direction is not Direction.UNKNOWN:
+        start = len(out.plain) - len(t.direction.value)
+        out.stylize(DIRECTION_STYLE[t.direction], max(0, start))
+    return out
+
+
+def path_since(path: PathResult, now: float | None) -> Text | None:
+    """``since 12:03:10 (4m ago), getting worse`` for a path with a history, else None."""
+    t = path.trend
+    return None if t is None or now is None else styled_trend(t, now)
+
+
 def paths_table(report: TriageReport) -> TableSpec:
     """Every path with its verdict and conclusion; the most severe first."""
     rows = []
@@ -41,6 +64,7 @@ def paths_table(report: TriageReport) -> TableSpec:
                 (
                     Text(f"{SYMBOL[level]} {p.verdict.value}", style=STYLE[level]),
                     Text(p.id, style="bold"),
+                    since_cell(p.trend),
                     Text(p.title),
                     Text(p.conclusion, style="dim" if p.verdict is Verdict.CLEAR else ""),
                 ),
@@ -52,7 +76,8 @@ def paths_table(report: TriageReport) -> TableSpec:
         (
             Column("verdict", "verdict", 9),
             Column("id", "path", 10),
-            Column("title", "symptom", 34),
+            Column("since", "since", SINCE_WIDTH),
+            Column("title", "symptom", 28),
             Column("conclusion", "where to look first"),
         ),
         tuple(rows),
@@ -71,6 +96,7 @@ def evidence_table(path: PathResult) -> TableSpec:
                     Text(f"{SYMBOL[level]} {e.status.value}", style=STYLE[level]),
                     Text(("* " if e.first_line else "  ") + e.title),
                     Text(_value(e), justify="right"),
+                    since_cell(e.trend if e.breaching else None),
                     Text(e.pane.value if e.pane else "-", style="dim"),
                     Text(e.detail),
                 ),
@@ -83,6 +109,7 @@ def evidence_table(path: PathResult) -> TableSpec:
             Column("status", "status", 9),
             Column("title", "evidence", 40),
             Column("value", "value", 10),
+            Column("since", "since", SINCE_WIDTH),
             Column("pane", "pane", 10),
             Column("detail", "detail"),
         ),
@@ -98,5 +125,10 @@ def headline(report: TriageReport) -> Text:
         return Text(f"✓ no path suspect ({unknown} unknown)", style=STYLE[Level.OK])
     first = sus[0]
     out = Text(f"{SYMBOL[Level.CRIT]} {len(sus)} suspect: ", style=STYLE[Level.CRIT])
-    out.append(f"{first.id} {first.title}: {first.conclusion}")
+    out.append(f"{first.id} {first.title}")
+    if (since := path_since(first, report.at)) is not None:
+        out.append(" (")
+        out.append_text(since)
+        out.append(")")
+    out.append(f": {first.conclusion}")
     return out

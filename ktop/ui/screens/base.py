@@ -70,7 +70,8 @@ class KtopScreen(Screen[None]):
 
     def copy_text(self) -> tuple[str, str]:
         """What ``y`` copies on this screen: a short name for it, and the text."""
-        return "findings", full_text(self.ktop.frame.findings).plain.rstrip()
+        frame = self.ktop.frame
+        return "findings", full_text(frame.findings, frame.snapshot.at).plain.rstrip()
 
     def on_mount(self) -> None:
         """Render the latest frame as soon as the widgets exist."""

@@ -11,7 +11,7 @@ from ktop.analysis.triage.baseline import HistoryKind, baseline_source
 from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.types import PathResult, TriageReport
 from ktop.ui.frame import Frame
-from ktop.ui.render.triage import evidence_table, headline, paths_table
+from ktop.ui.render.triage import evidence_table, headline, path_since, paths_table
 from ktop.ui.screens.base import KtopScreen
 from ktop.ui.widgets.snapshot_table import SnapshotTable
 
@@ -66,9 +66,12 @@ class TriageScreen(KtopScreen):
             return
         self._path_id = path_id
         spec = evidence_table(path)
-        self.query_one("#triage-evidence-title", Static).update(
-            Text.assemble((spec.title, "bold"), (f"  first direction: {path.direction}", "dim"))
-        )
+        title = Text(spec.title, style="bold")
+        if self.report is not None and (since := path_since(path, self.report.at)) is not None:
+            title.append("  ")
+            title.append_text(since)
+        title.append(f"  first direction: {path.direction}", style="dim")
+        self.query_one("#triage-evidence-title", Static).update(title)
         self.query_one("#triage-evidence", SnapshotTable).show(spec)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:

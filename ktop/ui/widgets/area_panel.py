@@ -13,7 +13,13 @@ from textual.widgets import Static
 from ktop.model.events import Area
 from ktop.model.signals import BY_METRIC
 from ktop.model.snapshot import ClusterSnapshot
-from ktop.ui.render.areas import AREA_KEYS, SPARK_LABEL_WIDTH, overview_panel, render_key
+from ktop.ui.render.areas import (
+    AREA_KEYS,
+    SPARK_LABEL_WIDTH,
+    SPARK_MIN_WIDTH,
+    overview_panel,
+    render_key,
+)
 from ktop.ui.render.level import SYMBOL, Level
 from ktop.ui.render.status import area_age
 from ktop.ui.render.trend import WINDOWS, ChartData, window_label
@@ -48,6 +54,7 @@ class AreaPanel(Static):
         """The sparklines drawn last (tests compare them with an independent computation)."""
         self._plain_body = ""
         self._shown_body: Text | None = None
+        self._shown_sparks: object = None
         self._shown_subtitle = ""
         self._shown_title: Text | None = None
         self._shown_state: tuple[str, tuple[int, int]] = ("", (0, 0))
@@ -66,12 +73,22 @@ class AreaPanel(Static):
         if subtitle != self._shown_subtitle:  # setting it, even to the same text, redraws
             self._shown_subtitle = subtitle
             self.border_subtitle = Text(subtitle, style="")
-        key = (render_key(snapshot, self.area), self.window_s)
         size = (self.content_size.height, self.content_size.width)
+        key = (render_key(snapshot, self.area), self.window_s, self._spark_slot(snapshot, size))
         if size == self._shown_size and (key is self._shown_key or key == self._shown_key):
             return
         self._shown_key, self._shown_size = key, size
         self._rebuild(snapshot)
+
+    def _spark_slot(self, snapshot: ClusterSnapshot, size: tuple[int, int]) -> int | None:
+        """Which time slot (one sparkline column) the snapshot falls in, when the panel may
+        draw sparklines: the area's readings can stay the same while its history scrolls.
+        None when no sparkline can be drawn (no history, too narrow, low bandwidth).
+        """
+        width = size[1] - SPARK_LABEL_WIDTH
+        if self.lean or size[1] < SPARK_MIN_WIDTH or width <= 0 or snapshot.history.last_at is None:
+            return None
+        return int(snapshot.at // (self.window_s / width))
 
     def forget(self) -> None:
         """Render again on the next :meth:`show` (the theme changed)."""
@@ -109,13 +126,13 @@ class AreaPanel(Static):
         body = Text("\n").join(view.lines)
         self.sparks = view.sparks
         self._plain_body = body.plain
-        if not view.sparks:
-            if body != self._shown_body:  # new data that reads the same: no redraw
-                self._shown_body = body
+        lines = (self.window_s, tuple((s.spec.metric, s.values) for s in view.sparks))
+        if body != self._shown_body or lines != self._shown_sparks:  # same: no redraw
+            self._shown_body, self._shown_sparks = body, lines
+            if view.sparks:
+                self.update(Group(body, *(_spark_row(s, self.window_s) for s in view.sparks)))
+            else:
                 self.update(body)
-        else:
-            self._shown_body = None
-            self.update(Group(body, *(_spark_row(s, self.window_s) for s in view.sparks)))
         for level, name in _LEVEL_CLASSES.items():
             self.set_class(view.level == level, name)
         self.renders += 1

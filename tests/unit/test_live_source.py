@@ -23,6 +23,7 @@ from ktop.model.events import (
     TargetGone,
 )
 from ktop.sources.live import reads
+from ktop.sources.live.client import node_count, probe
 from ktop.sources.live.errors import ApiError
 from ktop.sources.live.source import LiveOptions, LiveSource
 from ktop.sources.live.transport import KubeTransport, instance_name
@@ -260,3 +261,39 @@ async def test_a_failing_loop_is_reported_and_restarted(monkeypatch: pytest.Monk
     failed = [e.reason for e in emit.of(FeedFailed) if e.feed == "probe-feed"]
     assert failed == ["probe stopped: RuntimeError: boom"] * 2
     assert len(delays) == 2 and 0 <= delays[0] <= 1.0 and 0 <= delays[1] <= 2.0
+
+
+async def test_probe_and_node_count_are_counted_by_the_source_meter() -> None:
+    cluster = Cluster()
+
+    def route(c: Call) -> Answer | BaseException:
+        if c.path == reads.VERSION:
+            return Answer(body={"gitVersion": "v1.31.0"})
+        if c.path == reads.NODES and c.query.get("limit") == "1":
+            body = {"items": [{}], "metadata": {"remainingItemCount": 299}}
+            return Answer(body=body)
+        return cluster.route(c)
+
+    conn = FakeConnection(route)
+    assert await probe(conn) == "v1.31.0"
+    assert await node_count(conn) == 300
+    src = LiveSource(LiveOptions(discovery_s=3600.0), clock=lambda: 5.0, conn=conn)
+    emit = Recorder()
+    task = asyncio.create_task(src.run(emit))
+    try:
+        await settle(lambda: emit.of(SelfCost), "a cost sample")
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    # The source counts with the connection's meter: the probe and the size LIST included.
+    assert src.meter is conn.meter
+    by_path = Counter(c.path for c in conn.calls)
+    assert by_path[reads.VERSION] == 1 and src.meter.by_path[reads.VERSION] == 1
+    assert src.meter.by_path[reads.NODES] == by_path[reads.NODES] >= 2
+    by_host = Counter(
+        "apiserver" if c.host == conn.server else f"apiserver {instance_name(c.host)}"
+        for c in conn.calls
+    )
+    assert src.meter.requests_by_destination == dict(by_host)
+    assert emit.of(SelfCost)[0].requests_total >= 2

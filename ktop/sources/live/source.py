@@ -232,10 +232,13 @@ class LiveSource:
         options: LiveOptions,
         clock: Callable[[], float] = time.time,
         conn: Connection | None = None,
+        meter: CostMeter | None = None,
     ) -> None:
         self.o = options
         self.clock = clock
-        self.meter = CostMeter()
+        self.meter = meter or (conn.meter if conn is not None else CostMeter())
+        """The one meter of this source (``meter``, else the connection's, which counted
+        its probe, else a new one): every request the source makes is counted here."""
         self.apf_names: dict[str, str] = {}
         self.conn = conn
         self._tasks: dict[str, asyncio.Task[None]] = {}
@@ -297,7 +300,7 @@ class LiveSource:
             await self._run_prometheus_only(emit)
             return
         if self.conn is None:
-            self.conn = await connect(self.o.kubeconfig, self.o.context)
+            self.conn = await connect(self.o.kubeconfig, self.o.context, self.meter)
         self._session = aiohttp.ClientSession()
         try:
             emit([SourceStarted(self.clock(), "live", self.conn.context, self.conn.server)])

@@ -55,6 +55,7 @@ FEED_AREAS: dict[str, Area] = {
     ev.FEED_NODE_DETAILS: Area.NODES,
     ev.FEED_COMPONENTS: Area.SCHEDULER,
     ev.FEED_KUBE_STATE_METRICS: Area.NODES,
+    ev.FEED_CLOCK: Area.NODES,
 }
 
 

@@ -7,13 +7,16 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+import aiohttp
 import pytest
 
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import (
+    FEED_CLOCK,
     FEED_DISCOVERY,
     FEED_NODE_DETAILS,
     LOAD_BALANCED,
+    Area,
     Component,
     Event,
     FeedFailed,
@@ -26,6 +29,7 @@ from ktop.sources.live import reads
 from ktop.sources.live.client import node_count, probe
 from ktop.sources.live.errors import ApiError
 from ktop.sources.live.source import LiveOptions, LiveSource
+from ktop.sources.live.static_pods import ProxyTarget
 from ktop.sources.live.transport import KubeTransport, instance_name
 from tests.unit.fake_kube import Answer, Call, FakeConnection, status_body
 
@@ -297,3 +301,47 @@ async def test_probe_and_node_count_are_counted_by_the_source_meter() -> None:
     )
     assert src.meter.requests_by_destination == dict(by_host)
     assert emit.of(SelfCost)[0].requests_total >= 2
+
+
+async def test_every_loop_kind_reports_its_failure_in_the_pane_that_needed_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def dead(*a: Any, **kw: Any) -> None:
+        raise RuntimeError("boom")
+
+    async def fast(delay: float, *a: Any) -> None:
+        await REAL_SLEEP(3600 if delay >= 0.5 else 0)  # one failure per loop is enough
+
+    monkeypatch.setattr("ktop.sources.live.source.scrape_metrics_loop", dead)
+    monkeypatch.setattr("ktop.sources.live.source.apf_dump_loop", dead)
+    monkeypatch.setattr(LiveSource, "_ticks", dead)
+    monkeypatch.setattr("ktop.sources.live.source.asyncio.sleep", fast)
+    cluster = Cluster()
+    src, conn = source(
+        cluster, apiservers=("https://10.0.0.1:6443",),
+        etcd_metrics=("https://10.0.0.5:2379",), find_components=False,
+    )  # fmt: skip
+    emit = Recorder()
+    src._emit = emit
+    t = KubeTransport(conn.api, src.meter)
+    src._session = aiohttp.ClientSession()
+    try:
+        await src.discover_once(t, emit)  # metrics-* and apf-* loops
+        src._components(t, emit)  # scrape-* loops
+        src._start_proxied(t, ProxyTarget(Component.SCHEDULER, "s", "kube-scheduler-a", "/p"), emit)
+        src._start("clock", lambda: src._ticks(emit), FEED_CLOCK)
+        await settle(lambda: len(emit.events) >= 5, "five failures")
+    finally:
+        await stop(src)
+        await src._session.close()
+    model = ClusterModel()
+    model.apply_all(emit.events)
+    failed = {(f.area, f.name) for f in model.snapshot().freshness if "boom" in f.error}
+    assert failed == {
+        (Area.APISERVERS, "apiserver 10.0.0.1:6443"),  # its /metrics loop
+        (Area.APF, "apiserver 10.0.0.1:6443"),
+        (Area.APF, "apf dump 10.0.0.1:6443"),
+        (Area.ETCD, "etcd 10.0.0.5:2379"),
+        (Area.SCHEDULER, "scheduler kube-scheduler-a"),
+        (Area.NODES, "clock"),  # ticks age not-Ready nodes and Lease lags
+    }

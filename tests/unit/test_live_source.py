@@ -28,10 +28,13 @@ from ktop.model.events import (
 from ktop.sources.live import reads
 from ktop.sources.live.client import node_count, probe
 from ktop.sources.live.errors import ApiError
+from ktop.sources.live.prometheus import PrometheusMetrics, prometheus_client
 from ktop.sources.live.source import LiveOptions, LiveSource
 from ktop.sources.live.static_pods import ProxyTarget
 from ktop.sources.live.transport import KubeTransport, instance_name
 from tests.unit.fake_kube import Answer, Call, FakeConnection, status_body
+from tests.unit.test_live_prometheus import EXECUTING, FakeHttp, apiserver_answer, faked
+from tests.unit.test_live_prometheus import A as PROM_A
 
 REAL_SLEEP = asyncio.sleep
 APISERVER_METRICS = (
@@ -345,3 +348,37 @@ async def test_every_loop_kind_reports_its_failure_in_the_pane_that_needed_it(
         (Area.SCHEDULER, "scheduler kube-scheduler-a"),
         (Area.NODES, "clock"),  # ticks age not-Ready nodes and Lease lags
     }
+
+
+async def test_given_apiservers_are_the_only_rows_whatever_prometheus_calls_them() -> None:
+    """--apiserver https://kube.example:6443; Prometheus labels the same instance
+    10.0.0.1:6443 and also holds 10.0.0.2:6443: one row, APF from that instance alone."""
+    cluster = Cluster()
+    src, conn = source(cluster, apiservers=("https://kube.example:6443",))
+    emit = Recorder()
+    src._emit = emit
+    http = FakeHttp(apiserver_answer)
+    src.prometheus = PrometheusMetrics(
+        faked(prometheus_client("http://prom:9090", src.meter), http),
+        "http://prom:9090",
+        lambda: 5.0,
+        apiservers=("kube.example:6443",),
+        resolve=lambda host: frozenset({"10.0.0.1"} if host == "kube.example" else ()),
+    )
+    t = KubeTransport(conn.api, src.meter)
+    try:
+        await src.prometheus.poll_once(emit)
+        await src.discover_once(t, emit)
+        assert src.instances == {"kube.example:6443"}
+        # Prometheus serves the given instance under its name: its loops read nothing.
+        assert src.prometheus.serves(Component.APISERVER, "kube.example:6443")
+    finally:
+        await stop(src)
+        src.prometheus.calls.close()
+    model = ClusterModel()
+    model.apply_all(emit.events)
+    snap = model.snapshot()
+    assert [r.instance for r in snap.apiservers.instances] == ["kube.example:6443"]
+    levels = {r.priority_level: r for r in snap.apf.levels}
+    for (pl, _), executing in EXECUTING[PROM_A].items():
+        assert levels[pl].executing.value == executing

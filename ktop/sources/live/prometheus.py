@@ -55,7 +55,13 @@ from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.reads import SERVICE_PROXY
 from ktop.sources.live.scrape import failure_reason
-from ktop.sources.live.transport import USER_AGENT, instance_name
+from ktop.sources.live.transport import (
+    USER_AGENT,
+    Resolve,
+    instance_name,
+    resolve_host,
+    same_instances,
+)
 
 DEFAULT_JOBS: Mapping[Component, str] = {
     Component.APISERVER: ".*apiserver.*",
@@ -383,6 +389,11 @@ class PrometheusMetrics:
     """:func:`cluster_matcher`: selects one cluster of a Prometheus that holds many."""
     readiness_labels: tuple[str, ...] = ()
     """Node labels to read readiness per value of from kube-state-metrics (metrics-only)."""
+    apiservers: tuple[str, ...] = ()
+    """The apiserver instances given (``--apiserver``): when set, the only ones. Prometheus'
+    instances are named as the given one at the same address (one row each whatever the
+    transport); the others are not read (:func:`same_instances`)."""
+    resolve: Resolve = resolve_host
     _seen: set[Target] = field(default_factory=set)
     _extra: list[Event] = field(default_factory=list)
     _stopping: threading.Event = field(default_factory=threading.Event)
@@ -452,8 +463,27 @@ class PrometheusMetrics:
                     out.pop(target, None)
                     out.setdefault(target, [])
             instances[component] = frozenset(names)
+        if self.apiservers:
+            out, instances = self._given_apiservers(out, instances)
         self._extra = self._readiness_sync(pinned)
         return at, out, instances
+
+    def _given_apiservers(
+        self, out: dict[Target, list[Sample]], instances: dict[Component, frozenset[str]]
+    ) -> tuple[dict[Target, list[Sample]], dict[Component, frozenset[str]]]:
+        """Rename Prometheus' apiserver instances to the given ones; drop the others.
+        Resolves host names: runs in a worker thread, like the poll.
+        """
+        api = Component.APISERVER
+        names = same_instances(self.apiservers, instances.get(api, frozenset()), self.resolve)
+        renamed: dict[Target, list[Sample]] = {}
+        for target, samples in out.items():
+            if target.component is api:
+                if target.instance not in names:
+                    continue
+                target = Target(api, names[target.instance])
+            renamed[target] = samples
+        return renamed, {**instances, api: frozenset(names.values())}
 
     async def poll_once(self, emit: Emit) -> None:
         """One poll; its results (or the failure, for every target seen) as events."""

@@ -445,6 +445,7 @@ class LiveSource:
             on_instances=self._rediscover.set,
             matcher=matcher,
             readiness_labels=self._readiness_labels(),
+            apiservers=tuple(instance_name(b) for b in self.o.apiservers),
         )
         await self.prometheus.run(emit)
 
@@ -658,7 +659,9 @@ class LiveSource:
                 what = str(e) if isinstance(e, ApiError) else failure_reason(e)
                 emit([FeedFailed(self.clock(), FEED_DISCOVERY, f"apiserver endpoints: {what}")])
         p = self.prometheus
-        if p is not None and p.healthy:
+        if p is not None and p.healthy and not self.o.apiservers:
+            # --apiserver is authoritative: Prometheus names its instances as those
+            # (PrometheusMetrics.apiservers), so one apiserver is never two rows.
             for name in p.instances.get(Component.APISERVER, frozenset()):
                 bases.setdefault(name, f"https://{name}")
         if not listed and not bases:

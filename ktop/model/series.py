@@ -143,10 +143,6 @@ class TargetSeries:
         """Sample name -> labels -> points: a query reads only its own family."""
         self.last_at: float | None = None
         self.scrapes = 0
-        self.switched = False
-        """The last scrape reached another process than the one before (load-balanced
-        targets only): no rate is computed across the two."""
-        self._identity: float | None = None
 
     def ingest(self, at: float, samples: Iterable[Sample]) -> None:
         """Add one scrape: sum samples that differ only in dropped labels.
@@ -165,8 +161,7 @@ class TargetSeries:
             key = (s.name, _reduce(s.labels, families[family], is_bucket))
             summed[key] = summed.get(key, 0.0) + s.value
         horizon = at - self.window_s
-        if self.target.instance == LOAD_BALANCED:
-            self._check_identity(summed.get((IDENTITY, ())))
+        switching = self._switching(summed.get((IDENTITY, ())))
         for key, value in summed.items():
             by_labels = self._series.get(key[0])
             if by_labels is None:
@@ -178,7 +173,7 @@ class TargetSeries:
                     self.last_at is not None
                     and self.last_at >= horizon
                     and _counts(key[0])
-                    and not self.switched  # its counters were another process's
+                    and not switching  # its counters were another process's
                 ):
                     # Absent at the previous scrape: the counter had not counted yet. Without
                     # this zero, everything it counted before it was first seen is lost.
@@ -196,14 +191,33 @@ class TargetSeries:
         self.last_at = at
         self.scrapes += 1
 
-    def _check_identity(self, identity: float | None) -> None:
-        """Drop the counters' points when the process behind the address changed."""
-        previous, self._identity = self._identity, identity
-        self.switched = identity is not None and previous is not None and identity != previous
-        if not self.switched:
-            return
+    def _identities(self) -> deque[tuple[float, float]]:
+        series = self._series.get(IDENTITY, {}).get(())
+        return series.points if series is not None else deque()
+
+    def _switching(self, identity: float | None) -> bool:
+        """For a load-balanced target whose process changed with this scrape: drop the
+        counters' points (another process's) and return True.
+        """
+        if self.target.instance != LOAD_BALANCED or identity is None:
+            return False
+        seen = self._identities()
+        if not seen or seen[-1][1] == identity:
+            return False
         for name in [n for n in self._series if _counts(n)]:
             del self._series[name]
+        return True
+
+    @property
+    def switched(self) -> bool:
+        """The last scrape reached another process than the one before (load-balanced
+        targets only): no rate is computed across the two. Read from the identity's own
+        points, so it needs no state of its own.
+        """
+        if self.target.instance != LOAD_BALANCED:
+            return False
+        seen = self._identities()
+        return len(seen) >= 2 and seen[-1][0] == self.last_at and seen[-1][1] != seen[-2][1]
 
     @property
     def counters_unknown(self) -> str:

@@ -26,14 +26,25 @@ from ktop.model.events import (
     TargetGone,
 )
 from ktop.sources.live import reads
+from ktop.sources.live.backfill import PrometheusBackfill
 from ktop.sources.live.client import node_count, probe
+from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.errors import ApiError
 from ktop.sources.live.prometheus import PrometheusMetrics, prometheus_client
 from ktop.sources.live.source import LiveOptions, LiveSource
 from ktop.sources.live.static_pods import ProxyTarget
 from ktop.sources.live.transport import KubeTransport, instance_name
 from tests.unit.fake_kube import Answer, Call, FakeConnection, status_body
-from tests.unit.test_live_prometheus import EXECUTING, FakeHttp, apiserver_answer, faked
+from tests.unit.test_live_prometheus import (
+    EXEC as PROM_EXEC,
+)
+from tests.unit.test_live_prometheus import (
+    EXECUTING,
+    PROM_TIME,
+    FakeHttp,
+    apiserver_answer,
+    faked,
+)
 from tests.unit.test_live_prometheus import A as PROM_A
 
 REAL_SLEEP = asyncio.sleep
@@ -382,3 +393,32 @@ async def test_given_apiservers_are_the_only_rows_whatever_prometheus_calls_them
     levels = {r.priority_level: r for r in snap.apf.levels}
     for (pl, _), executing in EXECUTING[PROM_A].items():
         assert levels[pl].executing.value == executing
+
+
+def test_the_history_backfill_names_given_apiservers_the_same_way() -> None:
+    def answer(query: str) -> dict[str, Any]:
+        if query.startswith(PROM_EXEC + "{") and query.endswith("s]"):
+            rows = [
+                {
+                    "metric": {"__name__": PROM_EXEC, "instance": i, "priority_level": "exempt"},
+                    "values": [[PROM_TIME - 10, "1"]],
+                }
+                for i in ("10.0.0.1:6443", "10.0.0.2:6443")
+            ]
+            return {"status": "success", "data": {"resultType": "matrix", "result": rows}}
+        return apiserver_answer(query)
+
+    client = faked(prometheus_client("http://prom:9090", CostMeter()), FakeHttp(answer))
+    backfill = PrometheusBackfill(
+        "http://prom:9090",
+        lambda: 5.0,
+        apiservers=("kube.example:6443",),
+        resolve=lambda host: frozenset({"10.0.0.1"} if host == "kube.example" else ()),
+    )
+    events = backfill.window_events(client, PROM_TIME)
+    apiservers = {
+        e.target.instance
+        for e in events
+        if isinstance(e, MetricsScraped) and e.target.component is Component.APISERVER
+    }
+    assert apiservers == {"kube.example:6443"}

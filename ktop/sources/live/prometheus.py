@@ -28,7 +28,7 @@ import asyncio
 import concurrent.futures
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -361,6 +361,32 @@ def results_to_samples(family: str, results: list[dict[str, Any]]) -> dict[str, 
     return out
 
 
+def instances_of(names: Iterable[str]) -> list[Target]:
+    """Apiserver targets of these instance names."""
+    return [Target(Component.APISERVER, n) for n in names]
+
+
+def given_apiservers(
+    given: Sequence[str], seen: Iterable[str], resolve: Resolve
+) -> Callable[[Target], Target | None]:
+    """With ``--apiserver`` (``given``, authoritative): a Prometheus target as ktop names
+    it, the given instance at the same address, or None for an apiserver not given
+    (:func:`same_instances`; resolves names, so call it off the event loop). Other
+    components' targets are kept as they are. Without ``given``, every target is kept.
+    """
+    if not given:
+        return lambda target: target
+    names = same_instances(given, seen, resolve)
+
+    def rename(target: Target) -> Target | None:
+        if target.component is not Component.APISERVER:
+            return target
+        name = names.get(target.instance)
+        return None if name is None else Target(Component.APISERVER, name)
+
+    return rename
+
+
 @dataclass(slots=True)
 class PrometheusMetrics:
     """Polls Prometheus for every component; tells whether it is healthy and which
@@ -474,16 +500,15 @@ class PrometheusMetrics:
         """Rename Prometheus' apiserver instances to the given ones; drop the others.
         Resolves host names: runs in a worker thread, like the poll.
         """
-        api = Component.APISERVER
-        names = same_instances(self.apiservers, instances.get(api, frozenset()), self.resolve)
+        seen = instances.get(Component.APISERVER, frozenset())
+        rename = given_apiservers(self.apiservers, seen, self.resolve)
         renamed: dict[Target, list[Sample]] = {}
         for target, samples in out.items():
-            if target.component is api:
-                if target.instance not in names:
-                    continue
-                target = Target(api, names[target.instance])
-            renamed[target] = samples
-        return renamed, {**instances, api: frozenset(names.values())}
+            if (kept := rename(target)) is not None:
+                renamed[kept] = samples
+        targets = (rename(Target(Component.APISERVER, n)) for n in seen)
+        named = frozenset(t.instance for t in targets if t is not None)
+        return renamed, {**instances, Component.APISERVER: named}
 
     async def poll_once(self, emit: Emit) -> None:
         """One poll; its results (or the failure, for every target seen) as events."""

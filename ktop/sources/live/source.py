@@ -432,7 +432,8 @@ class LiveSource:
         emit([FeedSynced(self.clock(), FEED_PROMETHEUS)])
         # The last hour first, so that the window's samples precede the first poll's.
         calls = PrometheusCalls(workers=1, timeout_s=BACKFILL_TIMEOUT_S)
-        self.backfill = PrometheusBackfill(address, self.clock, matcher=matcher)
+        given = tuple(instance_name(b) for b in self.o.apiservers)
+        self.backfill = PrometheusBackfill(address, self.clock, matcher=matcher, apiservers=given)
         try:
             await self.backfill.run(emit, client, calls)
         finally:
@@ -445,7 +446,7 @@ class LiveSource:
             on_instances=self._rediscover.set,
             matcher=matcher,
             readiness_labels=self._readiness_labels(),
-            apiservers=tuple(instance_name(b) for b in self.o.apiservers),
+            apiservers=given,
         )
         await self.prometheus.run(emit)
 

@@ -122,16 +122,17 @@ async def test_kubeconfig_only_shows_etcd_as_the_apiservers_see_it(lab: Lab) -> 
     async with live(opts) as run:
 
         def seen(s: ClusterSnapshot) -> Any:
+            # Each unmet condition raises: the last one is named if the wait times out.
             view = s.etcd.apiserver_view
-            if s.etcd.view is not EtcdView.APISERVER or view is None:
-                return None
+            assert s.etcd.view is EtcdView.APISERVER and view is not None, s.etcd.view
             size = _max_by_instance(lab, 'apiserver_storage_size_bytes{job="apiserver"}')
             count = dict(view.objects).get("nodes")
-            if view.storage_bytes.value != size or count is None:
-                return None
-            if not view.instances or view.instances[0].requests_per_s.reason == NEEDS_TWO:
-                return None  # rates need a second scrape
-            return s if count.value == api_nodes else None
+            assert view.storage_bytes.value == size, (view.storage_bytes, size)
+            assert count is not None and count.value == api_nodes, (count, api_nodes)
+            assert view.instances, "no apiserver row"
+            rate = view.instances[0].requests_per_s
+            assert rate.reason != NEEDS_TWO, (view.instances[0].instance, rate)
+            return s
 
         snap = await run.until(seen, timeout_s=120, what="etcd seen by the apiservers")
         view = snap.etcd.apiserver_view

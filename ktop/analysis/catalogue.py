@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ktop.analysis.findings import Severity
 from ktop.model.area_scheduler import NEAR_LIMIT
 from ktop.model.events import Area
+from ktop.model.snapshot import STALE_AFTER_S
 from ktop.model.values import Val
 
 
@@ -310,7 +311,7 @@ STALE_AFTER = Threshold(
     "age of an area's stalest input",
     "s",
     "ktop: a scrape or feed silent for 6 polls is stale",
-    warn=60.0,
+    warn=STALE_AFTER_S,
 )
 """Not a finding: an area whose stalest input is older than this is shown stale."""
 

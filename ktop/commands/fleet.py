@@ -221,7 +221,10 @@ async def prometheus_specs(args: argparse.Namespace) -> list[CellSpec]:
     opts = replace(_live_opts(args), kubeconfig=None, context=None, metrics_only=True)
     if opts.prometheus is None:
         raise ValueError("cells of a Prometheus need --prometheus URL")
-    client = prometheus_client(opts.prometheus, CostMeter(), auth=opts.prometheus_auth)
+    # The query that lists the clusters is counted by the first cell's meter: one request
+    # to one Prometheus, counted once.
+    meter = CostMeter()
+    client = prometheus_client(opts.prometheus, meter, auth=opts.prometheus_auth)
     try:
         clusters = await asyncio.to_thread(cluster_values, client, opts.cluster_label)
     except Exception as exc:
@@ -234,10 +237,11 @@ async def prometheus_specs(args: argparse.Namespace) -> list[CellSpec]:
             "label (give --cluster-label, or name contexts)"
         )
     specs = []
-    for cluster in clusters:
+    for i, cluster in enumerate(clusters):
+        cell_meter = meter if i == 0 else CostMeter()
 
-        async def opened(cluster: str = cluster) -> OpenedCell:
-            return OpenedCell([LiveSource(replace(opts, cluster=cluster))])
+        async def opened(cluster: str = cluster, m: CostMeter = cell_meter) -> OpenedCell:
+            return OpenedCell([LiveSource(replace(opts, cluster=cluster), meter=m)])
 
         specs.append(CellSpec(cluster, opened, rack_label=args.rack_label))
     return specs

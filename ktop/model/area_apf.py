@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ktop.model.events import ApfLevelDump
-from ktop.model.series import NEEDS_TWO, Buckets, Key, TargetSeries, merge_buckets
+from ktop.model.series import Buckets, Key, TargetSeries, merge_buckets
 from ktop.model.snapshot import ApfRow, ApfSnapshot
 from ktop.model.values import Val, sum_vals
 
@@ -103,7 +103,8 @@ def _default_zeros(a: _Acc, ts: TargetSeries, gauges_exposed: bool) -> None:
         if not vals and gauges_exposed:
             vals.append(Val.of(0.0))
     if not a.dispatched:
-        a.dispatched.append(Val.of(0.0) if ts.scrapes >= 2 else Val.unknown(NEEDS_TWO))
+        why = ts.counters_unknown
+        a.dispatched.append(Val.unknown(why) if why else Val.of(0.0))
 
 
 def _limits(ts: TargetSeries) -> dict[str, Val]:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import fields
 
 from ktop.model.list_sizes import build_list_sizes
-from ktop.model.series import TargetSeries
+from ktop.model.series import IDENTITY, TargetSeries
 from ktop.model.snapshot import ApiserverRow, ApiserversSnapshot
 from ktop.model.values import Val
 
@@ -43,7 +43,7 @@ def apiserver_row(
         watches=ts.gauge("apiserver_longrunning_requests", {"verb": "WATCH"}),
         cpu_cores=ts.rate("process_cpu_seconds_total"),
         rss_bytes=ts.gauge("process_resident_memory_bytes"),
-        start_time=ts.gauge("process_start_time_seconds"),
+        start_time=ts.gauge(IDENTITY),
         throttled_per_s=ts.rate(REQUESTS, {"code": "429"}),
         terminations_per_s=ts.rate("apiserver_request_terminations_total"),
         last_ok=last_ok,

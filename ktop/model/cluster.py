@@ -26,7 +26,7 @@ from ktop.model.history import DEFAULT_RETENTION_S, DEFAULT_STEP_S, History
 from ktop.model.leaders import ELECTED, build_leader
 from ktop.model.series import WINDOW_S, TargetSeries
 from ktop.model.signals import read_signals
-from ktop.model.snapshot import ClusterSnapshot, Freshness
+from ktop.model.snapshot import STALE_AFTER_S, ClusterSnapshot, Freshness
 from ktop.model.zones import DEFAULT_UNHEALTHY_ZONE_THRESHOLD
 
 INPUT_AREAS: dict[Component, tuple[Area, ...]] = {
@@ -55,6 +55,7 @@ FEED_AREAS: dict[str, Area] = {
     ev.FEED_NODE_DETAILS: Area.NODES,
     ev.FEED_COMPONENTS: Area.SCHEDULER,
     ev.FEED_KUBE_STATE_METRICS: Area.NODES,
+    ev.FEED_CLOCK: Area.NODES,
 }
 
 
@@ -109,6 +110,8 @@ class ClusterModel:
         self.identities: tuple[str, ...] | None = None
         self.metrics_only = ""
         """Why the source reads no node, Lease or pod objects (empty: it reads them)."""
+        self._lb_was_shown = False
+        """:meth:`_lb_shown` at the last clock tick (the apiserver areas change with it)."""
         self.readiness: dict[str, tuple[tuple[str, int, int], ...]] = {}
         """kube-state-metrics readiness rows per node label (metrics-only mode)."""
         self._handlers: dict[type, Callable[[Any], None]] = {
@@ -273,40 +276,60 @@ class ClusterModel:
         if self.nodes.sampling is None or self.nodes.unhealthy:
             self._dirty.add(Area.NODES)
         self._dirty.add(Area.SCHEDULER)
+        lb = self._lb_shown()
+        if lb != self._lb_was_shown:  # real instances went stale, or one is fresh again
+            self._lb_was_shown = lb
+            self._dirty.update(COMPONENT_AREAS[Component.APISERVER])
 
     # ------------------------------------------------------------ snapshots
 
-    def _lb_hidden(self) -> bool:
-        """True when a real apiserver instance delivered data: reads through the
-        load-balanced address are then neither shown nor summed with it.
+    def _lb_shown(self) -> bool:
+        """True when the data read through the load-balanced address is the apiservers'
+        data: it was read, and no real instance is fresh (delivered within
+        ``STALE_AFTER_S``). Exactly one of the two is shown and summed, never both:
+        real instances while any is fresh (even when the load-balanced reads are
+        newer), else the load-balanced reads (e.g. Prometheus, which named the
+        instances, died).
         """
-        real = {t.instance for t in self.series if t.component is Component.APISERVER}
-        real |= set(self.apf_dumps)
-        real.discard(ev.LOAD_BALANCED)
-        return bool(real)
-
-    def _shown(self, component: Component, instance: str) -> bool:
-        return not (
-            component is Component.APISERVER and instance == ev.LOAD_BALANCED and self._lb_hidden()
+        lb = ev.LOAD_BALANCED
+        if Target(Component.APISERVER, lb) not in self.targets and lb not in self.apf_dump_health:
+            return False
+        real = [
+            h
+            for t, h in self.targets.items()
+            if t.component is Component.APISERVER and t.instance != lb
+        ]
+        real += [h for i, h in self.apf_dump_health.items() if i != lb]
+        return not any(
+            h.last_ok is not None and self.now - h.last_ok <= STALE_AFTER_S for h in real
         )
+
+    @staticmethod
+    def _shown(component: Component, instance: str, lb_shown: bool) -> bool:
+        """Whether an instance's data is shown and summed (see :meth:`_lb_shown`)."""
+        if component is not Component.APISERVER:
+            return True
+        return lb_shown if instance == ev.LOAD_BALANCED else not lb_shown
 
     def _component(
         self, component: Component
     ) -> tuple[dict[str, TargetSeries], dict[str, tuple[float | None, str]]]:
+        lb = self._lb_shown()
         series = {
             t.instance: s
             for t, s in self.series.items()
-            if t.component is component and self._shown(component, t.instance)
+            if t.component is component and self._shown(component, t.instance, lb)
         }
         health = {
             t.instance: (h.last_ok, h.error)
             for t, h in self.targets.items()
-            if t.component is component and self._shown(component, t.instance)
+            if t.component is component and self._shown(component, t.instance, lb)
         }
         return series, health
 
     def _dumps(self) -> dict[str, tuple[ev.ApfLevelDump, ...]]:
-        return {i: d for i, d in self.apf_dumps.items() if self._shown(Component.APISERVER, i)}
+        lb = self._lb_shown()
+        return {i: d for i, d in self.apf_dumps.items() if self._shown(Component.APISERVER, i, lb)}
 
     def _feed_state(self, feed: str) -> tuple[bool, str]:
         h = self.feeds.get(feed)
@@ -398,14 +421,17 @@ class ClusterModel:
 
     def _freshness(self) -> tuple[Freshness, ...]:
         out: list[Freshness] = []
+        # Real instances are listed even while their stale data is not shown: their
+        # errors say why the load-balanced reads are.
+        lb_hidden = not self._lb_shown()
         for t, h in sorted(self.targets.items(), key=lambda kv: (kv[0].component, kv[0].instance)):
-            if not self._shown(t.component, t.instance):
+            if lb_hidden and t == Target(Component.APISERVER, ev.LOAD_BALANCED):
                 continue
             for area in INPUT_AREAS[t.component]:
                 name = f"{t.component} {t.instance}"
                 out.append(Freshness(name, area, h.last_ok, h.error, h.note))
         for inst, h in sorted(self.apf_dump_health.items()):
-            if not self._shown(Component.APISERVER, inst):
+            if lb_hidden and inst == ev.LOAD_BALANCED:
                 continue
             out.append(Freshness(f"apf dump {inst}", Area.APF, h.last_ok, h.error))
         for feed, h in sorted(self.feeds.items()):

@@ -12,6 +12,12 @@ follows Prometheus where it matters:
 
 With a single point there is no window yet: rates are unknown and
 quantiles fall back to the cumulative buckets, marked ``lifetime``.
+
+Reads through a load balancer (:data:`~ktop.model.events.LOAD_BALANCED`) may reach
+another instance at every scrape: when the body's instance identity
+(``process_start_time_seconds``) changes, the counter points of the previous
+process are dropped and rates are unknown ("the load balancer switched instance")
+until two scrapes of one process are in, never a rate across two processes.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ktop.model.events import Labels, Sample, Target
+from ktop.model.events import LOAD_BALANCED, Labels, Sample, Target
 from ktop.model.histogram import bucket_quantile
 from ktop.model.values import Val
 from ktop.model.wanted import COUNTERS, FAMILIES, HISTOGRAMS
@@ -38,6 +44,10 @@ Key = tuple[str, ...]
 """A group key: the values of the ``by`` labels, in order."""
 
 NEEDS_TWO = "needs two scrapes"
+SWITCHED = "the load balancer switched instance"
+"""Why a load-balanced target's rates are unknown after its identity changed."""
+IDENTITY = "process_start_time_seconds"
+"""The sample that tells one process from another (it changes only on a restart)."""
 
 
 @dataclass(slots=True)
@@ -155,6 +165,7 @@ class TargetSeries:
             key = (s.name, _reduce(s.labels, families[family], is_bucket))
             summed[key] = summed.get(key, 0.0) + s.value
         horizon = at - self.window_s
+        switching = self._switching(summed.get((IDENTITY, ())))
         for key, value in summed.items():
             by_labels = self._series.get(key[0])
             if by_labels is None:
@@ -162,7 +173,12 @@ class TargetSeries:
             series = by_labels.get(key[1])
             if series is None:
                 series = by_labels[key[1]] = _Series()
-                if self.last_at is not None and self.last_at >= horizon and _counts(key[0]):
+                if (
+                    self.last_at is not None
+                    and self.last_at >= horizon
+                    and _counts(key[0])
+                    and not switching  # its counters were another process's
+                ):
                     # Absent at the previous scrape: the counter had not counted yet. Without
                     # this zero, everything it counted before it was first seen is lost.
                     series.points.append((self.last_at, 0.0))
@@ -178,6 +194,41 @@ class TargetSeries:
                 del self._series[name]
         self.last_at = at
         self.scrapes += 1
+
+    def _identities(self) -> deque[tuple[float, float]]:
+        series = self._series.get(IDENTITY, {}).get(())
+        return series.points if series is not None else deque()
+
+    def _switching(self, identity: float | None) -> bool:
+        """For a load-balanced target whose process changed with this scrape: drop the
+        counters' points (another process's) and return True.
+        """
+        if self.target.instance != LOAD_BALANCED or identity is None:
+            return False
+        seen = self._identities()
+        if not seen or seen[-1][1] == identity:
+            return False
+        for name in [n for n in self._series if _counts(n)]:
+            del self._series[name]
+        return True
+
+    @property
+    def switched(self) -> bool:
+        """The last scrape reached another process than the one before (load-balanced
+        targets only): no rate is computed across the two. Read from the identity's own
+        points, so it needs no state of its own.
+        """
+        if self.target.instance != LOAD_BALANCED:
+            return False
+        seen = self._identities()
+        return len(seen) >= 2 and seen[-1][0] == self.last_at and seen[-1][1] != seen[-2][1]
+
+    @property
+    def counters_unknown(self) -> str:
+        """Why no counter of this target has a rate yet (empty when they can have one)."""
+        if self.switched:
+            return SWITCHED
+        return NEEDS_TWO if self.scrapes < 2 else ""
 
     def _select(self, name: str, match: Match | None) -> list[tuple[Labels, _Series]]:
         return [
@@ -219,7 +270,7 @@ class TargetSeries:
         out: dict[Key, Val] = {}
         for k, (inc, span) in acc.items():
             if span <= 0:
-                out[k] = Val.unknown(NEEDS_TWO)
+                out[k] = Val.unknown(SWITCHED if self.switched else NEEDS_TWO)
             else:
                 out[k] = Val.of(inc / span if per_s else inc)
         return out
@@ -231,9 +282,8 @@ class TargetSeries:
     def _single(self, vals: dict[Key, Val], name: str) -> Val:
         if () in vals:
             return vals[()]
-        if self.scrapes < 2:
-            return Val.unknown(NEEDS_TWO)
-        return Val.of(0.0)
+        why = self.counters_unknown
+        return Val.unknown(why) if why else Val.of(0.0)
 
     def rate(self, name: str, match: Match | None = None) -> Val:
         """Per-second rate summed over matching series (0 when the counter is absent

@@ -23,6 +23,11 @@ NOT_EXPOSED = Val(None, "not exposed")
 # --------------------------------------------------------------------------
 # Freshness
 
+STALE_AFTER_S = 60.0
+"""An input silent this long is stale (a scrape or feed silent for 6 polls): an area
+whose stalest input is older is shown stale (``STALE_AFTER`` in the catalogue), and a
+real apiserver instance no longer hides the load-balanced reads (``ktop/model/cluster.py``)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Freshness:

@@ -77,3 +77,31 @@ def test_a_context_that_cannot_be_opened_is_a_cell_with_the_reason(env: dict[str
     assert "context 'gone' not found" in cell.error
     summary = cell.summary()
     assert summary.reason == cell.error and not summary.not_ready.known
+
+
+async def test_the_query_listing_a_prometheus_clusters_is_counted_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ktop.commands.fleet import prometheus_specs
+    from ktop.sources.live import prometheus
+    from ktop.sources.live.source import LiveSource
+    from tests.unit.test_live_prometheus import FakeHttp, faked, vector
+
+    def answer(query: str) -> dict[str, object]:
+        return vector([({"cluster": "east"}, 3), ({"cluster": "west"}, 2)])
+
+    real = prometheus.prometheus_client
+    monkeypatch.setattr(
+        prometheus, "prometheus_client", lambda *a, **kw: faked(real(*a, **kw), FakeHttp(answer))
+    )
+    args = parse_args(["fleet", "--prometheus", "http://global:9090"])
+    specs = await prometheus_specs(args)
+    assert [s.name for s in specs] == ["east", "west"]
+    meters = []
+    for spec in specs:
+        opened = await spec.open()
+        source = opened.sources[0]
+        assert isinstance(source, LiveSource)
+        meters.append(source.meter.requests_by_destination)
+    # One request to one Prometheus, in the totals of exactly one cell.
+    assert meters == [{"prometheus": 1}, {}]

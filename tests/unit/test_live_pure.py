@@ -13,6 +13,7 @@ from ktop.sources.live.discovery import endpoints_from_slices
 from ktop.sources.live.errors import describe, status_message
 from ktop.sources.live.handlers import NodesHandler, PendingPodsHandler, table_node_record
 from ktop.sources.live.prometheus import family_query, results_to_samples
+from ktop.sources.live.transport import same_instances
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -129,3 +130,16 @@ def test_error_descriptions_name_what_is_missing() -> None:
     assert "expired" in describe(401, "get", "/version", "")
     assert "relisting" in describe(410, "watch", "nodes", "")
     assert describe(500, "get", "/metrics", "boom") == "500 on get /metrics: boom"
+
+
+def test_same_instances_maps_names_at_one_address_to_the_given_one() -> None:
+    dns = {"kube.example": frozenset({"10.0.0.1"}), "other.example": frozenset({"10.0.0.9"})}
+    given = ["kube.example:6443", "10.0.0.2:6443"]
+    seen = ["10.0.0.1:6443", "10.0.0.2:6443", "10.0.0.3:6443", "10.0.0.1:443"]
+    got = same_instances(given, seen, lambda h: dns.get(h, frozenset()))
+    # 10.0.0.3 is not given; 10.0.0.1:443 is another port.
+    assert got == {"10.0.0.1:6443": "kube.example:6443", "10.0.0.2:6443": "10.0.0.2:6443"}
+    # Two names at one address: one row, never two.
+    seen = ["10.0.0.1:6443", "kube.example:6443"]
+    both = same_instances(["kube.example:6443"], seen, lambda h: dns.get(h, frozenset()))
+    assert both == {"kube.example:6443": "kube.example:6443"}

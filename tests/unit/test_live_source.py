@@ -7,13 +7,16 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+import aiohttp
 import pytest
 
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import (
+    FEED_CLOCK,
     FEED_DISCOVERY,
     FEED_NODE_DETAILS,
     LOAD_BALANCED,
+    Area,
     Component,
     Event,
     FeedFailed,
@@ -23,10 +26,26 @@ from ktop.model.events import (
     TargetGone,
 )
 from ktop.sources.live import reads
+from ktop.sources.live.backfill import PrometheusBackfill
+from ktop.sources.live.client import node_count, probe
+from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.errors import ApiError
+from ktop.sources.live.prometheus import PrometheusMetrics, prometheus_client
 from ktop.sources.live.source import LiveOptions, LiveSource
+from ktop.sources.live.static_pods import ProxyTarget
 from ktop.sources.live.transport import KubeTransport, instance_name
 from tests.unit.fake_kube import Answer, Call, FakeConnection, status_body
+from tests.unit.test_live_prometheus import (
+    EXEC as PROM_EXEC,
+)
+from tests.unit.test_live_prometheus import (
+    EXECUTING,
+    PROM_TIME,
+    FakeHttp,
+    apiserver_answer,
+    faked,
+)
+from tests.unit.test_live_prometheus import A as PROM_A
 
 REAL_SLEEP = asyncio.sleep
 APISERVER_METRICS = (
@@ -260,3 +279,146 @@ async def test_a_failing_loop_is_reported_and_restarted(monkeypatch: pytest.Monk
     failed = [e.reason for e in emit.of(FeedFailed) if e.feed == "probe-feed"]
     assert failed == ["probe stopped: RuntimeError: boom"] * 2
     assert len(delays) == 2 and 0 <= delays[0] <= 1.0 and 0 <= delays[1] <= 2.0
+
+
+async def test_probe_and_node_count_are_counted_by_the_source_meter() -> None:
+    cluster = Cluster()
+
+    def route(c: Call) -> Answer | BaseException:
+        if c.path == reads.VERSION:
+            return Answer(body={"gitVersion": "v1.31.0"})
+        if c.path == reads.NODES and c.query.get("limit") == "1":
+            body = {"items": [{}], "metadata": {"remainingItemCount": 299}}
+            return Answer(body=body)
+        return cluster.route(c)
+
+    conn = FakeConnection(route)
+    assert await probe(conn) == "v1.31.0"
+    assert await node_count(conn) == 300
+    src = LiveSource(LiveOptions(discovery_s=3600.0), clock=lambda: 5.0, conn=conn)
+    emit = Recorder()
+    task = asyncio.create_task(src.run(emit))
+    try:
+        await settle(lambda: emit.of(SelfCost), "a cost sample")
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    # The source counts with the connection's meter: the probe and the size LIST included.
+    assert src.meter is conn.meter
+    by_path = Counter(c.path for c in conn.calls)
+    assert by_path[reads.VERSION] == 1 and src.meter.by_path[reads.VERSION] == 1
+    assert src.meter.by_path[reads.NODES] == by_path[reads.NODES] >= 2
+    by_host = Counter(
+        "apiserver" if c.host == conn.server else f"apiserver {instance_name(c.host)}"
+        for c in conn.calls
+    )
+    assert src.meter.requests_by_destination == dict(by_host)
+    assert emit.of(SelfCost)[0].requests_total >= 2
+
+
+async def test_every_loop_kind_reports_its_failure_in_the_pane_that_needed_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def dead(*a: Any, **kw: Any) -> None:
+        raise RuntimeError("boom")
+
+    async def fast(delay: float, *a: Any) -> None:
+        await REAL_SLEEP(3600 if delay >= 0.5 else 0)  # one failure per loop is enough
+
+    monkeypatch.setattr("ktop.sources.live.source.scrape_metrics_loop", dead)
+    monkeypatch.setattr("ktop.sources.live.source.apf_dump_loop", dead)
+    monkeypatch.setattr(LiveSource, "_ticks", dead)
+    monkeypatch.setattr("ktop.sources.live.source.asyncio.sleep", fast)
+    cluster = Cluster()
+    src, conn = source(
+        cluster, apiservers=("https://10.0.0.1:6443",),
+        etcd_metrics=("https://10.0.0.5:2379",), find_components=False,
+    )  # fmt: skip
+    emit = Recorder()
+    src._emit = emit
+    t = KubeTransport(conn.api, src.meter)
+    src._session = aiohttp.ClientSession()
+    try:
+        await src.discover_once(t, emit)  # metrics-* and apf-* loops
+        src._components(t, emit)  # scrape-* loops
+        src._start_proxied(t, ProxyTarget(Component.SCHEDULER, "s", "kube-scheduler-a", "/p"), emit)
+        src._start("clock", lambda: src._ticks(emit), FEED_CLOCK)
+        await settle(lambda: len(emit.events) >= 5, "five failures")
+    finally:
+        await stop(src)
+        await src._session.close()
+    model = ClusterModel()
+    model.apply_all(emit.events)
+    failed = {(f.area, f.name) for f in model.snapshot().freshness if "boom" in f.error}
+    assert failed == {
+        (Area.APISERVERS, "apiserver 10.0.0.1:6443"),  # its /metrics loop
+        (Area.APF, "apiserver 10.0.0.1:6443"),
+        (Area.APF, "apf dump 10.0.0.1:6443"),
+        (Area.ETCD, "etcd 10.0.0.5:2379"),
+        (Area.SCHEDULER, "scheduler kube-scheduler-a"),
+        (Area.NODES, "clock"),  # ticks age not-Ready nodes and Lease lags
+    }
+
+
+async def test_given_apiservers_are_the_only_rows_whatever_prometheus_calls_them() -> None:
+    """--apiserver https://kube.example:6443; Prometheus labels the same instance
+    10.0.0.1:6443 and also holds 10.0.0.2:6443: one row, APF from that instance alone."""
+    cluster = Cluster()
+    src, conn = source(cluster, apiservers=("https://kube.example:6443",))
+    emit = Recorder()
+    src._emit = emit
+    http = FakeHttp(apiserver_answer)
+    src.prometheus = PrometheusMetrics(
+        faked(prometheus_client("http://prom:9090", src.meter), http),
+        "http://prom:9090",
+        lambda: 5.0,
+        apiservers=("kube.example:6443",),
+        resolve=lambda host: frozenset({"10.0.0.1"} if host == "kube.example" else ()),
+    )
+    t = KubeTransport(conn.api, src.meter)
+    try:
+        await src.prometheus.poll_once(emit)
+        await src.discover_once(t, emit)
+        assert src.instances == {"kube.example:6443"}
+        # Prometheus serves the given instance under its name: its loops read nothing.
+        assert src.prometheus.serves(Component.APISERVER, "kube.example:6443")
+    finally:
+        await stop(src)
+        src.prometheus.calls.close()
+    model = ClusterModel()
+    model.apply_all(emit.events)
+    snap = model.snapshot()
+    assert [r.instance for r in snap.apiservers.instances] == ["kube.example:6443"]
+    levels = {r.priority_level: r for r in snap.apf.levels}
+    for (pl, _), executing in EXECUTING[PROM_A].items():
+        assert levels[pl].executing.value == executing
+
+
+def test_the_history_backfill_names_given_apiservers_the_same_way() -> None:
+    def answer(query: str) -> dict[str, Any]:
+        if query.startswith(PROM_EXEC + "{") and query.endswith("s]"):
+            rows = [
+                {
+                    "metric": {"__name__": PROM_EXEC, "instance": i, "priority_level": "exempt"},
+                    "values": [[PROM_TIME - 10, "1"]],
+                }
+                for i in ("10.0.0.1:6443", "10.0.0.2:6443")
+            ]
+            return {"status": "success", "data": {"resultType": "matrix", "result": rows}}
+        return apiserver_answer(query)
+
+    client = faked(prometheus_client("http://prom:9090", CostMeter()), FakeHttp(answer))
+    backfill = PrometheusBackfill(
+        "http://prom:9090",
+        lambda: 5.0,
+        apiservers=("kube.example:6443",),
+        resolve=lambda host: frozenset({"10.0.0.1"} if host == "kube.example" else ()),
+    )
+    events = backfill.window_events(client, PROM_TIME)
+    apiservers = {
+        e.target.instance
+        for e in events
+        if isinstance(e, MetricsScraped) and e.target.component is Component.APISERVER
+    }
+    assert apiservers == {"kube.example:6443"}

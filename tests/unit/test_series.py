@@ -6,8 +6,8 @@ from collections.abc import Mapping
 
 import pytest
 
-from ktop.model.events import Component, Sample, Target
-from ktop.model.series import NEEDS_TWO, TargetSeries
+from ktop.model.events import LOAD_BALANCED, Component, Sample, Target
+from ktop.model.series import NEEDS_TWO, SWITCHED, TargetSeries
 
 ETCD = Target(Component.ETCD, "e0")
 API = Target(Component.APISERVER, "a0")
@@ -120,3 +120,37 @@ def test_a_counter_of_a_target_scraped_once_stays_lifetime() -> None:
     ts = TargetSeries(ETCD, 300)
     ts.ingest(0, _counter(5))
     assert not ts.rate("etcd_server_proposals_failed_total").known
+
+
+def _behind_lb(start: float, requests: float) -> list[Sample]:
+    labels = (("operation", "get"), ("group", ""), ("resource", "nodes"), ("type", "*v1.Node"))
+    return [
+        Sample("process_start_time_seconds", (), start),
+        Sample("etcd_requests_total", labels, requests),
+    ]
+
+
+def test_no_rate_across_two_processes_behind_a_load_balancer() -> None:
+    ts = TargetSeries(Target(Component.APISERVER, LOAD_BALANCED), 300)
+    ts.ingest(0, _behind_lb(100, 1000))
+    ts.ingest(10, _behind_lb(100, 1010))
+    assert ts.rate("etcd_requests_total").value == pytest.approx(10 / 10)
+    # Another process answers (start time 200, its own counter at 20): through the load
+    # balancer that is another instance, whose counter says nothing about the first's.
+    ts.ingest(20, _behind_lb(200, 20))
+    for rate in (
+        ts.rate("etcd_requests_total"),
+        ts.rate_by("etcd_requests_total", ("resource",))[("nodes",)],
+    ):
+        assert not rate.known and rate.reason == SWITCHED
+    # Two scrapes of the same process: the rate of that process alone.
+    ts.ingest(30, _behind_lb(200, 40))
+    assert ts.rate("etcd_requests_total").value == pytest.approx((40 - 20) / 10)
+
+
+def test_a_known_instance_that_restarts_is_a_counter_reset() -> None:
+    ts = TargetSeries(Target(Component.APISERVER, "10.0.0.1:6443"), 300)
+    for at, start, value in [(0, 100, 1000), (10, 100, 1010), (20, 200, 20)]:
+        ts.ingest(at, _behind_lb(start, value))
+    # 10 before the restart, 20 since: 30 over 20 s.
+    assert ts.rate("etcd_requests_total").value == pytest.approx(30 / 20)

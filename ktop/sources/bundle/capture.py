@@ -30,7 +30,6 @@ from ktop.sources.bundle.layout import (
 )
 from ktop.sources.live.client import Connection
 from ktop.sources.live.components import http_fetcher
-from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.discovery import apiserver_endpoints
 from ktop.sources.live.reads import APF_DUMP, CLUSTER_LISTS
 from ktop.sources.live.source import LiveOptions
@@ -89,7 +88,7 @@ async def capture(
     root = Path(directory)
     root.mkdir(parents=True, exist_ok=True)
     out = Captured()
-    meter = CostMeter()
+    meter = conn.meter
     t = KubeTransport(conn.api, meter)
     bases = list(opts.apiservers)
     if not bases:

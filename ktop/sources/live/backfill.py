@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -47,8 +47,15 @@ from ktop.model.series import WINDOW_S
 from ktop.model.signals import SIGNALS, SignalSpec, key
 from ktop.model.wanted import FAMILIES, HISTOGRAMS
 from ktop.sources.base import Emit
-from ktop.sources.live.prometheus import DEFAULT_JOBS, PrometheusCalls, at_instant, scoped
+from ktop.sources.live.prometheus import (
+    DEFAULT_JOBS,
+    PrometheusCalls,
+    at_instant,
+    given_apiservers,
+    scoped,
+)
 from ktop.sources.live.scrape import failure_reason
+from ktop.sources.live.transport import Resolve, resolve_host
 
 DEFAULT_HISTORY_S = 3600.0
 DEFAULT_STEP_S = 15.0
@@ -135,6 +142,9 @@ class PrometheusBackfill:
     queries_total: int = 0
     matcher: str = ""
     """Selects one cluster of a Prometheus that holds many (``cluster_matcher``)."""
+    apiservers: tuple[str, ...] = ()
+    """``--apiserver`` instances, authoritative (see ``PrometheusMetrics.apiservers``)."""
+    resolve: Resolve = resolve_host
 
     def window_events(self, prom: PrometheusConnect, at: float) -> list[Event]:
         """The raw samples of the window ending at ``at``, as scrape events in time order."""
@@ -148,6 +158,9 @@ class PrometheusBackfill:
                     self.queries_total += 1
                     results = prom.custom_query(sel, params=at_instant(at))
                     events.extend(matrix_to_events(component, results))
+        seen = {e.target.instance for e in events if e.target.component is Component.APISERVER}
+        rename = given_apiservers(self.apiservers, seen, self.resolve)
+        events = [replace(e, target=t) for e in events if (t := rename(e.target)) is not None]
         return _merge_by_target(events)
 
     def history_event(self, prom: PrometheusConnect, at: float) -> HistoryBackfilled:

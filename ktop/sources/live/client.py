@@ -16,7 +16,7 @@ import copy
 import logging
 import os
 import ssl
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
@@ -31,6 +31,7 @@ from ktop.sources.kubeconfig import KubeconfigError, ResolvedKubeconfig, load_co
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.errors import ApiError
 from ktop.sources.live.exec_plugin import EXEC_TIMEOUT_S, ExecPluginError, run_exec_plugin
+from ktop.sources.live.reads import NODE_COUNT, NODES, VERSION
 from ktop.sources.live.transport import KubeTransport, RequestTimeoutError, ResponseTooLargeError
 
 TOKEN_REFRESH_INTERVAL_S = 60
@@ -95,6 +96,9 @@ class Connection:
     refresher: asyncio.Task[None] | None = None
     refresh_error: str = ""
     """Why the last credential refresh failed (scrubbed), else empty."""
+    meter: CostMeter = field(default_factory=CostMeter)
+    """Counts every request made with this connection, from the first probe on (the
+    source that reads the cluster counts with the same meter)."""
 
     def instance_client(self, base_url: str) -> ApiClient:
         """A client for one apiserver instance (same credentials, another address).
@@ -119,11 +123,15 @@ def in_cluster() -> bool:
     return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
 
 
-async def connect(kubeconfig: str | None, context: str | None) -> Connection:
+async def connect(
+    kubeconfig: str | None, context: str | None, meter: CostMeter | None = None
+) -> Connection:
     """Load credentials and build the client; raises KubeconfigError with the reason.
 
-    Must run inside the event loop that will use the client.
+    ``meter`` (a new one by default) counts the connection's requests. Must run inside
+    the event loop that will use the client.
     """
+    meter = meter or CostMeter()
     cfg = Configuration()
     try:
         resolved: ResolvedKubeconfig | None = load_context(kubeconfig, context)
@@ -137,7 +145,9 @@ async def connect(kubeconfig: str | None, context: str | None) -> Connection:
         except ConfigException as exc:
             raise KubeconfigError(f"in-cluster configuration failed: {scrub(exc)}") from None
         register_secret(cfg.api_key.get("BearerToken"))
-        return Connection("in-cluster", str(cfg.host), cfg, ApiClient(configuration=cfg))
+        return Connection(
+            "in-cluster", str(cfg.host), cfg, ApiClient(configuration=cfg), meter=meter
+        )
     info = resolved.info
     loader = _Loader(config_dict=resolved.config, active_context=info.name, config_base_path="")
     try:
@@ -157,7 +167,7 @@ async def connect(kubeconfig: str | None, context: str | None) -> Connection:
             f"({type(exc).__name__}: {scrub(exc)[:200]})"
         ) from None
     register_secret(cfg.api_key.get("BearerToken"))
-    conn = Connection(info.name, info.server, cfg, _api_client(cfg, info.name))
+    conn = Connection(info.name, info.server, cfg, _api_client(cfg, info.name), meter=meter)
     user = getattr(loader, "_user", None) or {}
     if "exec" in user:
         conn.refresher = asyncio.create_task(_refresh_exec(loader, cfg, conn))
@@ -206,10 +216,12 @@ class ConnectError(Exception):
 
 
 async def probe(conn: Connection, timeout_s: float = PROBE_TIMEOUT_S) -> str:
-    """GET /version once; return the server's gitVersion or raise ConnectError."""
-    t = KubeTransport(conn.api, CostMeter())
+    """GET /version once (counted by the connection's meter); return the server's
+    gitVersion or raise ConnectError.
+    """
+    t = KubeTransport(conn.api, conn.meter)
     try:
-        resp = await t.get("/version", timeout_s=timeout_s)
+        resp = await t.get(VERSION, timeout_s=timeout_s)
     except aiohttp.ClientConnectorCertificateError as exc:
         raise ConnectError(
             f"TLS verification of {conn.server} failed: {exc.certificate_error}"
@@ -247,11 +259,12 @@ async def probe(conn: Connection, timeout_s: float = PROBE_TIMEOUT_S) -> str:
 async def node_count(conn: Connection, timeout_s: float = PROBE_TIMEOUT_S) -> int | None:
     """How many nodes the cluster has, from one LIST of a single node (the apiserver's
     ``remainingItemCount``): one small request, whatever the size. None when the server
-    does not say (or the request fails): the caller must not guess.
+    does not say (or the request fails): the caller must not guess. Counted by the
+    connection's meter.
     """
-    t = KubeTransport(conn.api, CostMeter())
+    t = KubeTransport(conn.api, conn.meter)
     try:
-        body = (await t.get("/api/v1/nodes?limit=1", timeout_s=timeout_s)).json()
+        body = (await t.get(NODES, NODE_COUNT, timeout_s=timeout_s)).json()
     except (aiohttp.ClientError, TimeoutError, RequestTimeoutError, ApiError, ValueError):
         return None
     if not isinstance(body, dict):

@@ -28,7 +28,7 @@ import asyncio
 import concurrent.futures
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -55,7 +55,13 @@ from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.reads import SERVICE_PROXY
 from ktop.sources.live.scrape import failure_reason
-from ktop.sources.live.transport import USER_AGENT, instance_name
+from ktop.sources.live.transport import (
+    USER_AGENT,
+    Resolve,
+    instance_name,
+    resolve_host,
+    same_instances,
+)
 
 DEFAULT_JOBS: Mapping[Component, str] = {
     Component.APISERVER: ".*apiserver.*",
@@ -355,6 +361,32 @@ def results_to_samples(family: str, results: list[dict[str, Any]]) -> dict[str, 
     return out
 
 
+def instances_of(names: Iterable[str]) -> list[Target]:
+    """Apiserver targets of these instance names."""
+    return [Target(Component.APISERVER, n) for n in names]
+
+
+def given_apiservers(
+    given: Sequence[str], seen: Iterable[str], resolve: Resolve
+) -> Callable[[Target], Target | None]:
+    """With ``--apiserver`` (``given``, authoritative): a Prometheus target as ktop names
+    it, the given instance at the same address, or None for an apiserver not given
+    (:func:`same_instances`; resolves names, so call it off the event loop). Other
+    components' targets are kept as they are. Without ``given``, every target is kept.
+    """
+    if not given:
+        return lambda target: target
+    names = same_instances(given, seen, resolve)
+
+    def rename(target: Target) -> Target | None:
+        if target.component is not Component.APISERVER:
+            return target
+        name = names.get(target.instance)
+        return None if name is None else Target(Component.APISERVER, name)
+
+    return rename
+
+
 @dataclass(slots=True)
 class PrometheusMetrics:
     """Polls Prometheus for every component; tells whether it is healthy and which
@@ -383,6 +415,11 @@ class PrometheusMetrics:
     """:func:`cluster_matcher`: selects one cluster of a Prometheus that holds many."""
     readiness_labels: tuple[str, ...] = ()
     """Node labels to read readiness per value of from kube-state-metrics (metrics-only)."""
+    apiservers: tuple[str, ...] = ()
+    """The apiserver instances given (``--apiserver``): when set, the only ones. Prometheus'
+    instances are named as the given one at the same address (one row each whatever the
+    transport); the others are not read (:func:`same_instances`)."""
+    resolve: Resolve = resolve_host
     _seen: set[Target] = field(default_factory=set)
     _extra: list[Event] = field(default_factory=list)
     _stopping: threading.Event = field(default_factory=threading.Event)
@@ -452,8 +489,26 @@ class PrometheusMetrics:
                     out.pop(target, None)
                     out.setdefault(target, [])
             instances[component] = frozenset(names)
+        if self.apiservers:
+            out, instances = self._given_apiservers(out, instances)
         self._extra = self._readiness_sync(pinned)
         return at, out, instances
+
+    def _given_apiservers(
+        self, out: dict[Target, list[Sample]], instances: dict[Component, frozenset[str]]
+    ) -> tuple[dict[Target, list[Sample]], dict[Component, frozenset[str]]]:
+        """Rename Prometheus' apiserver instances to the given ones; drop the others.
+        Resolves host names: runs in a worker thread, like the poll.
+        """
+        seen = instances.get(Component.APISERVER, frozenset())
+        rename = given_apiservers(self.apiservers, seen, self.resolve)
+        renamed: dict[Target, list[Sample]] = {}
+        for target, samples in out.items():
+            if (kept := rename(target)) is not None:
+                renamed[kept] = samples
+        targets = (rename(Target(Component.APISERVER, n)) for n in seen)
+        named = frozenset(t.instance for t in targets if t is not None)
+        return renamed, {**instances, Component.APISERVER: named}
 
     async def poll_once(self, emit: Emit) -> None:
         """One poll; its results (or the failure, for every target seen) as events."""

@@ -45,8 +45,13 @@ class Resource:
     fetched whole; a row alone is a few hundred bytes, its metadata several KB."""
 
 
+NODES = "/api/v1/nodes"
+NODE_COUNT: Query = (("limit", 1),)
+"""The query of one LIST of a single node made before reading (its
+``remainingItemCount`` tells the cluster's size, e.g. for ``--metrics-only-above``)."""
+
 WATCHES: tuple[Resource, ...] = (
-    Resource(FEED_NODES, "/api/v1/nodes", "nodes", table=True, watch_metadata=False),
+    Resource(FEED_NODES, NODES, "nodes", table=True, watch_metadata=False),
     Resource(
         FEED_PENDING_PODS,
         "/api/v1/pods",
@@ -88,7 +93,8 @@ METRICS = "/metrics"
 APF_DUMP = "/debug/api_priority_and_fairness/dump_priority_levels"
 VERSION = "/version"
 NON_RESOURCE_READS: frozenset[str] = frozenset({METRICS, APF_DUMP, VERSION})
-"""Non-resource URLs ktop GETs from each apiserver instance."""
+"""Non-resource URLs ktop GETs: ``/metrics`` and the APF dump from each apiserver
+instance, ``/version`` once from the kubeconfig's server (the connection probe)."""
 
 # Optional reads: without them a pane says what is missing, the rest works.
 SYSTEM_PODS = "/api/v1/namespaces/kube-system/pods"

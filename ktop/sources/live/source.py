@@ -27,9 +27,10 @@ apiserver instances are named one way whatever the transport
 known nothing is read through the load-balanced address; loops of instances
 that leave are cancelled and their rows dropped (``TargetGone``).
 
-Every loop runs supervised: a failure that escapes it becomes a
-``FeedFailed`` event for the pane that needed it, and the loop restarts
-after a back-off.
+Every loop runs supervised: a failure that escapes it becomes an event for
+the pane that needed it (``FeedFailed`` of its feed; ``ScrapeFailed`` of its
+target for a scrape loop, ``ApfDumpFailed`` of its instance for an APF dump
+loop), and the loop restarts after a back-off.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -48,13 +49,16 @@ from kubernetes_asyncio.client import ApiClient
 
 from ktop.model.events import (
     FEED_APF_NAMES,
+    FEED_CLOCK,
     FEED_COMPONENTS,
     FEED_DISCOVERY,
     FEED_NODE_DETAILS,
     FEED_PROMETHEUS,
     LOAD_BALANCED,
+    ApfDumpFailed,
     ClockTick,
     Component,
+    Event,
     FeedFailed,
     FeedSynced,
     MetricsOnlyMode,
@@ -225,6 +229,8 @@ class NodeDetails:
 
 
 Factory = Callable[[], Coroutine[Any, Any, None]]
+Report = Callable[[float, str], Sequence[Event]]
+"""The events that report a loop's failure (at a time, with a reason)."""
 
 
 class LiveSource:
@@ -235,10 +241,13 @@ class LiveSource:
         options: LiveOptions,
         clock: Callable[[], float] = time.time,
         conn: Connection | None = None,
+        meter: CostMeter | None = None,
     ) -> None:
         self.o = options
         self.clock = clock
-        self.meter = CostMeter()
+        self.meter = meter or (conn.meter if conn is not None else CostMeter())
+        """The one meter of this source (``meter``, else the connection's, which counted
+        its probe, else a new one): every request the source makes is counted here."""
         self.apf_names: dict[str, str] = {}
         self.conn = conn
         self._tasks: dict[str, asyncio.Task[None]] = {}
@@ -257,6 +266,8 @@ class LiveSource:
         """--prometheus was given but names none (not found, or a wrong address)."""
         self._rediscover = asyncio.Event()
         self._emit: Emit = lambda events: None
+        self._failed: set[str] = set()
+        """Keys of loops whose failure was reported (the clock says when it runs again)."""
 
     @property
     def name(self) -> str:
@@ -265,16 +276,21 @@ class LiveSource:
 
     # -------------------------------------------------------------- tasks
 
-    def _start(self, key: str, factory: Factory, feed: str = "") -> None:
-        """Run ``factory()`` as task ``key`` (once); supervised, see :meth:`_supervise`."""
+    def _start(self, key: str, factory: Factory, report: str | Report) -> None:
+        """Run ``factory()`` as task ``key`` (once); supervised, see :meth:`_supervise`.
+
+        ``report`` is what a failure is reported as, so that it shows in the pane that
+        needed the loop: a feed name (``FeedFailed``; one of the model's known feeds) or
+        a function of the time and reason (e.g. ``ScrapeFailed`` of the loop's target).
+        """
         running = self._tasks.get(key)
         if running is not None and not running.done():
             return
         self._tasks[key] = asyncio.create_task(
-            self._supervise(key, factory, feed or key), name=f"ktop-live-{key}"
+            self._supervise(key, factory, report), name=f"ktop-live-{key}"
         )
 
-    async def _supervise(self, key: str, factory: Factory, feed: str) -> None:
+    async def _supervise(self, key: str, factory: Factory, report: str | Report) -> None:
         backoff = Backoff(rng=self.rng)
         while True:
             try:
@@ -283,9 +299,12 @@ class LiveSource:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                self._emit(
-                    [FeedFailed(self.clock(), feed, f"{key} stopped: {failure_reason(exc)}")]
-                )
+                now, why = self.clock(), f"{key} stopped: {failure_reason(exc)}"
+                self._failed.add(key)
+                if isinstance(report, str):
+                    self._emit([FeedFailed(now, report, why)])
+                else:
+                    self._emit(report(now, why))
                 await asyncio.sleep(backoff.next_delay())
 
     def _stop(self, key: str) -> None:
@@ -300,7 +319,7 @@ class LiveSource:
             await self._run_prometheus_only(emit)
             return
         if self.conn is None:
-            self.conn = await connect(self.o.kubeconfig, self.o.context)
+            self.conn = await connect(self.o.kubeconfig, self.o.context, self.meter)
         self._session = aiohttp.ClientSession()
         try:
             emit([SourceStarted(self.clock(), "live", self.conn.context, self.conn.server)])
@@ -313,7 +332,7 @@ class LiveSource:
                 self._start("prometheus", lambda: self._prometheus(t, emit), FEED_PROMETHEUS)
             self._components(t, emit)
             self._start("discovery", lambda: self._discovery(t, emit), FEED_DISCOVERY)
-            self._start("clock", lambda: self._ticks(emit))
+            self._start("clock", lambda: self._ticks(emit), FEED_CLOCK)
             # Supervised loops never end by themselves; tasks come and go (instances,
             # leaders), so wait for cancellation rather than for a fixed set of tasks.
             await asyncio.get_running_loop().create_future()
@@ -338,7 +357,7 @@ class LiveSource:
         emit([MetricsOnlyMode(self.clock(), self.o.metrics_only_why)])
         try:
             self._start("prometheus", lambda: self._prometheus(None, emit), FEED_PROMETHEUS)
-            self._start("clock", lambda: self._ticks(emit))
+            self._start("clock", lambda: self._ticks(emit), FEED_CLOCK)
             await asyncio.get_running_loop().create_future()
         finally:
             tasks = list(self._tasks.values())
@@ -416,8 +435,9 @@ class LiveSource:
         emit([FeedSynced(self.clock(), FEED_PROMETHEUS)])
         # The last hour first, so that the window's samples precede the first poll's.
         calls = PrometheusCalls(workers=1, timeout_s=BACKFILL_TIMEOUT_S)
+        given = tuple(instance_name(b) for b in self.o.apiservers)
         self.backfill = PrometheusBackfill(
-            address, self.clock, window_s=self.o.window_s, matcher=matcher
+            address, self.clock, window_s=self.o.window_s, matcher=matcher, apiservers=given
         )
         try:
             await self.backfill.run(emit, client, calls)
@@ -431,6 +451,7 @@ class LiveSource:
             on_instances=self._rediscover.set,
             matcher=matcher,
             readiness_labels=self._readiness_labels(),
+            apiservers=given,
         )
         await self.prometheus.run(emit)
 
@@ -472,6 +493,7 @@ class LiveSource:
                     lambda target=target, fetch=fetch: scrape_metrics_loop(  # type: ignore[misc]
                         target, fetch, emit, self.clock, self.o.component_scrape_s, self.rng
                     ),
+                    _scrape_failed(target),
                 )
         given = {c for c, urls, _, _ in groups if urls}
         if self.o.metrics_only:
@@ -558,6 +580,7 @@ class LiveSource:
             lambda: scrape_metrics_loop(
                 target, fetch, emit, self.clock, self.o.component_scrape_s, self.rng
             ),
+            _scrape_failed(target),
         )
 
     # ---------------------------------------------------------- apiservers
@@ -605,10 +628,12 @@ class LiveSource:
             lambda: scrape_metrics_loop(
                 target, metrics, emit, self.clock, self.o.apiserver_scrape_s, self.rng
             ),
+            _scrape_failed(target),
         )
         self._start(
             f"apf-{instance}",
             lambda: apf_dump_loop(instance, dump, emit, self.clock, self.o.apf_dump_s),
+            lambda at, why: [ApfDumpFailed(at, instance, why)],
         )
 
     async def _drop_instance(self, instance: str, emit: Emit, why: str) -> None:
@@ -640,7 +665,9 @@ class LiveSource:
                 what = str(e) if isinstance(e, ApiError) else failure_reason(e)
                 emit([FeedFailed(self.clock(), FEED_DISCOVERY, f"apiserver endpoints: {what}")])
         p = self.prometheus
-        if p is not None and p.healthy:
+        if p is not None and p.healthy and not self.o.apiservers:
+            # --apiserver is authoritative: Prometheus names its instances as those
+            # (PrometheusMetrics.apiservers), so one apiserver is never two rows.
             for name in p.instances.get(Component.APISERVER, frozenset()):
                 bases.setdefault(name, f"https://{name}")
         if not listed and not bases:
@@ -706,3 +733,11 @@ class LiveSource:
             await asyncio.sleep(1.0)
             now = self.clock()
             emit([ClockTick(now), self.meter.sample(now, self.apf_names)])
+            if "clock" in self._failed:
+                self._failed.discard("clock")
+                emit([FeedSynced(now, FEED_CLOCK)])  # running again after a failure
+
+
+def _scrape_failed(target: Target) -> Report:
+    """A dead scrape loop is reported as its target's failure (the target's panes)."""
+    return lambda at, why: [ScrapeFailed(at, target, why)]

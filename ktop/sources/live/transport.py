@@ -9,7 +9,8 @@ read watch streams line by line, count bytes and read the APF headers.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+import socket
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -93,6 +94,61 @@ def instance_name(address: str) -> str:
         port = {"https": "443", "http": "80"}.get(scheme.lower(), "")
     host = host.lower()
     return f"{host}:{port}" if port else host
+
+
+Resolve = Callable[[str], frozenset[str]]
+"""Host name to the addresses it resolves to (blocking: run it off the event loop)."""
+
+
+def resolve_host(host: str) -> frozenset[str]:
+    """The addresses ``host`` resolves to; empty when it does not resolve. Blocking."""
+    try:
+        infos = socket.getaddrinfo(host.strip("[]"), None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return frozenset()
+    return frozenset(str(info[4][0]) for info in infos)
+
+
+def _host_port(name: str) -> tuple[str, str]:
+    if name.endswith("]") or ":" not in name:
+        return name, ""
+    host, _, port = name.rpartition(":")
+    return host, port
+
+
+def same_instances(given: Iterable[str], seen: Iterable[str], resolve: Resolve) -> dict[str, str]:
+    """Each name in ``seen`` (e.g. Prometheus' ``instance`` labels) that is one of the
+    ``given`` instances (``--apiserver``, an authoritative list), mapped to that given
+    name: the same name, or the same port and a host that resolves to a shared address.
+    Names that are none of them are left out, and no two names map to one instance.
+    Calls ``resolve`` (blocking): run it off the event loop.
+    """
+    wanted = list(dict.fromkeys(given))
+    addresses: dict[str, frozenset[str]] = {}
+
+    def addrs(name: str) -> frozenset[str]:
+        host = _host_port(name)[0]
+        if host not in addresses:
+            addresses[host] = resolve(host) or frozenset({host.strip("[]")})
+        return addresses[host]
+
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    rest = sorted(set(seen))
+    for name in rest:
+        if name in wanted:
+            out[name] = name
+            taken.add(name)
+    for name in rest:
+        if name in out:
+            continue
+        port = _host_port(name)[1]
+        for g in wanted:
+            if g not in taken and _host_port(g)[1] == port and addrs(g) & addrs(name):
+                out[name] = g
+                taken.add(g)
+                break
+    return out
 
 
 @dataclass(frozen=True, slots=True)

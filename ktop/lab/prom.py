@@ -23,6 +23,17 @@ def query(prometheus_url: str, promql: str, at: float | None = None) -> list[dic
     return [{"metric": r["metric"], "value": float(r["value"][1])} for r in result["result"]]
 
 
+def recent_values(prometheus_url: str, selector: str, range_s: int) -> set[float]:
+    """Every value any series of ``selector`` took in the last ``range_s`` seconds (the raw
+    samples of a range vector), for checks against a gauge that moves while it is read.
+    """
+    params = {"query": f"{selector}[{range_s}s]"}
+    data = http_json(f"{prometheus_url}/api/v1/query?{urllib.parse.urlencode(params)}")
+    if data.get("status") != "success" or data["data"]["resultType"] != "matrix":
+        raise LabError(f"prometheus range selector failed: {selector}: {data}")
+    return {float(v) for series in data["data"]["result"] for _, v in series["values"]}
+
+
 def values_by(prometheus_url: str, promql: str, label: str) -> dict[str, float]:
     """Instant query result keyed by one label's value."""
     return {s["metric"].get(label, ""): s["value"] for s in query(prometheus_url, promql)}

@@ -336,7 +336,8 @@ async def test_fleet_ranks_and_describes_a_zone_outage_and_apf_saturation(
                     assert ZONE_CODE not in row_a.codes and NODES_PATH not in row_a.suspects
                     assert zone_states(row_b)[OUTAGE_ZONE] is ZoneState.FULL_DISRUPTION
                     assert {z for z, (bad, _) in zones_b.items() if bad} == {OUTAGE_ZONE}
-                    assert NODES_PATH in row_b.suspects, (mode, row_b)
+                    if mode == "kubeconfig":  # triage reads nodes, which metrics-only lacks
+                        assert NODES_PATH in row_b.suspects, (mode, row_b)
                     assert not new_b and APF_CODE not in row_b.codes, (mode, new_b, row_b)
                     assert row_b.apf_rejected_per_s.or_(0.0) == 0, (mode, row_b)
                     assert row_a.severity > Severity.OK and row_b.severity > Severity.OK
@@ -381,7 +382,7 @@ async def test_a_cell_that_goes_away_turns_unknown_with_the_reason(
                 got = rows(f.refresh())
                 row_a, row_b = got[a][1], got[b][1]
                 detail[mode] = (row_b.severity, row_b.reason, row_a.reason, row_a.nodes_total)
-                if not (row_b.reason and row_b.severity is Severity.UNKNOWN):
+                if not (row_b.reason and not row_b.read and row_b.severity >= Severity.UNKNOWN):
                     return False, detail
                 # A keeps being read.
                 assert row_a.read and row_a.nodes_total.value == total_a, (mode, row_a)

@@ -24,6 +24,7 @@ from ktop.lab import components as comp
 from ktop.lab import procs
 from ktop.lab.binaries import Binaries, find_binaries
 from ktop.lab.config import Layout
+from ktop.lab.prom import values_by
 from ktop.lab.util import LabError, free_port, http_ok, tail, wait_for
 
 LEFT_OUT_JOBS = frozenset({"prometheus"})
@@ -98,8 +99,8 @@ class GlobalPrometheus:
         self.stop()
 
     def start(self) -> str:
-        """Write the merged configuration, start Prometheus and wait until it is ready;
-        return its URL. On failure it is stopped again.
+        """Write the merged configuration, start Prometheus and wait until it is ready and
+        holds a target of every lab; return its URL. On failure it is stopped again.
         """
         if procs.running_components(self.dir):
             raise LabError(f"a global Prometheus is already running in {self.dir}")
@@ -127,6 +128,14 @@ class GlobalPrometheus:
                 timeout_s=60,
                 what="the global Prometheus ready",
                 on_timeout=lambda: tail(log),
+            )
+            # Ready once it holds every lab: a reader that lists its clusters sees them all.
+            wait_for(
+                lambda: (
+                    set(values_by(ep.url, "count by (cluster) (up)", "cluster")) >= set(self.labs)
+                ),
+                timeout_s=30,
+                what=f"the global Prometheus holding {', '.join(sorted(self.labs))}",
             )
         except BaseException:
             self.stop()

@@ -190,10 +190,12 @@ async def until(
     """Call ``check`` (ok, detail) every second until ok; fail with the detail at the
     deadline.
     """
-    deadline = time.monotonic() + timeout_s
+    started = time.monotonic()
+    deadline = started + timeout_s
     while True:
         ok, detail = await check()
         if ok:
+            print(f"{what}: {time.monotonic() - started:.1f}s")  # shown with -s or on failure
             return
         if time.monotonic() >= deadline:
             pytest.fail(f"timed out after {timeout_s:.0f}s waiting for {what}; last: {detail}")
@@ -389,7 +391,9 @@ async def test_a_cell_that_goes_away_turns_unknown_with_the_reason(
             return all(r.read and r.zones for v in views.values() for r in v.cells), views
 
         await until("every cell read in both modes", 90, read_everywhere)
+        stopping = time.monotonic()
         lab_b.stop()  # the whole control plane of B goes away
+        print(f"lab B stopped in {time.monotonic() - stopping:.1f}s")
         total_a = len(await api_nodes(lab))
 
         async def b_unknown() -> tuple[bool, object]:

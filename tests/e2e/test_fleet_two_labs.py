@@ -192,11 +192,15 @@ async def until(
     """
     started = time.monotonic()
     deadline = started + timeout_s
+    next_note = started + 10.0
     while True:
         ok, detail = await check()
         if ok:
             print(f"{what}: {time.monotonic() - started:.1f}s")  # shown with -s or on failure
             return
+        if time.monotonic() >= next_note:
+            next_note += 10.0
+            print(f"waiting for {what}: {detail}")
         if time.monotonic() >= deadline:
             pytest.fail(f"timed out after {timeout_s:.0f}s waiting for {what}; last: {detail}")
         await asyncio.sleep(1.0)
@@ -388,7 +392,12 @@ async def test_a_cell_that_goes_away_turns_unknown_with_the_reason(
 
         async def read_everywhere() -> tuple[bool, object]:
             views = {m: f.refresh() for m, f in fleets.items()}
-            return all(r.read and r.zones for v in views.values() for r in v.cells), views
+            ok = all(r.read and r.zones for v in views.values() for r in v.cells)
+            return ok, [
+                (m, r.name, r.reason, r.at, r.zones_reason)
+                for m, v in views.items()
+                for r in v.cells
+            ]
 
         await until("every cell read in both modes", 90, read_everywhere)
         stopping = time.monotonic()

@@ -114,6 +114,18 @@ def unreachable(name: str, reason: str) -> CellSummary:
     )
 
 
+def control_plane_gone(snap: ClusterSnapshot) -> str:
+    """Why the cell cannot be read when every apiserver it has seen fails to answer (its
+    scrape fails, or Prometheus reports the target down); empty otherwise. Its last data
+    may still be on the row: it is not current.
+    """
+    rows = snap.apiservers.instances
+    down = [r for r in rows if r.error]
+    if not rows or len(down) < len(rows):
+        return ""
+    return f"no apiserver answers ({len(down)} of {len(rows)} down): {down[0].error}"
+
+
 def _data_age(snap: ClusterSnapshot, now: float) -> Val:
     ages = [a for f in snap.freshness if (a := f.age_s(snap.at)) is not None]
     if not ages:
@@ -202,8 +214,10 @@ def summarize(
 
     ``now`` is the fleet's clock for the data age (default: the snapshot's own time);
     ``error`` marks a cell whose source failed after it was read (its last data stays,
-    the cell is at least UNKNOWN).
+    the cell is at least UNKNOWN); so does a control plane none of whose apiservers
+    answers any more (:func:`control_plane_gone`), whose sources keep retrying.
     """
+    error = error or control_plane_gone(snap)
     total, not_ready = _nodes(snap)
     every_zone = _zones(snap)
     zones = tuple(

@@ -8,6 +8,7 @@ records) or from the snapshot's raw rows, never through the function under test.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import cache
 
 import pytest
@@ -162,6 +163,26 @@ def test_a_source_that_failed_keeps_its_data_and_is_at_least_unknown() -> None:
     assert cell.severity >= Severity.UNKNOWN
     assert cell.reason == "source failed: boom" and "KT-FLEET-010" in cell.codes
     assert cell.nodes_total.known
+
+
+def test_a_cell_whose_every_apiserver_is_down_is_unknown_with_the_reason() -> None:
+    _, hub, _ = _summary("steady")
+    snap = hub.latest.snapshot
+    rows = snap.apiservers.instances
+    assert len(rows) >= 2
+    one_down = (replace(rows[0], error="connection refused"), *rows[1:])
+    snap_one = replace(snap, apiservers=replace(snap.apiservers, instances=one_down))
+    cell = summarize("c", snap_one, (), triage(snap_one))
+    assert cell.read and not cell.reason  # one of several: the cell still answers
+    all_down = tuple(replace(r, error="Prometheus reports up == 0") for r in rows)
+    snap_all = replace(snap, apiservers=replace(snap.apiservers, instances=all_down))
+    cell = summarize("c", snap_all, (), triage(snap_all))
+    assert not cell.read and cell.severity >= Severity.UNKNOWN
+    assert cell.reason == (
+        f"no apiserver answers ({len(rows)} of {len(rows)} down): Prometheus reports up == 0"
+    )
+    assert "KT-FLEET-010" in cell.codes
+    assert cell.nodes_total.known  # the last data stays on the row
 
 
 def test_ranking_worst_first() -> None:

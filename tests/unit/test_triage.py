@@ -146,6 +146,20 @@ def test_p4_everywhere_with_unhealthy_etcd_points_at_the_control_path() -> None:
     assert p4.verdict is SUSPECT and "control path" in p4.conclusion
 
 
+def test_p4_with_every_apiserver_down_and_no_zone_known_names_the_control_path() -> None:
+    """A metrics-only cell whose control plane went away: P4 is suspect from the
+    apiservers alone and no node zone is known (it used to crash on the empty zones)."""
+    s = healthy()
+    down = tuple(replace(r, error="Prometheus reports up == 0") for r in s.apiservers.instances)
+    assert down
+    nodes = replace(s.nodes, zones=(), nodes_known=False, nodes_reason="metrics-only mode")
+    s = replace(s, apiservers=replace(s.apiservers, instances=down), nodes=nodes)
+    p4 = path(triage(s), "P4")
+    assert p4.verdict is SUSPECT
+    assert "node zones not known (metrics-only mode)" in p4.conclusion
+    assert "control plane is unhealthy" in p4.conclusion
+
+
 def test_p4_near_miss_two_not_ready_nodes() -> None:
     s = with_nodes(unhealthy_split=(2, 0))
     assert verdict(s, "P4") is CLEAR

@@ -191,6 +191,13 @@ def p4(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
     cp_bad = e["cp.apiservers"].status is Status.BAD or e["etcd.has_leader"].status is Status.BAD
     cp_unknown = Status.UNKNOWN in (e["cp.apiservers"].status, e["etcd.has_leader"].status)
     n = s.nodes
+    if not n.zones:  # suspect from the control plane alone: no node zone is known
+        plane = "unhealthy" if cp_bad else ("unknown" if cp_unknown else "healthy")
+        return v, (
+            f"node zones not known ({n.nodes_reason or 'nodes not listed'}) while the "
+            f"control plane is {plane}: look at the control path (apiservers, etcd, "
+            "network to them) first"
+        )
     unhealthy = n.not_ready + n.unknown
     worst = max(n.zones, key=lambda z: z.unhealthy)
     share = e["nodes.domain_share"].value or 0.0

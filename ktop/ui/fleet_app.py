@@ -74,7 +74,8 @@ class FleetApp(KtopApp):
         """
         for cell in self.fleet.cells:
             await cell.hub.publish_off_loop()
-        self.pump()
+        if self.screen_stack:  # the app may have begun to close while the threads ran
+            self.pump()
 
     def open_cell(self, name: str) -> None:
         """Show the full dashboard of cell ``name``, fed by its own hub."""

@@ -62,11 +62,14 @@ class FleetApp(KtopApp):
 
     def pump(self) -> None:
         """Refresh the fleet view (publishing every hub) and the screen in front."""
+        self._refresh_fleet()
+        self._show()
+
+    def _refresh_fleet(self) -> None:
         self.view = self.fleet.refresh()
         latest = self.hub.latest
         if latest.snapshot is not self.frame.snapshot or latest.findings != self.frame.findings:
             self.frame = self._frame(latest)
-        self._show()
 
     async def pump_off_loop(self) -> None:
         """The refresh timer: publish every cell's hub in a worker thread, then refresh the
@@ -75,7 +78,9 @@ class FleetApp(KtopApp):
         for cell in self.fleet.cells:
             await cell.hub.publish_off_loop()
         if self.screen_stack:  # the app may have begun to close while the threads ran
-            self.pump()
+            self._refresh_fleet()
+            # a screen pushed while the threads ran may not have its widgets yet
+            self._show_after_refresh()
 
     def open_cell(self, name: str) -> None:
         """Show the full dashboard of cell ``name``, fed by its own hub."""

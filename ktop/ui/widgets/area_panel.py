@@ -112,10 +112,11 @@ class AreaPanel(Static):
         if not view.sparks:
             if body != self._shown_body:  # new data that reads the same: no redraw
                 self._shown_body = body
-                self.update(body)
+                self.update(body, layout=False)  # a grid cell: its size is the grid's
         else:
             self._shown_body = None
-            self.update(Group(body, *(_spark_row(s, self.window_s) for s in view.sparks)))
+            sparks = (_spark_row(s, self.window_s) for s in view.sparks)
+            self.update(Group(body, *sparks), layout=False)
         for level, name in _LEVEL_CLASSES.items():
             self.set_class(view.level == level, name)
         self.renders += 1

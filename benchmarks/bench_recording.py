@@ -32,11 +32,11 @@ from ktop.sources.sim.simulator import Simulator
 
 RESULTS = Path(__file__).resolve().parent / "results" / "recording.json"
 SEEKS = 12
-"""Seeks per recording, to the middles of twelve equal stretches of it."""
+"""Seeks per recording (default), to the middles of as many equal stretches of it."""
 DEFAULT_RUNS = (("steady", 60.0), ("zone-outage", 20.0))
 
 
-def run(nodes: int, minutes: float, scenario: str) -> dict[str, Any]:
+def run(nodes: int, minutes: float, scenario: str, seeks: int = SEEKS) -> dict[str, Any]:
     """Record ``minutes`` of ``scenario``, then time the seeks; the figures of one row."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.ktrec"
@@ -54,9 +54,9 @@ def run(nodes: int, minutes: float, scenario: str) -> dict[str, Any]:
         size = path.stat().st_size
         seeks_ms: list[float] = []
         folded: list[int] = []
-        for i in range(SEEKS):
+        for i in range(seeks):
             with Recording(path) as r:
-                at = r.start + (i + 0.5) / SEEKS * (r.end - r.start)
+                at = r.start + (i + 0.5) / seeks * (r.end - r.start)
                 t1 = time.perf_counter()
                 cursor = r.cursor(at)
                 seeks_ms.append(1e3 * (time.perf_counter() - t1))
@@ -87,6 +87,7 @@ def main() -> None:
         metavar="SCENARIO:MINUTES",
         help="a scenario and how long to record it (default: steady:60, zone-outage:20)",
     )
+    p.add_argument("--seeks", type=int, default=SEEKS, help=f"seeks per recording ({SEEKS})")
     p.add_argument("--out", type=Path, default=RESULTS)
     p.add_argument("--contended", default="", help="say what else ran on the machine")
     args = p.parse_args()
@@ -94,7 +95,7 @@ def main() -> None:
     load0 = os.getloadavg()[0]
     rows = []
     for scenario, minutes in runs:
-        rows.append(run(args.nodes, minutes, scenario))
+        rows.append(run(args.nodes, minutes, scenario, args.seeks))
         print(json.dumps(rows[-1]), flush=True)
     load = f"load average {load0:.1f} at start, {os.getloadavg()[0]:.1f} at end"
     results = {
@@ -105,7 +106,7 @@ def main() -> None:
             "contended": f"{load}; {args.contended}" if args.contended else load,
             "keyframe_s": DEFAULT_KEYFRAME_S,
             "chunk_s": DEFAULT_CHUNK_S,
-            "seeks": SEEKS,
+            "seeks": args.seeks,
         },
         "runs": rows,
     }

@@ -77,8 +77,18 @@ def recording_hour(results: Results) -> Mapping[str, Any]:
     return {}
 
 
-def _recording(results: Results, key: str) -> float | None:
-    value = recording_hour(results).get(key)
+def recording_steady(results: Results) -> Mapping[str, Any]:
+    """The longest 10,000-node ``steady`` recording (the largest file per hour)."""
+    runs = [
+        r
+        for r in results.get("recording", {}).get("runs", [])
+        if r["nodes"] == 10_000 and r["scenario"] == "steady"
+    ]
+    return dict(max(runs, key=lambda r: r["minutes"])) if runs else {}
+
+
+def _recording(run: Mapping[str, Any], key: str) -> float | None:
+    value = run.get(key)
     return None if value is None else float(value)
 
 
@@ -130,15 +140,15 @@ TARGETS: tuple[Target, ...] = (
         lambda r: _pure(r, "overview_frame_ms_100k"),
     ),
     Target(
-        "recording at 10,000 nodes, scrapes every 5 s: bytes per hour (`steady`)",
+        "recording at 10,000 nodes, scrapes every 5 s: bytes per hour (`steady`, longest run)",
         20.0,
         "MB",
-        lambda r: _recording(r, "mb_per_hour"),
+        lambda r: _recording(recording_steady(r), "mb_per_hour"),
     ),
     Target(
         "recording: seek in a one-hour recording at 10,000 nodes (slowest of its seeks)",
         100.0,
         "ms",
-        lambda r: _recording(r, "seek_ms_max"),
+        lambda r: _recording(recording_hour(r), "seek_ms_max"),
     ),
 )

@@ -150,6 +150,8 @@ def test_recording_targets_read_the_one_hour_10000_node_run() -> None:
     seek = next(t for t in targets.TARGETS if "seek" in t.what)
     assert (size.measured(r), size.met(size.measured(r))) == (19.5, True)
     assert (seek.measured(r), seek.met(seek.measured(r))) == (250.0, False)
+    short = {"recording": {"runs": runs[:1]}}  # no one-hour recording: its seek is not measured
+    assert (size.measured(short), seek.measured(short)) == (1.0, None)
     assert seek.measured({}) is None
     text = tables.recording_table(r)
     assert "| steady | 10,000 | 60 min |" in text and "0.00 s / 0.25 s" in text

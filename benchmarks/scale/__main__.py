@@ -31,6 +31,8 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "scale.json"
 BEFORE = ROOT / "benchmarks" / "results" / "scale-before.json"
 """The figures before the fixes of docs/benchmarks.md ("What was changed"), for comparison."""
+RECORDING = ROOT / "benchmarks" / "results" / "recording.json"
+"""Written by ``python -m benchmarks.bench_recording``: the recording rows of the docs."""
 DOCS = {ROOT / "docs" / "benchmarks.md": tables.BENCHMARKS_SECTIONS,
         ROOT / "docs" / "cost.md": tables.COST_SECTIONS}  # fmt: skip
 
@@ -65,6 +67,8 @@ def write_docs(results: dict[str, Any]) -> None:
     """Rewrite every generated section of the docs from ``results``."""
     if BEFORE.is_file() and "before" not in results:
         results = {**results, "before": json.loads(BEFORE.read_text())}
+    if RECORDING.is_file() and "recording" not in results:
+        results = {**results, "recording": json.loads(RECORDING.read_text())}
     for path, sections in DOCS.items():
         path.write_text(tables.render(path.read_text(), results, sections))
         print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)

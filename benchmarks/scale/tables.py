@@ -246,12 +246,53 @@ def meta_block(results: Results) -> str:
     return "\n".join(lines) + "\n"
 
 
+def recording_table(results: Results) -> str:
+    """Recording size and seek times (``benchmarks/results/recording.json``)."""
+    rec = results.get("recording", {})
+    m = rec.get("meta", {})
+    rows = [
+        [
+            r["scenario"],
+            f"{r['nodes']:,}",
+            f"{r['minutes']:g} min",
+            f"{r['bytes'] / 1e6:.1f} MB",
+            f"{r['mb_per_hour']:.1f} MB/h",
+            f"{r['generate_s']:.0f} s",
+            f"{r['write_ms_per_s']:.1f} ms",
+            f"{r['seek_ms_median'] / 1e3:.2f} s / {r['seek_ms_max'] / 1e3:.2f} s",
+            f"{r['folded_max']:,}",
+        ]
+        for r in rec.get("runs", [])
+    ]
+    if not rows:
+        return "Not measured: run `python -m benchmarks.bench_recording`.\n"
+    head = (
+        f"Measured {m.get('date', '?')} by `python -m benchmarks.bench_recording` on "
+        f"{m.get('cores', '?')} cores, Python {m.get('python', '?')} ({m.get('contended', '')}); "
+        f"keyframes every {m.get('keyframe_s', 0):g} s, chunks of {m.get('chunk_s', 0):g} s, "
+        f"{m.get('seeks', '?')} seeks per recording, each from a fresh open.\n\n"
+    )
+    header = [
+        "scenario",
+        "nodes",
+        "recorded",
+        "file",
+        "per hour",
+        "recording took",
+        "write per 1 s of events",
+        "seek median / slowest",
+        "events folded (most)",
+    ]
+    return head + table(header, rows, [False, *([True] * 8)])
+
+
 BENCHMARKS_SECTIONS = {
     "scale-meta": meta_block,
     "scale-start": start_table,
     "scale-steady": steady_table,
     "scale-pure": pure_table,
     "scale-targets": targets_table,
+    "scale-recording": recording_table,
     "scale-gains": gains_table,
 }
 COST_SECTIONS = {

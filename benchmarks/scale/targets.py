@@ -67,6 +67,31 @@ def _rss(results: Results, nodes: int) -> float | None:
     return value
 
 
+def recording_hour(results: Results) -> Mapping[str, Any]:
+    """The one-hour, 10,000-node recording of ``benchmarks/results/recording.json`` (merged
+    into the results as ``recording`` when the docs are written; empty when not run).
+    """
+    for r in results.get("recording", {}).get("runs", []):
+        if r["nodes"] == 10_000 and r["minutes"] >= 60:
+            return dict(r)
+    return {}
+
+
+def recording_steady(results: Results) -> Mapping[str, Any]:
+    """The longest 10,000-node ``steady`` recording (the largest file per hour)."""
+    runs = [
+        r
+        for r in results.get("recording", {}).get("runs", [])
+        if r["nodes"] == 10_000 and r["scenario"] == "steady"
+    ]
+    return dict(max(runs, key=lambda r: r["minutes"])) if runs else {}
+
+
+def _recording(run: Mapping[str, Any], key: str) -> float | None:
+    value = run.get(key)
+    return None if value is None else float(value)
+
+
 TARGETS: tuple[Target, ...] = (
     Target(
         "10,000 nodes: first complete overview, wall time / `kubectl get nodes -o json`'s",
@@ -113,5 +138,17 @@ TARGETS: tuple[Target, ...] = (
         16.0,
         "ms",
         lambda r: _pure(r, "overview_frame_ms_100k"),
+    ),
+    Target(
+        "recording at 10,000 nodes, scrapes every 5 s: bytes per hour (`steady`, longest run)",
+        20.0,
+        "MB",
+        lambda r: _recording(recording_steady(r), "mb_per_hour"),
+    ),
+    Target(
+        "recording: seek in a one-hour recording at 10,000 nodes (slowest of its seeks)",
+        100.0,
+        "ms",
+        lambda r: _recording(recording_hour(r), "seek_ms_max"),
     ),
 )

@@ -162,9 +162,11 @@ class RecordingWriter:
         p.first = min(p.first, *(e.at for e in events))
         p.last = max(p.last, *(e.at for e in events))
         self.events += len(events)
-        if p.last - p.first >= self.settings.chunk_s or len(p.buf) >= MAX_CHUNK_BYTES:
-            self._flush_chunk()
-            if self.model.now - self._last_keyframe >= self.settings.keyframe_s:
+        keyframe_due = self.model.now - self._last_keyframe >= self.settings.keyframe_s
+        full = p.last - p.first >= self.settings.chunk_s or len(p.buf) >= MAX_CHUNK_BYTES
+        if keyframe_due or full:
+            self._flush_chunk()  # a keyframe ends a chunk: a seek folds from it, not before
+            if keyframe_due:
                 self._keyframe()
 
     def mark(self, note: str, at: float | None = None) -> Marker:

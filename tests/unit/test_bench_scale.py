@@ -138,6 +138,26 @@ def test_targets_compare_medians_in_the_right_direction() -> None:
     assert frame.measured(r) is None and frame.met(None) is None
 
 
+def test_recording_targets_read_the_one_hour_10000_node_run() -> None:
+    def row(minutes: float, nodes: int, per_hour: float, seek_max: float) -> dict[str, Any]:
+        return {"scenario": "steady", "nodes": nodes, "minutes": minutes, "bytes": 1,
+                "mb_per_hour": per_hour, "generate_s": 1.0, "write_ms_per_s": 1.0,
+                "seek_ms_median": 1.0, "seek_ms_max": seek_max, "folded_max": 1}  # fmt: skip
+
+    runs = [row(20, 10_000, 1.0, 1.0), row(60, 1_000, 2.0, 2.0), row(60, 10_000, 19.5, 250.0)]
+    r = {"recording": {"runs": runs}}
+    size = next(t for t in targets.TARGETS if "bytes per hour" in t.what)
+    seek = next(t for t in targets.TARGETS if "seek" in t.what)
+    assert (size.measured(r), size.met(size.measured(r))) == (19.5, True)
+    assert (seek.measured(r), seek.met(seek.measured(r))) == (250.0, False)
+    short = {"recording": {"runs": runs[:1]}}  # no one-hour recording: its seek is not measured
+    assert (size.measured(short), seek.measured(short)) == (1.0, None)
+    assert seek.measured({}) is None
+    text = tables.recording_table(r)
+    assert "| steady | 10,000 | 60 min |" in text and "0.00 s / 0.25 s" in text
+    assert "Not measured" in tables.recording_table({})
+
+
 def test_tables_show_medians_ranges_and_what_was_not_measured() -> None:
     text = tables.start_table(_results())
     row = next(line for line in text.splitlines() if "| ktop |" in line)

@@ -157,6 +157,23 @@ def test_seek_lands_on_the_direct_snapshot_and_starts_from_a_keyframe(tmp_path: 
             assert cur.folded < len([e for e in events if e.at <= t]) or t < start + 41
 
 
+def test_keyframes_keep_their_cadence_when_it_is_shorter_than_a_chunk(tmp_path: Path) -> None:
+    # Keyframes every 15 s with chunks of 60 s: a keyframe ends its chunk early, so a seek
+    # never folds more than the keyframe cadence (before, keyframes came only with chunks).
+    made = _make(tmp_path, seconds=120, settings=WriterSettings(chunk_s=60.0, keyframe_s=15.0))
+    events = made.events
+    start = events[0].at
+    with Recording(made.path) as rec:
+        # the first keyframe is the empty model at the recorder's start
+        times = [start, *sorted(k.first for k in rec.keyframes if k.first > start)]
+        assert all(b - a <= 15.0 + 1.0 for a, b in pairwise(times)), times
+        assert times[-1] >= start + 120 - 15.0 - 1.0
+        t = start + 100.5
+        cur = rec.cursor(t)
+        assert _strip(cur.model.snapshot()) == _direct(events, [t])[t]
+        assert cur.folded <= len([e for e in events if t - 16.0 < e.at <= t])
+
+
 def test_seek_restores_the_signal_history_from_the_keyframe(tmp_path: Path) -> None:
     made = _make(tmp_path, seconds=200, publish=True)
     events = made.events

@@ -253,6 +253,17 @@ def test_partial_disruption_is_warning() -> None:
     assert "PartialDisruption" in view.lines[1].plain
 
 
+def test_fit_counts_lines_not_built_in_the_hidden_ones() -> None:
+    from rich.text import Text
+
+    # 30 rows exist, only the first 8 were built: the same lines show as with all 30 built.
+    rows = [Text(f"row {i}") for i in range(30)]
+    built = fit(rows[:8], Text("? why"), 6, Text("hdr"), unbuilt=22)
+    whole = fit(rows, Text("? why"), 6, Text("hdr"))
+    assert [t.plain for t in built] == [t.plain for t in whole]
+    assert built[-2].plain == "  +27 more"  # 30 rows, 3 shown
+
+
 def test_status_line_fits_80_columns() -> None:
     snap = busy_snapshot()
     out = status_line(snap, findings(), 80)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from rich.text import Text
+
 from ktop.model.events import Area
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.ui.render import apf, apiservers, etcd, metrics_only, nodes, scheduler
@@ -76,13 +78,14 @@ def overview_panel(
     without a free row, instead of the last, least important row. ``sparks`` False
     (low-bandwidth mode) draws none: they move, and so redraw, every frame.
     """
-    view = _panel(snapshot, area, rows, width)
+    note = panel_note(snapshot, area, width)  # walks the area: once, for both fits below
+    view = _panel(snapshot, area, rows, width, note)
     if not sparks or width < SPARK_MIN_WIDTH or rows < 2:
         return view
     if len(view.lines) >= rows:
         if width < RICH_WIDTH or rows < RICH_ROWS:
             return view
-        view = _panel(snapshot, area, rows - 1, width)
+        view = _panel(snapshot, area, rows - 1, width, note)
     free = rows - len(view.lines)
     drawn: list[ChartData] = []
     for spec in AREA_CHARTS[area][:free]:
@@ -98,8 +101,10 @@ def _metrics_only_why(snapshot: ClusterSnapshot) -> str:
     return view.why if view is not None else ""
 
 
-def _panel(snapshot: ClusterSnapshot, area: Area, rows: int, width: int) -> PanelView:
-    view = _full_panel(snapshot, area, rows, width)
+def _panel(
+    snapshot: ClusterSnapshot, area: Area, rows: int, width: int, note: Text | None
+) -> PanelView:
+    view = _full_panel(snapshot, area, rows, width, note)
     why = _metrics_only_why(snapshot)
     if why and area not in (Area.NODES, Area.SCHEDULER):
         # Every pane says which view it shows (the nodes and scheduler panes say more).
@@ -109,8 +114,9 @@ def _panel(snapshot: ClusterSnapshot, area: Area, rows: int, width: int) -> Pane
     return view
 
 
-def _full_panel(snapshot: ClusterSnapshot, area: Area, rows: int, width: int) -> PanelView:
-    note = panel_note(snapshot, area, width)
+def _full_panel(
+    snapshot: ClusterSnapshot, area: Area, rows: int, width: int, note: Text | None
+) -> PanelView:
     failing = any(f.error for f in snapshot.area_freshness(area))
     if area is Area.APF:
         return apf.panel(snapshot.apf, note, rows, width, failing=failing)

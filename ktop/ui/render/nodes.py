@@ -85,10 +85,14 @@ def panel(
     header.stylize("dim")
     body = [_panel_row(z, wide, width) for z in n.zones]
     racks = [r for r in n.racks if r.unhealthy]
+    unbuilt = 0
     if racks and rows >= len(body) + 4:
         body.append(Text(" racks with unhealthy nodes", style="dim"))
-        body += [_panel_row(r, wide, width) for r in racks]
-    return PanelView(title("nodes", summary, lvl), fit(body, note, rows, header), lvl)
+        built = racks[:rows]  # no more can show: the rest only counts in "+N more"
+        body += [_panel_row(r, wide, width) for r in built]
+        unbuilt = len(racks) - len(built)
+    view_lines = fit(body, note, rows, header, unbuilt=unbuilt)
+    return PanelView(title("nodes", summary, lvl), view_lines, lvl)
 
 
 def _panel_row(z: DomainRollup, wide: bool, width: int) -> Text:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 
 from rich.text import Text
@@ -31,6 +32,20 @@ def val_reasons(obj: object) -> tuple[str, ...]:
 _REASON_FIELDS = ("error", "unknown_reason", "pods_reason", "nodes_reason", "metrics_reason")
 
 
+_LEAVES = (str, int, float, bool, type(None))
+"""Field values that hold no reason: not walked."""
+
+
+@functools.cache
+def _fields(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A dataclass's reason fields and its other fields, by name, in declaration order."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    return (
+        tuple(n for n in names if n in _REASON_FIELDS),
+        tuple(n for n in names if n not in _REASON_FIELDS),
+    )
+
+
 def _add(seen: dict[str, None], prefix: str, reason: str) -> None:
     seen.setdefault(f"{prefix}: {reason}" if prefix and prefix not in reason else reason, None)
 
@@ -43,15 +58,16 @@ def _walk(obj: object, seen: dict[str, None], prefix: str) -> None:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         instance = getattr(obj, "instance", "")
         prefix = instance if isinstance(instance, str) and instance else prefix
-        fields = dataclasses.fields(obj)
+        own, others = _fields(type(obj))
         # the object's own reasons first: they explain the values below them
-        for f in fields:
-            value = getattr(obj, f.name)
-            if f.name in _REASON_FIELDS and isinstance(value, str) and value:
+        for name in own:
+            value = getattr(obj, name)
+            if isinstance(value, str) and value:
                 _add(seen, prefix, value)
-        for f in fields:
-            if f.name not in _REASON_FIELDS:
-                _walk(getattr(obj, f.name), seen, prefix)
+        for name in others:
+            value = getattr(obj, name)
+            if not isinstance(value, _LEAVES):
+                _walk(value, seen, prefix)
         return
     if isinstance(obj, Mapping):
         for value in obj.values():

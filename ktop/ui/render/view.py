@@ -133,21 +133,29 @@ def _shown_elsewhere(cells: Sequence[Cell], i: int) -> bool:
 
 
 def fit(
-    body: Sequence[Text], note: Text | None, rows: int, header: Text | None = None
+    body: Sequence[Text],
+    note: Text | None,
+    rows: int,
+    header: Text | None = None,
+    *,
+    unbuilt: int = 0,
 ) -> tuple[Text, ...]:
     """Fit a header, body lines and an optional note into ``rows`` lines.
 
     The note (an unknown reason) always survives; body lines are cut first,
     with a ``+N more`` marker when some are hidden and there is room.
+    ``unbuilt`` counts body lines after ``body`` that were not built because
+    they could not be shown (``body`` then holds at least ``rows`` lines):
+    they count in the ``+N more``.
     """
     rows = max(1, rows)
     top = [header] if header is not None and rows >= 3 else []
     tail = [note] if note is not None else []
     room = rows - len(top) - len(tail)
     shown = list(body)
-    if room < len(shown):
+    if room < len(shown) + unbuilt:
         keep = max(0, room - 1)
-        hidden = len(shown) - keep
+        hidden = len(shown) + unbuilt - keep
         shown = [*shown[:keep], Text(f"  +{hidden} more", style="dim")] if room > 0 else []
     return tuple([*top, *shown, *tail][:rows])
 

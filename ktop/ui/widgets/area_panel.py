@@ -129,10 +129,12 @@ class AreaPanel(Static):
         lines = (self.window_s, tuple((s.spec.metric, s.values) for s in view.sparks))
         if body != self._shown_body or lines != self._shown_sparks:  # same: no redraw
             self._shown_body, self._shown_sparks = body, lines
+            # a grid cell: its size is the grid's, so no layout pass
             if view.sparks:
-                self.update(Group(body, *(_spark_row(s, self.window_s) for s in view.sparks)))
+                sparks = (_spark_row(s, self.window_s) for s in view.sparks)
+                self.update(Group(body, *sparks), layout=False)
             else:
-                self.update(body)
+                self.update(body, layout=False)
         for level, name in _LEVEL_CLASSES.items():
             self.set_class(view.level == level, name)
         self.renders += 1

@@ -182,6 +182,15 @@ def test_apiservers_panel_shows_restart_and_skew() -> None:
     assert rows["write_p99"][1] == "45ms"
 
 
+@pytest.mark.parametrize("registered", [2, 3, 4, 5])
+def test_more_registered_apiservers_than_read_is_marked_unknown(registered: int) -> None:
+    api = busy_snapshot().apiservers
+    read = len(api.instances)  # the factory's three real instances
+    line = apiservers.summary_line(replace(api, identities=registered)).plain
+    assert f"{registered} apiserver identity lease(s)" in line
+    assert (f"? {registered} registered, {read} read" in line) is (registered > read), line
+
+
 def test_etcd_panel_marks_leader_and_unknown() -> None:
     snap = busy_snapshot()
     view = etcd.panel(snap.etcd, None, 6, 38)

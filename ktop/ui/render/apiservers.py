@@ -7,6 +7,7 @@ from collections.abc import Callable
 from rich.text import Text
 
 from ktop.model.clock import fmt_age
+from ktop.model.events import LOAD_BALANCED
 from ktop.model.snapshot import ApiserverRow, ApiserversSnapshot
 from ktop.model.values import Val, max_val, sum_vals
 from ktop.ui.render.fmt import (
@@ -223,4 +224,9 @@ def summary_line(api: ApiserversSnapshot) -> Text:
     out.append(" (max / mean across reachable instances)", style="dim")
     if api.identities is not None:
         out.append(f" · {api.identities} apiserver identity lease(s) in kube-system")
+        read = sum(1 for r in api.instances if r.instance != LOAD_BALANCED)
+        if api.identities > read:
+            # more apiservers registered than ktop reads: the rows are not the whole set
+            out.append(" · ")
+            out.append(styled(f"{api.identities} registered, {read} read", Level.UNKNOWN, " "))
     return out

@@ -24,7 +24,7 @@ def _record(path: Path) -> None:
     keyframe at 26, chunk 4: 30-36 (heartbeat).
     """
     m = ClusterModel()
-    w = RecordingWriter(str(path), m, source={}, settings=WriterSettings(5.0, 20.0))
+    w = RecordingWriter(str(path), m, source={}, settings=WriterSettings(5.0, 25.0))
     batches: list[list[ev.Event]] = [
         [ev.NodeUpserted(1.0, READY), ev.NodeUpserted(1.0, OTHER)],
         [ev.ClockTick(7.0)],

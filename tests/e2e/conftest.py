@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ktop.lab import Lab, LabConfig, missing_binaries, procs
+from ktop.lab import Lab, LabConfig, missing_binaries
 from ktop.lab.binaries import INSTALL_HINT, env_file
+from tests.e2e.helpers import running_lab
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -52,12 +53,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     one kwok per zone with KTOP_E2E_NODES (default 200) nodes, and Prometheus."""
     _binaries_or_skip()
     nodes = int(os.environ.get("KTOP_E2E_NODES", "200"))
-    lab_dir = tmp_path_factory.mktemp("ktop-lab")
-    instance = Lab(lab_dir, LabConfig(nodes=nodes, etcd_members=3))
-    try:
-        instance.start()
+    with running_lab(
+        tmp_path_factory.mktemp("ktop-lab"), LabConfig(nodes=nodes, etcd_members=3)
+    ) as instance:
         yield instance
-    finally:
-        instance.stop()
-        left = procs.running_components(lab_dir)
-        assert not left, f"lab processes left behind after stop: {left}"

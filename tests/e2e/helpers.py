@@ -4,15 +4,30 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 from kubernetes_asyncio import client
 
-from ktop.lab import Lab, kube, prom
+from ktop.lab import Lab, LabConfig, kube, procs, prom
 
 T = TypeVar("T")
+
+
+@contextmanager
+def running_lab(lab_dir: Path, cfg: LabConfig) -> Iterator[Lab]:
+    """A lab started in ``lab_dir``; stopped on exit, with no process of it left behind."""
+    instance = Lab(lab_dir, cfg)
+    try:
+        instance.start()
+        yield instance
+    finally:
+        instance.stop()
+        left = procs.running_components(lab_dir)
+        assert not left, f"lab processes left behind after stop ({lab_dir.name}): {left}"
 
 
 def poll(probe: Callable[[], T | None], *, timeout_s: float, what: str, every_s: float = 1.0) -> T:

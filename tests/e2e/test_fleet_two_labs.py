@@ -30,11 +30,11 @@ from ktop.analysis.fleet import CellSummary
 from ktop.cli import parse_args
 from ktop.commands.fleet import live_specs, prometheus_specs
 from ktop.fleet import CellSpec, Fleet, FleetView
-from ktop.lab import Lab, LabConfig, inject, kube, procs, prom, recover, resolve_target
+from ktop.lab import Lab, LabConfig, inject, kube, prom, recover, resolve_target
 from ktop.lab.global_prom import GlobalPrometheus
 from ktop.lab.scenarios_api import APF_NAME
 from ktop.model.snapshot import ZoneState
-from tests.e2e.helpers import nodes, ready_status
+from tests.e2e.helpers import nodes, ready_status, running_lab
 
 B_CLUSTER = "ktop-lab-b"
 B_NODES = 60
@@ -54,16 +54,9 @@ NODES_PATH = "P4"
 def lab_b(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     """A second, small lab with its own cluster label, started after the session lab
     (whose fixture skips when the binaries are missing)."""
-    lab_dir = tmp_path_factory.mktemp("ktop-lab-b")
     cfg = LabConfig(nodes=B_NODES, etcd_members=1, cluster=B_CLUSTER, prometheus=False)
-    instance = Lab(lab_dir, cfg)
-    try:
-        instance.start()
+    with running_lab(tmp_path_factory.mktemp("ktop-lab-b"), cfg) as instance:
         yield instance
-    finally:
-        instance.stop()
-        left = procs.running_components(lab_dir)
-        assert not left, f"lab B processes left behind after stop: {left}"
 
 
 @pytest.fixture(scope="module")

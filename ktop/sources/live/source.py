@@ -337,11 +337,7 @@ class LiveSource:
             # leaders), so wait for cancellation rather than for a fixed set of tasks.
             await asyncio.get_running_loop().create_future()
         finally:
-            tasks = list(self._tasks.values())
-            for task in tasks:
-                task.cancel()
-            with contextlib.suppress(BaseException):
-                await asyncio.gather(*tasks, return_exceptions=True)
+            await self._cancel_loops()
             for api in self._clients.values():
                 await api.close()
             await self._session.close()
@@ -360,11 +356,15 @@ class LiveSource:
             self._start("clock", lambda: self._ticks(emit), FEED_CLOCK)
             await asyncio.get_running_loop().create_future()
         finally:
-            tasks = list(self._tasks.values())
-            for task in tasks:
-                task.cancel()
-            with contextlib.suppress(BaseException):
-                await asyncio.gather(*tasks, return_exceptions=True)
+            await self._cancel_loops()
+
+    async def _cancel_loops(self) -> None:
+        """Cancel every supervised loop and wait until each has ended."""
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        with contextlib.suppress(BaseException):
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     # ------------------------------------------------------------ watches
 

@@ -116,6 +116,16 @@ def _until_suspect(lab: Lab, kubeconfig: Path, path: str, timeout_s: float) -> d
 
 
 def test_healthy_lab_reports_no_suspect_path(lab: Lab, kubeconfig: Path) -> None:
+    # An earlier test's zone outage may still be healing: wait until the node lifecycle
+    # controller, as Prometheus has it, counts no unhealthy node.
+    poll(
+        lambda: promql(
+            lab, 'sum(node_collector_unhealthy_nodes_in_zone{job="kube-controller-manager"}) == 0'
+        ),
+        timeout_s=lab.cfg.node_monitor_grace_period_s + 120,
+        what="no unhealthy node in any zone, as Prometheus has it",
+        every_s=2.0,
+    )
     # A freshly started apiserver exposes 0 for resources it has not estimated yet
     # (ktop reports those as not estimated); wait until every instance has sized nodes.
     poll(

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 from textual.binding import Binding
+from textual.strip import Strip
 
 from ktop.model.events import Area
 from ktop.ui.app import KtopApp
@@ -208,6 +209,31 @@ async def test_pump_renders_only_what_changed() -> None:
         assert "150/200" in screen.panel(Area.NODES).plain
         app.pump()  # nothing new published: nothing re-rendered
         assert {area: screen.panel(area).renders for area in Area} == after
+
+
+async def test_an_older_age_redraws_a_panels_border_not_its_lines() -> None:
+    hub = StaticHub(busy_snapshot(), findings())
+    app = KtopApp(hub, refresh_s=3600)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        panel = overview(app).panel(Area.APF)  # its data is 2 s old in busy_snapshot
+        lines_drawn: list[int] = []
+        draw = panel.body.render_line
+
+        def counted(y: int) -> Strip:
+            lines_drawn.append(y)
+            return draw(y)
+
+        panel.body.render_line = counted  # type: ignore[method-assign]
+        subtitles = []
+        for later_s in (1, 2, 3, 4, 9):  # ages 3, 4, 5, 6 and 11 s
+            hub.set(replace(busy_snapshot(), at=AT + later_s), findings())
+            app.pump()
+            await pilot.pause()
+            subtitles.append(str(panel.border_subtitle))
+        assert subtitles == ["<5s", "<5s", "5s", "5s", "10s"]
+        assert lines_drawn == []  # the area's data did not change: only the border moved
+        assert "<5s" not in screen_text(app) and "10s" in screen_text(app)
 
 
 async def test_drill_tables_update_in_place_and_rebuild_on_new_keys() -> None:

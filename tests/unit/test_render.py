@@ -25,7 +25,7 @@ from ktop.ui.render.fmt import (
     truncate,
 )
 from ktop.ui.render.reasons import area_reasons, drill_reason_lines, panel_note, val_reasons
-from ktop.ui.render.status import ages, status_line
+from ktop.ui.render.status import ages, area_age, panel_age, status_line
 from ktop.ui.render.view import Cell, fit, line
 from tests.functional.factories import AT, busy_snapshot, findings, v
 
@@ -283,6 +283,22 @@ def test_status_line_fits_80_columns() -> None:
     assert out.plain.endswith("✖1 ▲1 ?1")
     wide = status_line(snap, findings(), 160).plain
     assert wide.startswith("demo sim/zone-outage │ 15:06:40Z │ apf 2s api 2s etcd 2m!")
+
+
+@pytest.mark.parametrize(
+    ("later_s", "shown"), [(0, "<5s"), (3, "5s"), (5, "5s"), (12, "10s"), (40, "40s")]
+)
+def test_panel_ages_step_by_five_seconds_while_fresh(later_s: float, shown: str) -> None:
+    # busy_snapshot's APF data is 2 s old at AT.
+    snap = replace(busy_snapshot(), at=AT + later_s)
+    assert panel_age(snap, Area.APF) == (shown, False)
+    assert area_age(snap, Area.APF) == (f"{2 + later_s:.0f}s", False)  # the status line's
+
+
+def test_panel_ages_exact_when_stale_or_coarse() -> None:
+    snap = busy_snapshot()  # etcd's data is 2 minutes old: stale
+    assert panel_age(snap, Area.ETCD) == ("2m", True)
+    assert panel_age(snap, Area.APF, coarse=True) == ("<1m", False)
 
 
 def test_ages_never_when_no_data() -> None:

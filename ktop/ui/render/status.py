@@ -41,6 +41,26 @@ def area_age(snapshot: ClusterSnapshot, area: Area, coarse: bool = False) -> tup
     return (FRESH if coarse and not stale else fmt_age(age)), stale
 
 
+PANEL_AGE_STEP_S = 5
+"""A panel's border shows a fresh area's age in steps of this many seconds."""
+
+
+def panel_age(snapshot: ClusterSnapshot, area: Area, coarse: bool = False) -> tuple[str, bool]:
+    """The age a panel's border shows: as :func:`area_age`, but a fresh age in steps of
+    :data:`PANEL_AGE_STEP_S` (``<5s``, ``5s``, ``10s`` ...), so that an idle screen
+    redraws each border at most once a step rather than every second. A stale age is
+    shown as :func:`area_age` shows it; the status line keeps the exact seconds.
+    """
+    text, stale = area_age(snapshot, area, coarse)
+    age = snapshot.area_age_s(area)
+    if coarse or stale or age is None:
+        return text, stale
+    step = PANEL_AGE_STEP_S
+    if age < step:
+        return f"<{fmt_age(step)}", stale
+    return fmt_age(age // step * step), stale
+
+
 def ages(snapshot: ClusterSnapshot, coarse: bool = False) -> Text:
     """``apf 2s api 1s etcd 5m! sched 1s nodes never!``; stale ones highlighted."""
     out = Text()

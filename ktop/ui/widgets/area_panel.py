@@ -5,9 +5,11 @@ from __future__ import annotations
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.content import Content
 from textual.events import Click, Resize
 from textual.renderables.sparkline import Sparkline
+from textual.widget import Widget
 from textual.widgets import Static
 
 from ktop.model.events import Area
@@ -21,7 +23,7 @@ from ktop.ui.render.areas import (
     render_key,
 )
 from ktop.ui.render.level import SYMBOL, Level
-from ktop.ui.render.status import area_age
+from ktop.ui.render.status import panel_age
 from ktop.ui.render.trend import WINDOWS, ChartData, window_label
 from ktop.ui.render.view import PanelView
 from ktop.ui.widgets.redraw_hold import RedrawHold
@@ -34,16 +36,19 @@ _LEVEL_CLASSES = {
 }
 
 
-class AreaPanel(Static):
+class AreaPanel(Widget):
     """The most important lines of one area, fitted to the panel's size.
 
     Keeps what it last rendered and skips a refresh when the area's data
-    (``render_key``) and its own size are unchanged.
+    (``render_key``) and its own size are unchanged. The border (title, and the data age
+    as subtitle) is this widget's; the lines are a child's, so the age changing every
+    second redraws the border without rendering the lines again.
     """
 
     def __init__(self, area: Area, *, id: str | None = None) -> None:
-        super().__init__("", id=id or f"panel-{area.value}")
+        super().__init__(id=id or f"panel-{area.value}")
         self.area = area
+        self._body = Static("", classes="panel-body")
         self.renders = 0
         """How many times the content was rebuilt (tests check skipping)."""
         self._shown_key: object = None
@@ -63,12 +68,21 @@ class AreaPanel(Static):
         """Low-bandwidth mode: no sparklines, coarse ages, numbers redrawn on every
         third frame unless a state changed (:mod:`ktop.ui.widgets.redraw_hold`)."""
 
+    @property
+    def body(self) -> Static:
+        """The widget that holds the panel's lines (inside this widget's border)."""
+        return self._body
+
+    def compose(self) -> ComposeResult:
+        """The panel's lines."""
+        yield self._body
+
     def show(self, snapshot: ClusterSnapshot, window_s: float | None = None) -> None:
         """Render ``snapshot`` unless it shows the same as the last one."""
         self._snapshot = snapshot
         if window_s is not None:
             self.window_s = window_s
-        text, stale = area_age(snapshot, self.area, self.lean)
+        text, stale = panel_age(snapshot, self.area, self.lean)
         subtitle = f"{text} stale" if stale else text
         if subtitle != self._shown_subtitle:  # setting it, even to the same text, redraws
             self._shown_subtitle = subtitle
@@ -132,9 +146,9 @@ class AreaPanel(Static):
             # a grid cell: its size is the grid's, so no layout pass
             if view.sparks:
                 sparks = (_spark_row(s, self.window_s) for s in view.sparks)
-                self.update(Group(body, *sparks), layout=False)
+                self._body.update(Group(body, *sparks), layout=False)
             else:
-                self.update(body, layout=False)
+                self._body.update(body, layout=False)
         for level, name in _LEVEL_CLASSES.items():
             self.set_class(view.level == level, name)
         self.renders += 1

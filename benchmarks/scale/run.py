@@ -42,6 +42,56 @@ class Options:
     tools: tuple[str, ...] = ("ktop", "ktop (UI)", "kubectl", "k9s")
 
 
+QUIET_S = 15.0
+"""The node watch counts as quiet after this long without an event."""
+QUIET_TIMEOUT_S = 600.0
+"""How long to wait for a quiet node watch before measuring idle CPU anyway (and saying so)."""
+
+
+class NodeWatch:
+    """Counts the lab's node events (a Table watch without objects, as ktop's) so that the
+    idle window starts only once no node changes, and says how many changed during it.
+    The controller-manager rewrites nodes for minutes after they are created (a
+    transient of the benchmark's lab, not of a cluster at rest).
+    """
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self.events = 0
+        self.last = time.monotonic()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Open the watch in the background."""
+        self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            with contextlib.suppress(Exception):
+                async with self.api.watch(NODES, "includeObject=None", TABLE) as lines:
+                    async for line in lines:
+                        if line.strip():
+                            self.events += 1
+                            self.last = time.monotonic()
+            await asyncio.sleep(1.0)
+
+    async def quiet(self) -> float:
+        """Wait until no node event came for :data:`QUIET_S` (at most
+        :data:`QUIET_TIMEOUT_S`); return the seconds waited.
+        """
+        t0 = time.monotonic()
+        while time.monotonic() - self.last < QUIET_S and time.monotonic() - t0 < QUIET_TIMEOUT_S:
+            await asyncio.sleep(1.0)
+        return time.monotonic() - t0
+
+    async def stop(self) -> None:
+        """Close the watch."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._task
+
+
 def _load() -> float:
     return os.getloadavg()[0]
 
@@ -286,14 +336,27 @@ class SizeRun:
             done = tools.ktop_shows_all(self.nodes)
         t: dict[str, Any] = {"wall_s": [], "peak_rss_mb": [], "steady_cpu_pct": []}
         idle: list[float] = []
+        nodes = NodeWatch(Api(cluster.server(self.info, self.dir), connections=2))
+        nodes.start()
+        quiet: dict[str, float] = {}
+
+        async def until_quiet() -> None:
+            # Idle means nothing changes: no Lease renewal and no node written.
+            renewer.running.clear()
+            quiet["waited_s"] = await nodes.quiet()
+            quiet["events_before"] = nodes.events
+
         try:
             for i in range(self.o.runs):
                 windows: dict[str, tuple[float, Any]] = {}
                 if i == 0:
                     windows["steady"] = (self.o.idle_s, renewer.running.set)
                     if tool != "k9s":
-                        windows["idle"] = (self.o.idle_s, renewer.running.clear)
+                        windows["idle"] = (self.o.idle_s, until_quiet)
                 res = await tmux.run(f"r{i}", argv, env, done, 600.0, windows)
+                if "events_before" in quiet and "node_events_during_idle" not in t:
+                    t["idle_quiet_wait_s"] = quiet["waited_s"]
+                    t["node_events_during_idle"] = nodes.events - quiet["events_before"]
                 renewer.running.set()
                 if res.wall_s is None:
                     t = {"not_measured": "never showed every node; last screen:\n" + res.screen}
@@ -307,6 +370,8 @@ class SizeRun:
                 log(f"{tool}: {res.wall_s:.1f}s, {res.peak_rss_mb:.0f} MB, CPU {res.cpu_pct}")
         finally:
             tmux.close()
+            await nodes.stop()
+            await nodes.api.close()
         if idle:
             t["idle_cpu_pct"] = idle
         self.out["tools"][tool] = t
@@ -342,6 +407,8 @@ class SizeRun:
             "ktop_ui_idle_cpu_pct": statistics.median(ui["idle_cpu_pct"])
             if ui.get("idle_cpu_pct")
             else None,
+            "ktop_ui_idle_node_events": ui.get("node_events_during_idle"),
+            "ktop_ui_idle_quiet_wait_s": ui.get("idle_quiet_wait_s"),
         }
 
 

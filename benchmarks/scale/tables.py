@@ -137,6 +137,13 @@ def representations_table(results: Results) -> str:
     return table(["nodes", "list", "MB", "bytes/node"], rows, [True, False, True, True])
 
 
+def _idle_quiet(st: dict[str, Any]) -> str:
+    """Node events during the idle window and how long the run waited for a quiet watch."""
+    if st.get("ktop_ui_idle_node_events") is None:
+        return "not counted"
+    return f"{st['ktop_ui_idle_node_events']:,} ({st['ktop_ui_idle_quiet_wait_s']:.0f} s)"
+
+
 def steady_table(results: Results) -> str:
     """Per size: ktop's own measured steady load and CPU."""
     rows = []
@@ -153,6 +160,7 @@ def steady_table(results: Results) -> str:
                 f"{st.get('ktop_kb_per_s_real_rate', 0):.1f}",
                 _kb(st.get("ktop_kb_per_s_real_rate_without_metrics")),
                 f"{st.get('ktop_ui_idle_cpu_pct', float('nan')):.1f}",
+                _idle_quiet(st),
             ]
         )
     header = [
@@ -163,8 +171,9 @@ def steady_table(results: Results) -> str:
         "ktop KB/s at the kubelet's rate",
         "of which not the instances' /metrics and APF dumps",
         "ktop (UI) CPU with nothing changing (% core)",
+        "node events in that window (waited for quiet)",
     ]
-    return table(header, rows, [True, True, True, True, True, True, True])
+    return table(header, rows, [True, True, True, True, True, True, True, True])
 
 
 def _kb(value: float | None) -> str:

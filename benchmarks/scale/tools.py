@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import re
 import shutil
@@ -151,7 +152,8 @@ class Tmux:
         windows: dict[str, tuple[float, Callable[[], object] | None]],
     ) -> TuiRun:
         """Start ``argv`` in a ``width x height`` pane; time until ``done(screen)``, then
-        measure CPU over each named window (seconds, and a callable run before it).
+        measure CPU over each named window (seconds, and a callable run before it; when
+        it returns an awaitable, the window starts once that is done).
         """
         cmd = " ".join(["exec", *(_quote(a) for a in argv)])
         envs = [f"{k}={v}" for k, v in env.items()]
@@ -176,8 +178,8 @@ class Tmux:
             result.screen = self.screen(session)
             if result.wall_s is not None:
                 for name, (seconds, before) in windows.items():
-                    if before is not None:
-                        before()
+                    if before is not None and inspect.isawaitable(ready := before()):
+                        await ready
                     c0, w0 = proc_cpu_s(pid), time.perf_counter()
                     await asyncio.sleep(seconds)
                     result.cpu_pct[name] = 100 * (proc_cpu_s(pid) - c0) / (time.perf_counter() - w0)

@@ -3,7 +3,8 @@
 ``python -m benchmarks.scale.probe --kubeconfig K --nodes N --t0 T [--apiserver URL ...]``
 prints one JSON line: seconds from ``T`` (the parent's clock when it started this process) to
 the first complete overview, bytes and requests until then (ktop's own cost meter), peak
-memory, then the steady load over ``--steady`` seconds.
+memory (and resident memory after the imports and, garbage collected, once complete: the
+difference to the peak is transient), then the steady load over ``--steady`` seconds.
 
 Complete means: every list+watch feed synced, ``N`` nodes in the nodes area, and every
 apiserver instance given read once.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import time
 from collections.abc import Sequence
@@ -47,14 +49,23 @@ def complete(hub: Hub, nodes: int, instances: int) -> tuple[bool, bool]:
     return nodes_done, nodes_done and synced and scraped >= instances
 
 
+def _status_mb(field: str) -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def peak_rss_mb() -> float:
     """Peak resident memory of this process since it started (VmHWM; ``ru_maxrss`` would
     include the size of the parent it was forked from).
     """
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    return _status_mb("VmHWM")
+
+
+def rss_mb() -> float:
+    """Resident memory of this process now (VmRSS)."""
+    return _status_mb("VmRSS")
 
 
 def cpu_s() -> float:
@@ -64,6 +75,7 @@ def cpu_s() -> float:
 
 async def main(args: argparse.Namespace) -> dict[str, Any]:
     """Run the source until complete, then measure the steady window."""
+    out: dict[str, Any] = {"rss_imported_mb": rss_mb()}
     hub = Hub(ClusterModel())
     source = LiveSource(LiveOptions(kubeconfig=args.kubeconfig, apiservers=tuple(args.apiserver)))
     node_events = [0]
@@ -73,7 +85,6 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         hub.ingest(events)
 
     task = asyncio.create_task(source.run(ingest))
-    out: dict[str, Any] = {}
     deadline = time.time() + args.timeout
     while time.time() < deadline and "wall_s" not in out:
         await asyncio.sleep(0.05)
@@ -89,6 +100,8 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             out.update(requests=m.requests_total, by_path=dict(m.by_path))
     hub.publish()
     out["peak_rss_mb"] = peak_rss_mb()
+    gc.collect()
+    out["rss_complete_mb"] = rss_mb()  # what stays: imports, model, connections
     if "wall_s" in out and args.steady > 0:
         await asyncio.sleep(args.settle)
         m = source.meter

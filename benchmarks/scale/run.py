@@ -215,7 +215,10 @@ class SizeRun:
 
     # -- ktop, source and model only ---------------------------------------------------------
     async def _ktop_probe(self, renewer: Renewer) -> None:
-        t: dict[str, Any] = {k: [] for k in ("wall_s", "bytes", "requests", "peak_rss_mb")}
+        t: dict[str, Any] = {
+            k: [] for k in ("wall_s", "bytes", "requests", "peak_rss_mb", "rss_imported_mb")
+        }
+        t["rss_complete_mb"] = []
         t.update(nodes_wall_s=[], nodes_bytes=[])
         for i in range(self.o.runs):
             steady = self.o.steady_s if i == 0 else 0.0
@@ -238,6 +241,8 @@ class SizeRun:
                 "peak_rss_mb",
                 "nodes_wall_s",
                 "nodes_bytes",
+                "rss_imported_mb",
+                "rss_complete_mb",
             ):
                 t[key].append(res[key])
             if "steady" in res:

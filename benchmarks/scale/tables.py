@@ -12,6 +12,7 @@ Everything outside the markers is prose and is kept as it is.
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -135,6 +136,40 @@ def representations_table(results: Results) -> str:
             per = nbytes / s["nodes"] if s["nodes"] else 0
             rows.append([f"{s['nodes']:,}", name, f"{nbytes / 1e6:.1f}", f"{per:,.0f}"])
     return table(["nodes", "list", "MB", "bytes/node"], rows, [True, False, True, True])
+
+
+def memory_table(results: Results) -> str:
+    """Per size: where ktop's resident memory goes (source and model without the UI, and
+    the whole program).
+    """
+    rows = []
+    for s in results.get("sizes", []):
+        probe = s.get("tools", {}).get("ktop", {})
+        ui = s.get("tools", {}).get("ktop (UI)", {})
+        if not probe.get("rss_imported_mb"):
+            continue
+        imported = statistics.median(probe["rss_imported_mb"])
+        peak = statistics.median(probe["peak_rss_mb"])
+        kept = statistics.median(probe["rss_complete_mb"])
+        rows.append(
+            [
+                f"{s['nodes']:,}",
+                f"{imported:.0f}",
+                f"{kept:.0f}",
+                f"{peak - kept:.0f}",
+                f"{peak:.0f}",
+                f"{statistics.median(ui['peak_rss_mb']):.0f}" if ui.get("peak_rss_mb") else "-",
+            ]
+        )
+    header = [
+        "nodes",
+        "after the imports (MB)",
+        "kept once complete, garbage collected (MB)",
+        "transient at the peak (MB)",
+        "peak, source and model (MB)",
+        "peak, whole program with UI (MB)",
+    ]
+    return table(header, rows, [True] * 6)
 
 
 def _idle_quiet(st: dict[str, Any]) -> str:
@@ -299,6 +334,7 @@ BENCHMARKS_SECTIONS = {
     "scale-meta": meta_block,
     "scale-start": start_table,
     "scale-steady": steady_table,
+    "scale-memory": memory_table,
     "scale-pure": pure_table,
     "scale-targets": targets_table,
     "scale-recording": recording_table,

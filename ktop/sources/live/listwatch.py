@@ -203,6 +203,9 @@ class ListWatch:
             if not cont:
                 self.rv = str(meta.get("resourceVersion") or "")
                 break
+            # Let this page go before the next arrives: otherwise two decoded pages
+            # (tens of MB for pages of whole pods) are alive at once.
+            del resp, body, events, meta
         now = self.clock()
         gone: list[Event] = []
         for key in self.keys - seen:

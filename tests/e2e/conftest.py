@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ktop.lab import Lab, LabConfig, missing_binaries
+from ktop.lab import Lab, missing_binaries
 from ktop.lab.binaries import INSTALL_HINT, env_file
-from tests.e2e.helpers import running_lab
+from tests.e2e.helpers import e2e_lab_config, running_lab
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -52,8 +52,5 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     """A running lab: 3 etcd members, 2 apiservers, scheduler, controller-manager,
     one kwok per zone with KTOP_E2E_NODES (default 200) nodes, and Prometheus."""
     _binaries_or_skip()
-    nodes = int(os.environ.get("KTOP_E2E_NODES", "200"))
-    with running_lab(
-        tmp_path_factory.mktemp("ktop-lab"), LabConfig(nodes=nodes, etcd_members=3)
-    ) as instance:
+    with running_lab(tmp_path_factory.mktemp("ktop-lab"), e2e_lab_config()) as instance:
         yield instance

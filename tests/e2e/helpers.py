@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -15,6 +16,11 @@ from kubernetes_asyncio import client
 from ktop.lab import Lab, LabConfig, kube, procs, prom
 
 T = TypeVar("T")
+
+
+def e2e_lab_config() -> LabConfig:
+    """The session lab's configuration: 3 etcd members, KTOP_E2E_NODES (default 200) nodes."""
+    return LabConfig(nodes=int(os.environ.get("KTOP_E2E_NODES", "200")), etcd_members=3)
 
 
 @contextmanager

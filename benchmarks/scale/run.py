@@ -42,6 +42,17 @@ class Options:
     tools: tuple[str, ...] = ("ktop", "ktop (UI)", "kubectl", "k9s")
 
 
+PROBE_FIGURES = (
+    "wall_s",
+    "bytes",
+    "requests",
+    "peak_rss_mb",
+    "nodes_wall_s",
+    "nodes_bytes",
+    "rss_imported_mb",
+    "rss_complete_mb",
+)
+"""What each probe run reports and the results keep a list of (one value per run)."""
 QUIET_S = 15.0
 """The node watch counts as quiet after this long without an event."""
 QUIET_TIMEOUT_S = 600.0
@@ -85,11 +96,12 @@ class NodeWatch:
         return time.monotonic() - t0
 
     async def stop(self) -> None:
-        """Close the watch."""
+        """Close the watch and its client."""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(BaseException):
                 await self._task
+        await self.api.close()
 
 
 def _load() -> float:
@@ -215,11 +227,7 @@ class SizeRun:
 
     # -- ktop, source and model only ---------------------------------------------------------
     async def _ktop_probe(self, renewer: Renewer) -> None:
-        t: dict[str, Any] = {
-            k: [] for k in ("wall_s", "bytes", "requests", "peak_rss_mb", "rss_imported_mb")
-        }
-        t["rss_complete_mb"] = []
-        t.update(nodes_wall_s=[], nodes_bytes=[])
+        t: dict[str, Any] = {k: [] for k in PROBE_FIGURES}
         for i in range(self.o.runs):
             steady = self.o.steady_s if i == 0 else 0.0
             argv = [sys.executable, "-m", "benchmarks.scale.probe", "--kubeconfig", self.kubeconfig]
@@ -234,16 +242,7 @@ class SizeRun:
             if "wall_s" not in res:
                 t = {"not_measured": f"ktop did not complete in time: {res}"}
                 break
-            for key in (
-                "wall_s",
-                "bytes",
-                "requests",
-                "peak_rss_mb",
-                "nodes_wall_s",
-                "nodes_bytes",
-                "rss_imported_mb",
-                "rss_complete_mb",
-            ):
+            for key in PROBE_FIGURES:
                 t[key].append(res[key])
             if "steady" in res:
                 st = res["steady"]
@@ -342,7 +341,8 @@ class SizeRun:
         t: dict[str, Any] = {"wall_s": [], "peak_rss_mb": [], "steady_cpu_pct": []}
         idle: list[float] = []
         nodes = NodeWatch(Api(cluster.server(self.info, self.dir), connections=2))
-        nodes.start()
+        if tool != "k9s":  # only ktop's runs have an idle window
+            nodes.start()
         quiet: dict[str, float] = {}
 
         async def until_quiet() -> None:
@@ -376,7 +376,6 @@ class SizeRun:
         finally:
             tmux.close()
             await nodes.stop()
-            await nodes.api.close()
         if idle:
             t["idle_cpu_pct"] = idle
         self.out["tools"][tool] = t

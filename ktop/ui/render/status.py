@@ -29,15 +29,20 @@ FRESH = f"<{fmt_age(STALE_AFTER_S)}"
 """A coarse age: younger than the stale limit (low-bandwidth mode shows this)."""
 
 
+def _age(snapshot: ClusterSnapshot, area: Area) -> tuple[float | None, bool]:
+    """The area's data age and whether it is stale (too old, failing or never read)."""
+    age = snapshot.area_age_s(area)
+    failing = any(f.error for f in snapshot.area_freshness(area))
+    return age, age is None or age > STALE_AFTER_S or failing
+
+
 def area_age(snapshot: ClusterSnapshot, area: Area, coarse: bool = False) -> tuple[str, bool]:
     """The area's data age text and whether it is stale (too old, failing or never read).
 
     ``coarse`` (low-bandwidth mode) says only :data:`FRESH` for an area that is not
     stale, so the text does not change, and need not be redrawn, every second.
     """
-    age = snapshot.area_age_s(area)
-    failing = any(f.error for f in snapshot.area_freshness(area))
-    stale = age is None or age > STALE_AFTER_S or failing
+    age, stale = _age(snapshot, area)
     return (FRESH if coarse and not stale else fmt_age(age)), stale
 
 
@@ -51,14 +56,11 @@ def panel_age(snapshot: ClusterSnapshot, area: Area, coarse: bool = False) -> tu
     redraws each border at most once a step rather than every second. A stale age is
     shown as :func:`area_age` shows it; the status line keeps the exact seconds.
     """
-    text, stale = area_age(snapshot, area, coarse)
-    age = snapshot.area_age_s(area)
+    age, stale = _age(snapshot, area)
     if coarse or stale or age is None:
-        return text, stale
+        return (FRESH if coarse and not stale else fmt_age(age)), stale
     step = PANEL_AGE_STEP_S
-    if age < step:
-        return f"<{fmt_age(step)}", stale
-    return fmt_age(age // step * step), stale
+    return (f"<{fmt_age(step)}" if age < step else fmt_age(age // step * step)), stale
 
 
 def ages(snapshot: ClusterSnapshot, coarse: bool = False) -> Text:

@@ -1,16 +1,30 @@
-"""Backfill conversions (pure): Prometheus API answers to events and history points."""
+"""The Prometheus backfill: API answers to events and history points, and its reads under
+a time limit."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+import threading
+import time
 from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import requests
+
 from ktop.analysis.rules import evaluate
 from ktop.model.area_metrics_only import ZONE_KEY_SEP
 from ktop.model.cluster import ClusterModel, ModelConfig
-from ktop.model.events import Component, HistoryBackfilled
+from ktop.model.events import (
+    FEED_PROMETHEUS_BACKFILL,
+    Component,
+    Event,
+    FeedFailed,
+    FeedSynced,
+    HistoryBackfilled,
+    MetricsScraped,
+)
 from ktop.model.signals import SIGNALS, key
 from ktop.model.snapshot import MetricsOnlyNodes, ZoneHealth, ZoneState
 from ktop.model.trends import Direction
@@ -23,7 +37,7 @@ from ktop.sources.live.backfill import (
     window_selectors,
 )
 from ktop.sources.live.cost import CostMeter
-from ktop.sources.live.prometheus import DEFAULT_JOBS, prometheus_client
+from ktop.sources.live.prometheus import DEFAULT_JOBS, PrometheusCalls, prometheus_client
 from tests.unit.snapshots import healthy
 from tests.unit.test_live_prometheus import PROM_TIME, FakeHttp, faked
 
@@ -160,3 +174,55 @@ def test_zone_history_backfilled_from_the_node_lifecycle_controller() -> None:
     f = next(f for f in evaluate(snap) if f.code == "KT-NODE-001")
     assert f.trend is not None and f.trend.since == first_bad
     assert f.trend.direction is Direction.STEADY
+
+
+def test_a_backfill_past_its_time_limit_keeps_what_it_read_and_says_how_far_it_got() -> None:
+    """A Prometheus that answers the window's instant queries but never the history's range
+    queries: the backfill gives up at its time limit, keeps the complete window (rates from
+    the first frame) and reports the failure with the count of queries read; the stuck
+    request is abandoned, not waited for.
+    """
+    release = threading.Event()
+    at = PROM_TIME
+
+    def answer(query: str) -> dict[str, Any]:
+        if query.startswith("process_cpu_seconds_total{"):
+            m = matrix("process_cpu_seconds_total", "a:6443", {}, [(at - 30, 10.0), (at, 16.0)])
+            return {"status": "success", "data": {"resultType": "matrix", "result": [m]}}
+        if "[" in query and "rate(" not in query and "histogram_quantile" not in query:
+            return {"status": "success", "data": {"resultType": "matrix", "result": []}}
+        release.wait(30)  # a range query that does not come back
+        return {"status": "success", "data": {"resultType": "matrix", "result": []}}
+
+    http = FakeHttp(answer)
+    client = faked(prometheus_client("http://p:9090", CostMeter()), http)
+    backfill = PrometheusBackfill("http://p:9090", lambda: at)
+    events: list[Event] = []
+    limit = 0.5
+    started = time.monotonic()
+    try:
+        asyncio.run(backfill.run(events.extend, client, PrometheusCalls(), time_limit_s=limit))
+    finally:
+        release.set()
+    took = time.monotonic() - started
+    assert took < limit + 2.0, took
+    window = len(backfill.window_reads())
+    total = window + len(backfill.history_reads())
+    scraped = [e for e in events if isinstance(e, MetricsScraped)]
+    assert [(e.target.instance, e.at) for e in scraped] == [("a:6443", at - 30), ("a:6443", at)]
+    assert not any(isinstance(e, FeedSynced) for e in events)
+    (failed,) = [e for e in events if isinstance(e, FeedFailed)]
+    assert failed.feed == FEED_PROMETHEUS_BACKFILL
+    assert f"not done within {limit:g} s ({window} of {total} queries read)" in failed.reason
+
+
+def test_a_failed_window_query_fails_the_backfill_with_its_reason() -> None:
+    http = FakeHttp(requests.ConnectionError("connection refused"))
+    client = faked(prometheus_client("http://p:9090", CostMeter()), http)
+    backfill = PrometheusBackfill("http://p:9090", lambda: PROM_TIME)
+    events: list[Event] = []
+    asyncio.run(backfill.run(events.extend, client, PrometheusCalls(), time_limit_s=30))
+    (failed,) = events
+    assert isinstance(failed, FeedFailed) and failed.feed == FEED_PROMETHEUS_BACKFILL
+    assert "connection refused" in failed.reason
+    assert f"(0 of {len(backfill.window_reads()) + len(backfill.history_reads())}" in failed.reason

@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -249,6 +252,55 @@ def test_blocking_calls_time_out_off_the_event_loop() -> None:
     finally:
         release.set()
         calls.close()
+
+
+def test_an_abandoned_call_does_not_keep_the_process_from_exiting() -> None:
+    """A call that outlives its timeout (a stuck range query) is abandoned: the program
+    that gave up on it exits at once, rather than waiting for it as a thread pool would.
+    """
+    program = (
+        "import asyncio, time\n"
+        "from ktop.sources.live.prometheus import PrometheusCalls\n"
+        "calls = PrometheusCalls(workers=1, timeout_s=0.1)\n"
+        "async def main():\n"
+        "    try:\n"
+        "        await calls.call(time.sleep, 60)\n"
+        "    except TimeoutError:\n"
+        "        print('abandoned', flush=True)\n"
+        "asyncio.run(main())\n"
+    )
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=50, check=False
+    )
+    assert (done.returncode, done.stdout) == (0, "abandoned\n"), done.stderr
+    assert time.monotonic() - started < 30
+
+
+def test_calls_run_at_most_workers_at_a_time_and_pass_on_errors() -> None:
+    calls = PrometheusCalls(workers=2, timeout_s=10)
+    lock = threading.Lock()
+    running: list[int] = [0, 0]  # now, most at once
+
+    def work(i: int) -> int:
+        with lock:
+            running[0] += 1
+            running[1] = max(running[1], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+        if i == 3:
+            raise ValueError("bad answer")
+        return i * i
+
+    async def main() -> list[int | BaseException]:
+        jobs = [calls.call(work, i) for i in range(6)]
+        return list(await asyncio.gather(*jobs, return_exceptions=True))
+
+    out = asyncio.run(main())
+    assert out[:3] == [0, 1, 4] and out[4:] == [16, 25]
+    assert isinstance(out[3], ValueError) and str(out[3]) == "bad answer"
+    assert running[1] == 2
 
 
 async def test_prometheus_found_in_cluster() -> None:

@@ -146,39 +146,71 @@ class PrometheusBackfill:
     """``--apiserver`` instances, authoritative (see ``PrometheusMetrics.apiservers``)."""
     resolve: Resolve = resolve_host
 
-    def window_events(self, prom: PrometheusConnect, at: float) -> list[Event]:
-        """The raw samples of the window ending at ``at``, as scrape events in time order."""
-        events: list[MetricsScraped] = []
+    def window_reads(self) -> list[tuple[Component, str]]:
+        """The window's queries: one range selector per family (and component)."""
+        out: list[tuple[Component, str]] = []
         for component, families in FAMILIES.items():
             job_re = self.jobs.get(component)
             if not job_re:
                 continue
             for family in families:
                 for sel in window_selectors(family, job_re, self.window_s, self.matcher):
-                    self.queries_total += 1
-                    results = prom.custom_query(sel, params=at_instant(at))
-                    events.extend(matrix_to_events(component, results))
+                    out.append((component, sel))
+        return out
+
+    def window_read(
+        self, prom: PrometheusConnect, component: Component, selector: str, at: float
+    ) -> list[MetricsScraped]:
+        """One window query (blocking: the answer is decoded where it is read)."""
+        self.queries_total += 1
+        return matrix_to_events(component, prom.custom_query(selector, params=at_instant(at)))
+
+    def window_merged(self, events: list[MetricsScraped]) -> list[Event]:
+        """The window's samples named as the given apiservers, one event per scrape, in
+        time order (blocking: naming resolves host names).
+        """
         seen = {e.target.instance for e in events if e.target.component is Component.APISERVER}
         rename = given_apiservers(self.apiservers, seen, self.resolve)
-        events = [replace(e, target=t) for e in events if (t := rename(e.target)) is not None]
-        return _merge_by_target(events)
+        kept = [replace(e, target=t) for e in events if (t := rename(e.target)) is not None]
+        return _merge_by_target(kept)
+
+    def window_events(self, prom: PrometheusConnect, at: float) -> list[Event]:
+        """The raw samples of the window ending at ``at``, as scrape events in time order."""
+        events: list[MetricsScraped] = []
+        for component, selector in self.window_reads():
+            events.extend(self.window_read(prom, component, selector, at))
+        return self.window_merged(events)
+
+    def history_reads(self) -> list[tuple[SignalSpec, str]]:
+        """The history's queries: one per signal Prometheus can compute."""
+        out: list[tuple[SignalSpec, str]] = []
+        for spec in SIGNALS:
+            query = signal_query(spec, self.jobs, self.window_s, self.matcher)
+            if query is not None:
+                out.append((spec, query))
+        return out
+
+    def history_read(
+        self, prom: PrometheusConnect, spec: SignalSpec, query: str, at: float
+    ) -> dict[str, tuple[tuple[float, float], ...]]:
+        """One signal over ``history_s`` up to ``at`` (blocking). A failed query loses that
+        signal only: it is listed in ``errors`` and the others still fill.
+        """
+        start = datetime.fromtimestamp(at - self.history_s, tz=UTC)
+        end = datetime.fromtimestamp(at, tz=UTC)
+        self.queries_total += 1
+        try:
+            results = prom.custom_query_range(query, start, end, f"{self.step_s:g}s")
+        except Exception as exc:
+            self.errors.append(f"{spec.metric}: {failure_reason(exc)}")
+            return {}
+        return range_to_points(spec, results)
 
     def history_event(self, prom: PrometheusConnect, at: float) -> HistoryBackfilled:
         """Every signal Prometheus can compute, over ``history_s`` up to ``at``."""
         series: dict[str, tuple[tuple[float, float], ...]] = {}
-        start = datetime.fromtimestamp(at - self.history_s, tz=UTC)
-        end = datetime.fromtimestamp(at, tz=UTC)
-        for spec in SIGNALS:
-            query = signal_query(spec, self.jobs, self.window_s, self.matcher)
-            if query is None:
-                continue
-            self.queries_total += 1
-            try:
-                results = prom.custom_query_range(query, start, end, f"{self.step_s:g}s")
-            except Exception as exc:  # one signal lost; the others still fill
-                self.errors.append(f"{spec.metric}: {failure_reason(exc)}")
-                continue
-            series.update(range_to_points(spec, results))
+        for spec, query in self.history_reads():
+            series.update(self.history_read(prom, spec, query, at))
         return HistoryBackfilled(at, tuple(sorted(series.items())))
 
     def read(self, prom: PrometheusConnect, at: float) -> list[Event]:
@@ -187,19 +219,54 @@ class PrometheusBackfill:
         events.append(self.history_event(prom, at))
         return events
 
-    async def run(self, emit: Emit, prom: PrometheusConnect, calls: PrometheusCalls) -> None:
-        """Read once through ``calls``; report the outcome as the backfill feed's state."""
+    async def run(
+        self,
+        emit: Emit,
+        prom: PrometheusConnect,
+        calls: PrometheusCalls,
+        time_limit_s: float = math.inf,
+    ) -> None:
+        """Read once, one query per call of ``calls`` (so that giving up abandons one
+        query, not the rest of the backfill), within ``time_limit_s`` in all; report the
+        outcome as the backfill feed's state. What was read before a failure is kept: a
+        complete window, and the history of the signals read.
+        """
+        at = self.clock()
+        window: list[MetricsScraped] = []
+        merged: list[Event] | None = None
+        series: dict[str, tuple[tuple[float, float], ...]] = {}
+        history = self.history_reads()
+        reads = self.window_reads()
+        total, done = len(reads) + len(history), 0
+        failure = ""
         try:
-            events = await calls.call(self.read, prom, self.clock())
+            async with asyncio.timeout(time_limit_s):
+                for component, selector in reads:
+                    window += await calls.call(self.window_read, prom, component, selector, at)
+                    done += 1
+                merged = await calls.call(self.window_merged, window)
+                for spec, query in history:
+                    series.update(await calls.call(self.history_read, prom, spec, query, at))
+                    done += 1
         except asyncio.CancelledError:
             raise
+        except TimeoutError as exc:
+            why = f": {failure_reason(exc)}"
+            if done < total and math.isfinite(time_limit_s):
+                why = f" not done within {time_limit_s:g} s"
+            failure = f"history backfill from {self.address}{why} ({done} of {total} queries read)"
         except Exception as exc:
-            reason = f"history backfill from {self.address} failed: {failure_reason(exc)}"
-            self.errors.append(reason)
-            emit([FeedFailed(self.clock(), FEED_PROMETHEUS_BACKFILL, reason)])
-            return
-        emit(events)
-        if self.errors:
+            why = f" failed: {failure_reason(exc)}"
+            failure = f"history backfill from {self.address}{why} ({done} of {total} queries read)"
+        events: list[Event] = list(merged or ())
+        if series:
+            events.append(HistoryBackfilled(at, tuple(sorted(series.items()))))
+        if events:
+            emit(events)
+        if failure:
+            self.errors.append(failure)
+            emit([FeedFailed(self.clock(), FEED_PROMETHEUS_BACKFILL, failure)])
+        elif self.errors:
             lost = "; ".join(self.errors[:3])
             reason = f"history backfill: {len(self.errors)} signal(s) not read ({lost})"
             emit([FeedFailed(self.clock(), FEED_PROMETHEUS_BACKFILL, reason)])

@@ -440,7 +440,7 @@ class LiveSource:
             address, self.clock, window_s=self.o.window_s, matcher=matcher, apiservers=given
         )
         try:
-            await self.backfill.run(emit, client, calls)
+            await self.backfill.run(emit, client, calls, time_limit_s=BACKFILL_TIMEOUT_S)
         finally:
             calls.close()
         self.prometheus = PrometheusMetrics(

@@ -177,22 +177,22 @@ def test_zone_history_backfilled_from_the_node_lifecycle_controller() -> None:
 
 
 def test_a_backfill_past_its_time_limit_keeps_what_it_read_and_says_how_far_it_got() -> None:
-    """A Prometheus that answers the window's instant queries but never the history's range
-    queries: the backfill gives up at its time limit, keeps the complete window (rates from
-    the first frame) and reports the failure with the count of queries read; the stuck
-    request is abandoned, not waited for.
+    """A Prometheus that answers the history's range queries but not one of the window's
+    raw reads: the backfill gives up at its time limit, keeps the history (the baseline
+    triage compares with: it is read first) and reports the failure with the count of
+    queries read; the stuck request is abandoned, not waited for.
     """
     release = threading.Event()
     at = PROM_TIME
+    cpu = [(at - 30.0, 0.5), (at - 15.0, 0.75), (at, 1.0)]
 
     def answer(query: str) -> dict[str, Any]:
-        if query.startswith("process_cpu_seconds_total{"):
-            m = matrix("process_cpu_seconds_total", "a:6443", {}, [(at - 30, 10.0), (at, 16.0)])
-            return {"status": "success", "data": {"resultType": "matrix", "result": [m]}}
-        if "[" in query and "rate(" not in query and "histogram_quantile" not in query:
-            return {"status": "success", "data": {"resultType": "matrix", "result": []}}
-        release.wait(30)  # a range query that does not come back
-        return {"status": "success", "data": {"resultType": "matrix", "result": []}}
+        if query.startswith("etcd_request_duration_seconds_bucket{"):
+            release.wait(30)  # a raw read that does not come back
+        result = []
+        if query.startswith("sum by (instance) (rate(process_cpu_seconds_total{"):
+            result = [{"metric": {"instance": "a:6443"}, "values": [[t, str(v)] for t, v in cpu]}]
+        return {"status": "success", "data": {"resultType": "matrix", "result": result}}
 
     http = FakeHttp(answer)
     client = faked(prometheus_client("http://p:9090", CostMeter()), http)
@@ -206,14 +206,20 @@ def test_a_backfill_past_its_time_limit_keeps_what_it_read_and_says_how_far_it_g
         release.set()
     took = time.monotonic() - started
     assert took < limit + 2.0, took
-    window = len(backfill.window_reads())
-    total = window + len(backfill.history_reads())
-    scraped = [e for e in events if isinstance(e, MetricsScraped)]
-    assert [(e.target.instance, e.at) for e in scraped] == [("a:6443", at - 30), ("a:6443", at)]
-    assert not any(isinstance(e, FeedSynced) for e in events)
+    reads = backfill.window_reads()
+    stuck = next(i for i, (_, sel) in enumerate(reads) if sel.startswith("etcd_request_dur"))
+    history = len(backfill.history_reads())
+    assert not any(isinstance(e, MetricsScraped | FeedSynced) for e in events)
+    (filled,) = [e for e in events if isinstance(e, HistoryBackfilled)]
+    assert dict(filled.series)[key("api.cpu_cores", "a:6443")] == tuple(cpu)
     (failed,) = [e for e in events if isinstance(e, FeedFailed)]
     assert failed.feed == FEED_PROMETHEUS_BACKFILL
-    assert f"not done within {limit:g} s ({window} of {total} queries read)" in failed.reason
+    read = history + stuck
+    assert (
+        f"not done within {limit:g} s ({read} of {history + len(reads)} queries answered)"
+        in failed.reason
+    )
+    assert backfill.abandoned.is_set()
 
 
 def test_a_failed_window_query_fails_the_backfill_with_its_reason() -> None:

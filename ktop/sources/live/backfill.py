@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -145,6 +146,10 @@ class PrometheusBackfill:
     apiservers: tuple[str, ...] = ()
     """``--apiserver`` instances, authoritative (see ``PrometheusMetrics.apiservers``)."""
     resolve: Resolve = resolve_host
+    abandoned: threading.Event = field(default_factory=threading.Event)
+    """Set when :meth:`run` gives up: a read still running then drops its answer rather
+    than spend a core converting samples nobody will fold.
+    """
 
     def window_reads(self) -> list[tuple[Component, str]]:
         """The window's queries: one range selector per family (and component)."""
@@ -163,7 +168,10 @@ class PrometheusBackfill:
     ) -> list[MetricsScraped]:
         """One window query (blocking: the answer is decoded where it is read)."""
         self.queries_total += 1
-        return matrix_to_events(component, prom.custom_query(selector, params=at_instant(at)))
+        results = prom.custom_query(selector, params=at_instant(at))
+        if self.abandoned.is_set():
+            return []
+        return matrix_to_events(component, results)
 
     def window_merged(self, events: list[MetricsScraped]) -> list[Event]:
         """The window's samples named as the given apiservers, one event per scrape, in
@@ -192,9 +200,9 @@ class PrometheusBackfill:
 
     def history_read(
         self, prom: PrometheusConnect, spec: SignalSpec, query: str, at: float
-    ) -> dict[str, tuple[tuple[float, float], ...]]:
+    ) -> dict[str, tuple[tuple[float, float], ...]] | None:
         """One signal over ``history_s`` up to ``at`` (blocking). A failed query loses that
-        signal only: it is listed in ``errors`` and the others still fill.
+        signal only: it is listed in ``errors``, None is returned, and the others still fill.
         """
         start = datetime.fromtimestamp(at - self.history_s, tz=UTC)
         end = datetime.fromtimestamp(at, tz=UTC)
@@ -203,14 +211,14 @@ class PrometheusBackfill:
             results = prom.custom_query_range(query, start, end, f"{self.step_s:g}s")
         except Exception as exc:
             self.errors.append(f"{spec.metric}: {failure_reason(exc)}")
-            return {}
+            return None
         return range_to_points(spec, results)
 
     def history_event(self, prom: PrometheusConnect, at: float) -> HistoryBackfilled:
         """Every signal Prometheus can compute, over ``history_s`` up to ``at``."""
         series: dict[str, tuple[tuple[float, float], ...]] = {}
         for spec, query in self.history_reads():
-            series.update(self.history_read(prom, spec, query, at))
+            series.update(self.history_read(prom, spec, query, at) or {})
         return HistoryBackfilled(at, tuple(sorted(series.items())))
 
     def read(self, prom: PrometheusConnect, at: float) -> list[Event]:
@@ -228,8 +236,11 @@ class PrometheusBackfill:
     ) -> None:
         """Read once, one query per call of ``calls`` (so that giving up abandons one
         query, not the rest of the backfill), within ``time_limit_s`` in all; report the
-        outcome as the backfill feed's state. What was read before a failure is kept: a
-        complete window, and the history of the signals read.
+        outcome as the backfill feed's state. The history goes first: one small answer
+        per signal, and the baseline triage compares with. The window's raw samples
+        follow: series x window / scrape interval samples, millions at a 1 s scrape
+        interval. What was read before a failure is kept: the history of the signals
+        read, and the window if it was read whole.
         """
         at = self.clock()
         window: list[MetricsScraped] = []
@@ -241,23 +252,32 @@ class PrometheusBackfill:
         failure = ""
         try:
             async with asyncio.timeout(time_limit_s):
+                for spec, query in history:
+                    got = await calls.call(self.history_read, prom, spec, query, at)
+                    if got is not None:
+                        series.update(got)
+                        done += 1
                 for component, selector in reads:
                     window += await calls.call(self.window_read, prom, component, selector, at)
                     done += 1
                 merged = await calls.call(self.window_merged, window)
-                for spec, query in history:
-                    series.update(await calls.call(self.history_read, prom, spec, query, at))
-                    done += 1
         except asyncio.CancelledError:
+            self.abandoned.set()
             raise
         except TimeoutError as exc:
+            self.abandoned.set()
             why = f": {failure_reason(exc)}"
             if done < total and math.isfinite(time_limit_s):
                 why = f" not done within {time_limit_s:g} s"
-            failure = f"history backfill from {self.address}{why} ({done} of {total} queries read)"
+            failure = (
+                f"history backfill from {self.address}{why} ({done} of {total} queries answered)"
+            )
         except Exception as exc:
+            self.abandoned.set()
             why = f" failed: {failure_reason(exc)}"
-            failure = f"history backfill from {self.address}{why} ({done} of {total} queries read)"
+            failure = (
+                f"history backfill from {self.address}{why} ({done} of {total} queries answered)"
+            )
         events: list[Event] = list(merged or ())
         if series:
             events.append(HistoryBackfilled(at, tuple(sorted(series.items()))))

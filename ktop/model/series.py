@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ktop.model.events import LOAD_BALANCED, Labels, Sample, Target
+from ktop.model.events import LOAD_BALANCED, Component, Labels, Sample, Target
 from ktop.model.histogram import bucket_quantile
 from ktop.model.values import Val
 from ktop.model.wanted import COUNTERS, FAMILIES, HISTOGRAMS
@@ -69,6 +69,22 @@ def _family(name: str) -> tuple[str, bool]:
             if base in HISTOGRAMS:
                 return base, suffix == "_bucket"
     return name, False
+
+
+def kept_labels(component: Component, name: str, labels: Labels) -> Labels | None:
+    """The labels the model keeps of a sample (samples that differ only in the others are
+    summed into one series), or None when the model does not read its family.
+    """
+    families = FAMILIES[component]
+    family, is_bucket = _family(name)
+    if family not in families:
+        return None
+    return _reduce(labels, families[family], is_bucket)
+
+
+def counts(name: str) -> bool:
+    """Whether a sample name is a counter or part of a histogram (both start at zero)."""
+    return _counts(name)
 
 
 def _counts(name: str) -> bool:
@@ -156,13 +172,13 @@ class TargetSeries:
         """
         if self.last_at is not None and at <= self.last_at:
             return
-        families = FAMILIES[self.target.component]
+        component = self.target.component
         summed: dict[tuple[str, Labels], float] = {}
         for s in samples:
-            family, is_bucket = _family(s.name)
-            if family not in families:
+            labels = kept_labels(component, s.name, s.labels)
+            if labels is None:
                 continue
-            key = (s.name, _reduce(s.labels, families[family], is_bucket))
+            key = (s.name, labels)
             summed[key] = summed.get(key, 0.0) + s.value
         horizon = at - self.window_s
         switching = self._switching(summed.get((IDENTITY, ())))

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
 import requests
 
 from ktop.analysis.rules import evaluate
@@ -232,3 +233,47 @@ def test_a_failed_window_query_fails_the_backfill_with_its_reason() -> None:
     assert isinstance(failed, FeedFailed) and failed.feed == FEED_PROMETHEUS_BACKFILL
     assert "connection refused" in failed.reason
     assert f"(0 of {len(backfill.window_reads()) + len(backfill.history_reads())}" in failed.reason
+
+
+def test_thinned_window_keeps_the_rates_and_quantiles_of_every_raw_scrape() -> None:
+    """A Prometheus scraping every second returns 300 scrapes per target for the window;
+    one per step (plus both sides of a counter reset) gives the model the same numbers.
+    Expected: increases summed by hand from the raw values (a restart at T0 + 137 s
+    drops the counters to the count since the restart), over the 299 s the points span.
+    """
+    ts = [T0 + i for i in range(300)]
+    restart = 137
+
+    def counter(before: float, after: float) -> list[float]:
+        return [before * i if i < restart else after * (i - restart + 1) for i in range(300)]
+
+    requests_ = counter(7.0, 3.0)
+    le_01, le_1 = counter(0.5, 0.25), counter(1.0, 0.5)  # the +Inf bucket equals le=1
+
+    def increase(values: list[float]) -> float:
+        return values[restart - 1] + values[-1]  # both runs start from zero
+
+    write = {"verb": "POST"}
+    results = [
+        matrix("apiserver_request_total", "a:6443", {"verb": "GET", "code": "200"},
+               list(zip(ts, requests_, strict=True))),
+        *(
+            matrix("apiserver_request_duration_seconds_bucket", "a:6443", {**write, "le": le},
+                   list(zip(ts, values, strict=True)))
+            for le, values in (("0.1", le_01), ("1", le_1), ("+Inf", le_1))
+        ),
+    ]  # fmt: skip
+    backfill = PrometheusBackfill("http://p:9090", lambda: T0, step_s=15)
+    events = backfill.window_merged(matrix_to_events(Component.APISERVER, results))
+    kept = [e.at for e in events]
+    assert len(kept) <= 300 / 15 + 4
+    assert kept[0] == ts[0] and kept[-1] == ts[-1]
+    assert {ts[restart - 1], ts[restart]} <= set(kept)
+    model = ClusterModel(ModelConfig(window_s=600))
+    model.apply_all(events)
+    row = model.snapshot().apiservers.instances[0]
+    assert row.requests_per_s.value == pytest.approx(increase(requests_) / 299, rel=1e-12)
+    # histogram_quantile: the rank 0.99 x total falls in (0.1, 1]; linear inside it
+    c01, c1 = increase(le_01), increase(le_1)
+    p99 = 0.1 + 0.9 * (0.99 * c1 - c01) / (c1 - c01)
+    assert row.write_p99_s.value == pytest.approx(p99, rel=1e-12)

@@ -40,11 +40,12 @@ from ktop.model.events import (
     FeedFailed,
     FeedSynced,
     HistoryBackfilled,
+    Labels,
     MetricsScraped,
     Sample,
     Target,
 )
-from ktop.model.series import WINDOW_S
+from ktop.model.series import WINDOW_S, counts, kept_labels
 from ktop.model.signals import SIGNALS, SignalSpec, key
 from ktop.model.wanted import FAMILIES, HISTOGRAMS
 from ktop.sources.base import Emit
@@ -72,25 +73,80 @@ def window_selectors(family: str, job_re: str, window_s: float, matcher: str = "
 
 
 def matrix_to_events(component: Component, results: list[dict[str, Any]]) -> list[MetricsScraped]:
-    """Raw range-vector results as one ``MetricsScraped`` per (instance, timestamp)."""
-    by: dict[tuple[str, float], list[Sample]] = {}
+    """Raw range-vector results as one ``MetricsScraped`` per (instance, timestamp).
+
+    Labels the model drops are dropped here, once per series, and the samples that then
+    coincide are summed (in the order the model would sum them, so its math is unchanged):
+    a histogram read raw is thousands of series whose dropped labels would otherwise be
+    reduced sample by sample on the event loop.
+    """
+    by: dict[tuple[str, float], dict[tuple[str, Labels], float]] = {}
     for r in results:
         metric = dict(r.get("metric") or {})
         name = str(metric.get("__name__", ""))
         instance = str(metric.get("instance", ""))
-        labels = tuple(sorted((str(k), str(v)) for k, v in metric.items() if k not in _SKIP_LABELS))
-        for ts, raw in r.get("values") or ():
+        raw = tuple(sorted((str(k), str(v)) for k, v in metric.items() if k not in _SKIP_LABELS))
+        labels = kept_labels(component, name, raw)
+        if labels is None:
+            continue
+        series = (name, labels)
+        for ts, text in r.get("values") or ():
             try:
-                value = float(raw)
+                value = float(text)
             except (TypeError, ValueError):
                 continue
-            by.setdefault((instance, float(ts)), []).append(Sample(name, labels, value))
+            scrape = by.setdefault((instance, float(ts)), {})
+            scrape[series] = scrape.get(series, 0.0) + value
     events = [
-        MetricsScraped(at, Target(component, instance), tuple(samples))
+        MetricsScraped(
+            at,
+            Target(component, instance),
+            tuple(Sample(n, labels, v) for (n, labels), v in samples.items()),
+        )
         for (instance, at), samples in by.items()
     ]
     events.sort(key=lambda e: (e.at, e.target.instance))
     return events
+
+
+def thinned(events: list[Event], step_s: float) -> list[Event]:
+    """The window's scrapes of each target at most one per ``step_s`` (the first, then
+    the first at least ``step_s`` after the last kept, and always the last), plus the
+    scrapes on either side of a counter reset.
+
+    The model's rates and quantiles use the first and last points of a series and the
+    drops between them (resets), so these scrapes give the same numbers as all of them,
+    at the cadence the model keeps anyway: a Prometheus that scrapes every second
+    returns 300 scrapes per target for a 300 s window, which would take minutes to fold
+    on a loaded machine.
+    """
+    scrapes: dict[Target, list[MetricsScraped]] = {}
+    others: list[Event] = []
+    for e in events:
+        if isinstance(e, MetricsScraped):
+            scrapes.setdefault(e.target, []).append(e)
+        else:
+            others.append(e)
+    out: list[Event] = list(others)
+    for target_scrapes in scrapes.values():
+        target_scrapes.sort(key=lambda e: e.at)
+        keep = [False] * len(target_scrapes)
+        last: dict[tuple[str, Labels], float] = {}
+        kept_at: float | None = None
+        for i, e in enumerate(target_scrapes):
+            if kept_at is None or e.at - kept_at >= step_s or i == len(target_scrapes) - 1:
+                keep[i], kept_at = True, e.at
+            for sample in e.samples:
+                if not counts(sample.name):
+                    continue
+                series = (sample.name, sample.labels)
+                before = last.get(series)
+                if before is not None and sample.value < before:
+                    keep[i] = keep[i - 1] = True  # a reset: keep what it dropped from
+                last[series] = sample.value
+        out.extend(e for e, k in zip(target_scrapes, keep, strict=True) if k)
+    out.sort(key=lambda e: (e.at, e.target.instance if isinstance(e, MetricsScraped) else ""))
+    return out
 
 
 def signal_query(
@@ -174,13 +230,14 @@ class PrometheusBackfill:
         return matrix_to_events(component, results)
 
     def window_merged(self, events: list[MetricsScraped]) -> list[Event]:
-        """The window's samples named as the given apiservers, one event per scrape, in
-        time order (blocking: naming resolves host names).
+        """The window's samples named as the given apiservers, one event per scrape kept
+        (:func:`thinned` to one per ``step_s``), in time order (blocking: naming resolves
+        host names).
         """
         seen = {e.target.instance for e in events if e.target.component is Component.APISERVER}
         rename = given_apiservers(self.apiservers, seen, self.resolve)
         kept = [replace(e, target=t) for e in events if (t := rename(e.target)) is not None]
-        return _merge_by_target(kept)
+        return thinned(_merge_by_target(kept), self.step_s)
 
     def window_events(self, prom: PrometheusConnect, at: float) -> list[Event]:
         """The raw samples of the window ending at ``at``, as scrape events in time order."""

@@ -25,6 +25,8 @@ from ktop.model.events import (
     FeedSynced,
     HistoryBackfilled,
     MetricsScraped,
+    ScrapeFailed,
+    Target,
 )
 from ktop.model.signals import SIGNALS, key
 from ktop.model.snapshot import MetricsOnlyNodes, ZoneHealth, ZoneState
@@ -38,7 +40,12 @@ from ktop.sources.live.backfill import (
     window_selectors,
 )
 from ktop.sources.live.cost import CostMeter
-from ktop.sources.live.prometheus import DEFAULT_JOBS, PrometheusCalls, prometheus_client
+from ktop.sources.live.prometheus import (
+    DEFAULT_JOBS,
+    PrometheusCalls,
+    PrometheusMetrics,
+    prometheus_client,
+)
 from tests.unit.snapshots import healthy
 from tests.unit.test_live_prometheus import PROM_TIME, FakeHttp, faked
 
@@ -277,3 +284,34 @@ def test_thinned_window_keeps_the_rates_and_quantiles_of_every_raw_scrape() -> N
     c01, c1 = increase(le_01), increase(le_1)
     p99 = 0.1 + 0.9 * (0.99 * c1 - c01) / (c1 - c01)
     assert row.write_p99_s.value == pytest.approx(p99, rel=1e-12)
+
+
+def test_prometheus_dying_before_its_first_poll_marks_the_backfilled_targets_failed() -> None:
+    """The window made an etcd member known; Prometheus then stops before the poller's
+    first answer: the failed poll says so for that member instead of leaving it to go
+    quietly stale (unknown is not healthy).
+    """
+    at = PROM_TIME
+
+    def answer(query: str) -> dict[str, Any]:
+        result = []
+        if query.startswith("etcd_server_has_leader{"):
+            m = matrix("etcd_server_has_leader", "e0:2379", {}, [(at - 15, 1.0), (at, 1.0)])
+            result = [m]
+        return {"status": "success", "data": {"resultType": "matrix", "result": result}}
+
+    client = faked(prometheus_client("http://p:9090", CostMeter()), FakeHttp(answer))
+    backfill = PrometheusBackfill("http://p:9090", lambda: at)
+    events: list[Event] = []
+    asyncio.run(backfill.run(events.extend, client, PrometheusCalls(), time_limit_s=30))
+    member = Target(Component.ETCD, "e0:2379")
+    assert member in {e.target for e in events if isinstance(e, MetricsScraped)}
+    dead = faked(
+        prometheus_client("http://p:9090", CostMeter()),
+        FakeHttp(requests.ConnectionError("connection refused")),
+    )
+    poller = PrometheusMetrics(dead, "http://p:9090", lambda: at + 5, seen=set(backfill.targets))
+    events.clear()
+    asyncio.run(poller.poll_once(events.extend))
+    failed = {e.target: e.reason for e in events if isinstance(e, ScrapeFailed)}
+    assert "connection refused" in failed[member]

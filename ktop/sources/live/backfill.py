@@ -202,6 +202,9 @@ class PrometheusBackfill:
     apiservers: tuple[str, ...] = ()
     """``--apiserver`` instances, authoritative (see ``PrometheusMetrics.apiservers``)."""
     resolve: Resolve = resolve_host
+    targets: set[Target] = field(default_factory=set)
+    """The targets the window gave scrapes of (the poller reports them if Prometheus fails
+    before its first answer)."""
     abandoned: threading.Event = field(default_factory=threading.Event)
     """Set when :meth:`run` gives up: a read still running then drops its answer rather
     than spend a core converting samples nobody will fold.
@@ -336,6 +339,7 @@ class PrometheusBackfill:
                 f"history backfill from {self.address}{why} ({done} of {total} queries answered)"
             )
         events: list[Event] = list(merged or ())
+        self.targets.update(e.target for e in events if isinstance(e, MetricsScraped))
         if series:
             events.append(HistoryBackfilled(at, tuple(sorted(series.items()))))
         if events:

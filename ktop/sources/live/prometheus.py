@@ -461,7 +461,9 @@ class PrometheusMetrics:
     instances are named as the given one at the same address (one row each whatever the
     transport); the others are not read (:func:`same_instances`)."""
     resolve: Resolve = resolve_host
-    _seen: set[Target] = field(default_factory=set)
+    seen: set[Target] = field(default_factory=set)
+    """Targets Prometheus gave data for (its polls, and the backfill's window before the
+    first poll): a failed poll reports each of them failed, so none goes quietly stale."""
     _extra: list[Event] = field(default_factory=list)
     _stopping: threading.Event = field(default_factory=threading.Event)
 
@@ -564,7 +566,7 @@ class PrometheusMetrics:
             emit(
                 [
                     ScrapeFailed(now, t, self.last_error)
-                    for t in sorted(self._seen, key=lambda t: (t.component, t.instance))
+                    for t in sorted(self.seen, key=lambda t: (t.component, t.instance))
                 ]
             )
             self.polled.set()
@@ -583,7 +585,7 @@ class PrometheusMetrics:
                 events.append(MetricsScraped(now, target, tuple(samples)))
             else:
                 events.append(ScrapeFailed(now, target, "Prometheus reports up == 0"))
-            self._seen.add(target)
+            self.seen.add(target)
         events.extend(self._extra)
         emit(events)
 

@@ -452,6 +452,7 @@ class LiveSource:
             matcher=matcher,
             readiness_labels=self._readiness_labels(),
             apiservers=given,
+            seen=set(self.backfill.targets),
         )
         await self.prometheus.run(emit)
 

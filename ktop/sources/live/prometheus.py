@@ -12,7 +12,7 @@ through the apiserver's service proxy with the kubeconfig's credentials.
 :func:`prometheus_client` builds the client for either; everything that talks
 to Prometheus uses it, so every request is counted by the cost meter.
 
-prometheus-api-client is synchronous: its calls run in a small thread pool of
+prometheus-api-client is synchronous: its calls run in worker threads of
 their own (:class:`PrometheusCalls`), at most a few at a time, each with a
 timeout.
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aiohttp
+
 from benchmarks.scale import objects
 from benchmarks.scale.api import Api, Server, limited
 from ktop.lab import Lab, LabConfig
@@ -125,5 +127,7 @@ class Renewer:
             )
             if code == 200:
                 self.renewed += 1
+        except aiohttp.ClientError:
+            pass  # the lab is stopping, or a renewal failed: a kubelet would try again
         finally:
             sem.release()

@@ -84,11 +84,6 @@ def kept_labels(component: Component, name: str, labels: Labels) -> Labels | Non
 
 def counts(name: str) -> bool:
     """Whether a sample name is a counter or part of a histogram (both start at zero)."""
-    return _counts(name)
-
-
-def _counts(name: str) -> bool:
-    """Whether a sample name is a counter or part of a histogram (both start at zero)."""
     family, _ = _family(name)
     return family in COUNTERS or family in HISTOGRAMS
 
@@ -192,7 +187,7 @@ class TargetSeries:
                 if (
                     self.last_at is not None
                     and self.last_at >= horizon
-                    and _counts(key[0])
+                    and counts(key[0])
                     and not switching  # its counters were another process's
                 ):
                     # Absent at the previous scrape: the counter had not counted yet. Without
@@ -224,7 +219,7 @@ class TargetSeries:
         seen = self._identities()
         if not seen or seen[-1][1] == identity:
             return False
-        for name in [n for n in self._series if _counts(n)]:
+        for name in [n for n in self._series if counts(n)]:
             del self._series[name]
         return True
 

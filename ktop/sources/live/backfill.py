@@ -309,7 +309,7 @@ class PrometheusBackfill:
         history = self.history_reads()
         reads = self.window_reads()
         total, done = len(reads) + len(history), 0
-        failure = ""
+        why = ""
         try:
             async with asyncio.timeout(time_limit_s):
                 for spec, query in history:
@@ -329,15 +329,14 @@ class PrometheusBackfill:
             why = f": {failure_reason(exc)}"
             if done < total and math.isfinite(time_limit_s):
                 why = f" not done within {time_limit_s:g} s"
-            failure = (
-                f"history backfill from {self.address}{why} ({done} of {total} queries answered)"
-            )
         except Exception as exc:
             self.abandoned.set()
             why = f" failed: {failure_reason(exc)}"
-            failure = (
-                f"history backfill from {self.address}{why} ({done} of {total} queries answered)"
-            )
+        failure = (
+            f"history backfill from {self.address}{why} ({done} of {total} queries answered)"
+            if why
+            else ""
+        )
         events: list[Event] = list(merged or ())
         self.targets.update(e.target for e in events if isinstance(e, MetricsScraped))
         if series:

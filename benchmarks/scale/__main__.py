@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--nodes", type=int, nargs="+", default=[1_000, 10_000])
     run.add_argument("--pods", type=int, default=1_000, help="pending pods (default 1000)")
     run.add_argument("--runs", type=int, default=3)
+    run.add_argument(
+        "--runs-at",
+        action="append",
+        default=[],
+        metavar="NODES=RUNS",
+        help="fewer (or more) runs at one size, e.g. 50000=1 where one run takes half an hour",
+    )
     run.add_argument("--renew-per-s", type=float, default=100.0,
                      help="Lease renewals per second the lab can carry (default 100)")  # fmt: skip
     run.add_argument("--steady-s", type=float, default=30.0)
@@ -144,8 +152,10 @@ def main(argv: list[str] | None = None) -> int:
         "sizes": [],
     }
     old: dict[str, Any] = json.loads(args.out.read_text()) if args.merge else {}
+    runs_at = _runs_at(args.runs_at)
     for n in args.nodes:
-        results["sizes"].append(measure_size(args.lab_dir, n, o))
+        size = measure_size(args.lab_dir, n, replace(o, runs=runs_at.get(n, o.runs)))
+        results["sizes"].append({**size, "runs": runs_at.get(n, o.runs)})
         _save(args.out, {**old, **results})
     if args.merge:
         kept = [s for s in old.get("sizes", []) if s["nodes"] not in args.nodes]
@@ -171,6 +181,17 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_docs:
         write_docs(results)
     return 0
+
+
+def _runs_at(specs: list[str]) -> dict[int, int]:
+    """``["50000=1"]`` as ``{50000: 1}``."""
+    out: dict[int, int] = {}
+    for spec in specs:
+        nodes, sep, runs = spec.partition("=")
+        if not sep or not nodes.isdigit() or not runs.isdigit() or int(runs) < 1:
+            raise SystemExit(f"--runs-at {spec!r}: expected NODES=RUNS, e.g. 50000=1")
+        out[int(nodes)] = int(runs)
+    return out
 
 
 def _save(path: Path, results: dict[str, Any]) -> None:

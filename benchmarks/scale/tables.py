@@ -273,10 +273,16 @@ def gains_table(results: Results) -> str:
 def meta_block(results: Results) -> str:
     """How, where and when the figures were measured."""
     m = results.get("meta", {})
+    fewer = [
+        f"{s['nodes']:,} nodes: {s['runs']}"
+        for s in results.get("sizes", [])
+        if s.get("runs", m.get("runs")) != m.get("runs")
+    ]
     lines = [
         f"Measured {m.get('date', '?')} by `{m.get('command', 'python -m benchmarks.scale')}` "
-        f"on {m.get('machine', '?')}; {m.get('runs', '?')} runs per figure, "
-        "shown as median (min-max).",
+        f"on {m.get('machine', '?')}; {m.get('runs', '?')} runs per figure"
+        + (f" ({'; '.join(fewer)})" if fewer else "")
+        + ", shown as median (min-max).",
     ]
     if m.get("contended"):
         lines.append(

@@ -153,7 +153,7 @@ def controller_manager_argv(
         # not-ready taints at ~5 nodes/s; large clusters raise it too.
         "--kube-api-qps=300",
         "--kube-api-burst=600",
-        "--controllers=*",
+        "--controllers=" + ",".join(["*", *(f"-{c}" for c in cfg.disabled_controllers)]),
         f"--service-account-private-key-file={pki / 'sa.key'}",
         f"--root-ca-file={pki / 'ca.crt'}",
         f"--cluster-signing-cert-file={pki / 'ca.crt'}",

@@ -41,6 +41,8 @@ class LabConfig:
     #: may hold several labs, as a global query endpoint holds several clusters)
     cluster: str = "ktop-lab"
     extra_apiserver_args: tuple[str, ...] = field(default_factory=tuple)
+    #: controller-manager controllers to leave off (``--controllers=*,-name``)
+    disabled_controllers: tuple[str, ...] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)

@@ -58,12 +58,17 @@ def exposes(ts: TargetSeries) -> bool:
 def client_row(instance: str, ts: TargetSeries) -> EtcdClientRow:
     """One apiserver's view of etcd."""
     has_counter = bool(ts.label_values(REQUESTS, "operation"))
+    # The per-request groups partition the histogram's series: their sum is the whole, so
+    # the instance's quantiles need no pass of their own over the buckets (the request rows
+    # read the same groups, answered from the series' memo).
+    total = merge_buckets(ts.buckets_by(DURATION, BY).values())
+    missing = Val.unknown(f"{DURATION} not exposed")
     return EtcdClientRow(
         instance=instance,
         requests_per_s=ts.rate(REQUESTS) if has_counter else Val.unknown(f"{REQUESTS} not exposed"),
         errors_per_s=ts.rate(ERRORS) if has_counter else Val.unknown(f"{ERRORS} not exposed"),
-        p50_s=ts.quantile(0.5, DURATION),
-        p99_s=ts.quantile(0.99, DURATION),
+        p50_s=total.quantile(0.5) if total else missing,
+        p99_s=total.quantile(0.99) if total else missing,
         storage_bytes=_storage(ts),
     )
 

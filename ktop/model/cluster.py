@@ -20,6 +20,7 @@ from ktop.model.area_etcd_client import build_etcd_client_view
 from ktop.model.area_metrics_only import build_metrics_only_nodes, build_metrics_only_scheduler
 from ktop.model.area_nodes import NodesConfig, NodesState, build_nodes
 from ktop.model.area_scheduler import PendingPods, build_scheduler
+from ktop.model.clock import clock_step
 from ktop.model.events import Area, Component, Target
 from ktop.model.exposition import skipped_count
 from ktop.model.history import DEFAULT_RETENTION_S, DEFAULT_STEP_S, History
@@ -111,6 +112,10 @@ class ClusterModel:
         self.metrics_only = ""
         """Why the source reads no node, Lease or pod objects (empty: it reads them)."""
         self._lb_was_shown = False
+        self._clock_step = -1.0
+        """The clock step of the last tick that rebuilt the scheduler area, which is built
+        at the start of the step (:func:`clock_step`): the same snapshot whenever in the
+        step it is built, so a model rebuilt from a keyframe shows what the live one did."""
         """:meth:`_lb_shown` at the last clock tick (the apiserver areas change with it)."""
         self.readiness: dict[str, tuple[tuple[str, int, int], ...]] = {}
         """kube-state-metrics readiness rows per node label (metrics-only mode)."""
@@ -275,7 +280,10 @@ class ClusterModel:
         # only not-Ready nodes show how long they have been so.
         if self.nodes.sampling is None or self.nodes.unhealthy:
             self._dirty.add(Area.NODES)
-        self._dirty.add(Area.SCHEDULER)
+        step = clock_step(e.at)
+        if step != self._clock_step:  # the scheduler area's ages and windows, in steps
+            self._clock_step = step
+            self._dirty.add(Area.SCHEDULER)
         lb = self._lb_shown()
         if lb != self._lb_was_shown:  # real instances went stale, or one is fresh again
             self._lb_was_shown = lb
@@ -367,7 +375,7 @@ class ClusterModel:
                 sched_view = build_metrics_only_scheduler(self.metrics_only, series, failures)
                 return replace(
                     build_scheduler(
-                        series, self.pending, self.now, False, reason, failures,
+                        series, self.pending, clock_step(self.now), False, reason, failures,
                         zone_of=self._zone_of,
                     ),
                     metrics_only=sched_view,
@@ -375,7 +383,7 @@ class ClusterModel:
             return build_scheduler(
                 series,
                 self.pending,
-                self.now,
+                clock_step(self.now),
                 known,
                 reason,
                 failures,

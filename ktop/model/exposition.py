@@ -18,6 +18,7 @@ notation. The timestamp is checked and dropped.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from collections.abc import Collection
@@ -41,6 +42,9 @@ MAX_LINE_CHARS = 65536
 """A sample line longer than this is reported and skipped (real ones are < 1 KiB)."""
 MAX_LABEL_VALUE_CHARS = 16384
 """A label value longer than this is reported and its line skipped."""
+LABEL_BLOCK_CACHE = 16_384
+"""Label blocks remembered across scrapes (a large apiserver exposes about 6,000 kept
+series; instances of one component share theirs)."""
 MAX_ERRORS = 100
 """At most this many malformed lines are described; the rest are counted."""
 _SIMPLE_PAIR = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)[ \t]*=[ \t]*"([^"]*)"')
@@ -150,8 +154,9 @@ def _parse_sample(line: str, i: int, label_names: dict[str, str]) -> tuple[Label
     labels: Labels = ()
     if i < n and line[i] == "{":
         close = line.rfind("}")
-        if close > i and _SIMPLE_LABELS.fullmatch(line, i + 1, close):
-            labels = _simple_labels(line[i + 1 : close])
+        simple = _simple_block(line[i + 1 : close]) if close > i else None
+        if simple is not None:
+            labels = simple
             i = close + 1
         else:
             labels, i = _parse_labels(line, i + 1, label_names)
@@ -177,6 +182,17 @@ def _parse_float(token: str) -> float:
         return float(token)
     except ValueError:
         raise _LineError(f"invalid value {token!r}") from None
+
+
+@functools.lru_cache(maxsize=LABEL_BLOCK_CACHE)
+def _simple_block(block: str) -> Labels | None:
+    """Labels of an escape-free label block (the text between the braces); None when it
+    needs the full parser. Cached: the same blocks come back in every scrape of every
+    instance, so most lines cost a lookup (a block that raises is not cached).
+    """
+    if not _SIMPLE_LABELS.fullmatch(block):
+        return None
+    return _simple_labels(block)
 
 
 def _simple_labels(block: str) -> Labels:

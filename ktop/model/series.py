@@ -25,8 +25,9 @@ from __future__ import annotations
 import math
 import sys
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ktop.model.events import LOAD_BALANCED, Component, Labels, Sample, Target
 from ktop.model.histogram import bucket_quantile
@@ -158,6 +159,24 @@ class TargetSeries:
         """Sample name -> labels -> points: a query reads only its own family."""
         self.last_at: float | None = None
         self.scrapes = 0
+        self._memo: dict[tuple[object, ...], dict[Key, Any]] = {}
+        """Query results since the last scrape: every query reads only what ``ingest``
+        wrote, so a result holds until the next scrape (areas fed by several targets are
+        rebuilt when any one of them is scraped; the others answer from here)."""
+
+    def _memoized(
+        self,
+        kind: str,
+        name: str,
+        by: Sequence[str],
+        match: Match | None,
+        compute: Callable[[], dict[Key, Any]],
+    ) -> dict[Key, Any]:
+        key = (kind, name, tuple(by), tuple(sorted(match.items())) if match else ())
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = compute()
+        return dict(hit)  # callers may change their copy
 
     def ingest(self, at: float, samples: Iterable[Sample]) -> None:
         """Add one scrape: sum samples that differ only in dropped labels.
@@ -167,6 +186,7 @@ class TargetSeries:
         """
         if self.last_at is not None and at <= self.last_at:
             return
+        self._memo.clear()
         component = self.target.component
         summed: dict[tuple[str, Labels], float] = {}
         for s in samples:
@@ -271,6 +291,17 @@ class TargetSeries:
         self, name: str, by: Sequence[str], match: Match | None = None, *, per_s: bool = False
     ) -> dict[Key, Val]:
         """Increase (or rate) over the window per group, counter resets handled."""
+        return self._memoized(
+            "rate" if per_s else "increase",
+            name,
+            by,
+            match,
+            lambda: self._increase_by(name, by, match, per_s),
+        )
+
+    def _increase_by(
+        self, name: str, by: Sequence[str], match: Match | None, per_s: bool
+    ) -> dict[Key, Val]:
         acc: dict[Key, tuple[float, float]] = {}
         for labels, s in self._select(name, match):
             pts = s.points
@@ -316,6 +347,9 @@ class TargetSeries:
         With a single point the cumulative counts are used and the result is
         marked ``lifetime``.
         """
+        return self._memoized("buckets", name, by, match, lambda: self._buckets_by(name, by, match))
+
+    def _buckets_by(self, name: str, by: Sequence[str], match: Match | None) -> dict[Key, Buckets]:
         groups: dict[Key, dict[float, float]] = {}
         lifetime: dict[Key, bool] = {}
         for labels, s in self._select(name + "_bucket", match):

@@ -179,3 +179,22 @@ def test_screen_predicates() -> None:
     assert not tools.k9s_shows_all(10_000)(" Nodes(all)[9999] ")
     assert tools.ktop_shows_all(10_000)("zones 10,000/10,000 ready")
     assert not tools.ktop_shows_all(10_000)("9,999/10,000 ready")
+
+
+def test_runs_at_parses_sizes_and_refuses_nonsense() -> None:
+    from benchmarks.scale.__main__ import _runs_at
+
+    assert _runs_at(["50000=1", "100000=2"]) == {50_000: 1, 100_000: 2}
+    for bad in ("50000", "x=1", "50000=0", "50000=a"):
+        with pytest.raises(SystemExit, match="NODES=RUNS"):
+            _runs_at([bad])
+
+
+def test_the_header_names_the_sizes_measured_fewer_times() -> None:
+    results = {
+        "meta": {"date": "d", "command": "c", "machine": "m", "runs": 3},
+        "sizes": [{"nodes": 10_000, "runs": 3}, {"nodes": 50_000, "runs": 1}],
+    }
+    header = tables.meta_block(results).splitlines()[0]
+    assert "3 runs per figure (50,000 nodes: 1)" in header
+    assert "10,000 nodes" not in header

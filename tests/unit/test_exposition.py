@@ -340,3 +340,12 @@ def test_malformed_line_is_reported_and_others_kept(line: str, problem: str) -> 
     assert [(s.labels, s.value) for s in result.samples] == [((), 1.0), ((("ok", "yes"),), 3.0)]
     assert result.lines_total == 3
     assert result.lines_kept == 2
+
+
+def test_a_bad_label_block_is_reported_in_every_scrape_and_a_good_one_read_in_each() -> None:
+    """Label blocks are remembered across scrapes; a block that failed is not."""
+    text = 'm{a="b",a="c"} 1\nm{x="1",y="2"} 2\n'
+    for _ in range(3):
+        result = parse_exposition(text, {"m"})
+        assert result.errors == ("line 1: duplicate label 'a'",)
+        assert [(s.labels, s.value) for s in result.samples] == [((("x", "1"), ("y", "2")), 2.0)]

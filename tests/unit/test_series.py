@@ -154,3 +154,16 @@ def test_a_known_instance_that_restarts_is_a_counter_reset() -> None:
         ts.ingest(at, _behind_lb(start, value))
     # 10 before the restart, 20 since: 30 over 20 s.
     assert ts.rate("etcd_requests_total").value == pytest.approx(30 / 20)
+
+
+def test_an_answer_changed_by_its_caller_does_not_change_the_next_answer() -> None:
+    ts = TargetSeries(ETCD, 300)
+    ts.ingest(0, _hist(0, {"0.001": 10, "+Inf": 10}))
+    ts.ingest(5, _hist(5, {"0.001": 30, "+Inf": 40}))
+    first = ts.buckets_by("etcd_disk_wal_fsync_duration_seconds", ())
+    first.clear()
+    again = ts.buckets_by("etcd_disk_wal_fsync_duration_seconds", ())
+    assert again[()].counts == {0.001: 20.0, float("inf"): 30.0}
+    rates = ts.rate_by("etcd_disk_wal_fsync_duration_seconds_count", ())
+    rates.clear()
+    assert ts.rate_by("etcd_disk_wal_fsync_duration_seconds_bucket", ()) != {}

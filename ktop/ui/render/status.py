@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from ktop.analysis.findings import Finding
-from ktop.model.clock import fmt_age, fmt_clock
+from ktop.model.clock import CLOCK_STEP_S, fmt_age, fmt_clock
 from ktop.model.events import Area
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.ui.render.cost import cost_segment
@@ -46,7 +46,7 @@ def area_age(snapshot: ClusterSnapshot, area: Area, coarse: bool = False) -> tup
     return (FRESH if coarse and not stale else fmt_age(age)), stale
 
 
-PANEL_AGE_STEP_S = 5
+PANEL_AGE_STEP_S = CLOCK_STEP_S
 """A panel's border shows a fresh area's age in steps of this many seconds."""
 
 

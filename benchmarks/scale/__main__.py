@@ -127,6 +127,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--no-pure", action="store_true", help="skip the figures without apiserver")
     pu = sub.add_parser("pure", help="only the figures that need no apiserver")
     pu.add_argument("--frames-nodes", type=int, default=100_000)
+    pu.add_argument(
+        "--merge",
+        action="store_true",
+        help="write them into the results file (keeping its lab sizes) and rewrite the docs",
+    )
+    pu.add_argument("--out", type=Path, default=RESULTS)
     docs = sub.add_parser("docs", help="rewrite the generated sections of the docs")
     docs.add_argument("results", type=Path, nargs="?", default=RESULTS)
     args = p.parse_args(argv)
@@ -135,7 +141,12 @@ def main(argv: list[str] | None = None) -> int:
         write_docs(json.loads(args.results.read_text()))
         return 0
     if args.cmd == "pure":
-        print(json.dumps(pure_figures(args.frames_nodes), indent=2))
+        figures = pure_figures(args.frames_nodes)
+        print(json.dumps(figures, indent=2))
+        if args.merge:
+            merged = with_pure(json.loads(args.out.read_text()), figures, _run_name(argv))
+            _save(args.out, merged)
+            write_docs(merged)
         return 0
     o = Options(runs=args.runs, pods=args.pods, renew_per_s=args.renew_per_s,
                 steady_s=args.steady_s, idle_s=min(20.0, args.steady_s),
@@ -162,12 +173,15 @@ def main(argv: list[str] | None = None) -> int:
         results["sizes"] = sorted(kept + results["sizes"], key=lambda s: s["nodes"])
         if kept:
             sizes = ", ".join(format(s["nodes"], ",") for s in kept)
-            results["meta"]["merged"] = (
-                f"{sizes} nodes: from the run of {old['meta']['date']} (`{old['meta']['command']}`)"
+            results["meta"]["merged"] = f"{sizes} nodes: from {_run_name(None, old['meta'])}"
+    if args.no_pure and args.merge:
+        results["pure"] = old.get("pure", {})
+        if results["pure"]:
+            results["meta"]["pure_from"] = old["meta"].get("pure_from") or _run_name(
+                None, old["meta"]
             )
-    results["pure"] = (
-        old.get("pure", {}) if args.no_pure and args.merge else pure_figures(args.frames_nodes)
-    )
+    else:
+        results["pure"] = pure_figures(args.frames_nodes)
     loads = [load0] + [
         s.get(k, 0.0) for s in results["sizes"] for k in ("load_at_start", "load_at_end")
     ]
@@ -181,6 +195,22 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_docs:
         write_docs(results)
     return 0
+
+
+def _run_name(argv: list[str] | None, meta: dict[str, Any] | None = None) -> str:
+    """``the run of <date> (`<command>`)``: of ``meta``, or of this process."""
+    if meta is not None:
+        return f"the run of {meta['date']} (`{meta['command']}`)"
+    date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    command = "python -m benchmarks.scale " + shlex.join(argv or sys.argv[1:])
+    return f"the run of {date} (`{command}`)"
+
+
+def with_pure(results: dict[str, Any], figures: dict[str, Any], run: str) -> dict[str, Any]:
+    """``results`` with the figures without an apiserver replaced by ``figures`` from
+    ``run`` (the lab sizes and their header stay as they were measured).
+    """
+    return {**results, "pure": figures, "meta": {**results.get("meta", {}), "pure_from": run}}
 
 
 def _runs_at(specs: list[str]) -> dict[int, int]:

@@ -291,6 +291,8 @@ def meta_block(results: Results) -> str:
         )
     if m.get("merged"):
         lines.append(f"Sizes kept from an earlier run: {m['merged']}.")
+    if m.get("pure_from"):
+        lines.append(f"Figures without an apiserver: from {m['pure_from']}.")
     for key, value in m.get("versions", {}).items():
         lines.append(f"- {key}: {value}")
     return "\n".join(lines) + "\n"

@@ -198,3 +198,20 @@ def test_the_header_names_the_sizes_measured_fewer_times() -> None:
     header = tables.meta_block(results).splitlines()[0]
     assert "3 runs per figure (50,000 nodes: 1)" in header
     assert "10,000 nodes" not in header
+
+
+def test_pure_figures_measured_later_replace_the_old_and_say_so() -> None:
+    from benchmarks.scale.__main__ import with_pure
+
+    results = {
+        "meta": {"date": "d", "command": "c", "machine": "m", "runs": 3},
+        "sizes": [{"nodes": 10_000, "runs": 3}],
+        "pure": {"overview_frame_ms_100k": 20.0},
+    }
+    merged = with_pure(results, {"overview_frame_ms_100k": 15.0}, "the run of later (`p`)")
+    assert merged["pure"] == {"overview_frame_ms_100k": 15.0}
+    assert merged["sizes"] == results["sizes"]
+    assert results["pure"] == {"overview_frame_ms_100k": 20.0}  # the input is left alone
+    header = tables.meta_block(merged)
+    assert "Figures without an apiserver: from the run of later (`p`)." in header
+    assert "Figures without an apiserver" not in tables.meta_block(results)

@@ -106,7 +106,11 @@ def feeds_table(results: Results) -> str:
     """Per size and feed: what one event costs and the bytes/s at the real rate."""
     rows = []
     for s in results.get("sizes", []):
-        for name, f in s.get("feeds", {}).items():
+        # Costliest first, in the run's output and when rewritten from the saved file alike.
+        feeds = sorted(
+            s.get("feeds", {}).items(), key=lambda kv: (-kv[1]["kb_per_s_real_rate"], kv[0])
+        )
+        for name, f in feeds:
             rows.append(
                 [
                     f"{s['nodes']:,}",
@@ -132,7 +136,9 @@ def representations_table(results: Results) -> str:
     """Per size: a whole list of nodes / Leases in each representation the API offers."""
     rows = []
     for s in results.get("sizes", []):
-        for name, nbytes in s.get("representations", {}).items():
+        for name, nbytes in sorted(
+            s.get("representations", {}).items(), key=lambda kv: (-kv[1], kv[0])
+        ):
             per = nbytes / s["nodes"] if s["nodes"] else 0
             rows.append([f"{s['nodes']:,}", name, f"{nbytes / 1e6:.1f}", f"{per:,.0f}"])
     return table(["nodes", "list", "MB", "bytes/node"], rows, [True, False, True, True])
@@ -293,7 +299,7 @@ def meta_block(results: Results) -> str:
         lines.append(f"Sizes kept from an earlier run: {m['merged']}.")
     if m.get("pure_from"):
         lines.append(f"Figures without an apiserver: from {m['pure_from']}.")
-    for key, value in m.get("versions", {}).items():
+    for key, value in sorted(m.get("versions", {}).items()):
         lines.append(f"- {key}: {value}")
     return "\n".join(lines) + "\n"
 

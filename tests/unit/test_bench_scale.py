@@ -215,3 +215,23 @@ def test_pure_figures_measured_later_replace_the_old_and_say_so() -> None:
     header = tables.meta_block(merged)
     assert "Figures without an apiserver: from the run of later (`p`)." in header
     assert "Figures without an apiserver" not in tables.meta_block(results)
+
+
+def test_tables_do_not_depend_on_the_order_the_results_were_saved_in() -> None:
+    """The run writes the docs from memory; ``docs`` from the saved (key-sorted) file."""
+    feeds = {
+        "b feed": {"events_per_s": 1, "bytes_per_event": 2, "real_events_per_s": 1,
+                   "kb_per_s_real_rate": 0.0},
+        "a feed": {"events_per_s": 1, "bytes_per_event": 2, "real_events_per_s": 1,
+                   "kb_per_s_real_rate": 5.0},
+        "c feed": {"events_per_s": 1, "bytes_per_event": 2, "real_events_per_s": 1,
+                   "kb_per_s_real_rate": 0.0},
+    }  # fmt: skip
+    reps = {"y": 1_000_000, "x": 2_000_000, "z": 1_000_000}
+    size = {"nodes": 10, "feeds": feeds, "representations": reps}
+    saved = json.loads(json.dumps({"sizes": [size]}, sort_keys=True))
+    as_run = {"sizes": [size]}
+    assert tables.feeds_table(saved) == tables.feeds_table(as_run)
+    assert tables.representations_table(saved) == tables.representations_table(as_run)
+    names = [line.split("|")[2].strip() for line in tables.feeds_table(as_run).splitlines()[2:]]
+    assert names == ["a feed", "b feed", "c feed"]  # costliest first, then by name

@@ -112,11 +112,11 @@ class ClusterModel:
         self.metrics_only = ""
         """Why the source reads no node, Lease or pod objects (empty: it reads them)."""
         self._lb_was_shown = False
+        """:meth:`_lb_shown` at the last clock tick (the apiserver areas change with it)."""
         self._clock_step = -1.0
         """The clock step of the last tick that rebuilt the scheduler area, which is built
         at the start of the step (:func:`clock_step`): the same snapshot whenever in the
         step it is built, so a model rebuilt from a keyframe shows what the live one did."""
-        """:meth:`_lb_shown` at the last clock tick (the apiserver areas change with it)."""
         self.readiness: dict[str, tuple[tuple[str, int, int], ...]] = {}
         """kube-state-metrics readiness rows per node label (metrics-only mode)."""
         self._handlers: dict[type, Callable[[Any], None]] = {

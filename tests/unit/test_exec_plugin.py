@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from datetime import UTC, datetime
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from ktop.sources.live.exec_plugin import (
+    KILL_GRACE_S,
     STDERR_LIMIT,
     ExecPluginError,
     may_interact,
@@ -130,3 +132,72 @@ async def test_stdout_kept_is_bounded_and_the_limit_named(tmp_path: Path) -> Non
         await run_exec_plugin(_plugin(tmp_path, body), timeout_s=20)
     assert f"printed more than {STDOUT_LIMIT} bytes" in str(err.value)
     assert "time limit" not in str(err.value)
+
+
+def _shell_plugin(tmp_path: Path, body: str) -> dict[str, Any]:
+    script = tmp_path / "plugin.sh"
+    script.write_text("#!/bin/sh\n" + body)
+    script.chmod(0o755)
+    return {"apiVersion": V1, "command": str(script), "interactiveMode": "Never"}
+
+
+def _alive(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        return ") Z" not in stat.read_text()
+    except OSError:
+        return False
+
+
+async def test_a_shell_plugin_whose_child_holds_the_pipes_is_stopped_with_its_child(
+    tmp_path: Path,
+) -> None:
+    # The shell waits on `sleep`, which holds stdout and stderr: killing the shell alone
+    # leaves the pipes open and asyncio's wait() never returns (ktop hung here).
+    pid_file = tmp_path / "child"
+    plugin = _shell_plugin(tmp_path, f'sleep 3600 & echo $! > "{pid_file}"\nwait\n')
+    started = time.monotonic()
+    with pytest.raises(ExecPluginError, match=r"'plugin.sh' did not answer within 1s"):
+        await run_exec_plugin(plugin, timeout_s=1)
+    assert time.monotonic() - started < 1 + KILL_GRACE_S + 3
+    assert not _alive(int(pid_file.read_text()))
+
+
+async def test_a_child_that_leaves_the_process_group_cannot_hold_ktop(tmp_path: Path) -> None:
+    # setsid: the child is out of reach of the group kill and keeps the pipes open;
+    # ktop still returns within the limit and its grace, closing the pipes itself.
+    pid_file = tmp_path / "child"
+    body = f"setsid sh -c 'echo $$ > \"{pid_file}\"; exec sleep 30' &\nwait\n"
+    started = time.monotonic()
+    try:
+        with pytest.raises(ExecPluginError, match="did not answer within 1s"):
+            await run_exec_plugin(_shell_plugin(tmp_path, body), timeout_s=1)
+        assert time.monotonic() - started < 1 + KILL_GRACE_S + 3
+    finally:
+        if pid_file.exists():
+            os.kill(int(pid_file.read_text()), 9)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param("yes credential\n", id="endless stdout"),
+        pytest.param("yes warning >&2\n", id="endless stderr"),
+        pytest.param("sleep 2\necho late\n", id="answers after the limit"),
+    ],
+)
+async def test_floods_and_slow_answers_end_at_the_limit(tmp_path: Path, body: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(ExecPluginError, match=r"did not answer within 1s \(exec plugin time limit"):
+        await run_exec_plugin(_shell_plugin(tmp_path, body), timeout_s=1)
+    assert time.monotonic() - started < 1 + KILL_GRACE_S + 3
+
+
+async def test_a_plugin_waiting_for_input_reads_end_of_file_at_once(tmp_path: Path) -> None:
+    # Not interactive: its stdin is /dev/null, so `read` ends at once and the plugin's
+    # empty answer is refused without waiting for the limit.
+    started = time.monotonic()
+    with pytest.raises(ExecPluginError) as err:
+        await run_exec_plugin(_shell_plugin(tmp_path, "read answer\n"), timeout_s=20)
+    assert "time limit" not in str(err.value)
+    assert time.monotonic() - started < 10

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -87,29 +88,56 @@ async def _run(
             stdin=None if interactive else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=None if interactive else asyncio.subprocess.PIPE,
+            # Its own process group, so that a shell script's children (``sleep``, a
+            # cloud CLI) are stopped with it and release the pipes.
+            start_new_session=not interactive,
         )
     except OSError as exc:
         raise ExecPluginError(
             f"credential plugin {name!r} could not be started: {exc.strerror or exc}"
         ) from None
+    finished = False
     try:
         async with asyncio.timeout(timeout_s):
             (out, truncated), (err, _) = await asyncio.gather(
                 _drain(proc.stdout, STDOUT_LIMIT), _drain(proc.stderr, STDERR_LIMIT)
             )
             code = await proc.wait()
+            finished = True
     except TimeoutError:
         raise ExecPluginError(
             f"credential plugin {name!r} did not answer within {timeout_s:g}s "
             f"({'interactive ' if interactive else ''}exec plugin time limit); it was stopped"
         ) from None
     finally:
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            with contextlib.suppress(Exception):
-                await proc.wait()
+        if not finished:
+            await _stop(proc, group=not interactive)
     return _Output(code, out, truncated, err)
+
+
+KILL_GRACE_S = 2.0
+"""How long a killed plugin's pipes may stay open before ktop closes them itself."""
+
+
+async def _stop(proc: asyncio.subprocess.Process, group: bool) -> None:
+    """Kill the plugin and everything it started, and never wait on it for long.
+
+    asyncio's ``wait()`` returns only once every pipe is closed, and a grandchild that
+    left the plugin's process group (or a plugin killed without its group) may hold them
+    open for as long as it likes: after :data:`KILL_GRACE_S` the pipes are closed here.
+    """
+    if group:  # the plugin leads its own session: its pid is the group's id
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    try:
+        await asyncio.wait_for(proc.wait(), KILL_GRACE_S)
+    except (TimeoutError, Exception):
+        transport = getattr(proc, "_transport", None)
+        if transport is not None:
+            transport.close()
 
 
 def exec_info(api_version: str, interactive: bool) -> str:

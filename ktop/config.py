@@ -18,13 +18,23 @@ from typing import Any
 
 from platformdirs import user_config_dir
 
+from ktop.files import CONFIG, FileRefusedError, read_text_bounded
+from ktop.model.scrub import scrub
+
 APP_NAME = "ktop"
 CONFIG_FILE = "config.toml"
 ENV_CONFIG_DIR = "KTOP_CONFIG_DIR"
 
 
 class ConfigError(ValueError):
-    """A configuration file that cannot be used; the message names the file and the key."""
+    """A configuration file that cannot be used; the message names the file and the key.
+
+    The message is scrubbed as it is made (it may quote a value, such as a URL with a
+    password in its user information).
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(scrub(message))
 
 
 def config_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -55,11 +65,15 @@ class Config:
 def read_config(path: Path) -> Config:
     """Read ``path``; a missing file is an empty config, a broken one a :class:`ConfigError`."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_bounded(path, CONFIG)
     except (FileNotFoundError, NotADirectoryError):
         return Config(None, {})
+    except FileRefusedError as exc:
+        raise ConfigError(str(exc)) from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -199,8 +199,13 @@ def _copy(args: argparse.Namespace) -> int:
         rec = _recorder(args, hub, source)
         if rec is None:
             return 2
-        hub.add_sink(rec)
         markers = sorted(src.markers, key=lambda m: m.at)
+        if args.redact:  # first meet every name, so text that precedes an object is hidden too
+            learner = src.cursor(src.start - 1.0)
+            while (t := learner.next_time()) is not None:
+                rec.learn(learner.take(t))
+            rec.learn((), [m.note for m in markers])
+        hub.add_sink(rec)
         cur = src.cursor(src.start - 1.0)
         while (nxt := cur.next_time()) is not None and rec.active:
             while markers and markers[0].at < nxt:

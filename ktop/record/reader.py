@@ -23,6 +23,7 @@ from typing import Any
 import msgpack
 import zstandard
 
+from ktop.files import RECORDING, check_regular
 from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel, ModelConfig
 from ktop.model.plain import from_plain
@@ -67,6 +68,7 @@ class Recording:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        check_regular(self.path, RECORDING)  # a FIFO or a device would block or never end
         with open(self.path, "rb") as f:
             data = f.read(PREAMBLE.size)
             self.version = check_preamble(data)

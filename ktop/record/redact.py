@@ -1,29 +1,41 @@
 """Consistent stand-ins for names, so a recording can go into a public bug report.
 
-Node, pod and namespace names, the context name and server addresses
-(instances, hosts, IP addresses, URLs) are replaced by stand-ins such as
-``node-17``, ``pod-3``, ``ns-2``, ``context-1`` and ``server-4``. The same
-name always gets the same stand-in within a recording, so the story stays
-readable (the node that flapped is the same ``node-17`` everywhere), and free
-text (messages, reasons, details) has every known name replaced too, as well
-as names that follow the words ``node`` or ``pod`` even before they are seen.
+Node, pod and namespace names, the names of the pods' owners (a pod
+``api-5d4f9c-x7k2p`` makes ``api-5d4f9c`` and ``api`` known), the context
+name and server addresses (instances, hosts, IP addresses, URLs) are replaced
+by stand-ins such as ``node-17``, ``pod-3``, ``ns-2``, ``owner-5``,
+``context-1`` and ``server-4``. The same name always gets the same stand-in
+within a recording, so the story stays readable (the node that flapped is the
+same ``node-17`` everywhere), and free text (messages, reasons, details) has
+every known name replaced too, as well as names that follow the words
+``node`` or ``pod`` even before they are seen.
 
 Every event type is handled here (a test drives each one through a recording):
-instances and addresses in metrics targets, their label values (``endpoint``),
-ktop's own cost per destination, history keys whose subject is an instance,
-and every free-text field.
+instances and addresses in metrics targets, ktop's own cost per destination,
+history keys whose subject is an instance, and every free-text field. Metric
+samples keep only the labels the model reads (the others, such as
+kube-state-metrics' ``host_ip`` or ``created_by_name``, are dropped, as the
+model drops them); of those, the values that name an object or an address get
+stand-ins.
 
-Zones, regions, racks, metric names and label values ktop groups by (verbs,
+After the field-by-field replacement every remaining string of the event goes
+through a last sweep: IP addresses and host names become stand-ins in *any*
+field, and known names in every field but :data:`VERBATIM_FIELDS`. Zones,
+regions, racks, metric names and the label values ktop groups by (verbs,
 codes, priority levels) are kept: triage needs them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Iterable
 from dataclasses import replace
+from enum import Enum
 from typing import Any
 
 from ktop.model import events as ev
+from ktop.model.series import kept_labels
 from ktop.model.signals import BY_METRIC, INST, key, split_key
 
 _ADDRESS = re.compile(
@@ -33,15 +45,53 @@ _ADDRESS = re.compile(
     r"(?::\d{1,5})?"
 )
 """Addresses in free text: URLs, IPv4, bracketed IPv6, dotted host names, with a port."""
-_KEEP_DOTTED = re.compile(r"^\d+(?:\.\d+)*$|^[a-z]+\.(?:kubernetes|k8s)\.io", re.IGNORECASE)
-"""Dotted words that are not addresses: version numbers, well-known label and taint keys."""
+_IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+_VERSION = re.compile(r"^v?\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.-]+)?$")
+"""Dotted words that are not addresses: version numbers (``v1.35.0-gke.12``) and decimal
+numbers (``0.005``), but never a bare IPv4 address (four small numbers)."""
+_PUBLIC_DOMAIN = re.compile(r"(?:^|\.)(?:kubernetes|k8s|x-k8s)\.io(?:/|$)", re.IGNORECASE)
+"""Well-known API groups and label or taint keys (``flowcontrol.apiserver.k8s.io``)."""
 _NAMED = re.compile(
     r"\b(?P<kind>node|pod)(?P<sep>s?:?\s+\"?)"
     r"(?:(?P<ns>[a-z0-9][a-z0-9-]*)/)?(?P<name>[A-Za-z0-9][\w.-]*[\w])"
 )
 """A node or pod named in free text (``node worker-7``, ``pod team-a/web-1``)."""
-IDENTIFYING_LABELS = frozenset({"endpoint", "instance", "node", "pod", "namespace"})
-"""Metric labels whose values are addresses or object names (replaced by stand-ins)."""
+LABEL_KINDS: dict[str, str] = {
+    "endpoint": "server",
+    "instance": "server",
+    "node": "node",
+    "pod": "pod",
+    "namespace": "ns",
+}
+"""Metric labels whose values are addresses or object names, and the stand-in kind each
+gets (a node label's value becomes the same ``node-N`` as the node itself)."""
+IDENTIFYING_LABELS = frozenset(LABEL_KINDS)
+VERBATIM_FIELDS = frozenset(
+    {
+        ("Sample", "name"),
+        ("NodeRecord", "region"),
+        ("NodeRecord", "zone"),
+        ("NodeRecord", "rack"),
+        ("ApfLevelDump", "priority_level"),
+        ("SelfCost", "priority_level"),
+        ("SelfCost", "flow_schema"),
+        ("WarningEvent", "reason"),
+        ("WarningEvent", "object_kind"),
+        ("SourceStarted", "kind"),
+        ("FeedSynced", "feed"),
+        ("FeedFailed", "feed"),
+        ("ObjectsSkipped", "feed"),
+        ("NodeReadinessByLabel", "label"),
+    }
+)
+"""Fields triage groups by: the last sweep replaces only addresses in them, never a known
+name (a pod prefix that happens to equal a priority level's name leaves the level alone)."""
+_GENERATED_SUFFIX = re.compile(r"^[a-z0-9]{5}$")
+"""The random suffix Kubernetes appends to a generated name (``generateName``)."""
+_TEMPLATE_HASH = re.compile(r"^(?=[a-z0-9]*\d)[a-z0-9]{6,10}$")
+"""A ReplicaSet's pod-template hash (and a Job's timestamp of a CronJob), as in names."""
+_MIN_OWNER_LEN = 4
+"""Shorter prefixes (``web`` of ``web-0``) are ordinary words, not names to learn."""
 
 
 class Redactor:
@@ -51,6 +101,16 @@ class Redactor:
         self._maps: dict[str, dict[str, str]] = {}
         self._pattern: re.Pattern[str] | None = None
         self._known: dict[str, str] = {}
+        self._label_values: dict[tuple[str, str], str] = {}
+        """Redacted label values, remembered until a new name is learnt (scrapes repeat)."""
+
+    def learn(self, events: Iterable[ev.Event]) -> None:
+        """Meet every name of ``events`` first, so that free text written before a name's
+        object (a message about an owner, a node named only later) is replaced too. Used
+        when the whole stream is at hand (``ktop record --from FILE --redact``).
+        """
+        for e in events:
+            self.event(e)
 
     def stand_in(self, kind: str, name: str) -> str:
         """The stand-in of ``name`` (e.g. ``node-3`` for the third node seen)."""
@@ -62,11 +122,34 @@ class Redactor:
             out = m[name] = f"{kind}-{len(m) + 1}"
             self._known[name] = out
             self._pattern = None
+            self._label_values.clear()
+            if kind == "pod":
+                self._learn_owners(name)
         return out
+
+    def _learn_owners(self, pod: str) -> None:
+        """The owners a generated pod name carries: ``api-5d4f9c-x7k2p`` is pod ``x7k2p``
+        of ReplicaSet ``api-5d4f9c`` of Deployment ``api``; ``job-28391-abcde`` likewise;
+        ``web-0`` of StatefulSet ``web``.
+        """
+        parts = pod.split("-")
+        if len(parts) < 2:
+            return
+        last = parts[-1]
+        if not (_GENERATED_SUFFIX.match(last) or last.isdigit()):
+            return
+        owners = ["-".join(parts[:-1])]
+        if len(parts) >= 3 and _TEMPLATE_HASH.match(parts[-2]):
+            owners.append("-".join(parts[:-2]))
+        for owner in owners:
+            if len(owner) >= _MIN_OWNER_LEN and not owner.isdigit():
+                self.stand_in("owner", owner)
 
     def _address(self, match: re.Match[str]) -> str:
         text = match.group(0)
-        if _KEEP_DOTTED.match(text) or ("." not in text and ":" not in text):
+        if "." not in text and ":" not in text:
+            return text
+        if not _IPV4.match(text) and (_VERSION.match(text) or _PUBLIC_DOMAIN.search(text)):
             return text
         return self.stand_in("server", text)
 
@@ -78,6 +161,10 @@ class Redactor:
         if ns is not None:
             out = f"{self.stand_in('ns', ns)}/{out}"
         return f"{match.group('kind')}{match.group('sep')}{out}"
+
+    def addresses(self, text: str) -> str:
+        """``text`` with every IP address and host name replaced (nothing else)."""
+        return _ADDRESS.sub(self._address, text) if text else text
 
     def text(self, text: str) -> str:
         """Free text with every known name, named node or pod and every address replaced."""
@@ -112,13 +199,71 @@ class Redactor:
     def _target(self, target: ev.Target) -> ev.Target:
         return replace(target, instance=self._instance(target.instance))
 
-    def _sample(self, sample: ev.Sample) -> ev.Sample:
-        if not any(k in IDENTIFYING_LABELS for k, _ in sample.labels):
-            return sample
-        labels = tuple(
-            (k, self._instance(v) if k in IDENTIFYING_LABELS else v) for k, v in sample.labels
-        )
-        return replace(sample, labels=labels)
+    def _label_value(self, label: str, value: str) -> str:
+        cache_key = (label, value)
+        out = self._label_values.get(cache_key)
+        if out is None:
+            kind = LABEL_KINDS.get(label)
+            out = self.stand_in(kind, value) if kind else self.text(value)
+            self._label_values[cache_key] = out
+        return out
+
+    def _samples(
+        self, component: ev.Component, samples: Iterable[ev.Sample]
+    ) -> tuple[ev.Sample, ...]:
+        """The samples with only the labels the model keeps, summed as the model sums them,
+        their identifying values replaced; samples of families the model ignores dropped.
+        """
+        summed: dict[tuple[str, ev.Labels], float] = {}
+        for s in samples:
+            labels = kept_labels(component, s.name, s.labels)
+            if labels is None:
+                continue
+            labels = tuple((k, self._label_value(k, v)) for k, v in labels)
+            sample_key = (s.name, labels)
+            summed[sample_key] = summed.get(sample_key, 0.0) + s.value
+        return tuple(ev.Sample(n, labels, v) for (n, labels), v in summed.items())
+
+    def _sweep(self, orig: Any, new: Any, owner: str = "", field: str = "") -> Any:
+        """The last sweep: every string of ``new`` that the field-by-field replacement left
+        as it was in ``orig`` is redacted (addresses everywhere, known names outside
+        :data:`VERBATIM_FIELDS`); what was replaced already is not touched again (free
+        text redacted twice would turn ``node node-1`` into ``node node-2``).
+        """
+        if new is orig:
+            return self._untouched(new, owner, field)
+        if isinstance(new, tuple) and isinstance(orig, tuple) and len(new) == len(orig):
+            return tuple(self._sweep(o, n, owner, field) for o, n in zip(orig, new, strict=True))
+        if (
+            dataclasses.is_dataclass(new)
+            and type(new) is type(orig)
+            and not isinstance(new, (type, ev.Sample))
+        ):
+            name = type(new).__name__
+            changes = {
+                f.name: self._sweep(getattr(orig, f.name), getattr(new, f.name), name, f.name)
+                for f in dataclasses.fields(new)
+            }
+            return replace(new, **changes)
+        return new
+
+    def _untouched(self, value: Any, owner: str, field: str) -> Any:
+        if isinstance(value, Enum):  # before str: a StrEnum's value is a fixed word
+            return value
+        if isinstance(value, str):
+            if (owner, field) in VERBATIM_FIELDS:
+                return self.addresses(value)
+            return self.text(value)
+        if isinstance(value, tuple):
+            return tuple(self._untouched(v, owner, field) for v in value)
+        if dataclasses.is_dataclass(value) and not isinstance(value, (type, ev.Sample)):
+            name = type(value).__name__
+            changes = {
+                f.name: self._untouched(getattr(value, f.name), name, f.name)
+                for f in dataclasses.fields(value)
+            }
+            return replace(value, **changes)
+        return value  # numbers, booleans, None
 
     def _signal_key(self, signal_key: str) -> str:
         metric, subject = split_key(signal_key)
@@ -183,7 +328,7 @@ class Redactor:
                 out = replace(
                     e,
                     target=self._target(e.target),
-                    samples=tuple(self._sample(x) for x in e.samples),
+                    samples=self._samples(e.target.component, e.samples),
                     parse_errors=tuple(self.text(x) for x in e.parse_errors),
                 )
             case ev.ScrapeFailed() | ev.TargetGone():
@@ -214,5 +359,5 @@ class Redactor:
                 out = replace(e, why=self.text(e.why))
             case ev.NodeReadinessByLabel() | ev.ClockTick() | ev.FeedSynced() | ev.LeasesSampled():
                 pass  # labels, zones, racks, feed names and numbers: nothing to hide
-        result: ev.Event = out
+        result: ev.Event = self._sweep(e, out)
         return result

@@ -97,6 +97,15 @@ class Recorder:
         if self.max_size is not None and w.size >= self.max_size:
             self.stop(f"reached --max-size ({self.max_size} bytes)")
 
+    def learn(self, events: Sequence[ev.Event], notes: Sequence[str] = ()) -> None:
+        """Meet every name of a stream before recording it, when the whole stream is at hand
+        (a redacted copy): text that names an object before it appears is replaced too.
+        """
+        if self._redactor is not None:
+            self._redactor.learn(events)
+            for note in notes:
+                self._redactor.text(note)
+
     def mark(self, note: str, at: float | None = None) -> Marker | None:
         """Add a marker now (or at ``at``); ``None`` when not recording."""
         w = self._writer

@@ -20,6 +20,14 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from ktop.files import (
+    CERTIFICATE,
+    KUBECONFIG,
+    TOKEN,
+    FileRefusedError,
+    check_regular,
+    read_bounded,
+)
 from ktop.model.scrub import register_secret, register_secrets, scrub
 
 
@@ -68,7 +76,7 @@ def yaml_error_summary(exc: yaml.YAMLError) -> str:
 _QUOTED = re.compile(r"'[^']{5,}'|\"[^\"]{5,}\"")
 
 
-MAX_KUBECONFIG_BYTES = 16 << 20
+MAX_KUBECONFIG_BYTES = KUBECONFIG.max_bytes
 """A kubeconfig larger than this is refused (real ones are kilobytes)."""
 _LISTS = ("contexts", "clusters", "users")
 _FILE_FIELDS = {
@@ -92,14 +100,11 @@ _TOKENISH = re.compile(r"^(?=.*[A-Za-z])(?=.*\d)[A-Za-z0-9+/_=.~:-]{16,}$")
 def _load(path: Path) -> dict[str, Any]:
     """Read one kubeconfig file, once (it may be a pipe), and check its shape."""
     try:
-        with path.open("rb") as f:
-            raw = f.read(MAX_KUBECONFIG_BYTES + 1)
+        raw = read_bounded(path, KUBECONFIG, allow_pipe=True)
+    except FileRefusedError as exc:
+        raise KubeconfigError(str(exc)) from None
     except OSError as exc:
         raise KubeconfigError(f"cannot read kubeconfig {path}: {exc.strerror}") from None
-    if len(raw) > MAX_KUBECONFIG_BYTES:
-        raise KubeconfigError(
-            f"kubeconfig {path} is larger than {MAX_KUBECONFIG_BYTES >> 20} MiB (size limit)"
-        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -274,6 +279,8 @@ def load_context(
         raise KubeconfigError(f"context {name!r} names user {user_name!r}, which is not defined")
     server = _check_cluster(cluster_name, cluster)
     _check_user(user_name, user)
+    _check_named_files(f"cluster {cluster_name!r}", cluster, _FILE_FIELDS["cluster"])
+    _check_named_files(f"user {user_name!r}", user, _FILE_FIELDS["user"])
     info = ContextInfo(
         name=name,
         cluster=cluster_name,
@@ -291,6 +298,25 @@ def load_context(
         "users": [{"name": user_name, "user": user}] if user_name else [],
     }
     return ResolvedKubeconfig(info, config)
+
+
+def _check_named_files(owner: str, entry: dict[str, Any], names: Sequence[str]) -> None:
+    """Every file the entry names is a regular file within its limit (the Kubernetes client
+    reads them later, and a FIFO or a device there would hang or flood it).
+    """
+    for name in names:
+        value = entry.get(name)
+        if not isinstance(value, str) or not value:
+            continue
+        limit = TOKEN if name == "tokenFile" else CERTIFICATE
+        try:
+            check_regular(Path(value).expanduser(), limit)
+        except FileRefusedError as exc:
+            raise KubeconfigError(f"{name} of {owner}: {exc}") from None
+        except OSError as exc:
+            raise KubeconfigError(
+                f"{name} of {owner}: cannot read {value}: {exc.strerror or exc}"
+            ) from None
 
 
 def context_names(explicit_file: str | None, env: Mapping[str, str] | None = None) -> list[str]:

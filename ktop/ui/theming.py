@@ -22,6 +22,8 @@ from rich.theme import Theme as RichTheme
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from ktop.files import THEME, FileRefusedError, read_text_bounded
+from ktop.model.scrub import scrub
 from ktop.ui.render.level import THEME_STATUSES, style_name
 
 DEFAULT_THEME = "ktop-dark"
@@ -61,7 +63,12 @@ TOP_FIELDS: dict[str, type | tuple[type, ...]] = {
 
 
 class ThemeError(ValueError):
-    """A theme file that cannot be used: the message names the file and the field."""
+    """A theme file that cannot be used: the message names the file and the field
+    (scrubbed as it is made: it may quote a value of the file).
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(scrub(message))
 
 
 class _Readable(Protocol):
@@ -189,7 +196,11 @@ def load_theme(entry: _Readable | Path, origin: str | None = None) -> KtopTheme:
     """Read and check one theme file."""
     where = origin or str(entry)
     try:
-        text = entry.read_text(encoding="utf-8")
+        text = (
+            read_text_bounded(entry, THEME) if isinstance(entry, Path) else entry.read_text("utf-8")
+        )
+    except FileRefusedError as exc:
+        raise ThemeError(str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ThemeError(f"{where}: cannot read: {exc}") from exc
     return parse_theme(text, where)

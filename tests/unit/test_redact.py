@@ -101,8 +101,10 @@ class Planter:
                 return (self.value(args[0], owner, field),)
             return tuple(self.value(a, owner, field) for a in args)
         if tp is str:
-            if (owner, field) in KEPT:
-                return "kept"
+            if (owner, field) in KEPT:  # kept, but an address in it is still replaced
+                n = next(self._n)
+                self.secrets.append(f"10.44.{n}.7")
+                return f"kept-10.44.{n}.7"
             return self._text() if field in TEXT else self._secret(owner, field)
         if tp is bool:
             return False
@@ -177,3 +179,85 @@ def test_names_in_free_text_are_replaced_before_they_are_seen_and_stay_consisten
     assert r.stand_in("node", "worker-7") in msg
     upserted = r.event(ev.NodeDeleted(1.0, "worker-7"))
     assert isinstance(upserted, ev.NodeDeleted) and upserted.name in msg
+
+
+APISERVER_FIXTURE = Path(__file__).parents[1] / "fixtures/nri-k8s-1.35_kube-apiserver_metrics.prom"
+PLANTED_LABELS = (("host_ip", "10.66.77.3"), ("created_by_name", "origdeploy-api-5d4f9c"))
+"""Labels the model never reads, as kube-state-metrics or a relabelling adds them."""
+
+
+def _apiserver_scrape(at: float, instance: str) -> ev.MetricsScraped:
+    from ktop.model.exposition import parse_exposition
+    from ktop.model.wanted import FAMILIES
+
+    component = ev.Component.APISERVER
+    parsed = parse_exposition(APISERVER_FIXTURE.read_text(), FAMILIES[component])
+    samples = tuple(
+        ev.Sample(s.name, (*s.labels, *PLANTED_LABELS), s.value) for s in parsed.samples
+    )
+    return ev.MetricsScraped(at, ev.Target(component, instance), samples)
+
+
+def test_metric_labels_the_model_never_reads_are_dropped_and_the_numbers_stay() -> None:
+    # A real apiserver scrape with addresses and owner names in extra labels: the redacted
+    # samples hold none of them, and a model fed the redacted scrapes shows the same numbers
+    # as one fed the originals (the model drops those labels too, summing what they split).
+    red = Redactor()
+    originals = [_apiserver_scrape(t, "10.66.0.9:6443") for t in (100.0, 130.0)]
+    redacted = [red.event(e) for e in originals]
+    text = repr(redacted)
+    for _, value in (*PLANTED_LABELS, ("instance", "10.66.0.9")):
+        assert value not in text
+    plain, shadow = ClusterModel(), ClusterModel()
+    plain.apply_all(originals)
+    shadow.apply_all(redacted)
+    a, b = plain.snapshot().apiservers, shadow.snapshot().apiservers
+    assert len(a.instances) == len(b.instances) == 1
+    got, want = b.instances[0], a.instances[0]
+    assert got.instance == "server-1"
+    assert dataclasses.replace(got, instance=want.instance) == want
+
+
+def test_a_redacted_copy_hides_ips_owner_names_and_names_met_only_later(tmp_path: Path) -> None:
+    from ktop.cli import main
+
+    owner, pod = "origdeploy-api-5d4f9c", "origdeploy-api-5d4f9c-x7k2p"
+    early = ev.WarningEvent(
+        5.0, "FailedCreate", "prod-ns", "ReplicaSet", owner, f"{owner} of origdeploy-api failed"
+    )
+    events: list[ev.Event] = [
+        early,
+        ev.NodeUpserted(6.0, ev.NodeRecord("10.66.77.5", "r", "z", "k", ev.Readiness.FALSE, 1.0)),
+        ev.LeaseRenewed(6.0, "10.66.77.5", 2.0),
+        ev.PendingPodUpserted(
+            7.0, ev.PendingPodRecord("prod-ns", pod, 1.0, ev.PodWait.UNSCHEDULABLE)
+        ),
+        _apiserver_scrape(8.0, "10.66.77.8:6443"),
+    ]
+    orig = tmp_path / "orig.ktrec"
+    hub = Hub(ClusterModel())
+    rec = Recorder(str(orig), hub.model, source={"kind": "live", "context": CONTEXT})
+    hub.add_sink(rec)
+    for e in events:
+        hub.ingest([e])
+    rec.mark(f"pod {pod} on 10.66.77.9 stuck")
+    rec.stop()
+    copy = tmp_path / "copy.ktrec"
+    assert main(["record", "-o", str(copy), "--from", str(orig), "--redact"]) == 0
+    blob = _file_text(copy)
+    planted = [owner, "origdeploy-api", pod, "prod-ns", CONTEXT, "10.66.77.", "10.66.77.3"]
+    assert [s for s in planted if s.encode() in blob] == []
+    with Recording(copy) as got:
+        warning = next(e for e in got.cursor(0.0).take(got.end) if isinstance(e, ev.WarningEvent))
+        assert got.markers and "pod pod-1 on server-" in got.markers[0].note
+    # The message written before the pod was seen names its owners by their stand-ins.
+    assert warning.object_name == "object-1"
+    assert warning.message.startswith("owner-") and " of owner-" in warning.message
+
+
+def test_bare_addresses_go_and_versions_numbers_and_public_groups_stay() -> None:
+    r = Redactor()
+    out = r.text("dial 10.66.77.3 failed; v1.35.0-gke.12 at 0.005 s, flowcontrol.apiserver.k8s.io")
+    assert "10.66.77.3" not in out and "server-1" in out
+    assert "v1.35.0-gke.12" in out and "0.005" in out and "flowcontrol.apiserver.k8s.io" in out
+    assert r.text("db.prod.corp.example:2379 down") == "server-2 down"

@@ -34,6 +34,7 @@ from ktop.model.events import (
     MetricsScraped,
     NodeRecord,
     NodeUpserted,
+    PendingPodDeleted,
     PendingPodUpserted,
     PodWait,
     Readiness,
@@ -658,3 +659,30 @@ async def test_source_emits_start_then_ticks_and_stops_quietly() -> None:
     assert isinstance(batches[0][0], SourceStarted)
     assert isinstance(batches[1][-1], ClockTick)
     assert any(isinstance(e, LeaseRenewed) for e in batches[1])
+
+
+def test_generated_pod_names_never_repeat_among_pending_pods(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Over a day the 5-character suffixes repeat (`snapshot --demo zone-outage --at 86400`
+    # ended in a KeyError). Force repeats: three suffixes for every pod ever made. Every
+    # deletion must then name a pod that is pending, and no two pending pods share a name.
+    from ktop.sources.sim import pods
+
+    cycle = itertools.cycle(["aaaaa", "bbbbb", "ccccc"])
+    real = pods.Scheduler._suffix
+    monkeypatch.setattr(
+        pods.Scheduler, "_suffix", lambda self, n: next(cycle) if n == 5 else real(self, n)
+    )
+    sim = Simulator("steady", nodes=50, zones=2, seed=3)
+    pending: set[tuple[str, str]] = set()
+    for e in sim.start():
+        if isinstance(e, PendingPodUpserted):
+            pending.add((e.pod.namespace, e.pod.name))
+    for _ in range(120):
+        for e in sim.advance(1.0):
+            if isinstance(e, PendingPodUpserted):
+                pending.add((e.pod.namespace, e.pod.name))
+            elif isinstance(e, PendingPodDeleted):
+                assert (e.namespace, e.name) in pending
+                pending.remove((e.namespace, e.name))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ktop.files import BUNDLE_FILE, FileRefusedError, read_bounded
 from ktop.model import events as ev
 from ktop.model.apf_dump import ApfDumpError, parse_priority_levels
 from ktop.model.events import Event, Target
@@ -100,6 +101,8 @@ def _timed_files(root: Path, d: Path, suffix: str, out: BundleRead) -> list[tupl
     files = []
     for f in sorted(d.iterdir()):
         if not f.is_file():
+            if not f.is_dir():  # a FIFO, a device, a dangling link: said, never opened
+                out.errors.append(BundleError(_rel(root, f), None, "not a regular file"))
             continue
         t = _unix_name(f, suffix)
         if t is None:
@@ -132,7 +135,9 @@ def _read_metrics(root: Path, out: BundleRead) -> list[Event]:
             target = Target(component, inst_dir.name)
             times = []
             for t, f in _timed_files(root, inst_dir, METRICS_SUFFIX, out):
-                text = f.read_text(encoding="utf-8", errors="replace")
+                text = _read_text(root, f, out)
+                if text is None:
+                    continue
                 parsed = parse_exposition(text, FAMILIES[component])
                 for err in parsed.errors:
                     m = _LINE.match(err)
@@ -145,6 +150,19 @@ def _read_metrics(root: Path, out: BundleRead) -> list[Event]:
     return found
 
 
+def _read_text(root: Path, f: Path, out: BundleRead) -> str | None:
+    """A bundle file's text, or None with the reason kept (not a file, over its limit)."""
+    try:
+        return read_bounded(f, BUNDLE_FILE).decode("utf-8", errors="replace")
+    except OSError as exc:
+        out.errors.append(BundleError(_rel(root, f), None, _os_reason(exc)))
+        return None
+
+
+def _os_reason(exc: OSError) -> str:
+    return str(exc) if isinstance(exc, FileRefusedError) or not exc.strerror else exc.strerror
+
+
 def _read_apf(root: Path, out: BundleRead) -> list[Event]:
     found: list[Event] = []
     base = root / APF_DIR
@@ -153,7 +171,9 @@ def _read_apf(root: Path, out: BundleRead) -> list[Event]:
         return found
     for inst_dir in sorted(p for p in base.iterdir() if p.is_dir()):
         for t, f in _timed_files(root, inst_dir, APF_SUFFIX, out):
-            text = f.read_text(encoding="utf-8", errors="replace")
+            text = _read_text(root, f, out)
+            if text is None:
+                continue
             try:
                 found.append(ev.ApfDumpRead(t, inst_dir.name, parse_priority_levels(text)))
             except ApfDumpError as exc:
@@ -168,12 +188,15 @@ def _load_list(root: Path, name: str, out: BundleRead) -> list[dict[str, Any]] |
     """The items of ``api/<name>.json``, or the reason they cannot be used."""
     f = root / API_DIR / f"{name}.json"
     rel = _rel(root, f) if f.exists() else f"{API_DIR}/{name}.json"
-    if not f.is_file():
+    if not f.is_file() and not (f.exists() or f.is_symlink()):
         out.missing.append(rel)
         return f"{rel} is not in the bundle"
     try:
-        raw = f.read_bytes()
+        raw = read_bounded(f, BUNDLE_FILE)
         doc = json.loads(raw.decode("utf-8"))
+    except OSError as exc:
+        out.errors.append(BundleError(rel, None, _os_reason(exc)))
+        return f"{rel}: {_os_reason(exc)}"
     except json.JSONDecodeError as exc:
         out.errors.append(BundleError(rel, exc.lineno, exc.msg))
         return f"{rel} line {exc.lineno}: {exc.msg}"

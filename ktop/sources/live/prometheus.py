@@ -30,7 +30,6 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote, urlsplit
 
@@ -38,6 +37,7 @@ import requests
 from prometheus_api_client import PrometheusConnect
 from urllib3.util.retry import Retry
 
+from ktop.files import TOKEN, read_text_bounded
 from ktop.model.events import (
     FEED_KUBE_STATE_METRICS,
     Component,
@@ -165,7 +165,7 @@ class CountedSession(requests.Session):
 
 def _file_token(path: str) -> Callable[[], str]:
     def header() -> str:
-        return "Bearer " + Path(path).read_text(encoding="utf-8").strip()
+        return "Bearer " + read_text_bounded(path, TOKEN).strip()
 
     return header
 
@@ -213,7 +213,7 @@ def prometheus_client(
         if auth.username is not None:
             password = ""
             if auth.password_file:
-                password = Path(auth.password_file).read_text(encoding="utf-8").rstrip("\n")
+                password = read_text_bounded(auth.password_file, TOKEN).rstrip("\n")
             basic = (auth.username, password)
         if bearer is not None and basic is not None:
             raise PrometheusConfigError(

@@ -92,6 +92,14 @@ class Scheduler:
     def _suffix(self, n: int) -> str:
         return "".join(self._rng.choice(_ALPHABET) for _ in range(n))
 
+    def _unique(self, namespace: str, prefix: str) -> str:
+        """A generated name no pending pod of the namespace has (as the apiserver retries a
+        ``generateName`` that is taken): over a long run the 5-character suffixes repeat."""
+        while True:
+            name = prefix + self._suffix(5)
+            if (namespace, name) not in self.pending:
+                return name
+
     def _track(self, pod: _Pod) -> None:
         self.pending[(pod.record.namespace, pod.record.name)] = pod
         self._due.setdefault(math.ceil(pod.next_el), []).append(pod)
@@ -126,13 +134,13 @@ class Scheduler:
         for at_el in sorted(k - rnd() for _ in range(count)):
             if kind == "steady":
                 app = APPS[int(rnd() * len(APPS))]
-                ns, name = app, f"{app}-{self._hashes[app]}-{self._suffix(5)}"
+                ns, name = app, self._unique(app, f"{app}-{self._hashes[app]}-")
                 wait, nxt = PodWait.NOT_ATTEMPTED, at_el + 1.0 + 0.2 * rnd()
             elif kind == "gpu":
-                ns, name = "ml-train", f"trainer-{self._suffix(5)}"
+                ns, name = "ml-train", self._unique("ml-train", "trainer-")
                 wait, nxt = PodWait.NOT_ATTEMPTED, at_el + 0.5 + 0.5 * rnd()
             else:
-                ns, name = "ml-queue", f"eval-{self._suffix(5)}"
+                ns, name = "ml-queue", self._unique("ml-queue", "eval-")
                 wait, nxt = PodWait.GATED, math.inf
             if kind != "steady":
                 self._made[kind] += 1

@@ -94,7 +94,8 @@ class Scheduler:
 
     def _unique(self, namespace: str, prefix: str) -> str:
         """A generated name no pending pod of the namespace has (as the apiserver retries a
-        ``generateName`` that is taken): over a long run the 5-character suffixes repeat."""
+        ``generateName`` that is taken): over a long run the 5-character suffixes repeat.
+        """
         while True:
             name = prefix + self._suffix(5)
             if (namespace, name) not in self.pending:

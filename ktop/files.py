@@ -177,3 +177,9 @@ def _read_pipe(fd: int, path: str | Path, limit: FileLimit) -> bytes:
 def read_text_bounded(path: str | Path, limit: FileLimit, *, allow_pipe: bool = False) -> str:
     """:func:`read_bounded` decoded as UTF-8 (:class:`UnicodeDecodeError` when it is not)."""
     return read_bounded(path, limit, allow_pipe=allow_pipe).decode("utf-8")
+
+
+def limits_markdown() -> str:
+    """The table of :data:`LIMITS` for ``docs/security.md``."""
+    rows = [f"  | {lim.what} | {_size_text(lim.max_bytes)} |" for lim in LIMITS]
+    return "\n".join(["  | file | size limit |", "  |---|---|", *rows])

@@ -13,307 +13,91 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ktop.analysis.findings import Severity
-from ktop.model.area_scheduler import NEAR_LIMIT
 from ktop.model.events import Area
-from ktop.model.snapshot import STALE_AFTER_S
-from ktop.model.values import Val
+from ktop.model.grading import Threshold
+from ktop.model.limits import (
+    APF_REJECTIONS,
+    APF_SEATS,
+    APF_WAIT_P99,
+    API_SKEW,
+    API_TERMINATIONS,
+    API_THROTTLED,
+    API_UPTIME,
+    API_WRITE_P99,
+    BASELINE_RATIO,
+    CONSTRAINT_SHARE,
+    ETCD_COMMIT_P99,
+    ETCD_FAILED_PROPOSALS,
+    ETCD_FRAG_MIN_IN_USE,
+    ETCD_FRAGMENTATION,
+    ETCD_FSYNC_P99,
+    ETCD_LEADER_CHANGES,
+    ETCD_NO_LEADER_BELOW,
+    ETCD_PEER_RTT_P99,
+    ETCD_QUOTA,
+    FLOW_DOMINANCE,
+    HA_ETCD_MARGIN,
+    HA_INSTANCES,
+    HA_LEADERS,
+    HEARTBEAT_SHARE,
+    NODE_DOMAIN_MIN_UNHEALTHY,
+    NODE_DOMAIN_SHARE,
+    NODE_LEASE_LAG_P99,
+    NODE_UNHEALTHY_ABOVE,
+    POD_START_FAILURES,
+    SCHED_GATED,
+    SCHED_QUOTA_REJECTIONS,
+    SCHED_QUOTA_USED,
+    SCHED_UNSCHEDULABLE,
+    STALE_AFTER,
+)
 
-
-@dataclass(frozen=True, slots=True)
-class Threshold:
-    """Numeric limits for one reading: when it is INFO, WARNING or CRITICAL.
-
-    A reading is compared with ``critical`` first, then ``warn``, then ``info``;
-    the first limit it passes gives its severity, otherwise it is OK. Higher is
-    worse unless ``below`` is set; ``inclusive`` makes the limit itself count.
-    """
-
-    name: str
-    """What is measured, in words (``WAL fsync p99``)."""
-    unit: str
-    """``s``, ``ratio``, ``/s``, ``count`` or ``x`` (a multiple of the mean)."""
-    source: str
-    warn: float | None = None
-    critical: float | None = None
-    info: float | None = None
-    below: bool = False
-    inclusive: bool = False
-
-    def _passes(self, x: float, limit: float | None) -> bool:
-        if limit is None:
-            return False
-        if self.below:
-            return x <= limit if self.inclusive else x < limit
-        return x >= limit if self.inclusive else x > limit
-
-    @property
-    def fires_at(self) -> float:
-        """The first limit a reading passes to raise a finding (trends measure from it)."""
-        limits = [x for x in (self.info, self.warn, self.critical) if x is not None]
-        if not limits:
-            raise ValueError(f"threshold {self.name!r} has no limit")
-        return max(limits) if self.below else min(limits)
-
-    def grade(self, x: float) -> Severity:
-        """Severity of a known reading."""
-        if self._passes(x, self.critical):
-            return Severity.CRITICAL
-        if self._passes(x, self.warn):
-            return Severity.WARNING
-        if self._passes(x, self.info):
-            return Severity.INFO
-        return Severity.OK
-
-    def grade_val(self, v: Val) -> Severity:
-        """Severity of a reading that may be unknown: unknown is never OK.
-
-        A reading that is empty because there was nothing to measure is OK.
-        """
-        if v.value is None:
-            return Severity.OK if v.empty else Severity.UNKNOWN
-        return self.grade(v.value)
-
-    def describe(self) -> str:
-        """``> 0.5 s warning, > 1 s critical`` for docs and help."""
-        op = ("<=" if self.inclusive else "<") if self.below else (">=" if self.inclusive else ">")
-        parts = [
-            f"{op} {_num(limit)}{_unit(self.unit)} {word}"
-            for limit, word in (
-                (self.info, "info"),
-                (self.warn, "warning"),
-                (self.critical, "critical"),
-            )
-            if limit is not None
-        ]
-        return f"{self.name}: " + ", ".join(parts)
-
-
-def _num(x: float) -> str:
-    return f"{x:g}"
-
-
-def _unit(unit: str) -> str:
-    return {"ratio": "", "count": "", "x": "x", "/s": "/s"}.get(unit, f" {unit}")
-
-
-# --------------------------------------------------------------------------
-# Thresholds (one definition each)
-
-APF_REJECTIONS = Threshold(
-    "rejections per second in a priority level",
-    "/s",
-    "triage P1 (000 §4.3): APF only decides who waits; any rejection is a client-visible 429",
-    critical=0.0,
-)
-APF_WAIT_P99 = Threshold(
-    "APF queue wait p99",
-    "s",
-    "triage P1; request_wait_duration_seconds buckets 1 s and 5 s (ktop starting point)",
-    warn=1.0,
-    critical=5.0,
-)
-APF_SEATS = Threshold(
-    "seats in use / seat limit",
-    "ratio",
-    "triage P1: a level at its concurrency limit queues everything new",
-    warn=0.9,
-    inclusive=True,
-)
-API_SKEW = Threshold(
-    "busiest instance / mean across instances",
-    "x",
-    "triage: uneven apiserver load (003 §3.2); ktop starting point",
-    warn=1.5,
-    critical=2.5,
-)
-API_UPTIME = Threshold(
-    "apiserver uptime",
-    "s",
-    "triage: uneven load step 3 (line imbalance up with restarts)",
-    warn=600.0,
-    below=True,
-)
-API_THROTTLED = Threshold(
-    "HTTP 429 responses per second",
-    "/s",
-    "triage P1, P5: 429s and client retries",
-    warn=0.0,
-)
-API_TERMINATIONS = Threshold(
-    "requests terminated per second",
-    "/s",
-    "apiserver_request_terminations_total; mixin KubeAPITerminatedRequests",
-    warn=0.0,
-)
-ETCD_LEADER_CHANGES = Threshold(
-    "leader changes in the window",
-    "count",
-    "etcd mixin etcdHighNumberOfLeaderChanges (>= 4 in 15 m)",
-    warn=0.0,
-    critical=3.0,
-)
-ETCD_FSYNC_P99 = Threshold(
-    "WAL fsync p99",
-    "s",
-    "etcd mixin etcdHighFsyncDurations",
-    warn=0.5,
-    critical=1.0,
-)
-ETCD_COMMIT_P99 = Threshold(
-    "backend commit p99",
-    "s",
-    "etcd mixin etcdHighCommitDurations",
-    warn=0.25,
-    critical=0.5,
-)
-ETCD_QUOTA = Threshold(
-    "db size / quota",
-    "ratio",
-    "etcd mixin etcdDatabaseQuotaLowSpace",
-    warn=0.8,
-    critical=0.95,
-)
-ETCD_FRAGMENTATION = Threshold(
-    "fragmentation (1 - in use / size)",
-    "ratio",
-    "etcd mixin etcdDatabaseHighFragmentationRatio",
-    warn=0.5,
-)
-ETCD_FRAG_MIN_IN_USE = Threshold(
-    "db in use (fragmentation is only reported above this)",
-    "bytes",
-    "etcd mixin etcdDatabaseHighFragmentationRatio (104857600 bytes)",
-    warn=104857600.0,
-)
-ETCD_FAILED_PROPOSALS = Threshold(
-    "failed proposals per second",
-    "/s",
-    "etcd mixin etcdHighNumberOfFailedProposals",
-    warn=0.0,
-)
-ETCD_PEER_RTT_P99 = Threshold(
-    "peer round-trip p99",
-    "s",
-    "etcd mixin etcdMemberCommunicationSlow",
-    warn=0.15,
-)
-SCHED_UNSCHEDULABLE = Threshold(
-    "pods unschedulable",
-    "count",
-    "triage P2, P6",
-    warn=0.0,
-)
-SCHED_GATED = Threshold(
-    "pods held by scheduling gates",
-    "count",
-    "triage P2: quota and admission are a different layer",
-    info=0.0,
-)
-SCHED_QUOTA_REJECTIONS = Threshold(
-    "pod creations refused for exceeded quota",
-    "count",
-    "triage P2",
-    warn=0.0,
-)
-SCHED_QUOTA_USED = Threshold(
-    "ResourceQuota used / hard",
-    "ratio",
-    "triage P2: at 100 % new pods asking for the resource are refused",
-    info=NEAR_LIMIT,
-    warn=1.0,
-    inclusive=True,
-)
-NODE_DOMAIN_SHARE = Threshold(
-    "share of unhealthy nodes in the worst zone (at least 3 unhealthy, 2 zones)",
-    "ratio",
-    "triage P4: correlation before blame (000 §8.1)",
-    info=0.9,
-    inclusive=True,
-)
-NODE_DOMAIN_MIN_UNHEALTHY = 3
-"""Fewer unhealthy nodes than this say nothing about a failure domain."""
-ETCD_NO_LEADER_BELOW = 0.5
-"""``etcd_server_has_leader`` is 0 or 1: a member's history below this is "no leader"."""
-NODE_UNHEALTHY_ABOVE = 0.0
-"""A zone's history of not-Ready nodes above this is a disruption under way."""
-NODE_LEASE_LAG_P99 = Threshold(
-    "node Lease lag p99",
-    "s",
-    "kubelet renews every 10 s (2 missed renewals: warning); lease duration 40 s: critical",
-    warn=20.0,
-    critical=40.0,
-)
-API_WRITE_P99 = Threshold(
-    "mutating request latency p99",
-    "s",
-    "sig-scalability SLO: mutating single-object calls <= 1 s (p99); half of it is a warning",
-    warn=0.5,
-    critical=1.0,
-)
-FLOW_DOMINANCE = Threshold(
-    "one flow schema's share of its priority level's queue",
-    "ratio",
-    "triage: queueing and more 429s (who sends the requests)",
-    warn=0.5,
-    inclusive=True,
-)
-BASELINE_RATIO = Threshold(
-    "reading / its median in the baseline",
-    "x",
-    "triage: thresholds relative to the cluster's own normal window (seeds); ktop starting point",
-    warn=1.5,
-    critical=2.0,
-)
-POD_START_FAILURES = Threshold(
-    "bound pods not started with a start Warning",
-    "count",
-    "triage P3",
-    warn=0.0,
-)
-CONSTRAINT_SHARE = Threshold(
-    "unschedulable pods refused by constraints or shape rather than plain cpu/memory",
-    "ratio",
-    "triage P6: fragmentation and policy constraints",
-    warn=0.5,
-    inclusive=True,
-)
-HEARTBEAT_SHARE = Threshold(
-    "Lease renewals / apiserver writes",
-    "ratio",
-    "triage axes (002): Lease renewals about 70 % of writes in one node-bound case",
-    info=0.5,
-    inclusive=True,
-)
-HA_INSTANCES = Threshold(
-    "apiserver instances running",
-    "count",
-    "triage HA readiness (003 §3.3): a single instance has no fail-over",
-    warn=2.0,
-    critical=1.0,
-    below=True,
-)
-HA_ETCD_MARGIN = Threshold(
-    "etcd members that may still fail before quorum is lost",
-    "count",
-    "etcd: N members keep quorum with N // 2 + 1 answering (000 §4.4, 003 §6)",
-    warn=1.0,
-    critical=0.0,
-    below=True,
-)
-HA_LEADERS = Threshold(
-    "instances of a leader-elected component that hold its Lease",
-    "count",
-    "client-go leader election: exactly one instance leads (leader_election_master_status)",
-    critical=1.0,
-    below=True,
-)
-STALE_AFTER = Threshold(
-    "age of an area's stalest input",
-    "s",
-    "ktop: a scrape or feed silent for 6 polls is stale",
-    warn=STALE_AFTER_S,
-)
-"""Not a finding: an area whose stalest input is older than this is shown stale."""
+__all__ = [  # the rules' thresholds are defined in ktop.model.limits and re-exported
+    "APF_REJECTIONS",
+    "APF_SEATS",
+    "APF_WAIT_P99",
+    "API_SKEW",
+    "API_TERMINATIONS",
+    "API_THROTTLED",
+    "API_UPTIME",
+    "API_WRITE_P99",
+    "BASELINE_RATIO",
+    "BY_CODE",
+    "CATALOGUE",
+    "CONSTRAINT_SHARE",
+    "ETCD_COMMIT_P99",
+    "ETCD_FAILED_PROPOSALS",
+    "ETCD_FRAGMENTATION",
+    "ETCD_FRAG_MIN_IN_USE",
+    "ETCD_FSYNC_P99",
+    "ETCD_LEADER_CHANGES",
+    "ETCD_NO_LEADER_BELOW",
+    "ETCD_PEER_RTT_P99",
+    "ETCD_QUOTA",
+    "FLEET_BY_CODE",
+    "FLEET_CATALOGUE",
+    "FLEET_MIN_CELLS",
+    "FLEET_ONSET_SPREAD",
+    "FLOW_DOMINANCE",
+    "HA_ETCD_MARGIN",
+    "HA_INSTANCES",
+    "HA_LEADERS",
+    "HEARTBEAT_SHARE",
+    "NODE_DOMAIN_MIN_UNHEALTHY",
+    "NODE_DOMAIN_SHARE",
+    "NODE_LEASE_LAG_P99",
+    "NODE_UNHEALTHY_ABOVE",
+    "POD_START_FAILURES",
+    "SCHED_GATED",
+    "SCHED_QUOTA_REJECTIONS",
+    "SCHED_QUOTA_USED",
+    "SCHED_UNSCHEDULABLE",
+    "STALE_AFTER",
+    "FleetRule",
+    "Rule",
+    "Threshold",
+    "limit",
+]
 
 
 @dataclass(frozen=True, slots=True)

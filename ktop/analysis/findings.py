@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import IntEnum
 
 from ktop.model.events import Area
+from ktop.model.grading import Severity
 from ktop.model.trends import Trend
 
-
-class Severity(IntEnum):
-    """How bad a finding is. ``UNKNOWN`` ranks above OK: unknown is never healthy."""
-
-    OK = 0
-    INFO = 1
-    UNKNOWN = 2
-    WARNING = 3
-    CRITICAL = 4
+__all__ = ["Finding", "Severity"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ktop.lab.binaries import Binaries
 from ktop.lab.config import LabConfig, Layout
+from ktop.model.zones import DEFAULT_UNHEALTHY_ZONE_THRESHOLD
 
 HOST = "127.0.0.1"
 
@@ -163,7 +164,7 @@ def controller_manager_argv(
         "--node-monitor-period=2s",
         f"--node-monitor-grace-period={cfg.node_monitor_grace_period_s}s",
         f"--large-cluster-size-threshold={cfg.large_cluster_size_threshold}",
-        "--unhealthy-zone-threshold=0.55",
+        f"--unhealthy-zone-threshold={DEFAULT_UNHEALTHY_ZONE_THRESHOLD}",
         f"--node-eviction-rate={cfg.node_eviction_rate}",
         f"--secondary-node-eviction-rate={cfg.secondary_node_eviction_rate}",
         "--v=1",

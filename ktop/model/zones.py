@@ -1,4 +1,10 @@
-"""The node lifecycle controller's zone-state rule."""
+"""The node lifecycle controller's zone-state rule: the one rule and the one threshold.
+
+The model, the simulator's lifecycle controller (``ktop/sources/sim/lifecycle.py``) and
+the lab's kube-controller-manager flags (``ktop/lab/components.py``) all take them from
+here, so the zone state ktop computes, the one the simulator acts on and the one a real
+controller reaches on the lab agree, boundary cases included.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ import struct
 from ktop.model.snapshot import ZoneState
 
 DEFAULT_UNHEALTHY_ZONE_THRESHOLD = 0.55
-"""``--unhealthy-zone-threshold`` default of kube-controller-manager."""
+"""``--unhealthy-zone-threshold`` default of kube-controller-manager (a float32 flag)."""
 
 _F32 = struct.Struct("<f")
 

@@ -44,6 +44,7 @@ from ktop.model.events import (
     WarningEvent,
 )
 from ktop.model.wanted import COUNTERS, FAMILIES, HISTOGRAMS
+from ktop.model.zones import DEFAULT_UNHEALTHY_ZONE_THRESHOLD
 from ktop.sources.sim import SCENARIOS, Simulator, SimulatorSource
 
 NODES = 450
@@ -391,12 +392,12 @@ def _check_taint_rates(events: Sequence[Event], zone: str) -> None:
                 "full"
                 if bad == len(records)
                 else "partial"
-                if bad / len(records) >= 0.55
+                if bad / len(records) >= DEFAULT_UNHEALTHY_ZONE_THRESHOLD
                 else "normal"
             )
             taint_times[state].append(offset(e))
         bad = sum(r.ready is not Readiness.TRUE for r in records.values())
-        partial = len(records) > bad / 0.55 > 0 and bad < len(records)
+        partial = len(records) > bad / DEFAULT_UNHEALTHY_ZONE_THRESHOLD > 0 and bad < len(records)
         if partial and partial_since is None:
             partial_since = offset(e)
         elif not partial and partial_since is not None:

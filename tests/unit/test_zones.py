@@ -72,3 +72,35 @@ def test_real_three_zone_cluster() -> None:
     assert keys == {f"us-east1:\x00:us-east1-{z}": 2 for z in "bcd"}
     for key, total in keys.items():
         assert zone_state(ready[key], total - ready[key]) is ZoneState.NORMAL
+
+
+def test_the_lab_gives_its_controller_manager_the_models_threshold(tmp_path: Path) -> None:
+    from ktop.lab import components
+    from ktop.lab.binaries import Binaries
+    from ktop.lab.config import LabConfig, Layout
+
+    bins = Binaries(*(f"/bin/{n}" for n in ("a", "kcm", "s", "e", "k", "p", "kubectl")))
+    argv = components.controller_manager_argv(
+        bins, Layout(tmp_path), LabConfig(), components.Endpoint("kcm", 1)
+    )
+    flags = [a for a in argv if a.startswith("--unhealthy-zone-threshold=")]
+    assert flags == [f"--unhealthy-zone-threshold={DEFAULT_UNHEALTHY_ZONE_THRESHOLD}"]
+    assert float(flags[0].split("=")[1]) == DEFAULT_UNHEALTHY_ZONE_THRESHOLD
+
+
+def test_every_text_that_states_the_threshold_states_the_models() -> None:
+    """Texts written by hand (or in another package's catalogue) that name the threshold."""
+    from ktop.analysis.catalogue import BY_CODE
+    from ktop.sources.sim.scenarios import SCENARIOS
+
+    t = DEFAULT_UNHEALTHY_ZONE_THRESHOLD
+    root = Path(__file__).resolve().parents[2]
+    panes = (root / "docs" / "panes.md").read_text(encoding="utf-8")
+    assert f"`--unhealthy-zone-threshold` ({t:g})" in panes
+    rule = BY_CODE["KT-NODE-002"]
+    assert f">= {t * 100:g} % of the zone" in rule.condition
+    assert f"--unhealthy-zone-threshold {t:g}" in rule.source
+    phase = SCENARIOS["zone-outage"].phase_at(
+        SCENARIOS["zone-outage"].start_of("partial-disruption")
+    )
+    assert f"{t:.0%} of the zone" in phase.description

@@ -2,9 +2,10 @@
 
 Every ``--node-monitor-period`` (5 s) it marks nodes whose Lease is older
 than the grace period (50 s) Ready=Unknown, queues not-ready nodes for the
-NoExecute taint, and recomputes zone states (``ComputeZoneState``) and
-per-zone taint rates (``setLimiterInZone``). The taint queues are drained
-through per-zone token buckets with burst 1. When every zone is in
+NoExecute taint, and recomputes zone states (``ComputeZoneState``: the model's
+own rule and threshold, :func:`ktop.model.zones.zone_state`, in float32 as
+upstream) and per-zone taint rates (``setLimiterInZone``). The taint queues are
+drained through per-zone token buckets with burst 1. When every zone is in
 FullDisruption it stops tainting and removes the taints ("master disruption
 mode"); when it leaves that mode it resets probe times.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from ktop.model.events import Event, Readiness, Sample
 from ktop.model.snapshot import ZoneState
+from ktop.model.zones import zone_state
 from ktop.sources.sim.metrics import gauge, labels
 from ktop.sources.sim.nodes import Fleet
 
@@ -22,16 +24,6 @@ MONITOR_PERIOD_S = 5
 EVICTION_QPS = 0.1
 SECONDARY_QPS = 0.01
 LARGE_CLUSTER_THRESHOLD = 50
-UNHEALTHY_ZONE_THRESHOLD = 0.55
-
-
-def compute_zone_state(ready: int, not_ready: int) -> ZoneState:
-    """``ComputeZoneState`` with the default threshold."""
-    if ready == 0 and not_ready > 0:
-        return ZoneState.FULL_DISRUPTION
-    if not_ready > 2 and not_ready / (not_ready + ready) >= UNHEALTHY_ZONE_THRESHOLD:
-        return ZoneState.PARTIAL_DISRUPTION
-    return ZoneState.NORMAL
 
 
 class _Limiter:
@@ -105,7 +97,7 @@ class LifecycleController:
     def _handle_disruption(self, el: float, out: list[Event]) -> None:
         fleet = self.fleet
         new_states = [
-            compute_zone_state(size - bad, bad)
+            zone_state(size - bad, bad)
             for size, bad in zip(fleet.zone_size, fleet.zone_unhealthy, strict=True)
         ]
         all_full = all(s is ZoneState.FULL_DISRUPTION for s in new_states)

@@ -13,6 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from ktop.model.zones import DEFAULT_UNHEALTHY_ZONE_THRESHOLD
+from ktop.sources.sim.lifecycle import EVICTION_QPS, GRACE_S, SECONDARY_QPS
+
 
 @dataclass(frozen=True, slots=True)
 class Phase:
@@ -91,14 +94,14 @@ _ZONE_OUTAGE = _spec(
     (
         75,
         "grace-expires",
-        "The first nodes pass the 50 s node-monitor grace period and become Ready=Unknown; "
-        "the zone is still Normal, so tainting runs at 0.1 node/s.",
+        f"The first nodes pass the {GRACE_S:g} s node-monitor grace period and become "
+        f"Ready=Unknown; the zone is still Normal, so tainting runs at {EVICTION_QPS:g} node/s.",
     ),
     (
         110,
         "partial-disruption",
-        "More than 55% of the zone is unhealthy: PartialDisruption, tainting slows to "
-        "the secondary rate of 0.01 node/s.",
+        f"More than {DEFAULT_UNHEALTHY_ZONE_THRESHOLD:.0%} of the zone is unhealthy: "
+        f"PartialDisruption, tainting slows to the secondary rate of {SECONDARY_QPS:g} node/s.",
     ),
     (
         145,

@@ -1,6 +1,8 @@
 """ktop.lab: a real Kubernetes control plane on loopback for tests and demos.
 
-Self-contained: imports nothing from the rest of ktop. See docs/testing.md.
+It imports from the rest of ktop only the facts it shares with it: the zone-state
+threshold its controller-manager is given (``ktop.model.zones``) and the scenario list
+(``ktop.sources.sim.scenarios``). See docs/testing.md.
 """
 
 from ktop.lab.binaries import Binaries, find_binaries, missing_binaries

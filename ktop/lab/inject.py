@@ -1,20 +1,86 @@
-"""Scenario dispatch: inject an incident into a lab cluster, or recover from it."""
+"""Scenario dispatch: inject an incident into a lab cluster, or recover from it.
+
+The scenarios are those of the one scenario list (``ktop.sources.sim.scenarios``) that
+the lab can make happen; :data:`INJECT` and :data:`RECOVER` hold what each one does,
+and a unit test checks that they cover exactly :data:`SCENARIOS`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ktop.lab import scenarios_api as api_s
 from ktop.lab import scenarios_proc as proc_s
 from ktop.lab.target import Target, check_is_lab
+from ktop.sources.sim.scenarios import LAB_SCENARIOS
 
-SCENARIOS = (
-    "zone-outage",
-    "scheduler-backlog",
-    "apf-saturation",
-    "apiserver-skew",
-    "etcd-leader-loss",
-)
+SCENARIOS = LAB_SCENARIOS
+"""The scenarios the lab can make happen (derived from the one scenario list)."""
+
+Result = dict[str, Any]
+
+
+async def _zone_outage(target: Target, zone: str) -> Result:
+    return proc_s.zone_outage(target, zone)
+
+
+async def _scheduler_backlog(target: Target, zone: str) -> Result:
+    return await api_s.scheduler_backlog(target)
+
+
+async def _apf_saturation(target: Target, zone: str) -> Result:
+    return await api_s.apf_saturation(target)
+
+
+async def _apiserver_skew(target: Target, zone: str) -> Result:
+    return await proc_s.apiserver_skew(target)
+
+
+async def _etcd_leader_loss(target: Target, zone: str) -> Result:
+    return proc_s.etcd_leader_loss(target)
+
+
+INJECT: dict[str, Callable[[Target, str], Awaitable[Result]]] = {
+    "zone-outage": _zone_outage,
+    "scheduler-backlog": _scheduler_backlog,
+    "apf-saturation": _apf_saturation,
+    "apiserver-skew": _apiserver_skew,
+    "etcd-leader-loss": _etcd_leader_loss,
+}
+"""What makes each scenario happen, given the target and the zone (for zone-outage)."""
+
+
+async def _recover_zone_outage(target: Target, zone: str, member: str | None) -> Result:
+    return proc_s.recover_zone_outage(target, zone)
+
+
+async def _recover_scheduler_backlog(target: Target, zone: str, member: str | None) -> Result:
+    return await api_s.recover_scheduler_backlog(target)
+
+
+async def _recover_apf_saturation(target: Target, zone: str, member: str | None) -> Result:
+    return await api_s.recover_apf_saturation(target)
+
+
+async def _recover_apiserver_skew(target: Target, zone: str, member: str | None) -> Result:
+    return {"scenario": "apiserver-skew", "recovered": True, "note": "nothing to undo"}
+
+
+async def _recover_etcd_leader_loss(target: Target, zone: str, member: str | None) -> Result:
+    if member is None:
+        raise ValueError("recovering etcd-leader-loss needs --member (the killed member)")
+    return proc_s.recover_etcd_leader_loss(target, member)
+
+
+RECOVER: dict[str, Callable[[Target, str, str | None], Awaitable[Result]]] = {
+    "zone-outage": _recover_zone_outage,
+    "scheduler-backlog": _recover_scheduler_backlog,
+    "apf-saturation": _recover_apf_saturation,
+    "apiserver-skew": _recover_apiserver_skew,
+    "etcd-leader-loss": _recover_etcd_leader_loss,
+}
+"""What undoes each scenario, given the target, the zone and the killed etcd member."""
 
 
 async def inject(
@@ -27,15 +93,7 @@ async def inject(
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; choose from {', '.join(SCENARIOS)}")
     await check_is_lab(target, force=force)
-    if scenario == "zone-outage":
-        return proc_s.zone_outage(target, zone)
-    if scenario == "scheduler-backlog":
-        return await api_s.scheduler_backlog(target)
-    if scenario == "apf-saturation":
-        return await api_s.apf_saturation(target)
-    if scenario == "apiserver-skew":
-        return await proc_s.apiserver_skew(target)
-    return proc_s.etcd_leader_loss(target)
+    return await INJECT[scenario](target, zone)
 
 
 async def recover(
@@ -48,16 +106,6 @@ async def recover(
 ) -> dict[str, Any]:
     """Undo `scenario` (restart what was stopped, delete what was created)."""
     await check_is_lab(target, force=force)
-    if scenario == "zone-outage":
-        return proc_s.recover_zone_outage(target, zone)
-    if scenario == "scheduler-backlog":
-        return await api_s.recover_scheduler_backlog(target)
-    if scenario == "apf-saturation":
-        return await api_s.recover_apf_saturation(target)
-    if scenario == "etcd-leader-loss":
-        if member is None:
-            raise ValueError("recovering etcd-leader-loss needs --member (the killed member)")
-        return proc_s.recover_etcd_leader_loss(target, member)
-    if scenario == "apiserver-skew":
-        return {"scenario": scenario, "recovered": True, "note": "nothing to undo"}
-    raise ValueError(f"unknown scenario {scenario!r}")
+    if scenario not in SCENARIOS:
+        raise ValueError(f"unknown scenario {scenario!r}")
+    return await RECOVER[scenario](target, zone, member)

@@ -10,6 +10,7 @@ import asyncio
 import json
 import shutil
 import subprocess
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from ktop.lab import kube
 from ktop.lab import scenarios_api as api_s
 from ktop.lab.config import RACK_LABEL, REGION, REGION_LABEL, ZONE_LABEL
 from ktop.lab.target import Target, check_is_lab
+from ktop.sources.sim import scenarios as scenario_list
 
 INSTALL_HINTS = {
     "kind": (
@@ -39,7 +41,8 @@ INSTALL_HINTS = {
     ),
 }
 ZONES = ("zone-a", "zone-b", "zone-c")
-KIND_SCENARIOS = ("scheduler-backlog", "apf-saturation", "zone-outage")
+KIND_SCENARIOS = scenario_list.KIND_SCENARIOS
+"""The scenarios a kind cluster can show, in the order they run (from the one list)."""
 LOW_SA_NAMESPACE = "ktop-lab"
 LOW_SA = "ktop-lab-low"
 
@@ -127,23 +130,40 @@ async def _prepare(kubeconfig: Path, lab_id: str) -> str:
         return str(token.status.token)
 
 
+async def _scheduler_backlog(target: Target, name: str, low_token: str) -> dict[str, Any]:
+    return await api_s.scheduler_backlog(target, rack="zone-b-rack-00")
+
+
+async def _apf_saturation(target: Target, name: str, low_token: str) -> dict[str, Any]:
+    user = f"system:serviceaccount:{LOW_SA_NAMESPACE}:{LOW_SA}"
+    return await api_s.apf_saturation(target, low_token=low_token, user=user)
+
+
+async def _zone_outage(target: Target, name: str, low_token: str) -> dict[str, Any]:
+    # kind's equivalent of killing a zone's kwok: stop the zone's worker container.
+    container = f"{name}-worker"
+    await asyncio.to_thread(_run, ["docker", "stop", container])
+    return {"scenario": "zone-outage", "zone": ZONES[0], "stopped": container}
+
+
+KIND_INJECT: dict[str, Callable[[Target, str, str], Awaitable[dict[str, Any]]]] = {
+    "scheduler-backlog": _scheduler_backlog,
+    "apf-saturation": _apf_saturation,
+    "zone-outage": _zone_outage,
+}
+"""What makes each of :data:`KIND_SCENARIOS` happen on kind (given the target, the
+cluster's name and the low-privilege token); a unit test checks they are the same set."""
+
+
 async def _run_scenarios(
     name: str, kubeconfig: Path, scenarios: tuple[str, ...], low_token: str
 ) -> list[dict[str, Any]]:
     target = Target(kubeconfig=kubeconfig)
     await check_is_lab(target)
     results: list[dict[str, Any]] = []
-    user = f"system:serviceaccount:{LOW_SA_NAMESPACE}:{LOW_SA}"
     for scenario in scenarios:
-        if scenario == "scheduler-backlog":
-            results.append(await api_s.scheduler_backlog(target, rack="zone-b-rack-00"))
-        elif scenario == "apf-saturation":
-            results.append(await api_s.apf_saturation(target, low_token=low_token, user=user))
-        elif scenario == "zone-outage":
-            # kind's equivalent of killing a zone's kwok: stop the zone's worker container.
-            container = f"{name}-worker"
-            await asyncio.to_thread(_run, ["docker", "stop", container])
-            results.append({"scenario": scenario, "zone": ZONES[0], "stopped": container})
+        if scenario in KIND_INJECT:
+            results.append(await KIND_INJECT[scenario](target, name, low_token))
         else:
             results.append({"scenario": scenario, "skipped": "needs the local lab (not kind)"})
     return results

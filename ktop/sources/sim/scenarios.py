@@ -1,6 +1,13 @@
-"""Scenario specifications: what each demo scenario shows, as plain data.
+"""Every scenario ktop knows, as plain data: the one list of scenario names.
 
-A scenario is a name, a one-line summary and a list of phases. Phase start
+:data:`ALL` is the list: each scenario's name, summary, and where it can be made to
+happen: the simulator (``ktop demo``, with its phases), the local lab
+(``python -m ktop.lab inject``) and a kind cluster (``ktop demo --kind``). The
+simulator's :data:`SCENARIOS`, the lab's :data:`LAB_SCENARIOS` and kind's
+:data:`KIND_SCENARIOS` are derived from it; a unit test checks that every name used
+anywhere else (command lines, docs, recordings, the Makefile) is in it.
+
+A simulated scenario is a name, a one-line summary and a list of phases. Phase start
 times are offsets in virtual seconds from the simulator's start; the
 simulator derives its timings (when a zone fails, when etcd's disk slows,
 when an apiserver restarts, ...) from these start times, so the text the
@@ -197,17 +204,59 @@ _SCHEDULER_BACKLOG = _spec(
     (120, "backlog", "Unschedulable pods are retried periodically; the backlog does not drain."),
 )
 
-SCENARIOS: Mapping[str, ScenarioSpec] = MappingProxyType(
-    {
-        s.name: s
-        for s in (
-            _STEADY,
-            _ZONE_OUTAGE,
-            _ETCD_SLOW_DISK,
-            _APF_SATURATION,
-            _APISERVER_SKEW,
-            _SCHEDULER_BACKLOG,
-        )
-    }
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """One incident ktop can show, and where ktop can make it happen."""
+
+    name: str
+    summary: str
+    sim: ScenarioSpec | None
+    """The simulator's story of it (``ktop demo``); None when only a real cluster shows it."""
+    lab: bool = False
+    """``python -m ktop.lab inject`` makes it happen on the local control plane."""
+    kind_order: int | None = None
+    """Its place in a ``ktop demo --kind`` run; None when kind cannot make it happen. The
+    first is that demo's default scenario; the zone outage, which stops a worker
+    container, comes last."""
+    counterpart: str | None = None
+    """The scenario that shows the nearest incident where this one cannot be made to
+    happen (the lab cannot slow a disk; the simulator does not kill a process)."""
+
+
+def _simulated(spec: ScenarioSpec, *, lab: bool = False, kind_order: int | None = None) -> Scenario:
+    return Scenario(spec.name, spec.summary, spec, lab=lab, kind_order=kind_order)
+
+
+ALL: tuple[Scenario, ...] = (
+    _simulated(_STEADY),
+    _simulated(_ZONE_OUTAGE, lab=True, kind_order=3),
+    _simulated(_ETCD_SLOW_DISK),
+    _simulated(_APF_SATURATION, lab=True, kind_order=2),
+    _simulated(_APISERVER_SKEW, lab=True),
+    _simulated(_SCHEDULER_BACKLOG, lab=True, kind_order=1),
+    Scenario(
+        "etcd-leader-loss",
+        "The etcd leader is killed; the other members elect a new one (needs 3 members).",
+        None,
+        lab=True,
+        counterpart=_ETCD_SLOW_DISK.name,
+    ),
 )
-"""All scenarios by name, in menu order."""
+"""Every scenario, in menu order: the one list of scenario names."""
+
+BY_NAME: Mapping[str, Scenario] = MappingProxyType({s.name: s for s in ALL})
+""":data:`ALL` by name."""
+
+SCENARIOS: Mapping[str, ScenarioSpec] = MappingProxyType(
+    {s.name: s.sim for s in ALL if s.sim is not None}
+)
+"""The scenarios the simulator plays (``ktop demo``), by name, in menu order."""
+
+LAB_SCENARIOS: tuple[str, ...] = tuple(s.name for s in ALL if s.lab)
+"""The scenarios ``python -m ktop.lab inject`` makes happen, in menu order."""
+
+KIND_SCENARIOS: tuple[str, ...] = tuple(
+    s.name for s in sorted(ALL, key=lambda s: s.kind_order or 0) if s.kind_order is not None
+)
+"""The scenarios a kind cluster can show, in the order ``ktop demo --kind`` runs them."""

@@ -2,11 +2,17 @@
 
 Binaries come from `scripts/controlplane/install.sh`. When they are missing the e2e tests
 are skipped with a hint, except under CI=true where that is a failure.
+
+``KTOP_E2E_BUSY=N`` runs the session on a busy machine: N CPU burners (one busy Python
+process each) start before the first e2e test and are stopped at the end of the session,
+also when a test fails or the run is interrupted (docs/testing.md).
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,6 +45,69 @@ def _binaries_or_skip() -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(message, pytrace=False)
     pytest.skip(message)
+
+
+BUSY_ENV = "KTOP_E2E_BUSY"
+"""How many CPU burners run beside the e2e session (0 or unset: none)."""
+BURNER = (
+    "import os\n"
+    "parent = os.getppid()\n"
+    "while os.getppid() == parent:\n"
+    "    for _ in range(1_000_000):\n"
+    "        pass\n"
+)
+"""``while True: pass`` that also ends when the test run that started it is gone (killed
+with SIGKILL, where no teardown runs): its parent changes when it is orphaned."""
+BURNER_STOP_S = 10.0
+"""How long a burner gets to exit after SIGTERM before it is killed."""
+
+
+def busy_count() -> int:
+    """The number of burners ``KTOP_E2E_BUSY`` asks for."""
+    raw = os.environ.get(BUSY_ENV, "").strip() or "0"
+    try:
+        n = int(raw)
+    except ValueError:
+        raise pytest.UsageError(f"{BUSY_ENV}={raw!r}: give a number of CPU burners") from None
+    if n < 0:
+        raise pytest.UsageError(f"{BUSY_ENV}={raw!r}: give a number of CPU burners")
+    return n
+
+
+def _stop_burners(burners: list[subprocess.Popen[bytes]]) -> list[int]:
+    """Stop every burner; return the pids of those that had already ended by themselves."""
+    died = [b.pid for b in burners if b.poll() is not None]
+    for b in burners:
+        if b.poll() is None:
+            b.terminate()
+    for b in burners:
+        try:
+            b.wait(timeout=BURNER_STOP_S)
+        except subprocess.TimeoutExpired:
+            b.kill()
+            b.wait()
+    return died
+
+
+@pytest.fixture(scope="session", autouse=True)
+def busy_machine() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """``KTOP_E2E_BUSY`` CPU burners for the whole e2e session (none by default)."""
+    n = busy_count() if not missing_binaries() else 0
+    burners: list[subprocess.Popen[bytes]] = []
+    try:
+        for _ in range(n):
+            burners.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", BURNER],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+        yield burners
+    finally:
+        died = _stop_burners(burners)
+    assert not died, f"CPU burners ended before the session did (the load was not there): {died}"
 
 
 @pytest.fixture(scope="session")

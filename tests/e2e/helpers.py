@@ -14,6 +14,7 @@ import pytest
 from kubernetes_asyncio import client
 
 from ktop.lab import Lab, LabConfig, kube, procs, prom
+from tests.e2e.cadence import POLL_EVERY_S
 
 T = TypeVar("T")
 
@@ -36,9 +37,12 @@ def running_lab(lab_dir: Path, cfg: LabConfig) -> Iterator[Lab]:
         assert not left, f"lab processes left behind after stop ({lab_dir.name}): {left}"
 
 
-def poll(probe: Callable[[], T | None], *, timeout_s: float, what: str, every_s: float = 1.0) -> T:
-    """Call `probe` until it returns something truthy; fail the test at the deadline."""
-    deadline = time.monotonic() + timeout_s
+def poll(
+    probe: Callable[[], T | None], *, timeout_s: float, what: str, every_s: float = POLL_EVERY_S
+) -> T:
+    """Call `probe` until it returns something truthy; fail the test at the deadline
+    (``timeout_s``: one of tests/e2e/cadence.py's deadlines)."""
+    ends = time.monotonic() + timeout_s
     last: object = None
     while True:
         try:
@@ -49,7 +53,7 @@ def poll(probe: Callable[[], T | None], *, timeout_s: float, what: str, every_s:
             if result:
                 return result
             last = result
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= ends:
             pytest.fail(f"timed out after {timeout_s:.0f}s waiting for {what}; last: {last!r}")
         time.sleep(every_s)
 

@@ -23,6 +23,15 @@ from ktop.lab.config import write_kubeconfig
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.sources.live.components import TlsFiles
 from ktop.sources.live.source import LiveOptions, LiveSource
+from tests.e2e.cadence import (
+    KTOP_DISCOVERY_S,
+    KTOP_NODE_DETAIL_PER_S,
+    KTOP_SCRAPE_S,
+    KTOP_WATCH_TIMEOUT_S,
+    SNAPSHOT_EVERY_S,
+    deadline,
+    steps,
+)
 
 RBAC = Path(__file__).resolve().parents[2] / "docs" / "rbac.yaml"
 SA_NAMESPACE = "kube-system"
@@ -82,17 +91,17 @@ def options(lab: Lab, kubeconfig: Path, **overrides: Any) -> LiveOptions:
         kubeconfig=str(kubeconfig),
         context=None,
         rack_label="topology.ktop.dev/rack",
-        apiserver_scrape_s=2.0,
-        apf_dump_s=2.0,
-        discovery_s=10.0,
-        node_detail_per_s=20.0,
+        apiserver_scrape_s=KTOP_SCRAPE_S,
+        apf_dump_s=KTOP_SCRAPE_S,
+        discovery_s=KTOP_DISCOVERY_S,
+        node_detail_per_s=KTOP_NODE_DETAIL_PER_S,
         etcd_metrics=tuple(m["metrics_url"] for m in lab.info["etcd"]),
         scheduler_metrics=(lab.info["scheduler"]["metrics_url"],),
         controller_manager_metrics=(lab.info["controller_manager"]["metrics_url"],),
         component_tls=TlsFiles(insecure=True),
-        component_scrape_s=2.0,
+        component_scrape_s=KTOP_SCRAPE_S,
         apiservers=tuple(a["url"] for a in lab.info["apiservers"]),
-        watch_timeout_s=60,
+        watch_timeout_s=KTOP_WATCH_TIMEOUT_S,
     )
     return replace(base, **overrides)
 
@@ -116,7 +125,7 @@ class Running:
     ) -> Any:
         """Poll snapshots until ``check`` is truthy; return its value, or the snapshot
         when the value is ``True``; fail at the deadline."""
-        deadline = time.monotonic() + timeout_s
+        ends = time.monotonic() + timeout_s
         last: Any = None
         while True:
             if self.task.done() and self.task.exception() is not None:
@@ -132,13 +141,13 @@ class Running:
                 return snap
             if result:
                 return result
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= ends:
                 failing = [f"{f.name}: {f.error}" for f in snap.freshness if f.error]
                 pytest.fail(
                     f"timed out after {timeout_s:.0f}s waiting for {what}; last: {last!r}; "
                     f"failing inputs: {failing}"
                 )
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(SNAPSHOT_EVERY_S)
 
 
 @asynccontextmanager
@@ -157,7 +166,7 @@ async def live(opts: LiveOptions) -> AsyncIterator[Running]:
 
 async def until_true(check: Callable[[], Any], *, timeout_s: float, what: str) -> Any:
     """Poll a synchronous check until truthy (an exception counts as "not yet")."""
-    deadline = time.monotonic() + timeout_s
+    ends = time.monotonic() + timeout_s
     while True:
         try:
             result = check()
@@ -165,9 +174,9 @@ async def until_true(check: Callable[[], Any], *, timeout_s: float, what: str) -
             result = None
         if result:
             return result
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= ends:
             pytest.fail(f"timed out after {timeout_s:.0f}s waiting for {what}")
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(SNAPSHOT_EVERY_S)
 
 
 def http_json_post(url: str, body: dict[str, Any]) -> Any:
@@ -175,5 +184,5 @@ def http_json_post(url: str, body: dict[str, Any]) -> Any:
     req = urllib.request.Request(
         url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
     )
-    with urllib.request.urlopen(req, timeout=10) as resp:
+    with urllib.request.urlopen(req, timeout=deadline(steps(1))) as resp:
         return json.loads(resp.read())

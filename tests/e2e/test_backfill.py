@@ -27,10 +27,19 @@ from ktop.model.events import MetricsScraped
 from ktop.model.signals import key
 from ktop.model.values import Val
 from ktop.sources.live.backfill import PrometheusBackfill
+from tests.e2e.cadence import cycles, deadline, lab_cadence, prometheus_first_s
 from tests.e2e.helpers import poll
 from tests.e2e.live import account, live, options
 
 WINDOW_S = 30.0
+ONE_POLL_S = 30.0
+"""The live source's Prometheus interval here: the frame that shows etcd is the first poll's."""
+
+
+def two_windows_s(lab: Lab) -> float:
+    """Until the lab's Prometheus holds two windows: a scrape per interval for that long."""
+    scrape = lab_cadence(lab).scrape_s
+    return deadline(cycles(2 * WINDOW_S / scrape, scrape))
 
 
 def prom_at(url: str, query: str, at: float, label: str) -> dict[str, float]:
@@ -65,12 +74,12 @@ def prom_url(lab: Lab) -> str:
     return str(url)
 
 
-def test_first_frame_equals_prometheus_rate_and_histogram_quantile(prom_url: str) -> None:
+def test_first_frame_equals_prometheus_rate_and_histogram_quantile(lab: Lab, prom_url: str) -> None:
     # Prometheus must hold two windows (scrapes every second in the lab), so that no
     # counter in the window started from zero (where PromQL clamps its extrapolation).
     poll(
         lambda: ((n := history_span(prom_url)) is not None and n >= 2 * WINDOW_S - 2) or None,
-        timeout_s=120,
+        timeout_s=two_windows_s(lab),
         what=f"{WINDOW_S:.0f}s of samples in Prometheus",
     )
     at = float(int(time.time()) - 2)
@@ -153,15 +162,17 @@ async def test_live_source_with_prometheus_starts_with_the_window_and_the_past(l
     prom = str(lab.info["prometheus_url"])
     poll(
         lambda: ((n := history_span(prom)) is not None and n >= 2 * WINDOW_S - 2) or None,
-        timeout_s=120,
+        timeout_s=two_windows_s(lab),
         what=f"{2 * WINDOW_S:.0f}s of samples in Prometheus",
     )
     kubeconfig = await account(lab, "ktop")
     started = time.time()
-    opts = options(lab, kubeconfig, prometheus=prom, prometheus_s=30.0, etcd_metrics=())
+    opts = options(lab, kubeconfig, prometheus=prom, prometheus_s=ONE_POLL_S, etcd_metrics=())
     async with live(opts) as run:
         snap = await run.until(
-            lambda s: len(s.etcd.members) == 3, timeout_s=60, what="etcd through Prometheus"
+            lambda s: len(s.etcd.members) == 3,
+            timeout_s=deadline(prometheus_first_s(ONE_POLL_S, polls=1)),
+            what="etcd through Prometheus",
         )
         backfill = run.source.backfill
         assert backfill is not None and not backfill.errors, backfill

@@ -8,8 +8,27 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ktop.lab import procs
+from ktop.lab import LabConfig, procs
+from tests.e2e.cadence import PROCESS_START_S, SUPERVISOR_WAIT_S, deadline, lab_stop_s
 from tests.e2e.helpers import poll
+
+COMPONENTS = {
+    "etcd-0",
+    "apiserver-a",
+    "apiserver-b",
+    "kube-scheduler",
+    "kube-controller-manager",
+    "kwok-zone-a",
+    "kwok-zone-b",
+    "kwok-zone-c",
+}
+"""The processes of a lab without Prometheus and with one etcd member."""
+UP_S = deadline(PROCESS_START_S, LabConfig().start_timeout_s)
+"""`up` starts, then the lab starts within its own limit."""
+STOP_S = deadline(lab_stop_s(len(COMPONENTS)))
+"""Every component stopped, each within the lab's SIGTERM-then-SIGKILL limit."""
+DOWN_S = deadline(PROCESS_START_S, SUPERVISOR_WAIT_S, lab_stop_s(len(COMPONENTS)))
+"""`down` starts, waits for the foreground `up`, then stops what is left."""
 
 
 def test_up_then_down_leaves_nothing_behind(binaries_present: None, tmp_path: Path) -> None:
@@ -36,29 +55,20 @@ def test_up_then_down_leaves_nothing_behind(binaries_present: None, tmp_path: Pa
             info = lab_dir / "cluster-info.json"
             return info.is_file() and "start_seconds" in json.loads(info.read_text())
 
-        poll(started, timeout_s=180, what="`up` to report the lab ready")
+        poll(started, timeout_s=UP_S, what="`up` to report the lab ready")
         running = procs.running_components(lab_dir)
-        assert {
-            "etcd-0",
-            "apiserver-a",
-            "apiserver-b",
-            "kube-scheduler",
-            "kube-controller-manager",
-            "kwok-zone-a",
-            "kwok-zone-b",
-            "kwok-zone-c",
-        } <= set(running)
+        assert set(running) >= COMPONENTS
         pids = [procs.component(lab_dir, n)["pid"] for n in running]
 
         down = subprocess.run(
             [sys.executable, "-m", "ktop.lab", "down", "--dir", str(lab_dir)],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=DOWN_S,
             check=False,
         )
         assert down.returncode == 0, down.stderr
-        assert up.wait(timeout=30) == 0
+        assert up.wait(timeout=STOP_S) == 0
         assert procs.running_components(lab_dir) == []
         for pid in pids:
             assert (
@@ -68,10 +78,10 @@ def test_up_then_down_leaves_nothing_behind(binaries_present: None, tmp_path: Pa
     finally:
         if up.poll() is None:
             up.terminate()
-            up.wait(timeout=30)
+            up.wait(timeout=STOP_S)
         subprocess.run(
             [sys.executable, "-m", "ktop.lab", "down", "--dir", str(lab_dir)],
             capture_output=True,
-            timeout=120,
+            timeout=DOWN_S,
             check=False,
         )

@@ -13,7 +13,11 @@ from ktop.commands.fleet import global_prometheus, prometheus_specs
 from ktop.fleet import Fleet
 from ktop.lab import Lab
 from ktop.model.snapshot import ZoneState
+from tests.e2e.cadence import DEFAULT_SCRAPE_S, POLL_EVERY_S, deadline, prometheus_first_s
 from tests.e2e.helpers import promql
+
+CELL_READ_S = deadline(prometheus_first_s(DEFAULT_SCRAPE_S, polls=2))
+"""The cell reads Prometheus at ktop's default interval: the backfill, then two polls."""
 
 
 async def test_fleet_of_a_global_prometheus_needs_no_kubeconfig(lab: Lab) -> None:
@@ -26,7 +30,7 @@ async def test_fleet_of_a_global_prometheus_needs_no_kubeconfig(lab: Lab) -> Non
     fleet = Fleet(specs)
     tasks = [asyncio.create_task(c.run()) for c in fleet.cells]
     try:
-        deadline = time.monotonic() + 90
+        ends = time.monotonic() + CELL_READ_S
         while True:
             (row,) = fleet.refresh().cells
             sizes = {
@@ -41,8 +45,14 @@ async def test_fleet_of_a_global_prometheus_needs_no_kubeconfig(lab: Lab) -> Non
                 and row.not_ready.value == bad
             ):
                 break
-            assert time.monotonic() < deadline, (row, sizes, bad)
-            await asyncio.sleep(1.0)
+            failing = [
+                f"{f.name}: {f.error}"
+                for c in fleet.cells
+                for f in c.hub.latest.snapshot.freshness
+                if f.error
+            ]
+            assert time.monotonic() < ends, (row, sizes, bad, failing)
+            await asyncio.sleep(POLL_EVERY_S)
         # A healthy lab: every zone Normal, as the controller has it.
         assert all(state is ZoneState.NORMAL for _, state in row.zones) == (bad == 0)
         # Metrics-only: the cell read no object from any apiserver (it has no kubeconfig).

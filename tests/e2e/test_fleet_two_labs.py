@@ -34,13 +34,33 @@ from ktop.lab import Lab, LabConfig, inject, kube, prom, recover, resolve_target
 from ktop.lab.global_prom import GlobalPrometheus
 from ktop.lab.scenarios_api import APF_NAME
 from ktop.model.snapshot import ZoneState
+from tests.e2e.cadence import (
+    APF_FLOOD_S,
+    KTOP_PROMETHEUS_S,
+    POLL_EVERY_S,
+    PROBE_LIMIT_S,
+    REQUEST_LIMIT_S,
+    cycles,
+    deadline,
+    in_prometheus_s,
+    ktop_rates_s,
+    lab_cadence,
+    prometheus_cycle_s,
+    prometheus_first_s,
+    scrape_interval_s,
+    steps,
+)
 from tests.e2e.helpers import nodes, ready_status, running_lab
 
 B_CLUSTER = "ktop-lab-b"
 B_NODES = 60
 OUTAGE_ZONE = "zone-a"
-SCRAPE_S = "2"
-"""The cells' poll interval (seconds): short, so the test waits little."""
+SCRAPE_S = f"{KTOP_PROMETHEUS_S:g}"
+"""The cells' poll interval (``--scrape-interval``): short, so the test waits little."""
+NOTE_EVERY_S = 10.0
+"""How often a long wait prints what it still waits for (not a deadline)."""
+CELL_RATES_S = cycles(2, prometheus_cycle_s(KTOP_PROMETHEUS_S))
+"""A cell's rate: two polls of Prometheus (or two scrapes, which take less)."""
 JOBS = {"apiserver", "etcd", "kube-controller-manager", "kube-scheduler", "kwok"}
 ZONE_CODE = "KT-NODE-001"
 """The finding of a zone in FullDisruption."""
@@ -184,19 +204,32 @@ async def until(
     deadline.
     """
     started = time.monotonic()
-    deadline = started + timeout_s
-    next_note = started + 10.0
+    ends = started + timeout_s
+    next_note = started + NOTE_EVERY_S
     while True:
         ok, detail = await check()
         if ok:
             print(f"{what}: {time.monotonic() - started:.1f}s")  # shown with -s or on failure
             return
         if time.monotonic() >= next_note:
-            next_note += 10.0
+            next_note += NOTE_EVERY_S
             print(f"waiting for {what}: {detail}")
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= ends:
             pytest.fail(f"timed out after {timeout_s:.0f}s waiting for {what}; last: {detail}")
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(POLL_EVERY_S)
+
+
+def global_in_prometheus_s(gp: GlobalPrometheus) -> float:
+    """A change in either lab is in the global Prometheus."""
+    return in_prometheus_s(scrape_interval_s(gp.layout.prometheus_config))
+
+
+def failing(fleet: Fleet) -> dict[str, list[str]]:
+    """Each cell's inputs that report an error (what a timed-out wait shows)."""
+    return {
+        c.name: [f"{f.name}: {f.error}" for f in c.hub.latest.snapshot.freshness if f.error]
+        for c in fleet.cells
+    }
 
 
 def rows(view: FleetView) -> dict[str, tuple[int, CellSummary]]:
@@ -235,13 +268,13 @@ def test_the_global_prometheus_holds_both_labs_under_their_own_cluster(
     lab: Lab, lab_b: Lab, global_prom: GlobalPrometheus
 ) -> None:
     want = {(c, j) for c in (lab.cfg.cluster, lab_b.cfg.cluster) for j in JOBS}
-    deadline = time.monotonic() + 30
+    ends = time.monotonic() + deadline(global_in_prometheus_s(global_prom))
     while True:
         got = {(r["metric"]["cluster"], r["metric"]["job"]) for r in q(global_prom, "up == 1")}
         if got == want:
             break
-        assert time.monotonic() < deadline, (got, want)
-        time.sleep(1.0)
+        assert time.monotonic() < ends, (got, want)
+        time.sleep(POLL_EVERY_S)
     # Each lab's own node count, under its own label.
     query = 'sum by (cluster) (node_collector_zone_size{job="kube-controller-manager"})'
     sizes = {r["metric"]["cluster"]: r["value"] for r in q(global_prom, query)}
@@ -270,11 +303,15 @@ async def test_fleet_ranks_and_describes_a_zone_outage_and_apf_saturation(
             }
             views = {m: f.refresh() for m, f in fleets.items()}
             ok = all(r.read and r.zones for v in views.values() for r in v.cells)
-            return ok and all(healthy.values()), (healthy, views)
+            errors = {m: failing(f) for m, f in fleets.items()}
+            return ok and all(healthy.values()), (healthy, views, errors)
 
-        grace = lab.cfg.node_monitor_grace_period_s
+        # The cells read (the Prometheus cells after their backfill), while an earlier
+        # test's outage in the session lab may still be healing.
+        healed = max(lab_cadence(lab).zone_back_s, lab_cadence(lab_b).zone_back_s)
+        settled = max(prometheus_first_s(), healed + global_in_prometheus_s(gp))
         await until(
-            "every cell read in both modes, both labs healthy", grace + 120, read_everywhere
+            "every cell read in both modes, both labs healthy", deadline(settled), read_everywhere
         )
         # The Prometheus cells read nothing but Prometheus.
         for cell in pf.cells:
@@ -312,10 +349,10 @@ async def test_fleet_ranks_and_describes_a_zone_outage_and_apf_saturation(
                     assert rank_b < rank_a, (mode, got)
                 return True, detail
 
-            grace = lab_b.cfg.node_monitor_grace_period_s
-            await until(
-                f"{OUTAGE_ZONE} of {b} FullDisruption in both modes", grace + 90, outage_shown
+            shown = deadline(
+                lab_cadence(lab_b).zone_down_s, global_in_prometheus_s(gp), CELL_RATES_S
             )
+            await until(f"{OUTAGE_ZONE} of {b} FullDisruption in both modes", shown, outage_shown)
 
             # 2. APF saturation in A while B's outage lasts.
             flood = asyncio.create_task(inject("apf-saturation", target_a))
@@ -358,7 +395,10 @@ async def test_fleet_ranks_and_describes_a_zone_outage_and_apf_saturation(
                     assert row_a.severity > Severity.OK and row_b.severity > Severity.OK
                 return True, detail
 
-            await until("both problems shown in both modes", 90, both_shown)
+            # steps: the injector writes its FlowSchema and priority level, and both
+            # apiservers' APF configuration controllers take them up
+            flooded = deadline(steps(2), APF_FLOOD_S, global_in_prometheus_s(gp), CELL_RATES_S)
+            await until("both problems shown in both modes", flooded, both_shown)
             statuses = (await flood)["statuses"]
             assert int(statuses.get("429", 0)) > 0, statuses
             assert worst_level_is(APF_NAME, rejected_since(rejected_by_level(gp, a), before[a]))
@@ -387,12 +427,14 @@ async def test_a_cell_that_goes_away_turns_unknown_with_the_reason(
             views = {m: f.refresh() for m, f in fleets.items()}
             ok = all(r.read and r.zones for v in views.values() for r in v.cells)
             return ok, [
-                (m, r.name, r.reason, r.at, r.zones_reason)
+                (m, r.name, r.reason, r.at, r.zones_reason, failing(fleets[m]))
                 for m, v in views.items()
                 for r in v.cells
             ]
 
-        await until("every cell read in both modes", 90, read_everywhere)
+        await until(
+            "every cell read in both modes", deadline(prometheus_first_s()), read_everywhere
+        )
         stopping = time.monotonic()
         lab_b.stop()  # the whole control plane of B goes away
         print(f"lab B stopped in {time.monotonic() - stopping:.1f}s")
@@ -410,7 +452,13 @@ async def test_a_cell_that_goes_away_turns_unknown_with_the_reason(
                 assert row_a.read and row_a.nodes_total.value == total_a, (mode, row_a)
             return True, detail
 
-        await until(f"{b} unknown with a reason in both modes", 60, b_unknown)
+        # Prometheus cells: B's targets down in the global Prometheus, then two polls; the
+        # kubeconfig cells: a request in flight ends at its limit, then two failed scrapes.
+        gone = max(
+            global_in_prometheus_s(global_prom) + CELL_RATES_S,
+            REQUEST_LIMIT_S + cycles(2, KTOP_PROMETHEUS_S),
+        )
+        await until(f"{b} unknown with a reason in both modes", deadline(gone), b_unknown)
         for f in fleets.values():
             (_, row_b) = rows(f.view)[b]
             assert "KT-FLEET-010" in row_b.codes
@@ -425,4 +473,6 @@ async def test_a_cell_that_goes_away_turns_unknown_with_the_reason(
             ok = row_a.read and bool(row_b.reason) and row_b.not_ready.value is None
             return ok and "connecting" not in row_b.reason, (row_a.reason, row_b.reason)
 
-        await until(f"{b} unreachable from a new fleet", 60, b_unreachable)
+        # B's probe fails (at most at its limit); A is read (a rate needs two scrapes)
+        unreachable = deadline(PROBE_LIMIT_S, ktop_rates_s(KTOP_PROMETHEUS_S))
+        await until(f"{b} unreachable from a new fleet", unreachable, b_unreachable)

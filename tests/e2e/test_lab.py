@@ -16,6 +16,7 @@ from ktop.lab import Lab, NotALabClusterError, kube, resolve_target
 from ktop.lab.config import MARKER_NAME, MARKER_NAMESPACE, RACK_LABEL, ZONE_LABEL
 from ktop.lab.target import check_is_lab
 from ktop.lab.util import http_get, http_ok
+from tests.e2e.cadence import PROCESS_START_S, deadline, lab_cadence, steps
 from tests.e2e.helpers import nodes, poll, promql_by, ready_status, with_api
 
 
@@ -54,7 +55,7 @@ def test_prometheus_scrapes_every_component(lab: Lab) -> None:
         wanted = {"apiserver", "etcd", "kube-scheduler", "kube-controller-manager", "kwok"}
         return up if wanted <= set(up) and all(v == 1 for v in up.values()) else None
 
-    up = poll(all_up, timeout_s=30, what="every scrape target up")
+    up = poll(all_up, timeout_s=deadline(lab_cadence(lab).in_prometheus_s), what="every target up")
     assert up["apiserver"] == 1
     per_instance = promql_by(lab, "count by (component) (up{job='apiserver'})", "component")
     assert set(per_instance) == {"apiserver-a", "apiserver-b"}
@@ -89,7 +90,9 @@ def test_injector_refuses_a_cluster_without_the_marker(lab: Lab) -> None:
     ]
     with_api(lab, delete_marker)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+        # the injector starts, reads the marker (one step) and refuses
+        refused = deadline(PROCESS_START_S, steps(1))
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=refused, check=False)
     finally:
         with_api(lab, restore_marker)
     assert proc.returncode == 2, proc.stdout + proc.stderr

@@ -7,6 +7,8 @@ these tests also prove that role is enough.
 from __future__ import annotations
 
 import asyncio
+import math
+import time
 from collections import Counter
 from typing import Any
 
@@ -17,8 +19,25 @@ from ktop.lab.config import ZONE_LABEL
 from ktop.model.events import PodWait, Readiness
 from ktop.model.snapshot import ClusterSnapshot, ZoneState
 from ktop.model.zones import zone_state
+from tests.e2e.cadence import (
+    KTOP_NODE_DETAIL_PER_S,
+    KTOP_SCRAPE_S,
+    LEASE_ROUND_S,
+    LEASES_BY_NAME_PER_ROUND,
+    POLL_EVERY_S,
+    REQUEST_LIMIT_S,
+    SNAPSHOT_EVERY_S,
+    cycles,
+    deadline,
+    ktop_rates_s,
+    lab_cadence,
+    steps,
+)
 from tests.e2e.helpers import promql_by
 from tests.e2e.live import account, live, options
+
+LISTED_S = deadline(steps(2))
+"""ktop connected and an object list read (one LIST, then its snapshot)."""
 
 UNREACHABLE = "node.kubernetes.io/unreachable"
 
@@ -68,7 +87,10 @@ async def test_reads_every_area_with_the_documented_rbac(lab: Lab) -> None:
                 and s.scheduler.queue["active"].known
             )
 
-        snap = await run.until(complete, timeout_s=60, what="every area read")
+        # rates need two scrapes; the nodes, pods and APF dump one LIST or read each
+        snap = await run.until(
+            complete, timeout_s=deadline(ktop_rates_s(), steps(1)), what="every area read"
+        )
         failing = [f"{f.name}: {f.error}" for f in snap.freshness if f.error]
         assert failing == []
         assert snap.source_kind == "live"
@@ -80,33 +102,37 @@ async def test_reads_every_area_with_the_documented_rbac(lab: Lab) -> None:
 async def test_zone_outage_nodes_and_zone_states_equal_the_api(lab: Lab) -> None:
     kubeconfig = await account(lab, "ktop")
     target = resolve_target(lab.layout.kubeconfig)
+    cadence = lab_cadence(lab)
     async with live(options(lab, kubeconfig)) as run:
-        await run.until(lambda s: s.nodes.nodes_known, timeout_s=30, what="nodes listed")
+        await run.until(lambda s: s.nodes.nodes_known, timeout_s=LISTED_S, what="nodes listed")
         await inject("zone-outage", target, zone="zone-a")
         try:
 
             def outage(s: ClusterSnapshot) -> bool:
                 zones = {z.zone: z for z in s.nodes.zones}
                 a = zones["zone-a"]
-                return (
+                # an unmet condition raises: the last state is named if the wait times out
+                assert (
                     a.state is ZoneState.FULL_DISRUPTION
                     and a.unknown == a.total
                     and all(zones[z].state is ZoneState.NORMAL for z in ("zone-b", "zone-c"))
-                )
+                ), {z.zone: (z.state, z.ready, z.unknown, z.total) for z in s.nodes.zones}
+                return True
 
+            # ktop's node watch delivers each change as one event
             await run.until(
-                outage, timeout_s=lab.cfg.node_monitor_grace_period_s + 90, what="zone-a down"
+                outage, timeout_s=deadline(cadence.zone_down_s, steps(1)), what="zone-a down"
             )
 
             async def agree() -> bool:
                 api = await _api_nodes(lab)
                 return _ktop_by_zone(run.snapshot()) == _truth_by_zone(api)
 
-            for _ in range(60):
-                if await agree():
-                    break
-                await asyncio.sleep(0.5)
-            assert await agree()
+            # the API read and ktop's watch event of the last change: one step each
+            ends = time.monotonic() + deadline(steps(2))
+            while not await agree():
+                assert time.monotonic() < ends, "ktop's zones never equalled the API's"
+                await asyncio.sleep(SNAPSHOT_EVERY_S)
             s = run.snapshot()
             a_nodes = [
                 n for n in await _api_nodes(lab) if n.metadata.labels[ZONE_LABEL] == "zone-a"
@@ -126,7 +152,13 @@ async def test_zone_outage_nodes_and_zone_states_equal_the_api(lab: Lab) -> None
                     for name in tainted
                 )
 
-            await run.until(detailed, timeout_s=60, what="not-Ready nodes detailed")
+            # every node of the zone tainted at the eviction rate, each read whole at
+            # ktop's node-detail rate
+            details = cycles(cadence.nodes_per_zone, 1 / KTOP_NODE_DETAIL_PER_S)
+            taints = cycles(cadence.nodes_per_zone, 1 / cadence.eviction_rate)
+            await run.until(
+                detailed, timeout_s=deadline(details, taints), what="not-Ready nodes detailed"
+            )
 
             # Lease lag is sampled (each Lease's lag when it was last read, by name every
             # round for a not-Ready node): within a few rounds every stopped kubelet's
@@ -136,10 +168,20 @@ async def test_zone_outage_nodes_and_zone_states_equal_the_api(lab: Lab) -> None
                 limit = lab.cfg.node_lease_duration_s
                 return bool(down) and all(n.lease_lag_s.or_(0) > limit for n in down)
 
-            await run.until(lagging, timeout_s=60, what="every not-Ready node's Lease lagging")
+            # the zone's Leases, a round's worth by name each round, and one round more
+            rounds = math.ceil(cadence.nodes_per_zone / LEASES_BY_NAME_PER_ROUND) + 1
+            await run.until(
+                lagging,
+                timeout_s=deadline(cycles(rounds, LEASE_ROUND_S)),
+                what="every not-Ready node's Lease lagging",
+            )
         finally:
             await recover("zone-outage", target, zone="zone-a")
-        await run.until(lambda s: s.nodes.ready == s.nodes.total, timeout_s=120, what="zone-a back")
+        await run.until(
+            lambda s: s.nodes.ready == s.nodes.total,
+            timeout_s=deadline(cadence.zone_back_s, steps(1)),
+            what="zone-a back",
+        )
 
 
 async def test_pending_reasons_equal_the_schedulers_messages(lab: Lab) -> None:
@@ -163,9 +205,11 @@ async def test_pending_reasons_equal_the_schedulers_messages(lab: Lab) -> None:
             def reasons(s: ClusterSnapshot) -> dict[str, int]:
                 return {r.reason: r.pods for r in s.scheduler.reasons}
 
+            # steps: the scheduler's first attempt at each pod, its status writes, ktop's
+            # watch events (the injector created the pods)
             await run.until(
                 lambda s: s.scheduler.pending_by_wait[PodWait.UNSCHEDULABLE] >= 30,
-                timeout_s=90,
+                timeout_s=deadline(steps(3)),
                 what="30 unschedulable pods",
             )
             truth = await api_unschedulable()
@@ -194,7 +238,10 @@ async def test_apf_and_instances_equal_prometheus(lab: Lab) -> None:
                 row = next((r for r in s.apf.levels if r.priority_level == low), None)
                 return row if row and row.rejected_total_per_s.or_(0) > 0 else None
 
-            await run.until(rejecting, timeout_s=60, what=f"{low} rejections seen by ktop")
+            # the flood is over: two scrapes give the rejections' rate
+            await run.until(
+                rejecting, timeout_s=deadline(ktop_rates_s()), what=f"{low} rejections seen by ktop"
+            )
             # Gauges and start times agree exactly with what Prometheus scraped.
             starts = promql_by(lab, 'process_start_time_seconds{job="apiserver"}', "instance")
             rows = {r.instance: r for r in run.snapshot().apiservers.instances}
@@ -215,7 +262,9 @@ async def test_apf_and_instances_equal_prometheus(lab: Lab) -> None:
                 }
                 return len(prom) == 2 and ktop == prom
 
-            await run.until(limits_agree, timeout_s=30, what="seat limits equal Prometheus")
+            # a moving gauge: ktop's next scrapes and Prometheus' next ones read one value
+            agreed = deadline(cycles(2, KTOP_SCRAPE_S), lab_cadence(lab).in_prometheus_s)
+            await run.until(limits_agree, timeout_s=agreed, what="seat limits equal Prometheus")
         finally:
             await recover("apf-saturation", target)
 
@@ -238,20 +287,21 @@ async def test_quota_at_its_limit_and_apiserver_identities(lab: Lab) -> None:
         )
         await core.create_namespaced_service(ns, service)
         # The lab's quota controller counts the service into the quota's status (usually
-        # at once, but its workers wait while it resyncs its monitors, and the suite's
-        # earlier tests load the controller-manager): what ktop must show is what the API
-        # holds, so wait for the API to hold it first.
+        # at once, on the service's event; but its workers wait while it resyncs its
+        # monitors, and an event missed then is counted at its next full resync): what
+        # ktop must show is what the API holds, so wait for the API to hold it first.
+        counted = deadline(lab_cadence(lab).quota_sync_s)
         last: Any = None
-        deadline = asyncio.get_running_loop().time() + 180
+        ends = time.monotonic() + counted
         while True:
             status = (await core.read_namespaced_resource_quota("tiny", ns)).status
             last = (status.hard, status.used) if status else None
             if status and (status.used or {}).get("services") == "1":
                 break
-            assert asyncio.get_running_loop().time() < deadline, (
-                f"the lab's quota controller did not count the service in 180 s: {last}"
+            assert time.monotonic() < ends, (
+                f"the lab's quota controller did not count the service in {counted:.0f} s: {last}"
             )
-            await asyncio.sleep(1)
+            await asyncio.sleep(POLL_EVERY_S)
     kubeconfig = await account(lab, "ktop")
     try:
         async with live(options(lab, kubeconfig)) as run:
@@ -259,7 +309,7 @@ async def test_quota_at_its_limit_and_apiserver_identities(lab: Lab) -> None:
             def listed(s: ClusterSnapshot) -> Any:
                 return next((q for q in s.scheduler.quotas_near_limit if q.namespace == ns), None)
 
-            full = await run.until(listed, timeout_s=60, what="the full quota listed")
+            full = await run.until(listed, timeout_s=LISTED_S, what="the full quota listed")
             assert (full.name, full.resource, full.hard, full.used) == (
                 "tiny",
                 "services",
@@ -269,7 +319,7 @@ async def test_quota_at_its_limit_and_apiserver_identities(lab: Lab) -> None:
             assert any(f.code == "KT-SCHED-004" for f in run.hub.latest.findings)
             snap = await run.until(
                 lambda s: s.apiservers.identities is not None,
-                timeout_s=30,
+                timeout_s=LISTED_S,
                 what="identity leases read",
             )
             # Both lab apiservers run on one host, so they share one identity Lease.
@@ -287,7 +337,7 @@ async def test_apiserver_skew_per_instance_numbers_equal_prometheus(lab: Lab) ->
     async with live(options(lab, kubeconfig)) as run:
         await run.until(
             lambda s: len([r for r in s.apiservers.instances if r.requests_per_s.known]) == 2,
-            timeout_s=60,
+            timeout_s=deadline(ktop_rates_s()),
             what="both instances with rates",
         )
         started = {r.instance: r.start_time.value for r in run.snapshot().apiservers.instances}
@@ -298,12 +348,16 @@ async def test_apiserver_skew_per_instance_numbers_equal_prometheus(lab: Lab) ->
             rows = {r.instance: r for r in s.apiservers.instances}
             return (rows[b].start_time.value or 0) > (started[b] or 0) and not rows[b].error
 
-        await run.until(restarted, timeout_s=90, what="ktop sees apiserver-b restarted")
+        # b is ready again (the injector waited for it): a scrape in flight at the restart
+        # ends at its limit, then two scrapes
+        seen = deadline(REQUEST_LIMIT_S, cycles(2, KTOP_SCRAPE_S))
+        await run.until(restarted, timeout_s=seen, what="ktop sees apiserver-b restarted")
 
         def agrees(s: ClusterSnapshot) -> bool:
             prom = promql_by(lab, 'process_start_time_seconds{job="apiserver"}', "instance")
             return {r.instance: r.start_time.value for r in s.apiservers.instances} == prom
 
-        await run.until(agrees, timeout_s=30, what="start times equal Prometheus'")
+        agreed = deadline(cycles(1, KTOP_SCRAPE_S), lab_cadence(lab).in_prometheus_s)
+        await run.until(agrees, timeout_s=agreed, what="start times equal Prometheus'")
         titles = [f.title for f in run.hub.latest.findings if f.code == "KT-API-003"]
         assert any(t.startswith(b) for t in titles), titles

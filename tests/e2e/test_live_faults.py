@@ -6,7 +6,6 @@ import asyncio
 import time
 from typing import Any
 
-import pytest
 import yaml
 from kubernetes_asyncio import client
 
@@ -20,7 +19,29 @@ from ktop.sources.live.cost import PF_FLOW_SCHEMA_UID, CostMeter
 from ktop.sources.live.handlers import WarningEventsHandler
 from ktop.sources.live.listwatch import ListWatch, Resource
 from ktop.sources.live.transport import KubeTransport
+from tests.e2e.cadence import (
+    KTOP_DISCOVERY_S,
+    KTOP_PROMETHEUS_S,
+    KTOP_SCRAPE_S,
+    KTOP_WATCH_TIMEOUT_S,
+    POLL_EVERY_S,
+    PROMETHEUS_CALL_LIMIT_S,
+    RELIST_BACKOFF_S,
+    cycles,
+    deadline,
+    ktop_rates_s,
+    lab_cadence,
+    prometheus_first_s,
+    steps,
+)
 from tests.e2e.live import RBAC, SA_NAMESPACE, account, http_json_post, live, options, until_true
+
+MOMENT_EVERY_S = 0.01
+"""How often the cost-meter test looks for a moment with no request unanswered (such a
+moment is short: not a deadline)."""
+SCRAPE_TARGETS = 9
+"""What ktop scrapes each cycle in ``live.options``: two apiservers' metrics and APF
+dumps, three etcd members, the scheduler and the controller-manager."""
 
 
 def _rows(s: ClusterSnapshot) -> dict[str, Any]:
@@ -38,10 +59,12 @@ async def _all_nodes_ready(lab: Lab) -> None:
             ready, total = await kube.ready_node_count(api)
         return ready == total == lab.cfg.nodes
 
-    deadline = time.monotonic() + 120
+    # KWOK's clients on the stopped apiserver renew their Leases again; nodes that went
+    # Unknown meanwhile are brought back as a zone is
+    ends = time.monotonic() + deadline(lab_cadence(lab).zone_back_s)
     while not await count():
-        assert time.monotonic() < deadline, "nodes did not all come back Ready"
-        await asyncio.sleep(1)
+        assert time.monotonic() < ends, "nodes did not all come back Ready"
+        await asyncio.sleep(POLL_EVERY_S)
 
 
 async def test_dead_apiserver_goes_stale_while_the_other_continues(lab: Lab) -> None:
@@ -50,18 +73,24 @@ async def test_dead_apiserver_goes_stale_while_the_other_continues(lab: Lab) -> 
     async with live(options(lab, kubeconfig)) as run:
         await run.until(
             lambda s: all(r.requests_per_s.known for r in _rows(s).values()) and len(_rows(s)) == 2,
-            timeout_s=60,
+            timeout_s=deadline(ktop_rates_s()),
             what="both apiservers scraped twice",
         )
         procs.stop(lab.dir, "apiserver-b")
         try:
+            # b is gone when stop returns: its next scrape fails at once
             snap = await run.until(
-                lambda s: _rows(s)[b].error != "", timeout_s=30, what="apiserver-b failing"
+                lambda s: _rows(s)[b].error != "",
+                timeout_s=deadline(cycles(2, KTOP_SCRAPE_S)),
+                what="apiserver-b failing",
             )
             b_last = _rows(snap)[b].last_ok
             assert b_last is not None
+            # two more scrapes of a after b's last good one
             later = await run.until(
-                lambda s: (_rows(s)[a].last_ok or 0) > b_last + 4, timeout_s=30, what="a goes on"
+                lambda s: (_rows(s)[a].last_ok or 0) > b_last + 2 * KTOP_SCRAPE_S,
+                timeout_s=deadline(cycles(3, KTOP_SCRAPE_S)),
+                what="a goes on",
             )
             rows = _rows(later)
             assert rows[a].error == "" and rows[b].last_ok == b_last
@@ -74,16 +103,17 @@ async def test_dead_apiserver_goes_stale_while_the_other_continues(lab: Lab) -> 
             url = next(x["url"] for x in lab.info["apiservers"] if x["name"] == "apiserver-b")
             await until_true(
                 lambda: http_ok(f"{url}/readyz", lab.info["admin_token"]),
-                timeout_s=60,
+                timeout_s=deadline(lab_cadence(lab).component_restart_s),
                 what="apiserver-b ready again",
             )
-        await run.until(lambda s: _rows(s)[b].error == "", timeout_s=30, what="b back")
+        await run.until(
+            lambda s: _rows(s)[b].error == "",
+            timeout_s=deadline(cycles(2, KTOP_SCRAPE_S)),
+            what="b back",
+        )
     await _all_nodes_ready(lab)
 
 
-# Seen failing in 2 of 5 full runs on a loaded 2-core machine: after Prometheus stops, the
-# switch back to direct scrapes of both instances sometimes takes longer than the wait.
-@pytest.mark.flaky(reruns=2)
 async def test_prometheus_down_falls_back_to_direct_scraping(lab: Lab) -> None:
     kubeconfig = await account(lab, "ktop")
     prom = str(lab.info["prometheus_url"])
@@ -91,7 +121,7 @@ async def test_prometheus_down_falls_back_to_direct_scraping(lab: Lab) -> None:
     async with live(opts) as run:
         await run.until(
             lambda s: len(s.etcd.members) == 3 and s.etcd.leader and len(_rows(s)) == 2,
-            timeout_s=60,
+            timeout_s=deadline(prometheus_first_s()),
             what="etcd and apiservers through Prometheus",
         )
         procs.stop(lab.dir, "prometheus")
@@ -105,7 +135,16 @@ async def test_prometheus_down_falls_back_to_direct_scraping(lab: Lab) -> None:
                 )
                 return etcd_unknown and direct
 
-            snap = await run.until(fell_back, timeout_s=60, what="direct scrapes, etcd unknown")
+            # The poll in flight when Prometheus stopped ends at its time limit, the next
+            # one fails; discovery then reads the instances directly (at once, or at its
+            # next round), and each is scraped twice.
+            fallen = deadline(
+                PROMETHEUS_CALL_LIMIT_S,
+                cycles(1, KTOP_PROMETHEUS_S),
+                cycles(1, KTOP_DISCOVERY_S),
+                cycles(2, KTOP_SCRAPE_S),
+            )
+            snap = await run.until(fell_back, timeout_s=fallen, what="direct scrapes, etcd unknown")
             assert not snap.etcd.leader_known or snap.etcd.leader == ""
             codes = {f.code for f in run.hub.latest.findings}
             assert "KT-ETCD-010" in codes
@@ -113,7 +152,7 @@ async def test_prometheus_down_falls_back_to_direct_scraping(lab: Lab) -> None:
             procs.restart(lab.dir, "prometheus")
             await until_true(
                 lambda: http_get(f"{prom}/-/ready")[0] == 200,
-                timeout_s=60,
+                timeout_s=deadline(lab_cadence(lab).component_restart_s),
                 what="Prometheus ready again",
             )
 
@@ -134,7 +173,9 @@ async def test_watch_resumes_after_410_without_losing_state(lab: Lab) -> None:
         # really gone once etcd is compacted.
         res = Resource(FEED_EVENTS, "/api/v1/events", "events", page_size=50)
         events: list[Event] = []
-        lw = ListWatch(t, res, WarningEventsHandler(), time.time, watch_timeout_s=30)
+        lw = ListWatch(
+            t, res, WarningEventsHandler(), time.time, watch_timeout_s=KTOP_WATCH_TIMEOUT_S
+        )
         await lw.list_all(events.extend)
         listed = set(lw.keys)
         pages = t.meter.requests_total
@@ -144,9 +185,10 @@ async def test_watch_resumes_after_410_without_losing_state(lab: Lab) -> None:
         events.clear()
         task = asyncio.create_task(lw.run(events.extend))
         try:
+            # the watch's 410, ktop's first back-off, the paginated relist
             await until_true(
                 lambda: any(isinstance(e, FeedSynced) for e in events),
-                timeout_s=30,
+                timeout_s=deadline(cycles(1, RELIST_BACKOFF_S), steps(2)),
                 what="relist after 410",
             )
         finally:
@@ -171,7 +213,8 @@ async def test_forbidden_feed_names_the_missing_permission(lab: Lab) -> None:
             f = next((f for f in s.freshness if f.name == FEED_EVENTS and f.error), None)
             return f if f and s.nodes.nodes_known else None
 
-        f = await run.until(forbidden, timeout_s=60, what="events feed forbidden")
+        # the nodes listed and the events' LIST refused
+        f = await run.until(forbidden, timeout_s=deadline(steps(2)), what="events feed forbidden")
         assert "403 Forbidden" in f.error
         assert "'list' on events (type=Warning)" in f.error
         s = run.snapshot()
@@ -251,32 +294,37 @@ async def test_cost_meter_equals_what_the_apiservers_counted(lab: Lab) -> None:
                     resp = await t.get("/version")
                     return resp.headers.get(PF_FLOW_SCHEMA_UID) == uid
 
-                deadline = time.monotonic() + 30
+                # the apiserver's APF configuration controller takes up the new schema
+                ends = time.monotonic() + deadline(steps(1))
                 while not await classified():
-                    assert time.monotonic() < deadline, "FlowSchema never took effect"
-                    await asyncio.sleep(0.5)
+                    assert time.monotonic() < ends, "FlowSchema never took effect"
+                    await asyncio.sleep(POLL_EVERY_S)
                 await t.api.close()
         finally:
             await conn.close()
         before = await _dispatched(lab, sa)
         async with live(options(lab, kubeconfig)) as run:
+            # connected, and the first answer carried the schema's header
             await run.until(
                 lambda s: s.self_cost is not None and s.self_cost.flow_schema == sa,
-                timeout_s=60,
+                timeout_s=deadline(steps(2)),
                 what="the meter resolves its own flow schema",
             )
             meter = run.source.meter
+            wanted = 30
             await run.until(
-                lambda s: meter.requests_total > 30, timeout_s=60, what="30 requests made"
+                lambda s: meter.requests_total > wanted,
+                timeout_s=deadline(cycles(-(-wanted // SCRAPE_TARGETS) + 1, KTOP_SCRAPE_S)),
+                what=f"{wanted} requests made",
             )
             # Stop at a moment when every request sent has been answered (open watches
             # included): every loop is cancelled in the same step, so none sends another.
-            deadline = time.monotonic() + 30
+            ends = time.monotonic() + deadline(steps(1))
             while _to_apiservers(meter.sent_by_destination) != _to_apiservers(
                 meter.requests_by_destination
             ):
-                assert time.monotonic() < deadline, "requests never all answered at once"
-                await asyncio.sleep(0.01)
+                assert time.monotonic() < ends, "requests never all answered at once"
+                await asyncio.sleep(MOMENT_EVERY_S)
             for task in [*run.source._tasks.values(), run.task]:
                 task.cancel()
         answered = _to_apiservers(meter.requests_by_destination)
@@ -284,10 +332,10 @@ async def test_cost_meter_equals_what_the_apiservers_counted(lab: Lab) -> None:
         assert meter.throttled_total == 0  # a 429 is answered but never dispatched
         # The apiservers' own count of what they dispatched for ktop's FlowSchema (which
         # matches only ktop's account): equal to what the meter counted as answered.
-        deadline = time.monotonic() + 30
+        ends = time.monotonic() + deadline(steps(1))
         while (counted := await _dispatched(lab, sa) - before) != answered:
-            assert time.monotonic() < deadline, (answered, counted)
-            await asyncio.sleep(0.5)
+            assert time.monotonic() < ends, (answered, counted)
+            await asyncio.sleep(POLL_EVERY_S)
         assert run.snapshot().self_cost is not None
     finally:
         async with kube.api_client(lab.layout.kubeconfig) as api:

@@ -26,6 +26,19 @@ from ktop.model.exposition import parse_exposition
 from ktop.model.series import NEEDS_TWO, SWITCHED
 from ktop.model.snapshot import ClusterSnapshot, EtcdView
 from ktop.sources.live.source import LiveOptions
+from tests.e2e.cadence import (
+    KTOP_DISCOVERY_S,
+    KTOP_PROMETHEUS_S,
+    KTOP_SCRAPE_S,
+    PROMETHEUS_CALL_LIMIT_S,
+    REQUEST_LIMIT_S,
+    cycles,
+    deadline,
+    ktop_rates_s,
+    lab_cadence,
+    prometheus_first_s,
+    steps,
+)
 from tests.e2e.helpers import promql
 from tests.e2e.live import RBAC, account, live, options, until_true
 
@@ -53,7 +66,7 @@ async def test_prometheus_per_level_sums_over_the_real_instances(lab: Lab) -> No
     kubeconfig = await account(lab, "ktop")
     prom = str(lab.info["prometheus_url"])
     real = {a["url"].split("//", 1)[1] for a in lab.info["apiservers"]}
-    opts = options(lab, kubeconfig, prometheus=prom, prometheus_s=2.0, apiservers=())
+    opts = options(lab, kubeconfig, prometheus=prom, prometheus_s=KTOP_PROMETHEUS_S, apiservers=())
     async with live(opts) as run:
 
         def agree(s: ClusterSnapshot) -> Any:
@@ -92,7 +105,10 @@ async def test_prometheus_per_level_sums_over_the_real_instances(lab: Lab) -> No
             assert not wrong, f"(limit, executing) ktop vs Prometheus: {wrong}"
             return s
 
-        snap = await run.until(agree, timeout_s=60, what="per-level sums equal Prometheus'")
+        # every reading is Prometheus': the backfill, then polls
+        snap = await run.until(
+            agree, timeout_s=deadline(prometheus_first_s()), what="per-level sums equal Prometheus'"
+        )
         rows = {r.instance for r in snap.apiservers.instances}
         assert rows == real and LOAD_BALANCED not in rows
         assert {r.instance for r in snap.apf.per_instance} == real
@@ -109,7 +125,10 @@ async def test_prometheus_per_level_sums_over_the_real_instances(lab: Lab) -> No
 async def test_kubeconfig_only_shows_etcd_as_the_apiservers_see_it(lab: Lab) -> None:
     kubeconfig = await account(lab, "ktop")
     opts = LiveOptions(
-        kubeconfig=str(kubeconfig), apiserver_scrape_s=2.0, apf_dump_s=2.0, discovery_s=10.0
+        kubeconfig=str(kubeconfig),
+        apiserver_scrape_s=KTOP_SCRAPE_S,
+        apf_dump_s=KTOP_SCRAPE_S,
+        discovery_s=KTOP_DISCOVERY_S,
     )
     async with kube.api_client(lab.layout.kubeconfig) as api:
         api_nodes = len((await client.CoreV1Api(api).list_node()).items)
@@ -134,7 +153,13 @@ async def test_kubeconfig_only_shows_etcd_as_the_apiservers_see_it(lab: Lab) -> 
             assert rate.reason != NEEDS_TWO, (view.instances[0].instance, rate)
             return s
 
-        snap = await run.until(seen, timeout_s=120, what="etcd seen by the apiservers")
+        # the instances discovered, scraped twice for a rate; the static pods looked for
+        # (a LIST of kube-system's pods); and a storage size an apiserver polled from etcd
+        # in the window read from Prometheus
+        seen_s = deadline(
+            cycles(1, KTOP_DISCOVERY_S), ktop_rates_s(), steps(1), lab_cadence(lab).in_prometheus_s
+        )
+        snap = await run.until(seen, timeout_s=seen_s, what="etcd seen by the apiservers")
         view = snap.etcd.apiserver_view
         assert view is not None and view.instances
         # Per apiserver: a latency and a request rate (two scrapes in), as Prometheus has.
@@ -205,13 +230,16 @@ async def test_pod_proxy_needs_the_optional_role_and_names_the_apiservers_answer
     try:
         # The required role alone: the leader Lease is forbidden, and the pane says so.
         reader = await account(lab, "ktop")
-        async with live(LiveOptions(kubeconfig=str(reader), discovery_s=10.0)) as run:
+        async with live(LiveOptions(kubeconfig=str(reader), discovery_s=KTOP_DISCOVERY_S)) as run:
 
             def named(s: ClusterSnapshot) -> Any:
                 errors = {f.name: f.error for f in s.freshness if f.error}
                 return errors.get("scheduler (pod proxy)")
 
-            reason = await run.until(named, timeout_s=60, what="scheduler discovery result")
+            # the pod LIST, then the Lease GET that is refused
+            reason = await run.until(
+                named, timeout_s=deadline(steps(3)), what="scheduler discovery result"
+            )
             assert reason.startswith(
                 "403 Forbidden: RBAC does not allow 'get' on lease kube-system/kube-scheduler"
             ), reason
@@ -223,7 +251,9 @@ async def test_pod_proxy_needs_the_optional_role_and_names_the_apiservers_answer
         roles = [d for d in docs if d["kind"] == "ClusterRole"]
         merged = {**roles[0], "rules": [r for role in roles for r in role["rules"]]}
         both = await account(lab, "ktop-components", rbac_docs=merged)
-        opts = LiveOptions(kubeconfig=str(both), discovery_s=10.0, component_scrape_s=2.0)
+        opts = LiveOptions(
+            kubeconfig=str(both), discovery_s=KTOP_DISCOVERY_S, component_scrape_s=KTOP_SCRAPE_S
+        )
         async with live(opts) as run:
 
             def proxied(s: ClusterSnapshot) -> Any:
@@ -231,7 +261,11 @@ async def test_pod_proxy_needs_the_optional_role_and_names_the_apiservers_answer
                 reason = errors.get(f"scheduler {pod}", "")
                 return None if not reason or "is Pending" in reason else reason
 
-            reason = await run.until(proxied, timeout_s=90, what="the pod proxy's answer")
+            # the pod found and its Lease read, KWOK's pod stage marks it Running, then
+            # scrapes through the pod proxy (a proxied request ends at ktop's request
+            # limit at worst)
+            answered = deadline(steps(3), cycles(2, KTOP_SCRAPE_S), REQUEST_LIMIT_S)
+            reason = await run.until(proxied, timeout_s=answered, what="the pod proxy's answer")
             path = f"/api/v1/namespaces/kube-system/pods/https:{pod}:10259/proxy/metrics"
             meter = run.source.meter
             assert meter.by_path.get(path, 0) >= 1 or path in reason, (meter.by_path, reason)
@@ -255,13 +289,14 @@ def _prometheus_queries(prom: str) -> float:
 async def test_cost_meter_counts_what_prometheus_counted(lab: Lab) -> None:
     kubeconfig = await account(lab, "ktop")
     prom = str(lab.info["prometheus_url"])
-    opts = options(lab, kubeconfig, prometheus=prom, prometheus_s=2.0)
+    opts = options(lab, kubeconfig, prometheus=prom, prometheus_s=KTOP_PROMETHEUS_S)
     before = _prometheus_queries(prom)
     async with live(opts) as run:
         meter = run.source.meter
+        # the backfill's queries and a few polls' (each dozens of queries)
         await run.until(
             lambda s: meter.requests_by_destination.get("prometheus", 0) > 100,
-            timeout_s=60,
+            timeout_s=deadline(prometheus_first_s()),
             what="a few Prometheus polls",
         )
     # The source stopped; a query in flight at that moment still completes (and is
@@ -270,13 +305,13 @@ async def test_cost_meter_counts_what_prometheus_counted(lab: Lab) -> None:
         lambda: (
             meter.sent_by_destination["prometheus"] == meter.requests_by_destination["prometheus"]
         ),
-        timeout_s=30,
+        timeout_s=deadline(PROMETHEUS_CALL_LIMIT_S),
         what="the last query answered",
     )
     counted = meter.requests_by_destination["prometheus"]
     await until_true(
         lambda: _prometheus_queries(prom) - before >= counted,
-        timeout_s=10,
+        timeout_s=deadline(steps(1)),
         what="Prometheus counted the last query",
     )
     assert _prometheus_queries(prom) - before == counted

@@ -31,6 +31,16 @@ from ktop.sources.live.prometheus import (
     prometheus_client,
 )
 from ktop.sources.live.source import LiveOptions
+from tests.e2e.cadence import (
+    DEFAULT_SCRAPE_S,
+    KTOP_PROMETHEUS_S,
+    cycles,
+    deadline,
+    lab_cadence,
+    prometheus_cycle_s,
+    prometheus_first_s,
+    steps,
+)
 from tests.e2e.helpers import poll_query, promql
 from tests.e2e.live import account, live, options
 
@@ -64,9 +74,13 @@ async def test_metrics_only_zone_states_equal_the_full_mode_and_prometheus(lab: 
     prom = str(lab.info["prometheus_url"])
     full_opts = options(lab, kubeconfig)
     kube_opts = options(lab, kubeconfig, metrics_only=True)
-    prom_opts = LiveOptions(prometheus=prom, cluster=lab.cfg.cluster, prometheus_s=2.0)
+    prom_opts = LiveOptions(
+        prometheus=prom, cluster=lab.cfg.cluster, prometheus_s=KTOP_PROMETHEUS_S
+    )
     assert prom_opts.without_kubeconfig
     target = resolve_target(lab.layout.kubeconfig)
+    cadence = lab_cadence(lab)
+    polls = cycles(2, prometheus_cycle_s(KTOP_PROMETHEUS_S))
     async with live(full_opts) as full, live(kube_opts) as kube, live(prom_opts) as glob:
 
         def agree(want_a: ZoneState) -> Any:
@@ -84,15 +98,20 @@ async def test_metrics_only_zone_states_equal_the_full_mode_and_prometheus(lab: 
 
             return check
 
+        # the Prometheus view after its backfill, while an earlier test's outage may
+        # still be healing
+        normal = max(prometheus_first_s(), cadence.zone_back_s + cadence.in_prometheus_s + polls)
         await full.until(
-            agree(ZoneState.NORMAL), timeout_s=90, what="all three views: every zone Normal"
+            agree(ZoneState.NORMAL),
+            timeout_s=deadline(normal),
+            what="all three views: every zone Normal",
         )
         assert glob.source.conn is None  # no kubeconfig at all
         await inject("zone-outage", target, zone="zone-a")
         try:
             f, k, g = await full.until(
                 agree(ZoneState.FULL_DISRUPTION),
-                timeout_s=lab.cfg.node_monitor_grace_period_s + 120,
+                timeout_s=deadline(cadence.zone_down_s, cadence.in_prometheus_s, polls),
                 what="zone-a FullDisruption, equal in the three views",
             )
             state, total, unhealthy = _full(f)["zone-a"]
@@ -109,7 +128,11 @@ async def test_metrics_only_zone_states_equal_the_full_mode_and_prometheus(lab: 
                 got = {z.zone: z.health_pct.value for z in view.zones}
                 return got == _prometheus_health(lab, p.evaluated_at) and got["zone-a"] == 0.0
 
-            await glob.until(health_equal, timeout_s=30, what="health equal to Prometheus'")
+            await glob.until(
+                health_equal,
+                timeout_s=deadline(cycles(1, prometheus_cycle_s(KTOP_PROMETHEUS_S))),
+                what="health equal to Prometheus'",
+            )
         finally:
             await recover("zone-outage", target, zone="zone-a")
         # Every pane of the metrics-only sources says so; none read nodes, Leases or pods.
@@ -123,7 +146,9 @@ async def test_metrics_only_zone_states_equal_the_full_mode_and_prometheus(lab: 
         # The full mode did read them (the check above can fail).
         assert [p for p in full.source.meter.by_path if OBJECT_PATHS.search(p)]
         await full.until(
-            lambda s: s.nodes.ready == s.nodes.total, timeout_s=120, what="zone-a back"
+            lambda s: s.nodes.ready == s.nodes.total,
+            timeout_s=deadline(cadence.zone_back_s, steps(1)),
+            what="zone-a back",
         )
 
 
@@ -164,15 +189,17 @@ def test_snapshot_of_one_cluster_of_prometheus_with_no_kubeconfig(
         'node_collector_unhealthy_nodes_in_zone{job="kube-controller-manager"}',
         "zone",
         lambda got: len(got) == len(ZONES) and not any(got.values()),
-        timeout_s=lab.cfg.node_monitor_grace_period_s + 120,
+        timeout_s=deadline(lab_cadence(lab).zone_back_s, lab_cadence(lab).in_prometheus_s),
         what="no unhealthy node in any zone, as Prometheus has it",
     )
     zones = {
         r["metric"]["zone"].rpartition(":")[2]: r["value"]
         for r in promql(lab, 'node_collector_zone_size{job="kube-controller-manager"}')
     }
+    # ktop's own wait: the backfill, then the first poll at its default interval
+    timeout = f"{deadline(prometheus_first_s(DEFAULT_SCRAPE_S, polls=1)):g}"
     argv = ["snapshot", "--prometheus", str(lab.info["prometheus_url"]),
-            "--cluster", lab.cfg.cluster, "--timeout", "45", "--width", "120"]  # fmt: skip
+            "--cluster", lab.cfg.cluster, "--timeout", timeout, "--width", "120"]  # fmt: skip
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "metrics-only view" in out

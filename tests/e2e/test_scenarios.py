@@ -1,6 +1,7 @@
 """Evidence that each injected scenario really happens in the real control plane.
 
-Every check polls with a deadline; nothing sleeps for luck.
+Every check polls with a deadline derived from the cadence of what it waits for
+(tests/e2e/cadence.py); nothing sleeps for luck.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from kubernetes_asyncio import client
 from ktop.lab import Lab, inject, recover, resolve_target
 from ktop.lab.config import ZONE_LABEL
 from ktop.lab.util import http_ok
+from tests.e2e.cadence import PROCESS_START_S, cycles, deadline, lab_cadence, steps
 from tests.e2e.helpers import (
     nodes,
     pods,
@@ -63,9 +65,12 @@ def test_scheduler_backlog_shows_the_schedulers_own_failedscheduling_messages(la
         "--kubeconfig",
         str(lab.layout.kubeconfig),
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    # the injector starts, taints a rack's nodes and creates its pods
+    injected = deadline(PROCESS_START_S, steps(3))
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=injected, check=False)
     assert proc.returncode == 0, proc.stderr
     ns = "ktop-lab-backlog"
+    cadence = lab_cadence(lab)
     try:
 
         def stuck() -> dict[str, str] | None:
@@ -76,7 +81,12 @@ def test_scheduler_backlog_shows_the_schedulers_own_failedscheduling_messages(la
                 return {"gpu": gpu[0], "pinned": pinned[0]}
             return None
 
-        msgs = poll(stuck, timeout_s=90, what="30 unschedulable pods with scheduler messages")
+        # steps: the scheduler's first attempt at each pod and its status writes
+        msgs = poll(
+            stuck,
+            timeout_s=deadline(steps(2)),
+            what="30 unschedulable pods with scheduler messages",
+        )
         assert "Insufficient nvidia.com/gpu" in msgs["gpu"], msgs
         assert "untolerated taint" in msgs["pinned"], msgs
         assert msgs["gpu"].startswith(f"0/{lab.cfg.nodes} nodes are available")
@@ -85,14 +95,15 @@ def test_scheduler_backlog_shows_the_schedulers_own_failedscheduling_messages(la
             ordinary = [p for p in pods(lab, ns) if p.metadata.name.startswith("ordinary-")]
             return len(ordinary) == 10 and all(p.status.phase == "Running" for p in ordinary)
 
-        poll(running, timeout_s=90, what="ordinary pods Running on kwok nodes")
+        # steps: bound, then KWOK's pod stage marks each Running
+        poll(running, timeout_s=deadline(steps(2)), what="ordinary pods Running on kwok nodes")
 
         async def events(api: client.ApiClient) -> list[Any]:
             return list((await client.CoreV1Api(api).list_namespaced_event(ns)).items)
 
         failed = poll(
             lambda: [e for e in with_api(lab, events) if e.reason == "FailedScheduling"],
-            timeout_s=60,
+            timeout_s=deadline(steps(1)),
             what="FailedScheduling events",
         )
         assert any("Insufficient nvidia.com/gpu" in (e.message or "") for e in failed)
@@ -101,7 +112,11 @@ def test_scheduler_backlog_shows_the_schedulers_own_failedscheduling_messages(la
             got = promql(lab, 'sum(scheduler_pending_pods{queue="unschedulable"})')
             return got[0]["value"] if got and got[0]["value"] >= 30 else None
 
-        poll(pending_in_prometheus, timeout_s=60, what="scheduler_pending_pods unschedulable >= 30")
+        poll(
+            pending_in_prometheus,
+            timeout_s=deadline(cadence.in_prometheus_s),
+            what="scheduler_pending_pods unschedulable >= 30",
+        )
     finally:
         _recover(lab, "scheduler-backlog")
 
@@ -116,7 +131,8 @@ def test_apf_saturation_queues_and_rejects_the_flooded_priority_level(lab: Lab) 
             got = promql(lab, f"sum(apiserver_flowcontrol_rejected_requests_total{{{level}}})")
             return got[0]["value"] if got and got[0]["value"] > 0 else None
 
-        assert poll(rejected, timeout_s=30, what="rejected requests in Prometheus") > 0
+        in_prometheus = deadline(lab_cadence(lab).in_prometheus_s)
+        assert poll(rejected, timeout_s=in_prometheus, what="rejected requests in Prometheus") > 0
         inqueue = promql(
             lab,
             f"max(max_over_time(apiserver_flowcontrol_current_inqueue_requests{{{level}}}[5m]))",
@@ -129,12 +145,13 @@ def test_apf_saturation_queues_and_rejects_the_flooded_priority_level(lab: Lab) 
 def test_apiserver_skew_diverges_per_instance_request_counts(lab: Lab) -> None:
     query = 'sum by (component) (apiserver_request_total{job="apiserver"})'
     starts = 'max by (component) (process_start_time_seconds{job="apiserver"})'
+    in_prometheus = deadline(lab_cadence(lab).in_prometheus_s)
     before = poll_query(
         lab,
         query,
         "component",
         lambda v: len(v) == 2,
-        timeout_s=30,
+        timeout_s=in_prometheus,
         what="request totals for both apiservers",
     )
     start_before = promql_by(lab, starts, "component")
@@ -151,7 +168,10 @@ def test_apiserver_skew_diverges_per_instance_request_counts(lab: Lab) -> None:
         reset = after["apiserver-b"] < before["apiserver-b"]
         return after if grew and reset else None
 
-    after = poll(diverged, timeout_s=60, what="apiserver-b restarted and counts diverged")
+    # b is ready again (the injector waited for it): its next scrapes
+    after = poll(
+        diverged, timeout_s=in_prometheus, what="apiserver-b restarted and counts diverged"
+    )
     assert (
         after["apiserver-a"] - after["apiserver-b"] > before["apiserver-a"] - before["apiserver-b"]
     )
@@ -159,12 +179,13 @@ def test_apiserver_skew_diverges_per_instance_request_counts(lab: Lab) -> None:
 
 def test_etcd_leader_loss_elects_a_new_leader(lab: Lab) -> None:
     changes = "etcd_server_leader_changes_seen_total"
+    in_prometheus = deadline(lab_cadence(lab).in_prometheus_s)
     before = poll_query(
         lab,
         changes,
         "member",
         lambda v: len(v) == 3,
-        timeout_s=30,
+        timeout_s=in_prometheus,
         what="leader-change counters of 3 members",
     )
     result = _inject(lab, "etcd-leader-loss")
@@ -182,11 +203,13 @@ def test_etcd_leader_loss_elects_a_new_leader(lab: Lab) -> None:
                 and all(seen.get(m, 0) > before[m] for m in survivors)
             )
 
-        poll(moved, timeout_s=60, what=f"Prometheus to see leader {old} -> {new}")
+        # the injector waited for the new leader: Prometheus' next scrapes
+        poll(moved, timeout_s=in_prometheus, what=f"Prometheus to see leader {old} -> {new}")
         api = lab.info["apiservers"][0]["url"]
+        # steps: the apiserver's etcd client leaves the dead member, its health check passes
         poll(
             lambda: http_ok(f"{api}/readyz", lab.info["admin_token"]),
-            timeout_s=60,
+            timeout_s=deadline(steps(2)),
             what="apiserver ready on the surviving etcd members",
         )
     finally:
@@ -195,13 +218,15 @@ def test_etcd_leader_loss_elects_a_new_leader(lab: Lab) -> None:
 
 def test_zone_outage_marks_exactly_one_zone_unreachable(lab: Lab) -> None:
     zone_health = 'node_collector_zone_health{job="kube-controller-manager"}'
+    cadence = lab_cadence(lab)
 
     def by_zone(query: str) -> dict[str, float]:
         return {k.rsplit(":", 1)[-1]: v for k, v in promql_by(lab, query, "zone").items()}
 
     poll(
         lambda: _all_healthy(by_zone(zone_health)),
-        timeout_s=60,
+        # an earlier test's outage may still be healing
+        timeout_s=deadline(cadence.zone_back_s, cadence.in_prometheus_s),
         what="three healthy zones in node_collector_zone_health",
     )
 
@@ -220,7 +245,7 @@ def test_zone_outage_marks_exactly_one_zone_unreachable(lab: Lab) -> None:
 
         poll(
             outage,
-            timeout_s=lab.cfg.node_monitor_grace_period_s + 90,
+            timeout_s=deadline(cadence.zone_down_s),
             what="zone-a nodes Unknown+unreachable, other zones Ready",
         )
         no_execute = [
@@ -230,9 +255,10 @@ def test_zone_outage_marks_exactly_one_zone_unreachable(lab: Lab) -> None:
         ]
         assert no_execute, "no NoExecute unreachable taint applied"
 
+        # the controller's next monitor pass sets the gauge, Prometheus scrapes it
         health = poll(
             lambda: _zone_a_degraded(by_zone(zone_health)),
-            timeout_s=30,
+            timeout_s=deadline(cycles(1, cadence.node_monitor_period_s), cadence.in_prometheus_s),
             what="zone-a health dropping",
         )
         assert health["zone-a"] == 0 and health["zone-b"] == 100 and health["zone-c"] == 100
@@ -249,4 +275,8 @@ def test_zone_outage_marks_exactly_one_zone_unreachable(lab: Lab) -> None:
             ready_status(n) == "True" and UNREACHABLE not in taint_keys(n) for n in all_nodes
         )
 
-    poll(healed, timeout_s=120, what="zone-a nodes Ready again after kwok restart")
+    poll(
+        healed,
+        timeout_s=deadline(cadence.zone_back_s),
+        what="zone-a nodes Ready again after kwok restart",
+    )

@@ -6,7 +6,12 @@ import pytest
 
 from ktop.cli import main
 from ktop.lab import Lab
+from tests.e2e.cadence import DEFAULT_SCRAPE_S, PROBE_LIMIT_S, cycles, deadline, steps
 from tests.e2e.helpers import nodes
+
+TIMEOUT_S = deadline(PROBE_LIMIT_S, steps(2), cycles(1, DEFAULT_SCRAPE_S))
+"""ktop snapshot's own wait: connected, the nodes and pods listed, every target scraped
+once at ktop's default interval (it stops as soon as each input delivered or failed)."""
 
 
 def test_snapshot_prints_api_truth_and_names_what_did_not_deliver(
@@ -23,7 +28,7 @@ def test_snapshot_prints_api_truth_and_names_what_did_not_deliver(
         "--kubeconfig",
         str(lab.layout.kubeconfig),
         "--timeout",
-        "45",
+        f"{TIMEOUT_S:g}",
         "--width",
         "120",
         "--insecure-components",

@@ -3,7 +3,10 @@
 ktop runs as a ServiceAccount bound to docs/rbac.yaml's ClusterRole. Each injected
 scenario must make its path suspect; a healthy lab none; a bundle captured by ktop
 and one assembled by hand with kubectl and curl must give the same verdicts.
-Every wait polls with a deadline; nothing sleeps for luck.
+Every wait polls with a deadline derived from the cadence of what it waits for
+(tests/e2e/cadence.py); nothing sleeps for luck. Triage scrapes every
+``KTOP_SCRAPE_S`` here, so that each window holds two scrapes of every target or more
+however long the first round takes on a busy machine.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -28,10 +32,35 @@ from ktop.commands.sample import FIRST_ROUND
 from ktop.lab import Lab, inject, recover, resolve_target
 from ktop.lab.binaries import find_binaries
 from ktop.lab.util import http_json
+from ktop.sources.live.source import BACKFILL_TIMEOUT_S
+from tests.e2e.cadence import (
+    APF_FLOOD_S,
+    APISERVER_READY_LIMIT_S,
+    COMPONENT_STOP_S,
+    ETCD_ELECTION_LIMIT_S,
+    KTOP_SCRAPE_S,
+    PROBE_LIMIT_S,
+    PROCESS_START_S,
+    REQUEST_LIMIT_S,
+    cycles,
+    deadline,
+    lab_cadence,
+    steps,
+)
 from tests.e2e.helpers import e2e_lab_config, poll, promql, running_lab
 from tests.e2e.live import account
 
 SCRAPE_GAP_S = 5
+"""The bundles' interval between their two scrapes of a target (``--interval``): the window
+their rates cover (the hand-made bundle waits it out too; not a deadline)."""
+FIRST_ROUND_S = deadline(PROCESS_START_S, PROBE_LIMIT_S, steps(1))
+"""Until triage says it scraped every target once: it starts, connects, scrapes."""
+TWO_SCRAPES_S = steps(1) + cycles(2, KTOP_SCRAPE_S)
+"""From the start of sampling: every target's first scrape, then two more intervals."""
+WINDOW_S = TWO_SCRAPES_S
+"""The window of a triage that samples a state (no scenario runs during it)."""
+RATE_WINDOW_S = 30
+"""The window of Prometheus' request rate the healthy lab's balance is judged on."""
 
 
 def _inject(lab: Lab, scenario: str, **kwargs: Any) -> dict[str, Any]:
@@ -66,33 +95,61 @@ def _ktop(*args: str) -> list[str]:
     return [sys.executable, "-m", "ktop", *args]
 
 
-def _start_triage(lab: Lab, kubeconfig: Path, window_s: float) -> subprocess.Popen[str]:
-    cmd = _ktop(
-        "--kubeconfig", str(kubeconfig), "triage", "--context", _context(kubeconfig),
-        "--window", str(window_s), "--output", "json", *_components(lab),
+def _triage_argv(kubeconfig: Path, window_s: float, *more: str) -> list[str]:
+    return _ktop(
+        "--kubeconfig", str(kubeconfig), "--scrape-interval", f"{KTOP_SCRAPE_S:g}", "triage",
+        "--context", _context(kubeconfig), "--window", f"{window_s:g}", "--output", "json",
+        *more,
     )  # fmt: skip
+
+
+def _start_triage(lab: Lab, kubeconfig: Path, window_s: float) -> subprocess.Popen[str]:
+    cmd = _triage_argv(kubeconfig, window_s, *_components(lab))
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _first_round(proc: subprocess.Popen[str]) -> None:
     """Wait until the sampling triage has scraped every target once (it says so)."""
     assert proc.stderr is not None
-    seen = []
-    for line in proc.stderr:
-        seen.append(line)
-        if FIRST_ROUND in line:
-            return
+    stderr = proc.stderr
+    seen: list[str] = []
+    said = threading.Event()
+
+    def read() -> None:  # stops reading at the line: the rest is read by _finish
+        for line in stderr:
+            seen.append(line)
+            if FIRST_ROUND in line:
+                said.set()
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(FIRST_ROUND_S)
+    if said.is_set():
+        return
+    if reader.is_alive():
+        proc.kill()
+        proc.wait()
+        reader.join()
+        pytest.fail(f"triage did not finish its first round in {FIRST_ROUND_S:.0f}s: {seen}")
     pytest.fail(f"triage ended before its first round: {''.join(seen)}")
 
 
-def _finish(proc: subprocess.Popen[str]) -> tuple[int, dict[str, Any]]:
-    out, err = proc.communicate(timeout=180)
+def _run_s(window_s: float, *, prometheus: bool = False) -> float:
+    """A whole triage run: it starts, connects, samples for its window (with Prometheus,
+    then waits for the history backfill within its limit), and reports."""
+    backfill = BACKFILL_TIMEOUT_S if prometheus else 0.0
+    return deadline(PROCESS_START_S, PROBE_LIMIT_S, window_s, backfill, steps(1))
+
+
+def _finish(proc: subprocess.Popen[str], window_s: float) -> tuple[int, dict[str, Any]]:
+    out, err = proc.communicate(timeout=_run_s(window_s))
     assert proc.returncode in (0, 1), err
     return proc.returncode, json.loads(out)
 
 
-def _triage(lab: Lab, kubeconfig: Path, window_s: float = 12) -> tuple[int, dict[str, Any]]:
-    return _finish(_start_triage(lab, kubeconfig, window_s))
+def _triage(lab: Lab, kubeconfig: Path, window_s: float = WINDOW_S) -> tuple[int, dict[str, Any]]:
+    return _finish(_start_triage(lab, kubeconfig, window_s), window_s)
 
 
 def _verdicts(doc: dict[str, Any]) -> dict[str, str]:
@@ -103,14 +160,17 @@ def _suspects(doc: dict[str, Any]) -> list[str]:
     return [p["id"] for p in doc["paths"] if p["verdict"] == "suspect"]
 
 
-def _until_suspect(lab: Lab, kubeconfig: Path, path: str, timeout_s: float) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout_s
+def _until_suspect(lab: Lab, kubeconfig: Path, path: str, happens_s: float) -> dict[str, Any]:
+    """Triage again and again until ``path`` is suspect: what makes it so happens within
+    ``happens_s``, then one more whole run."""
+    timeout_s = happens_s + _run_s(WINDOW_S)
+    ends = time.monotonic() + timeout_s
     while True:
         code, doc = _triage(lab, kubeconfig)
         if path in _suspects(doc):
             assert code == 1
             return doc
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= ends:
             evidence = next(p["evidence"] for p in doc["paths"] if p["id"] == path)
             pytest.fail(
                 f"{path} never suspect within {timeout_s:.0f}s; verdicts {_verdicts(doc)}; "
@@ -133,27 +193,34 @@ def undisturbed_lab(
 
 def test_healthy_lab_reports_no_suspect_path(undisturbed_lab: Lab) -> None:
     lab = undisturbed_lab
+    cadence = lab_cadence(lab)
     kubeconfig = asyncio.run(account(lab, "ktop-triage"))
-    # The node lifecycle controller, as Prometheus has it, counts no unhealthy node.
+    # The node lifecycle controller, as Prometheus has it, counts no unhealthy node (a
+    # node that went Unknown while the lab started is brought back as a zone is).
     poll(
         lambda: promql(
             lab, 'sum(node_collector_unhealthy_nodes_in_zone{job="kube-controller-manager"}) == 0'
         ),
-        timeout_s=lab.cfg.node_monitor_grace_period_s + 120,
+        timeout_s=deadline(cadence.zone_back_s, cadence.in_prometheus_s),
         what="no unhealthy node in any zone, as Prometheus has it",
         every_s=2.0,
     )
     # Prometheus must agree that the lab is balanced enough, over the last 30 s.
     per_instance = {
-        "requests": 'sum by (instance) (rate(apiserver_request_total{job="apiserver"}[30s]))',
+        "requests": (
+            "sum by (instance) "
+            f'(rate(apiserver_request_total{{job="apiserver"}}[{RATE_WINDOW_S}s]))'
+        ),
         "watches": (
             'sum by (instance) (apiserver_longrunning_requests{job="apiserver",verb="WATCH"})'
         ),
     }
+    # What the lab's start set going (within its start limit) has left the rate's window.
+    balanced = deadline(cadence.start_s, cycles(1, RATE_WINDOW_S), cadence.in_prometheus_s)
     for what, q in per_instance.items():
         poll(
             functools.partial(promql, lab, f"max({q}) / avg({q}) < {API_SKEW.warn}"),
-            timeout_s=300,
+            timeout_s=balanced,
             what=f"{what} skew across apiservers under {API_SKEW.warn}x, as Prometheus has it",
             every_s=2.0,
         )
@@ -161,7 +228,7 @@ def test_healthy_lab_reports_no_suspect_path(undisturbed_lab: Lab) -> None:
     # (ktop reports those as not estimated); wait until every instance has sized nodes.
     poll(
         lambda: promql(lab, 'min(apiserver_resource_size_estimate_bytes{resource="nodes"}) > 0'),
-        timeout_s=240,
+        timeout_s=deadline(cadence.size_estimate_s, cadence.in_prometheus_s),
         what="the apiservers' first size estimate of nodes",
         every_s=2.0,
     )
@@ -182,7 +249,9 @@ def test_healthy_lab_reports_no_suspect_path(undisturbed_lab: Lab) -> None:
 
 
 def _kubectl_bundle(lab: Lab, kubeconfig: Path, root: Path) -> None:
-    """What a user would do by hand: kubectl for the lists, curl for metrics and dumps."""
+    """What a user would do by hand: kubectl for the lists, curl for metrics and dumps
+    (each one request: a step)."""
+    one = deadline(steps(1))
     env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
     kubectl = find_binaries().kubectl  # built with the components, same version
     (root / "api").mkdir(parents=True)
@@ -191,10 +260,16 @@ def _kubectl_bundle(lab: Lab, kubeconfig: Path, root: Path) -> None:
         "endpointslices", "resourcequotas",
     ):  # fmt: skip
         with (root / "api" / f"{res}.json").open("w") as f:
-            subprocess.run([kubectl, "get", res, "-A", "-o", "json"], stdout=f, env=env, check=True)
+            subprocess.run(
+                [kubectl, "get", res, "-A", "-o", "json"],
+                stdout=f,
+                env=env,
+                check=True,
+                timeout=one,
+            )
     token = subprocess.run(
         [kubectl, "config", "view", "--raw", "-o", "jsonpath={.users[0].user.token}"],
-        env=env, capture_output=True, text=True, check=True,
+        env=env, capture_output=True, text=True, check=True, timeout=one,
     ).stdout  # fmt: skip
     targets = [("apiserver", a["url"], f"{a['url']}/metrics", True) for a in lab.info["apiservers"]]
     targets += [("etcd", m["metrics_url"], m["metrics_url"], False) for m in lab.info["etcd"]]
@@ -211,13 +286,15 @@ def _kubectl_bundle(lab: Lab, kubeconfig: Path, root: Path) -> None:
             out = root / "metrics" / comp / inst / f"{at}.prom"
             out.parent.mkdir(parents=True, exist_ok=True)
             hdr = ["-H", f"Authorization: Bearer {token}"] if auth else []
-            subprocess.run(["curl", "-sfk", *hdr, "-o", str(out), url], check=True)
+            subprocess.run(["curl", "-sfk", *hdr, "-o", str(out), url], check=True, timeout=one)
         for a in lab.info["apiservers"]:
             inst = a["url"].split("//", 1)[-1]
             out = root / "apf" / inst / f"{at}.txt"
             out.parent.mkdir(parents=True, exist_ok=True)
             bearer = ["-H", f"Authorization: Bearer {token}"]
-            subprocess.run(["curl", "-sfk", *bearer, "-o", str(out), a["url"] + dump], check=True)
+            subprocess.run(
+                ["curl", "-sfk", *bearer, "-o", str(out), a["url"] + dump], check=True, timeout=one
+            )
 
 
 def _bundle_verdicts(root: Path) -> tuple[dict[str, str], dict[str, Any]]:
@@ -226,6 +303,7 @@ def _bundle_verdicts(root: Path) -> tuple[dict[str, str], dict[str, Any]]:
         capture_output=True,
         text=True,
         check=False,
+        timeout=deadline(PROCESS_START_S, steps(1)),
     )
     assert done.returncode in (0, 1), done.stderr
     doc = json.loads(done.stdout)
@@ -235,13 +313,17 @@ def _bundle_verdicts(root: Path) -> tuple[dict[str, str], dict[str, Any]]:
 
 def _captured_and_by_hand(lab: Lab, kubeconfig: Path, tmp: Path) -> tuple[dict[str, Any], ...]:
     captured = tmp / "captured"
+    # it starts, connects, scrapes every target twice SCRAPE_GAP_S apart, lists objects
+    capture_s = deadline(
+        PROCESS_START_S, PROBE_LIMIT_S, cycles(2, SCRAPE_GAP_S), REQUEST_LIMIT_S, steps(1)
+    )
     done = subprocess.run(
         _ktop(
             "--kubeconfig", str(kubeconfig), "bundle", "capture", "--context",
             _context(kubeconfig), "--interval", str(SCRAPE_GAP_S), *_components(lab),
             str(captured),
         ),
-        capture_output=True, text=True, check=False,
+        capture_output=True, text=True, check=False, timeout=capture_s,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "not captured" not in done.stderr, done.stderr
@@ -276,7 +358,8 @@ def test_captured_and_hand_assembled_bundles_agree(
 def test_scheduler_backlog_makes_p2_suspect(lab: Lab, kubeconfig: Path) -> None:
     _inject(lab, "scheduler-backlog")
     try:
-        doc = _until_suspect(lab, kubeconfig, "P2", timeout_s=120)
+        # steps: the scheduler's first attempt at each pod and its status writes
+        doc = _until_suspect(lab, kubeconfig, "P2", happens_s=steps(2))
         p2 = next(p for p in doc["paths"] if p["id"] == "P2")
         assert "no resources fit" in p2["conclusion"]
         assert doc["signals"]["scheduler"]["pending_by_reason"]
@@ -285,11 +368,13 @@ def test_scheduler_backlog_makes_p2_suspect(lab: Lab, kubeconfig: Path) -> None:
 
 
 def test_apf_saturation_makes_api_429_suspect(lab: Lab, kubeconfig: Path) -> None:
-    proc = _start_triage(lab, kubeconfig, window_s=30)
+    # sampling goes on through the flood (its objects written: a step) and two scrapes after
+    window_s = TWO_SCRAPES_S + steps(1) + APF_FLOOD_S
+    proc = _start_triage(lab, kubeconfig, window_s)
     _first_round(proc)
     try:
         _inject(lab, "apf-saturation")
-        _, doc = _finish(proc)
+        _, doc = _finish(proc, window_s)
     finally:
         _recover(lab, "apf-saturation")
     assert "API-429" in _suspects(doc), _verdicts(doc)
@@ -298,11 +383,13 @@ def test_apf_saturation_makes_api_429_suspect(lab: Lab, kubeconfig: Path) -> Non
 
 
 def test_apiserver_skew_makes_skew_suspect(lab: Lab, kubeconfig: Path) -> None:
-    # The scenario hammers apiserver-a while apiserver-b restarts: sample across it.
-    proc = _start_triage(lab, kubeconfig, window_s=40)
+    # The scenario hammers apiserver-a while apiserver-b restarts: sample across it (b
+    # stopped, then ready again within the scenario's limit) and two scrapes after.
+    window_s = TWO_SCRAPES_S + COMPONENT_STOP_S + APISERVER_READY_LIMIT_S
+    proc = _start_triage(lab, kubeconfig, window_s)
     _first_round(proc)
     _inject(lab, "apiserver-skew")
-    _, doc = _finish(proc)
+    _, doc = _finish(proc, window_s)
     skew = next(p for p in doc["paths"] if p["id"] == "SKEW")
     assert skew["verdict"] == "suspect", skew
     ids = {e["id"]: e for e in skew["evidence"]}
@@ -314,11 +401,13 @@ def test_apiserver_skew_makes_skew_suspect(lab: Lab, kubeconfig: Path) -> None:
 
 
 def test_etcd_leader_loss_makes_etcd_suspect(lab: Lab, kubeconfig: Path) -> None:
-    proc = _start_triage(lab, kubeconfig, window_s=30)
+    # sampling goes on through the election (within the scenario's limit) and two scrapes
+    window_s = TWO_SCRAPES_S + ETCD_ELECTION_LIMIT_S
+    proc = _start_triage(lab, kubeconfig, window_s)
     _first_round(proc)
     result = _inject(lab, "etcd-leader-loss")
     try:
-        _, doc = _finish(proc)
+        _, doc = _finish(proc, window_s)
     finally:
         _recover(lab, "etcd-leader-loss", member=result["old_leader"])
     assert "ETCD" in _suspects(doc), _verdicts(doc)
@@ -327,7 +416,7 @@ def test_etcd_leader_loss_makes_etcd_suspect(lab: Lab, kubeconfig: Path) -> None
 def test_zone_outage_makes_p4_suspect_and_names_the_zone(lab: Lab, kubeconfig: Path) -> None:
     _inject(lab, "zone-outage", zone="zone-a")
     try:
-        doc = _until_suspect(lab, kubeconfig, "P4", timeout_s=240)
+        doc = _until_suspect(lab, kubeconfig, "P4", happens_s=lab_cadence(lab).zone_down_s)
         p4 = next(p for p in doc["paths"] if p["id"] == "P4")
         assert "zone zone-a" in p4["conclusion"], p4["conclusion"]
     finally:
@@ -342,22 +431,23 @@ def _prom_query(url: str, query: str, at: float) -> dict[str, float]:
 
 
 def test_prometheus_history_is_the_baseline_of_a_short_sample(lab: Lab, kubeconfig: Path) -> None:
-    """With --prometheus a 12 s sample already compares with the cluster's normal: the
+    """With --prometheus a short sample already compares with the cluster's normal: the
     backfilled last hour (15 s steps), whose median Prometheus computes itself."""
     prom = str(lab.info["prometheus_url"])
     rate = 'sum by (instance) (rate(process_cpu_seconds_total{job="apiserver"}[300s]))'
-    # more than ten 15 s steps older than a minute: Prometheus must hold 4 minutes
+    # more than ten 15 s steps older than a minute: Prometheus must hold 4 minutes, a
+    # scrape every interval
+    held_s, scrape_s = 240, lab_cadence(lab).scrape_s
     poll(
-        lambda: min(_prom_query(prom, "count_over_time(up{job='apiserver'}[4m])", time.time())
-                    .values(), default=0) >= 230 or None,
-        timeout_s=400, what="4 minutes of apiserver scrapes in Prometheus",
+        lambda: min(_prom_query(prom, f"count_over_time(up{{job='apiserver'}}[{held_s}s])",
+                                time.time()).values(), default=0) >= held_s / scrape_s - 10 or None,
+        timeout_s=deadline(cycles(held_s / scrape_s, scrape_s)),
+        what="4 minutes of apiserver scrapes in Prometheus",
     )  # fmt: skip
     started = time.time()
-    cmd = _ktop(
-        "--kubeconfig", str(kubeconfig), "triage", "--context", _context(kubeconfig),
-        "--window", "12", "--output", "json", "--prometheus", prom, *_components(lab),
-    )  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=False)
+    cmd = _triage_argv(kubeconfig, WINDOW_S, "--prometheus", prom, *_components(lab))
+    timeout = _run_s(WINDOW_S, prometheus=True)
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     assert done.returncode in (0, 1), done.stderr
     doc = json.loads(done.stdout)
     assert doc["baseline"].startswith("Prometheus history, last "), doc["baseline"]

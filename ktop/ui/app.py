@@ -23,13 +23,14 @@ from ktop.sources.replay import ReplaySource
 from ktop.ui.display import AsciiFilter, Display, StripColor
 from ktop.ui.frame import Frame
 from ktop.ui.recording import RecordingControls
-from ktop.ui.render.areas import AREA_KEYS, AREA_TITLES
+from ktop.ui.render.areas import AREA_KEYS
+from ktop.ui.render.replay import RECORD_KEYS, REPLAY_KEYS
 from ktop.ui.render.status import AREA_SHORT
 from ktop.ui.render.trend import WINDOWS, window_label
 from ktop.ui.screens.base import KtopScreen
 from ktop.ui.screens.drill import DrillScreen
 from ktop.ui.screens.findings import FindingsScreen
-from ktop.ui.screens.help import HelpScreen
+from ktop.ui.screens.help import HelpScreen, help_screen, key_rows
 from ktop.ui.screens.overview import OverviewScreen
 from ktop.ui.screens.triage import TriageScreen
 from ktop.ui.theming import DEFAULT_THEME, NO_COLOR_THEME, KtopTheme, all_themes, derived_status
@@ -41,6 +42,16 @@ _ASCII = AsciiFilter()
 
 def _drill(area: Area) -> Screen[None]:
     return DrillScreen(area)
+
+
+_AREA_HELP: dict[Area, str] = {
+    Area.APF: "APF: priority levels, flow schemas, per instance",
+    Area.APISERVERS: "apiserver instances side by side",
+    Area.ETCD: "etcd members",
+    Area.SCHEDULER: "scheduler: pending reasons, wait categories, quota",
+    Area.NODES: "nodes: zones, racks, NotReady nodes",
+}
+"""What each area's drill-down key shows."""
 
 
 class KtopApp(App[None]):
@@ -65,13 +76,34 @@ class KtopApp(App[None]):
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit", "quit"),
     ]
-    """Every app-wide key; the help screen lists them with :data:`KEY_HELP`."""
+    """Every app-wide key. What each does is :data:`KEY_HELP`; the help screen, the command
+    palette and README's key table are generated from the two."""
 
     KEY_HELP: ClassVar[dict[str, str]] = {
+        "goto('overview')": "overview: all five areas",
+        **{f"goto('{area.value}')": what for area, what in _AREA_HELP.items()},
+        "goto('findings')": "all findings with evidence",
         "cycle_theme": "next theme (ktop's themes and yours, in name order)",
         "copy": "copy the findings, or the table in focus, to the clipboard (OSC 52)",
+        "trend_window": "trend window of sparklines and charts: 5m, 15m, 1h",
+        **{action: what for _, action, _, what in (*RECORD_KEYS, *REPLAY_KEYS)},
+        "goto('triage')": "triage: every path's verdict and evidence; enter opens the pane",
+        "help": "every key (this help)",
+        "quit": "quit",
     }
-    """Longer help for app bindings the help screen's own list does not cover."""
+    """What the key of every action in :data:`BINDINGS` does (a test checks there is one)."""
+
+    PALETTE: ClassVar[dict[str, str]] = {
+        "goto('overview')": "Overview",
+        **{f"goto('{area.value}')": f"Drill-down: {area.value}" for area in AREA_KEYS},
+        "goto('findings')": "Findings",
+        "goto('triage')": "Triage",
+        "help": "Help",
+        "cycle_theme": "Next theme",
+        "copy": "Copy",
+    }
+    """The actions the command palette offers, with their titles; each command's help is
+    the action's :data:`KEY_HELP` and its keys."""
 
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
         "overview": OverviewScreen,
@@ -286,30 +318,17 @@ class KtopApp(App[None]):
         self.rec.ask_seek()
 
     def action_help(self) -> None:
-        """Open the help screen (unless it is open)."""
+        """Open the help screen (unless it is open): this app's keys."""
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(help_screen(type(self)))
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        """Palette commands to jump to every screen, then Textual's own."""
-        yield SystemCommand(
-            "Overview", "All five areas at once (o)", partial(self.action_goto, "overview")
-        )
-        for area, key in AREA_KEYS.items():
+        """Palette commands for every action of :data:`PALETTE`, then Textual's own."""
+        keys = {row.action: row.shown for row in key_rows(type(self)) if not row.where}
+        for action, title in self.PALETTE.items():
             yield SystemCommand(
-                f"Drill-down: {area.value}",
-                f"{AREA_TITLES[area]} ({key})",
-                partial(self.action_goto, area.value),
+                title,
+                f"{self.KEY_HELP[action]} ({keys[action]})",
+                partial(self.run_action, action),
             )
-        yield SystemCommand(
-            "Findings", "All findings with evidence (f)", partial(self.action_goto, "findings")
-        )
-        yield SystemCommand(
-            "Triage",
-            "Every triage path, most severe first (t)",
-            partial(self.action_goto, "triage"),
-        )
-        yield SystemCommand("Help", "Every key (?)", self.action_help)
-        yield SystemCommand("Next theme", "Cycle ktop's themes (T)", self.action_cycle_theme)
-        yield SystemCommand("Copy", "Findings or the table in focus, OSC 52 (y)", self.action_copy)
         yield from super().get_system_commands(screen)

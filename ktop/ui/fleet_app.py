@@ -7,36 +7,46 @@ back to the fleet. Recording is per cell in ``ktop`` and ``ktop record``, not he
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, ClassVar
 
-from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen, Screen
 
 from ktop.fleet import Fleet
 from ktop.ui.app import KtopApp
+from ktop.ui.recording import RecordingControls
 from ktop.ui.screens.fleet import FleetScreen
 
 FLEET_MODE = "fleet"
 CELLS_GROUP = "cells"
+_RECORDING = frozenset(b.action for b in RecordingControls.bindings())
+"""The recording and replay keys' actions: a fleet neither records nor replays."""
 
 
 class FleetApp(KtopApp):
     """The dashboard of a fleet: :class:`FleetScreen`, then any cell's screens."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        *(b for b in KtopApp.BINDINGS if not (isinstance(b, Binding) and b.key == "escape")),
+        *(
+            b
+            for b in KtopApp.BINDINGS
+            if not (isinstance(b, Binding) and (b.key == "escape" or b.action in _RECORDING))
+        ),
         Binding("escape", "fleet_back", "back", show=False),
         Binding("F", f"goto('{FLEET_MODE}')", "fleet"),
     ]
-    """The app's keys; escape goes back one level (a screen, then the fleet); F the fleet."""
+    """The app's keys but recording and replay (a fleet does neither); escape goes back one
+    level (a screen, then the fleet); F the fleet."""
 
     KEY_HELP: ClassVar[dict[str, str]] = {
         **KtopApp.KEY_HELP,
         "fleet_back": "back: from a screen to the cell's overview, from the overview to the fleet",
         f"goto('{FLEET_MODE}')": "the fleet: every cell, worst first (enter opens one)",
     }
+
+    PALETTE: ClassVar[dict[str, str]] = {f"goto('{FLEET_MODE}')": "Fleet", **KtopApp.PALETTE}
+    """The fleet, then the app's palette commands."""
 
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
         **KtopApp.MODES,
@@ -103,10 +113,3 @@ class FleetApp(KtopApp):
         if action in ("toggle_recording", "marker"):
             return False
         return super().check_action(action, parameters)
-
-    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        """The fleet, then the app's palette commands."""
-        yield SystemCommand(
-            "Fleet", "Every cell, worst first (F)", lambda: self.action_goto(FLEET_MODE)
-        )
-        yield from super().get_system_commands(screen)

@@ -18,6 +18,12 @@ APF_REJECTIONS = Threshold(
     "triage P1 (000 §4.3): APF only decides who waits; any rejection is a client-visible 429",
     critical=0.0,
 )
+APF_IN_QUEUE = Threshold(
+    "requests waiting in a priority level's queues",
+    "count",
+    "triage P1: a request waits only when its level is at its concurrency limit",
+    warn=0.0,
+)
 APF_WAIT_P99 = Threshold(
     "APF queue wait p99",
     "s",
@@ -102,6 +108,12 @@ ETCD_FAILED_PROPOSALS = Threshold(
     "failed proposals per second",
     "/s",
     "etcd mixin etcdHighNumberOfFailedProposals",
+    warn=0.0,
+)
+ETCD_CLIENT_ERRORS = Threshold(
+    "etcd requests failing per second, as the apiservers see them",
+    "/s",
+    "etcd health (000 §4.4): any failing storage request fails an API call",
     warn=0.0,
 )
 ETCD_PEER_RTT_P99 = Threshold(
@@ -227,3 +239,15 @@ STALE_AFTER = Threshold(
     warn=STALE_AFTER_S,
 )
 """Not a finding: an area whose stalest input is older than this is shown stale."""
+PENDING_MIN_PODS = 10
+"""Never 'many' pods (triage P2, P3, P6) at this many or fewer, whatever the cluster's size."""
+PENDING_PER_NODE = Threshold(
+    f"pods waiting for one cause per node (and more than {PENDING_MIN_PODS} pods)",
+    "ratio",
+    "ktop starting point for 'many pods' (triage P2, P3, P6): one pod per 100 nodes; a few "
+    "long-waiting pods (a selector no node matches, a request no node can fill) are the normal "
+    "of a large cluster, not a symptom",
+    warn=0.01,
+)
+"""Waiting pods are 'many' past this share of the nodes (and :data:`PENDING_MIN_PODS`), or
+well above the cluster's own baseline (:data:`BASELINE_RATIO`); fewer are a note."""

@@ -1,36 +1,62 @@
-"""The signals ktop keeps a history of, and how each is read.
+"""The registry of readings: every number ktop keeps a history of, charts and grades.
 
-One table (:data:`SIGNALS`) says, for every signal: what it measures, its
-unit, the label that tells its subjects apart (priority level, instance,
-zone ...), and the PromQL that computes the same number from Prometheus
-(empty when Prometheus does not hold it, e.g. node conditions read from the
-API). :func:`read_signals` takes the same numbers from a snapshot, so the
-live history and the Prometheus backfill fill the same keys.
+One table (:data:`SIGNALS`) defines each reading once: its id (the metric part of its
+history key, also its JSON name), its title and unit, the label that tells its subjects
+apart (priority level, instance, zone ...), the pure function that reads it from a
+snapshot, the threshold it is graded by (from :mod:`ktop.model.limits`), the chart it
+gets in its area's drill-down, and the PromQL that computes the same number from
+Prometheus (empty when Prometheus does not hold it, e.g. node conditions read from the
+API). Everything else derives from it: the history (:func:`read_signals`), the
+Prometheus backfill, the trend charts and sparklines (``ktop/ui/render/trend.py``), the
+colour of a reading on screen (:meth:`Reading.status`), the trend of a finding, and the
+signals table of docs/panes.md.
 
 A signal key is ``"<metric>|<subject>"`` (subject empty for cluster-wide
 signals), a plain string so that history can be serialized as it is.
 History is kept per aggregate (a priority level, an instance, a zone),
 never per node.
+
+How to add a reading: docs/architecture.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Literal
 
+from ktop.model import limits
 from ktop.model.area_metrics_only import split_zone_key
-from ktop.model.events import Component, PodWait
+from ktop.model.events import Area, Component, PodWait
+from ktop.model.grading import Severity, Threshold
 from ktop.model.series import WINDOW_S
-from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot import ClusterSnapshot, EtcdMemberRow
 from ktop.model.values import Val, sum_vals
 
 QUANTILE = 0.99
 """The quantile of every ``p99`` signal."""
 
 
+Combine = Literal["sum", "max"]
+Extract = Callable[[ClusterSnapshot], Iterable[tuple[str, Val]]]
+"""Reads a reading from a snapshot: ``(subject, value)`` for every subject it has."""
+
+
 @dataclass(frozen=True, slots=True)
-class SignalSpec:
-    """One signal: what it is and how Prometheus computes it.
+class Chart:
+    """A reading's chart in its area's drill-down (and sparkline in its overview panel)."""
+
+    combine: Combine
+    """How its subjects become one line: summed, or the worst (largest) one."""
+    title: str
+    rank: int
+    """Its place among the area's charts, most telling first (lowest first)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One reading: what it is, how it is read, graded and charted, and how Prometheus
+    computes it.
 
     ``promql`` has two placeholders: ``{job}`` (the component's job regular
     expression) and ``{w}`` (the observation window in seconds). It groups
@@ -41,7 +67,9 @@ class SignalSpec:
     """
 
     metric: str
+    """The reading's id: the metric part of its history keys and its JSON name."""
     label: str
+    """Its title where it is shown (a chart's axis, a sparkline's label)."""
     unit: str
     component: Component | None
     subject_label: str = ""
@@ -50,6 +78,21 @@ class SignalSpec:
     subject_of: Callable[[str], str] | None = None
     """Turns the value of ``subject_label`` in Prometheus' answer into the subject the
     snapshot uses (None: the same string)."""
+    area: Area | None = None
+    extract: Extract | None = None
+    threshold: Threshold | None = None
+    """What grades it (the screen's colour, a finding's trend); None: it is context."""
+    chart: Chart | None = None
+
+    def status(self, v: Val) -> Severity:
+        """How ``v`` grades: by the reading's threshold; unknown is never OK (a value
+        with nothing to measure is); a reading without a threshold is OK when known.
+        """
+        if self.threshold is not None:
+            return self.threshold.grade_val(v)
+        if v.value is None and not v.empty:
+            return Severity.UNKNOWN
+        return Severity.OK
 
 
 def _rate(expr: str, by: str) -> str:
@@ -99,130 +142,296 @@ _SCHED = Component.SCHEDULER
 PL = "priority_level"
 INST = "instance"
 
-SIGNALS: tuple[SignalSpec, ...] = (
-    SignalSpec(
+# Extractors: how each reading is read from a snapshot (pure, one per shape of area).
+
+
+def _per_level(attr: str) -> Extract:
+    def read(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+        for row in s.apf.levels:
+            yield row.priority_level, getattr(row, attr)
+
+    return read
+
+
+def _per_instance(attr: str) -> Extract:
+    def read(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+        for row in s.apiservers.instances:
+            yield row.instance, getattr(row, attr)
+
+    return read
+
+
+def _inflight(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+    for a in s.apiservers.instances:
+        yield a.instance, sum_vals([a.inflight_readonly, a.inflight_mutating])
+
+
+def _whole(read: Callable[[ClusterSnapshot], Val]) -> Extract:
+    """A cluster-wide reading (its subject is empty)."""
+    return lambda s: (("", read(s)),)
+
+
+def _per_member(attr: str) -> Extract:
+    def read(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+        for m in s.etcd.members:
+            yield m.instance, getattr(m, attr)
+
+    return read
+
+
+def reclaimable_bytes(m: EtcdMemberRow) -> Val:
+    """What a defragmentation would give back: the database's size minus what it uses."""
+    size, in_use = m.db_size_bytes.value, m.db_in_use_bytes.value
+    if size is None or in_use is None:
+        return Val.unknown(m.db_size_bytes.reason or m.db_in_use_bytes.reason or "db size unknown")
+    return Val.of(max(size - in_use, 0.0))
+
+
+def _reclaimable(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+    for m in s.etcd.members:
+        yield m.instance, reclaimable_bytes(m)
+
+
+def _queues(s: ClusterSnapshot) -> Iterable[tuple[str, Val]]:
+    return s.scheduler.queue.items()
+
+
+def _attempts(s: ClusterSnapshot) -> Iterable[tuple[str, Val]]:
+    return s.scheduler.attempts_per_s.items()
+
+
+def _reason_pods(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+    if s.scheduler.pods_known:
+        for reason in s.scheduler.reasons[:TOP_REASONS]:
+            yield reason.reason, Val.of(reason.pods)
+
+
+def _waiting_pods(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+    if s.scheduler.pods_known:
+        for wait in PodWait:
+            yield wait.value, Val.of(s.scheduler.pending_by_wait.get(wait, 0))
+
+
+def _zones_unhealthy(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+    n = s.nodes
+    if n.nodes_known:
+        for z in n.zones:
+            yield z.zone, Val.of(z.unhealthy)
+    elif n.metrics_only is not None:
+        # metrics-only: the node lifecycle controller's own count per zone
+        for zh in n.metrics_only.zones:
+            yield zh.zone, Val.of(zh.unhealthy)
+
+
+def _per_zone(attr: str) -> Extract:
+    def read(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+        if s.nodes.nodes_known:
+            for z in s.nodes.zones:
+                yield z.zone, Val.of(getattr(z, attr))
+
+    return read
+
+
+def _lease_lag(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+    if s.nodes.nodes_known:
+        yield "", s.nodes.lease_lag_p99_s
+
+
+SIGNALS: tuple[Reading, ...] = (
+    Reading(
         "apf.in_queue",
         "in queue",
         "",
         _API,
         PL,
         f"sum by ({PL}) ({_sel('apiserver_flowcontrol_current_inqueue_requests')})",
+        area=Area.APF,
+        extract=_per_level("in_queue"),
+        threshold=limits.APF_IN_QUEUE,
+        chart=Chart("sum", "in queue, all priority levels", 2),
     ),
-    SignalSpec(
+    Reading(
         "apf.executing",
         "executing",
         "",
         _API,
         PL,
         f"sum by ({PL}) ({_sel('apiserver_flowcontrol_current_executing_requests')})",
+        area=Area.APF,
+        extract=_per_level("executing"),
+        chart=Chart("sum", "executing, all priority levels", 4),
     ),
-    SignalSpec(
+    Reading(
         "apf.rejected_per_s",
         "rejected/s",
         "/s",
         _API,
         PL,
         _rate(_sel("apiserver_flowcontrol_rejected_requests_total"), PL),
+        area=Area.APF,
+        extract=_per_level("rejected_total_per_s"),
+        threshold=limits.APF_REJECTIONS,
+        chart=Chart("sum", "rejected/s, all priority levels", 1),
     ),
-    SignalSpec(
+    Reading(
         "apf.wait_p99_s",
         "wait p99",
         "s",
         _API,
         PL,
         _p99("apiserver_flowcontrol_request_wait_duration_seconds", PL),
+        area=Area.APF,
+        extract=_per_level("wait_p99_s"),
+        threshold=limits.APF_WAIT_P99,
+        chart=Chart("max", "wait p99, worst priority level", 3),
     ),
-    SignalSpec(
+    Reading(
         "api.requests_per_s",
         "requests/s",
         "/s",
         _API,
         INST,
         _rate(_sel("apiserver_request_total"), INST),
+        area=Area.APISERVERS,
+        extract=_per_instance("requests_per_s"),
+        chart=Chart("sum", "requests/s, all instances", 1),
     ),
-    SignalSpec(
+    Reading(
         "api.inflight",
         "inflight",
         "",
         _API,
         INST,
         f"sum by ({INST}) ({_sel('apiserver_current_inflight_requests')})",
+        area=Area.APISERVERS,
+        extract=_inflight,
+        chart=Chart("sum", "inflight, all instances", 3),
     ),
-    SignalSpec(
+    Reading(
         "api.watches",
         "watches",
         "",
         _API,
         INST,
         _WATCHES,
+        area=Area.APISERVERS,
+        extract=_per_instance("watches"),
+        chart=Chart("sum", "watches, all instances", 4),
     ),
-    SignalSpec(
+    Reading(
         "api.cpu_cores",
         "CPU cores",
         "",
         _API,
         INST,
         _rate(_sel("process_cpu_seconds_total"), INST),
+        area=Area.APISERVERS,
+        extract=_per_instance("cpu_cores"),
+        chart=Chart("max", "CPU cores, busiest instance", 5),
     ),
-    SignalSpec(
+    Reading(
         "api.rss_bytes",
         "memory",
         "B",
         _API,
         INST,
         f"sum by ({INST}) ({_sel('process_resident_memory_bytes')})",
+        area=Area.APISERVERS,
+        extract=_per_instance("rss_bytes"),
+        chart=Chart("max", "memory, largest instance", 6),
     ),
-    SignalSpec(
+    Reading(
         "api.throttled_per_s",
         "429/s",
         "/s",
         _API,
         INST,
         _rate(_sel("apiserver_request_total", ',code="429"'), INST),
+        area=Area.APISERVERS,
+        extract=_per_instance("throttled_per_s"),
+        threshold=limits.API_THROTTLED,
+        chart=Chart("sum", "429/s, all instances", 2),
     ),
-    SignalSpec(
+    Reading(
         "api.terminations_per_s",
         "terminated/s",
         "/s",
         _API,
         INST,
         _rate(_sel("apiserver_request_terminations_total"), INST),
+        area=Area.APISERVERS,
+        extract=_per_instance("terminations_per_s"),
+        threshold=limits.API_TERMINATIONS,
     ),
-    SignalSpec("api.request_skew", "request skew", "x", _API, "", _REQUEST_SKEW),
-    SignalSpec("api.watch_skew", "watch skew", "x", _API, "", _WATCH_SKEW),
-    SignalSpec(
+    Reading(
+        "api.request_skew",
+        "request skew",
+        "x",
+        _API,
+        "",
+        _REQUEST_SKEW,
+        area=Area.APISERVERS,
+        extract=_whole(lambda s: s.apiservers.request_skew),
+        threshold=limits.API_SKEW,
+    ),
+    Reading(
+        "api.watch_skew",
+        "watch skew",
+        "x",
+        _API,
+        "",
+        _WATCH_SKEW,
+        area=Area.APISERVERS,
+        extract=_whole(lambda s: s.apiservers.watch_skew),
+        threshold=limits.API_SKEW,
+    ),
+    Reading(
         "etcd.fsync_p99_s",
         "WAL fsync p99",
         "s",
         _ETCD,
         INST,
         _p99("etcd_disk_wal_fsync_duration_seconds", INST),
+        area=Area.ETCD,
+        extract=_per_member("wal_fsync_p99_s"),
+        threshold=limits.ETCD_FSYNC_P99,
+        chart=Chart("max", "WAL fsync p99, worst member", 1),
     ),
-    SignalSpec(
+    Reading(
         "etcd.commit_p99_s",
         "commit p99",
         "s",
         _ETCD,
         INST,
         _p99("etcd_disk_backend_commit_duration_seconds", INST),
+        area=Area.ETCD,
+        extract=_per_member("backend_commit_p99_s"),
+        threshold=limits.ETCD_COMMIT_P99,
+        chart=Chart("max", "backend commit p99, worst member", 2),
     ),
-    SignalSpec(
+    Reading(
         "etcd.proposals_pending",
         "proposals pending",
         "",
         _ETCD,
         INST,
         f"sum by ({INST}) ({_sel('etcd_server_proposals_pending')})",
+        area=Area.ETCD,
+        extract=_per_member("proposals_pending"),
+        chart=Chart("sum", "proposals pending, all members", 3),
     ),
-    SignalSpec(
+    Reading(
         "etcd.db_size_bytes",
         "db size",
         "B",
         _ETCD,
         INST,
         f"sum by ({INST}) ({_sel('etcd_mvcc_db_total_size_in_bytes')})",
+        area=Area.ETCD,
+        extract=_per_member("db_size_bytes"),
+        chart=Chart("max", "db size, largest member", 4),
     ),
-    SignalSpec(
+    Reading(
         "etcd.is_leader",
         "leader",
         "",
@@ -230,33 +439,68 @@ SIGNALS: tuple[SignalSpec, ...] = (
         INST,
         f"sum by ({INST}) ({_sel('etcd_server_is_leader')})",
         higher_is_worse=False,
+        area=Area.ETCD,
+        extract=_per_member("is_leader"),
     ),
-    SignalSpec(
+    Reading(
         "etcd.proposals_failed_per_s",
         "failed proposals/s",
         "/s",
         _ETCD,
         INST,
         _rate(_sel("etcd_server_proposals_failed_total"), INST),
+        area=Area.ETCD,
+        extract=_per_member("proposals_failed_per_s"),
+        threshold=limits.ETCD_FAILED_PROPOSALS,
     ),
-    SignalSpec("etcd.db_quota_ratio", "db / quota", "x", _ETCD, INST, _DB_QUOTA),
-    SignalSpec(
+    Reading(
+        "etcd.db_quota_ratio",
+        "db / quota",
+        "x",
+        _ETCD,
+        INST,
+        _DB_QUOTA,
+        area=Area.ETCD,
+        extract=_per_member("db_quota_ratio"),
+        threshold=limits.ETCD_QUOTA,
+    ),
+    Reading(
         "etcd.fragmentation",
         "fragmentation",
         "x",
         _ETCD,
         INST,
         _FRAGMENTATION,
+        area=Area.ETCD,
+        extract=_per_member("fragmentation"),
+        threshold=limits.ETCD_FRAGMENTATION,
     ),
-    SignalSpec(
+    Reading(
+        "etcd.reclaimable_bytes",
+        "reclaimable",
+        "B",
+        _ETCD,
+        INST,
+        "sum by (instance) ("
+        + _sel("etcd_mvcc_db_total_size_in_bytes")
+        + " - "
+        + _sel("etcd_mvcc_db_total_size_in_use_in_bytes")
+        + ")",
+        area=Area.ETCD,
+        extract=_reclaimable,
+    ),
+    Reading(
         "etcd.peer_rtt_p99_s",
         "peer round-trip p99",
         "s",
         _ETCD,
         INST,
         _p99("etcd_network_peer_round_trip_time_seconds", INST),
+        area=Area.ETCD,
+        extract=_per_member("peer_rtt_p99_s"),
+        threshold=limits.ETCD_PEER_RTT_P99,
     ),
-    SignalSpec(
+    Reading(
         "etcd.has_leader",
         "has leader",
         "",
@@ -264,26 +508,51 @@ SIGNALS: tuple[SignalSpec, ...] = (
         INST,
         f"sum by ({INST}) ({_sel('etcd_server_has_leader')})",
         higher_is_worse=False,
+        area=Area.ETCD,
+        extract=_per_member("has_leader"),
     ),
-    SignalSpec(
+    Reading(
         "sched.pending",
         "pending",
         "",
         _SCHED,
         "queue",
         f"sum by (queue) ({_sel('scheduler_pending_pods')})",
+        area=Area.SCHEDULER,
+        extract=_queues,
+        chart=Chart("sum", "pending pods, all queues", 1),
     ),
-    SignalSpec(
+    Reading(
         "sched.attempts_per_s",
         "attempts/s",
         "/s",
         _SCHED,
         "result",
         _rate(_sel("scheduler_schedule_attempts_total"), "result"),
+        area=Area.SCHEDULER,
+        extract=_attempts,
+        chart=Chart("sum", "scheduling attempts/s", 3),
     ),
-    SignalSpec("sched.reason_pods", "pods blocked", "", None, "reason"),
-    SignalSpec("sched.waiting_pods", "pending pods", "", None, "wait"),
-    SignalSpec(
+    Reading(
+        "sched.reason_pods",
+        "pods blocked",
+        "",
+        None,
+        "reason",
+        area=Area.SCHEDULER,
+        extract=_reason_pods,
+        chart=Chart("max", "pods blocked by the top reason", 2),
+    ),
+    Reading(
+        "sched.waiting_pods",
+        "pending pods",
+        "",
+        None,
+        "wait",
+        area=Area.SCHEDULER,
+        extract=_waiting_pods,
+    ),
+    Reading(
         "nodes.unhealthy",
         "not Ready",
         "",
@@ -291,14 +560,52 @@ SIGNALS: tuple[SignalSpec, ...] = (
         "zone",
         _ZONE_UNHEALTHY,
         subject_of=_zone_of,
+        area=Area.NODES,
+        extract=_zones_unhealthy,
+        chart=Chart("sum", "not Ready nodes (NotReady + Unknown), all zones", 1),
     ),
-    SignalSpec("nodes.not_ready", "NotReady", "", None, "zone"),
-    SignalSpec("nodes.unknown", "Unknown", "", None, "zone"),
-    SignalSpec("nodes.lease_lag_p99_s", "Lease lag p99", "s", None),
+    Reading(
+        "nodes.not_ready",
+        "NotReady",
+        "",
+        None,
+        "zone",
+        area=Area.NODES,
+        extract=_per_zone("not_ready"),
+        chart=Chart("sum", "NotReady nodes, all zones", 2),
+    ),
+    Reading(
+        "nodes.unknown",
+        "Unknown",
+        "",
+        None,
+        "zone",
+        area=Area.NODES,
+        extract=_per_zone("unknown"),
+        chart=Chart("sum", "Unknown nodes, all zones", 3),
+    ),
+    Reading(
+        "nodes.lease_lag_p99_s",
+        "Lease lag p99",
+        "s",
+        None,
+        area=Area.NODES,
+        extract=_lease_lag,
+        threshold=limits.NODE_LEASE_LAG_P99,
+        chart=Chart("max", "Lease lag p99", 4),
+    ),
 )
 """Every signal with a history, in display order."""
 
-BY_METRIC: dict[str, SignalSpec] = {s.metric: s for s in SIGNALS}
+BY_METRIC: dict[str, Reading] = {s.metric: s for s in SIGNALS}
+"""Every reading by its id."""
+
+
+def area_charts(area: Area) -> tuple[Reading, ...]:
+    """The readings an area charts, most telling first."""
+    charted = [r for r in SIGNALS if r.area is area and r.chart is not None]
+    return tuple(sorted(charted, key=lambda r: r.chart.rank if r.chart else 0))
+
 
 TOP_REASONS = 5
 """How many FailedScheduling reasons get a history (the most pods first)."""
@@ -331,56 +638,10 @@ def read_signals(s: ClusterSnapshot) -> dict[str, float]:
 
 
 def _pairs(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
-    for row in s.apf.levels:
-        pl = row.priority_level
-        yield key("apf.in_queue", pl), row.in_queue
-        yield key("apf.executing", pl), row.executing
-        yield key("apf.rejected_per_s", pl), row.rejected_total_per_s
-        yield key("apf.wait_p99_s", pl), row.wait_p99_s
-    for a in s.apiservers.instances:
-        i = a.instance
-        yield key("api.requests_per_s", i), a.requests_per_s
-        yield key("api.inflight", i), sum_vals([a.inflight_readonly, a.inflight_mutating])
-        yield key("api.watches", i), a.watches
-        yield key("api.cpu_cores", i), a.cpu_cores
-        yield key("api.rss_bytes", i), a.rss_bytes
-        yield key("api.throttled_per_s", i), a.throttled_per_s
-        yield key("api.terminations_per_s", i), a.terminations_per_s
-    yield key("api.request_skew"), s.apiservers.request_skew
-    yield key("api.watch_skew"), s.apiservers.watch_skew
-    for m in s.etcd.members:
-        i = m.instance
-        yield key("etcd.fsync_p99_s", i), m.wal_fsync_p99_s
-        yield key("etcd.commit_p99_s", i), m.backend_commit_p99_s
-        yield key("etcd.proposals_pending", i), m.proposals_pending
-        yield key("etcd.db_size_bytes", i), m.db_size_bytes
-        yield key("etcd.is_leader", i), m.is_leader
-        yield key("etcd.proposals_failed_per_s", i), m.proposals_failed_per_s
-        yield key("etcd.db_quota_ratio", i), m.db_quota_ratio
-        yield key("etcd.fragmentation", i), m.fragmentation
-        yield key("etcd.peer_rtt_p99_s", i), m.peer_rtt_p99_s
-        yield key("etcd.has_leader", i), m.has_leader
-    sched = s.scheduler
-    for q, v in sched.queue.items():
-        yield key("sched.pending", q), v
-    for r, v in sched.attempts_per_s.items():
-        yield key("sched.attempts_per_s", r), v
-    if sched.pods_known:
-        for reason in sched.reasons[:TOP_REASONS]:
-            yield key("sched.reason_pods", reason.reason), Val.of(reason.pods)
-        for wait in PodWait:
-            yield key("sched.waiting_pods", wait.value), Val.of(sched.pending_by_wait.get(wait, 0))
-    n = s.nodes
-    if n.nodes_known:
-        for z in n.zones:
-            yield key("nodes.unhealthy", z.zone), Val.of(z.unhealthy)
-            yield key("nodes.not_ready", z.zone), Val.of(z.not_ready)
-            yield key("nodes.unknown", z.zone), Val.of(z.unknown)
-        yield key("nodes.lease_lag_p99_s"), n.lease_lag_p99_s
-    elif n.metrics_only is not None:
-        # metrics-only: the node lifecycle controller's own count per zone
-        for zh in n.metrics_only.zones:
-            yield key("nodes.unhealthy", zh.zone), Val.of(zh.unhealthy)
+    for reading in SIGNALS:
+        if reading.extract is not None:
+            for subject, v in reading.extract(s):
+                yield key(reading.metric, subject), v
 
 
 DOC_START = "<!-- signals:start -->"

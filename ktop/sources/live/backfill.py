@@ -46,7 +46,7 @@ from ktop.model.events import (
     Target,
 )
 from ktop.model.series import WINDOW_S, counts, kept_labels
-from ktop.model.signals import SIGNALS, SignalSpec, key
+from ktop.model.signals import SIGNALS, Reading, key
 from ktop.model.wanted import FAMILIES, HISTOGRAMS
 from ktop.sources.base import Emit
 from ktop.sources.live.prometheus import (
@@ -150,7 +150,7 @@ def thinned(events: list[Event], step_s: float) -> list[Event]:
 
 
 def signal_query(
-    spec: SignalSpec, jobs: Mapping[Component, str], window_s: float, matcher: str = ""
+    spec: Reading, jobs: Mapping[Component, str], window_s: float, matcher: str = ""
 ) -> str | None:
     """A signal's PromQL for these jobs and window (and cluster ``matcher``), or None
     when Prometheus lacks it.
@@ -162,7 +162,7 @@ def signal_query(
 
 
 def range_to_points(
-    spec: SignalSpec, results: list[dict[str, Any]]
+    spec: Reading, results: list[dict[str, Any]]
 ) -> dict[str, tuple[tuple[float, float], ...]]:
     """Range-query results as history points per signal key (NaN and Inf left out)."""
     out: dict[str, tuple[tuple[float, float], ...]] = {}
@@ -249,9 +249,9 @@ class PrometheusBackfill:
             events.extend(self.window_read(prom, component, selector, at))
         return self.window_merged(events)
 
-    def history_reads(self) -> list[tuple[SignalSpec, str]]:
+    def history_reads(self) -> list[tuple[Reading, str]]:
         """The history's queries: one per signal Prometheus can compute."""
-        out: list[tuple[SignalSpec, str]] = []
+        out: list[tuple[Reading, str]] = []
         for spec in SIGNALS:
             query = signal_query(spec, self.jobs, self.window_s, self.matcher)
             if query is not None:
@@ -259,7 +259,7 @@ class PrometheusBackfill:
         return out
 
     def history_read(
-        self, prom: PrometheusConnect, spec: SignalSpec, query: str, at: float
+        self, prom: PrometheusConnect, spec: Reading, query: str, at: float
     ) -> dict[str, tuple[tuple[float, float], ...]] | None:
         """One signal over ``history_s`` up to ``at`` (blocking). A failed query loses that
         signal only: it is listed in ``errors``, None is returned, and the others still fill.

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from ktop.model.limits import APF_SEATS
 from ktop.model.snapshot import ApfRow, ApfSnapshot
 from ktop.model.values import Val, ratio, sum_vals
 from ktop.ui.render.fmt import fmt_duration, fmt_pct, fmt_rate, fmt_si, fmt_val
 from ktop.ui.render.level import (
-    APF_WAIT_CRIT_S,
-    APF_WAIT_WARN_S,
-    SEATS_WARN,
     SYMBOL,
     Level,
-    above,
+    graded,
+    reading_level,
     worst,
 )
 from ktop.ui.render.view import (
@@ -50,16 +49,16 @@ def seats_level(row: ApfRow) -> Level:
     used, limit = row.seats_in_use.value, row.seats_limit.value
     if used is None or limit is None:
         return Level.UNKNOWN
-    return Level.WARN if limit > 0 and used >= SEATS_WARN * limit else Level.NEUTRAL
+    return graded(APF_SEATS, Val.of(used / limit)) if limit > 0 else Level.NEUTRAL
 
 
 def row_level(row: ApfRow) -> Level:
     """How bad one APF row looks: rejections are critical, queueing a warning."""
     rejected = row.rejected_total_per_s
     levels = [
-        Level.CRIT if rejected.or_(0) > 0 else Level.NEUTRAL,
-        Level.WARN if row.in_queue.or_(0) > 0 else Level.NEUTRAL,
-        above(row.wait_p99_s, APF_WAIT_WARN_S, APF_WAIT_CRIT_S),
+        reading_level("apf.rejected_per_s", rejected),
+        reading_level("apf.in_queue", row.in_queue),
+        reading_level("apf.wait_p99_s", row.wait_p99_s),
         seats_level(row),
     ]
     if not (row.in_queue.known and row.executing.known):
@@ -110,7 +109,7 @@ def _panel_row(r: ApfRow, wide: bool, width: int) -> Text:
     lvl = row_level(r)
     cells = [
         Cell(r.priority_level, 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL),
-        Cell(fmt_val(r.in_queue), 5, level=Level.WARN if r.in_queue.or_(0) > 0 else Level.NEUTRAL),
+        Cell(fmt_val(r.in_queue), 5, level=reading_level("apf.in_queue", r.in_queue)),
     ]
     if wide:
         cells.append(Cell(fmt_val(r.executing), 5))
@@ -118,12 +117,12 @@ def _panel_row(r: ApfRow, wide: bool, width: int) -> Text:
     cells.append(Cell(seats, 9 if wide else 6, level=seats_level(r)))
     if wide:
         cells.append(Cell(fmt_val(r.wait_p50_s, fmt_duration), 6))
-    p99_level = above(r.wait_p99_s, APF_WAIT_WARN_S, APF_WAIT_CRIT_S)
+    p99_level = reading_level("apf.wait_p99_s", r.wait_p99_s)
     cells.append(Cell(fmt_val(r.wait_p99_s, fmt_duration), 6 if wide else 5, level=p99_level))
     if wide:
         cells.append(Cell(fmt_val(r.dispatched_per_s, fmt_rate), 7))
     rejected = r.rejected_total_per_s
-    rej_level = Level.CRIT if rejected.or_(0) > 0 else Level.NEUTRAL
+    rej_level = reading_level("apf.rejected_per_s", rejected)
     rej_text = fmt_val(rejected, fmt_rate) if wide else fmt_val(rejected)
     cells.append(Cell(rej_text, 7 if wide else 5, level=rej_level))
     return line(cells, width)
@@ -136,18 +135,18 @@ def _num(v: Val, level: Level = Level.NEUTRAL) -> Text:
 def _common_cells(r: ApfRow, *, limit: bool = True) -> list[Text]:
     seats = num_cell(seats_text(r), seats_level(r)) if limit else val_cell(r.seats_in_use)
     return [
-        _num(r.in_queue, level=Level.WARN if r.in_queue.or_(0) > 0 else Level.NEUTRAL),
+        _num(r.in_queue, level=reading_level("apf.in_queue", r.in_queue)),
         _num(r.executing),
         seats,
         num_cell(fmt_val(r.wait_p50_s, fmt_duration)),
         num_cell(
             fmt_val(r.wait_p99_s, fmt_duration),
-            above(r.wait_p99_s, APF_WAIT_WARN_S, APF_WAIT_CRIT_S),
+            reading_level("apf.wait_p99_s", r.wait_p99_s),
         ),
         num_cell(fmt_val(r.dispatched_per_s, fmt_rate)),
         num_cell(
             fmt_val(r.rejected_total_per_s, fmt_rate),
-            Level.CRIT if r.rejected_total_per_s.or_(0) > 0 else Level.NEUTRAL,
+            reading_level("apf.rejected_per_s", r.rejected_total_per_s),
         ),
     ]
 

@@ -8,6 +8,7 @@ from rich.text import Text
 
 from ktop.model.clock import fmt_age
 from ktop.model.events import LOAD_BALANCED
+from ktop.model.limits import API_SKEW
 from ktop.model.snapshot import ApiserverRow, ApiserversSnapshot
 from ktop.model.values import Val, max_val, sum_vals
 from ktop.ui.render.fmt import (
@@ -22,12 +23,9 @@ from ktop.ui.render.fmt import (
 )
 from ktop.ui.render.level import (
     RECENT_RESTART_S,
-    SKEW_CRIT,
-    SKEW_WARN,
-    TERMINATIONS_WARN,
-    THROTTLED_WARN,
     Level,
-    above,
+    graded,
+    reading_level,
     styled,
     worst,
 )
@@ -73,7 +71,7 @@ def instance_level(row: ApiserverRow, now: float) -> Level:
     """How one instance looks: unreachable is unknown, throttling or a restart a warning."""
     if row.error or not row.requests_per_s.known:
         return Level.UNKNOWN
-    levels = [uptime_level(row, now), above(row.throttled_per_s, THROTTLED_WARN)]
+    levels = [uptime_level(row, now), reading_level("api.throttled_per_s", row.throttled_per_s)]
     return worst(levels) if max(levels) > Level.NEUTRAL else Level.OK
 
 
@@ -93,7 +91,7 @@ def panel(
         )
     up = sum(1 for r in api.instances if not r.error and r.requests_per_s.known)
     skew = max_val([api.request_skew, api.watch_skew])
-    skew_level = above(skew, SKEW_WARN, SKEW_CRIT)
+    skew_level = graded(API_SKEW, skew)
     levels = [instance_level(r, now) for r in api.instances]
     level = degrade(
         worst([*levels, skew_level if skew_level != Level.UNKNOWN else Level.OK]), failing
@@ -118,7 +116,7 @@ def skew_line(api: ApiserversSnapshot) -> Text:
         if i:
             out.append(" · ", style="dim")
         out.append(f"{name} ")
-        out.append(styled(fmt_val(v, fmt_times), above(v, SKEW_WARN, SKEW_CRIT)))
+        out.append(styled(fmt_val(v, fmt_times), graded(API_SKEW, v)))
     return out
 
 
@@ -137,7 +135,7 @@ def _panel_row(r: ApiserverRow, now: float, wide: bool, width: int) -> Text:
             Cell(
                 fmt_val(r.throttled_per_s, fmt_rate),
                 6,
-                level=above(r.throttled_per_s, THROTTLED_WARN),
+                level=reading_level("api.throttled_per_s", r.throttled_per_s),
             ),
         ]
     if r.error:  # numbers are the last ones read; uptime is meaningless while unreachable
@@ -181,14 +179,16 @@ METRICS: tuple[Metric, ...] = (
         "throttled",
         "429/s",
         lambda r, _now: num_cell(
-            fmt_val(r.throttled_per_s, fmt_rate), above(r.throttled_per_s, THROTTLED_WARN)
+            fmt_val(r.throttled_per_s, fmt_rate),
+            reading_level("api.throttled_per_s", r.throttled_per_s),
         ),
     ),
     (
         "terminations",
         "terminations/s",
         lambda r, _now: num_cell(
-            fmt_val(r.terminations_per_s, fmt_rate), above(r.terminations_per_s, TERMINATIONS_WARN)
+            fmt_val(r.terminations_per_s, fmt_rate),
+            reading_level("api.terminations_per_s", r.terminations_per_s),
         ),
     ),
     (
@@ -215,8 +215,8 @@ def tables(api: ApiserversSnapshot, now: float) -> tuple[TableSpec, ...]:
 
 def summary_line(api: ApiserversSnapshot) -> Text:
     """Skew ratios for the drill-down header."""
-    req = above(api.request_skew, SKEW_WARN, SKEW_CRIT)
-    watch = above(api.watch_skew, SKEW_WARN, SKEW_CRIT)
+    req = reading_level("api.request_skew", api.request_skew)
+    watch = reading_level("api.watch_skew", api.watch_skew)
     out = Text("request skew ")
     out.append(styled(fmt_val(api.request_skew, fmt_times), req))
     out.append(" · watch skew ")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from ktop.model.clock import fmt_age
+from ktop.model.limits import ETCD_CLIENT_ERRORS, ETCD_COMMIT_P99, ETCD_LEADER_CHANGES
 from ktop.model.snapshot import (
     EtcdApiserverView,
     EtcdClientRow,
@@ -24,20 +25,10 @@ from ktop.ui.render.fmt import (
     short_instance,
 )
 from ktop.ui.render.level import (
-    COMMIT_CRIT_S,
-    COMMIT_WARN_S,
-    DB_QUOTA_CRIT,
-    DB_QUOTA_WARN,
-    FAILED_PROPOSALS_WARN,
-    FRAGMENTATION_WARN,
-    FSYNC_CRIT_S,
-    FSYNC_WARN_S,
-    LEADER_CHANGES_CRIT,
-    LEADER_CHANGES_WARN,
-    PEER_RTT_WARN_S,
     SYMBOL,
     Level,
-    above,
+    graded,
+    reading_level,
     worst,
 )
 from ktop.ui.render.view import (
@@ -71,7 +62,7 @@ def client_level(r: EtcdClientRow) -> Level:
     """An apiserver's etcd requests: errors are a warning, slow p99 as for commits."""
     if not r.p99_s.known and not r.p99_s.empty:
         return Level.UNKNOWN
-    levels = [above(r.errors_per_s, 0.0), above(r.p99_s, COMMIT_WARN_S, COMMIT_CRIT_S)]
+    levels = [graded(ETCD_CLIENT_ERRORS, r.errors_per_s), graded(ETCD_COMMIT_P99, r.p99_s)]
     return worst(levels) if max(levels) > Level.NEUTRAL else Level.OK
 
 
@@ -90,17 +81,17 @@ def client_summary(view: EtcdApiserverView) -> str:
 
 def fsync_level(m: EtcdMemberRow) -> Level:
     """WAL fsync p99 against the mixin's 0.5 s / 1 s."""
-    return above(m.wal_fsync_p99_s, FSYNC_WARN_S, FSYNC_CRIT_S)
+    return reading_level("etcd.fsync_p99_s", m.wal_fsync_p99_s)
 
 
 def commit_level(m: EtcdMemberRow) -> Level:
     """Backend commit p99 against the mixin's 0.25 s."""
-    return above(m.backend_commit_p99_s, COMMIT_WARN_S, COMMIT_CRIT_S)
+    return reading_level("etcd.commit_p99_s", m.backend_commit_p99_s)
 
 
 def quota_level(m: EtcdMemberRow) -> Level:
     """Db size / quota against 80 % / 95 %."""
-    return above(m.db_quota_ratio, DB_QUOTA_WARN, DB_QUOTA_CRIT)
+    return reading_level("etcd.db_quota_ratio", m.db_quota_ratio)
 
 
 def member_level(m: EtcdMemberRow) -> Level:
@@ -112,7 +103,7 @@ def member_level(m: EtcdMemberRow) -> Level:
         fsync_level(m),
         commit_level(m),
         quota_level(m),
-        above(m.fragmentation, FRAGMENTATION_WARN),
+        reading_level("etcd.fragmentation", m.fragmentation),
         Level.CRIT if m.has_leader.value == 0 else Level.NEUTRAL,
     ]
     return worst(levels) if max(levels) > Level.NEUTRAL else Level.OK
@@ -152,7 +143,7 @@ def panel(
     else:
         lead, lead_level = "NO LEADER", Level.CRIT
     changes = leader_changes(etcd)
-    change_level = above(changes, LEADER_CHANGES_WARN, LEADER_CHANGES_CRIT)
+    change_level = graded(ETCD_LEADER_CHANGES, changes)
     level = degrade(
         worst([lead_level, change_level, *(member_level(m) for m in etcd.members)]), failing
     )
@@ -192,9 +183,13 @@ def _client_panel(
         lvl = client_level(r)
         cells = [
             Cell(short_instance(r.instance), 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL),
-            Cell(fmt_val(r.p99_s, fmt_duration), 6, level=above(r.p99_s, COMMIT_WARN_S)),
+            Cell(fmt_val(r.p99_s, fmt_duration), 6, level=graded(ETCD_COMMIT_P99, r.p99_s)),
             Cell(fmt_val(r.requests_per_s, fmt_rate), 7),
-            Cell(fmt_val(r.errors_per_s, fmt_rate), 6, level=above(r.errors_per_s, 0.0)),
+            Cell(
+                fmt_val(r.errors_per_s, fmt_rate),
+                6,
+                level=graded(ETCD_CLIENT_ERRORS, r.errors_per_s),
+            ),
         ]
         if width >= WIDE:
             cells += [
@@ -223,7 +218,7 @@ def _panel_row(m: EtcdMemberRow, leader: str, wide: bool, width: int) -> Text:
             Cell(
                 fmt_val(m.fragmentation, fmt_pct),
                 5,
-                level=above(m.fragmentation, FRAGMENTATION_WARN),
+                level=reading_level("etcd.fragmentation", m.fragmentation),
             ),
             Cell(fmt_val(m.proposals_pending), 5),
         ]
@@ -279,9 +274,9 @@ def client_tables(view: EtcdApiserverView | None) -> tuple[TableSpec, ...]:
                 text_cell(SYMBOL[client_level(r)], client_level(r)),
                 text_cell(short_instance(r.instance)),
                 val_cell(r.p50_s, fmt_duration),
-                val_cell(r.p99_s, fmt_duration, above(r.p99_s, COMMIT_WARN_S, COMMIT_CRIT_S)),
+                val_cell(r.p99_s, fmt_duration, graded(ETCD_COMMIT_P99, r.p99_s)),
                 val_cell(r.requests_per_s, fmt_rate),
-                val_cell(r.errors_per_s, fmt_rate, above(r.errors_per_s, 0.0)),
+                val_cell(r.errors_per_s, fmt_rate, graded(ETCD_CLIENT_ERRORS, r.errors_per_s)),
                 val_cell(r.storage_bytes, fmt_bytes),
             ),
         )
@@ -300,9 +295,9 @@ def client_tables(view: EtcdApiserverView | None) -> tuple[TableSpec, ...]:
             (
                 text_cell(r.resource),
                 text_cell(r.operation),
-                val_cell(r.p99_s, fmt_duration, above(r.p99_s, COMMIT_WARN_S, COMMIT_CRIT_S)),
+                val_cell(r.p99_s, fmt_duration, graded(ETCD_COMMIT_P99, r.p99_s)),
                 val_cell(r.requests_per_s, fmt_rate),
-                val_cell(r.errors_per_s, fmt_rate, above(r.errors_per_s, 0.0)),
+                val_cell(r.errors_per_s, fmt_rate, graded(ETCD_CLIENT_ERRORS, r.errors_per_s)),
             ),
         )
         for r in view.requests
@@ -330,15 +325,17 @@ def _member_cells(m: EtcdMemberRow, leader: str, now: float) -> tuple[Text, ...]
         val_cell(m.db_in_use_bytes, fmt_bytes),
         val_cell(m.quota_bytes, fmt_bytes),
         val_cell(m.db_quota_ratio, fmt_pct, quota_level(m)),
-        val_cell(m.fragmentation, fmt_pct, above(m.fragmentation, FRAGMENTATION_WARN)),
+        val_cell(m.fragmentation, fmt_pct, reading_level("etcd.fragmentation", m.fragmentation)),
         val_cell(m.leader_changes),
         val_cell(m.proposals_pending),
         val_cell(
             m.proposals_failed_per_s,
             fmt_rate,
-            above(m.proposals_failed_per_s, FAILED_PROPOSALS_WARN),
+            reading_level("etcd.proposals_failed_per_s", m.proposals_failed_per_s),
         ),
-        val_cell(m.peer_rtt_p99_s, fmt_duration, above(m.peer_rtt_p99_s, PEER_RTT_WARN_S)),
+        val_cell(
+            m.peer_rtt_p99_s, fmt_duration, reading_level("etcd.peer_rtt_p99_s", m.peer_rtt_p99_s)
+        ),
         num_cell(fmt_age(None if m.last_ok is None else now - m.last_ok)),
         text_cell(m.error, Level.UNKNOWN if m.error else Level.NEUTRAL),
     )

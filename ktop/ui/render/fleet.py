@@ -20,18 +20,14 @@ from ktop.ui.render.fmt import (
     fmt_val,
 )
 from ktop.ui.render.level import (
-    FSYNC_CRIT_S,
-    FSYNC_WARN_S,
     SEVERITY_LEVEL,
     SEVERITY_SYMBOL,
-    SKEW_CRIT,
-    SKEW_WARN,
     STALE_AFTER_S,
     STYLE,
     SYMBOL,
     ZONE_LEVEL,
     Level,
-    above,
+    reading_level,
 )
 from ktop.ui.render.triage import STATUS_LEVEL, VERDICT_LEVEL
 from ktop.ui.render.view import Column, Row, TableSpec
@@ -89,7 +85,7 @@ def _apf(c: CellSummary) -> Text:
 
 
 def _etcd(c: CellSummary) -> Text:
-    level = max(STATUS_LEVEL[c.etcd_leader], above(c.etcd_fsync_p99_s, FSYNC_WARN_S, FSYNC_CRIT_S))
+    level = max(STATUS_LEVEL[c.etcd_leader], reading_level("etcd.fsync_p99_s", c.etcd_fsync_p99_s))
     fsync = fmt_val(c.etcd_fsync_p99_s, fmt_duration)
     return _cell(f"{SYMBOL[STATUS_LEVEL[c.etcd_leader]]} {fsync}", level)
 
@@ -144,7 +140,7 @@ def fleet_table(view: FleetView, width: int) -> TableSpec:
         if wide:
             cells.append(_cell(c.apf_level or "?", Level.NEUTRAL if c.apf_level else Level.UNKNOWN))
         cells += [
-            _val(c.api_skew, fmt_times, above(c.api_skew, SKEW_WARN, SKEW_CRIT)),
+            _val(c.api_skew, fmt_times, reading_level("api.request_skew", c.api_skew)),
             _etcd(c),
             _val(c.pending, fmt_si, Level.NEUTRAL),
         ]

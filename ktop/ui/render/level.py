@@ -16,6 +16,8 @@ from rich.text import Text
 
 from ktop.analysis import catalogue
 from ktop.analysis.findings import Severity
+from ktop.model.grading import Threshold
+from ktop.model.signals import BY_METRIC
 from ktop.model.snapshot import ZoneState
 from ktop.model.values import Val
 
@@ -129,15 +131,24 @@ def badge(level: Level) -> Text:
     return styled(SYMBOL[level], level)
 
 
-def above(v: Val, warn: float, crit: float | None = None) -> Level:
-    """Level of a reading where higher is worse; unknown stays unknown."""
+GRADE_LEVEL: dict[Severity, Level] = {Severity.CRITICAL: Level.CRIT, Severity.WARNING: Level.WARN}
+"""The level a graded reading shows (below its warning limit it is plain)."""
+
+
+def graded(threshold: Threshold, v: Val) -> Level:
+    """How a reading looks, graded by its threshold exactly as its finding is (inclusive and
+    lower-is-worse limits included); unknown stays unknown, nothing to measure is plain.
+    """
     if v.value is None:
         return Level.NEUTRAL if v.empty else Level.UNKNOWN
-    if crit is not None and v.value > crit:
-        return Level.CRIT
-    if v.value > warn:
-        return Level.WARN
-    return Level.NEUTRAL
+    return GRADE_LEVEL.get(threshold.grade(v.value), Level.NEUTRAL)
+
+
+def reading_level(metric: str, v: Val) -> Level:
+    """How a value of the registry's reading ``metric`` looks (its own threshold)."""
+    reading = BY_METRIC[metric]
+    assert reading.threshold is not None, metric
+    return graded(reading.threshold, v)
 
 
 def worst(levels: list[Level]) -> Level:
@@ -145,33 +156,13 @@ def worst(levels: list[Level]) -> Level:
     return max(levels, default=Level.OK)
 
 
-def _warn(t: catalogue.Threshold) -> float:
+def _warn(t: Threshold) -> float:
     """A threshold's warning limit (every threshold the screen uses has one)."""
     assert t.warn is not None, t.name
     return t.warn
 
 
-def _limits(t: catalogue.Threshold) -> tuple[float, float]:
-    """A threshold's warning and critical limits."""
-    assert t.critical is not None, t.name
-    return _warn(t), t.critical
-
-
-# Thresholds (seconds, ratios, counts) come from the finding catalogue, the one
-# place they are defined; the screen colours a reading where the rules fire.
-FSYNC_WARN_S, FSYNC_CRIT_S = _limits(catalogue.ETCD_FSYNC_P99)
-COMMIT_WARN_S, COMMIT_CRIT_S = _limits(catalogue.ETCD_COMMIT_P99)
-PEER_RTT_WARN_S = _warn(catalogue.ETCD_PEER_RTT_P99)
-DB_QUOTA_WARN, DB_QUOTA_CRIT = _limits(catalogue.ETCD_QUOTA)
-FRAGMENTATION_WARN = _warn(catalogue.ETCD_FRAGMENTATION)
-LEADER_CHANGES_WARN, LEADER_CHANGES_CRIT = _limits(catalogue.ETCD_LEADER_CHANGES)
-SKEW_WARN, SKEW_CRIT = _limits(catalogue.API_SKEW)
-APF_WAIT_WARN_S, APF_WAIT_CRIT_S = _limits(catalogue.APF_WAIT_P99)
-SEATS_WARN = _warn(catalogue.APF_SEATS)
-LEASE_LAG_WARN_S, LEASE_LAG_CRIT_S = _limits(catalogue.NODE_LEASE_LAG_P99)
+# Limits the screen compares with directly (not a reading of the registry).
 RECENT_RESTART_S = _warn(catalogue.API_UPTIME)
-THROTTLED_WARN = _warn(catalogue.API_THROTTLED)
-TERMINATIONS_WARN = _warn(catalogue.API_TERMINATIONS)
-FAILED_PROPOSALS_WARN = _warn(catalogue.ETCD_FAILED_PROPOSALS)
 STALE_AFTER_S = _warn(catalogue.STALE_AFTER)
 """An area whose stalest input is older than this is highlighted as stale."""

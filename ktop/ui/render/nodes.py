@@ -9,13 +9,11 @@ from ktop.model.snapshot import DomainRollup, NodesSnapshot, NotReadyNode
 from ktop.model.values import Val, max_val
 from ktop.ui.render.fmt import fmt_count, fmt_duration, fmt_rate, fmt_val
 from ktop.ui.render.level import (
-    LEASE_LAG_CRIT_S,
-    LEASE_LAG_WARN_S,
     STYLE,
     SYMBOL,
     ZONE_LEVEL,
     Level,
-    above,
+    reading_level,
     worst,
 )
 from ktop.ui.render.view import (
@@ -45,7 +43,7 @@ def zone_level(d: DomainRollup) -> Level:
 
 def lag_level(v: Val) -> Level:
     """Lease lag against the node monitor grace period (40 s)."""
-    return above(v, LEASE_LAG_WARN_S, LEASE_LAG_CRIT_S)
+    return reading_level("nodes.lease_lag_p99_s", v)
 
 
 def domain_name(d: DomainRollup) -> str:

@@ -10,19 +10,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from ktop.model.clock import fmt_clock
 from ktop.model.events import Area
 from ktop.model.history import HistoryView, Point
 from ktop.model.series import WINDOW_S
-from ktop.model.signals import BY_METRIC, split_key
+from ktop.model.signals import BY_METRIC, Combine, area_charts, split_key
 from ktop.ui.render.fmt import fmt_bytes, fmt_duration, fmt_si
 
 WINDOWS: tuple[tuple[str, float], ...] = (("5m", WINDOW_S), ("15m", 900.0), ("1h", 3600.0))
 """The trend windows the window key cycles through, shortest first."""
-
-Combine = Literal["sum", "max"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,40 +32,15 @@ class ChartSpec:
 
 
 AREA_CHARTS: dict[Area, tuple[ChartSpec, ...]] = {
-    Area.APF: (
-        ChartSpec("apf.rejected_per_s", "sum", "rejected/s, all priority levels"),
-        ChartSpec("apf.in_queue", "sum", "in queue, all priority levels"),
-        ChartSpec("apf.wait_p99_s", "max", "wait p99, worst priority level"),
-        ChartSpec("apf.executing", "sum", "executing, all priority levels"),
-    ),
-    Area.APISERVERS: (
-        ChartSpec("api.requests_per_s", "sum", "requests/s, all instances"),
-        ChartSpec("api.throttled_per_s", "sum", "429/s, all instances"),
-        ChartSpec("api.inflight", "sum", "inflight, all instances"),
-        ChartSpec("api.watches", "sum", "watches, all instances"),
-        ChartSpec("api.cpu_cores", "max", "CPU cores, busiest instance"),
-        ChartSpec("api.rss_bytes", "max", "memory, largest instance"),
-    ),
-    Area.ETCD: (
-        ChartSpec("etcd.fsync_p99_s", "max", "WAL fsync p99, worst member"),
-        ChartSpec("etcd.commit_p99_s", "max", "backend commit p99, worst member"),
-        ChartSpec("etcd.proposals_pending", "sum", "proposals pending, all members"),
-        ChartSpec("etcd.db_size_bytes", "max", "db size, largest member"),
-    ),
-    Area.SCHEDULER: (
-        ChartSpec("sched.pending", "sum", "pending pods, all queues"),
-        ChartSpec("sched.reason_pods", "max", "pods blocked by the top reason"),
-        ChartSpec("sched.attempts_per_s", "sum", "scheduling attempts/s"),
-    ),
-    Area.NODES: (
-        ChartSpec("nodes.unhealthy", "sum", "not Ready nodes (NotReady + Unknown), all zones"),
-        ChartSpec("nodes.not_ready", "sum", "NotReady nodes, all zones"),
-        ChartSpec("nodes.unknown", "sum", "Unknown nodes, all zones"),
-        ChartSpec("nodes.lease_lag_p99_s", "max", "Lease lag p99"),
-    ),
+    area: tuple(
+        ChartSpec(r.metric, r.chart.combine, r.chart.title)
+        for r in area_charts(area)
+        if r.chart is not None
+    )
+    for area in (Area.APF, Area.APISERVERS, Area.ETCD, Area.SCHEDULER, Area.NODES)
 }
 """Full-width charts of each drill-down and sparklines of each overview panel (as many as
-fit), most telling first."""
+fit), most telling first: the charts the readings registry gives each area."""
 
 
 def combined(view: HistoryView, metric: str, combine: Combine, since: float) -> list[Point]:

@@ -1,8 +1,10 @@
-"""Command line: argument parsing and the composition root.
+"""Command line: the parser, the options' defaults (environment, config file, built-in)
+and the dispatch to the commands.
 
-``ktop`` and ``ktop --context NAME`` read a live cluster; ``ktop demo``
-runs the built-in simulated cluster; ``snapshot``, ``record``, ``replay``,
-``triage`` and ``bundle`` live in ``ktop/commands/``.
+``ktop`` and ``ktop --context NAME`` read a live cluster (``ktop/commands/dashboard.py``);
+every subcommand (``demo``, ``snapshot``, ``record``, ``replay``, ``triage``, ``bundle``,
+``fleet``) is a module of ``ktop/commands/``. What a command reads is opened by the
+composition root, ``ktop/compose.py``.
 """
 
 from __future__ import annotations
@@ -11,17 +13,13 @@ import argparse
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import Any
 
 from ktop import __version__, bounds
 from ktop.bounds import OneLineErrorParser, bounded_float
-from ktop.commands import snapshot as snapshot_command
-from ktop.commands.options import simulator_options
 from ktop.config import Config, ConfigError, config_path
 from ktop.sources.live import DEFAULT_CLUSTER_LABEL
-
-if TYPE_CHECKING:
-    from ktop.sources.live.source import LiveOptions, LiveSource
 
 DEFAULT_RACK_LABEL = "topology.ktop.dev/rack"
 DEFAULT_PROD_PATTERN = r"(?i)prod"
@@ -252,33 +250,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ktop {__version__}")
     _common(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    demo = sub.add_parser(
-        "demo",
-        help="run against the built-in simulated cluster",
-        description="Run ktop against a built-in, deterministic simulated cluster.",
-    )
-    demo.add_argument(
-        "--scenario",
-        help="scenario to play (see --list; default steady, or the first one kind can run "
-        "with --kind)",
-    )
-    demo.add_argument("--list", action="store_true", help="list the scenarios and exit")
-    simulator_options(demo)
-    demo.add_argument(
-        "--speed",
-        type=bounded_float(bounds.SPEED),
-        default=1.0,
-        help=f"time compression: 10 = ten times faster ({bounds.SPEED.text()})",
-    )
-    demo.add_argument(
-        "--kind",
-        action="store_true",
-        help="create a kind cluster with KWOK nodes and inject the scenario there",
-    )
-    _common(demo)
-    _common(snapshot_command.add_parser(sub))
-
     for command in _commands().values():
         _common(command.add_parser(sub))
     return parser
@@ -379,247 +350,22 @@ def parse_args(
     return args
 
 
-def _commands() -> dict[str, Any]:
-    """Subcommands with their own module: ``add_parser(subparsers)`` returns the parser
-    that takes the common options, ``run(args)`` runs it.
+def _commands() -> dict[str, ModuleType]:
+    """Every subcommand, in the order ``--help`` lists them: a module whose
+    ``add_parser(subparsers)`` returns the parser that takes the common options and whose
+    ``run(args)`` runs it.
     """
-    from ktop.commands import bundle, fleet, record, replay, triage
-
-    return {"record": record, "replay": replay, "triage": triage, "bundle": bundle, "fleet": fleet}
-
-
-def _list_scenarios() -> int:
-    from ktop.sources.sim.scenarios import SCENARIOS
-
-    width = max(len(n) for n in SCENARIOS)
-    for name, spec in SCENARIOS.items():
-        print(f"{name:<{width}}  {spec.summary}")
-    return 0
-
-
-def _run_demo(args: argparse.Namespace) -> int:
-    from ktop.sources.sim.scenarios import SCENARIOS
-
-    if args.list:
-        return _list_scenarios()
-    if args.scenario is None:
-        args.scenario = _default_scenario(kind=args.kind)
-    if args.scenario not in SCENARIOS:
-        print(
-            f"ktop demo: unknown scenario {args.scenario!r}; choose one of: {', '.join(SCENARIOS)}",
-            file=sys.stderr,
-        )
-        return 2
-    if args.zones > args.nodes:
-        print("ktop demo: --zones cannot exceed --nodes", file=sys.stderr)
-        return 2
-    if (problem := _terminal_problem()) is not None:
-        print(f"ktop demo: {problem}", file=sys.stderr)
-        return 2
-    if args.kind:
-        return _run_kind(args)
-
-    from ktop.hub import Hub
-    from ktop.model.cluster import ClusterModel, ModelConfig
-    from ktop.sources.sim.simulator import Simulator
-    from ktop.sources.sim.source import SimulatorSource
-    from ktop.ui.app import KtopApp
-
-    sim = Simulator(
-        args.scenario,
-        nodes=args.nodes,
-        zones=args.zones,
-        seed=args.seed,
-        rack_label=args.rack_label,
-    )
-    hub = Hub(ClusterModel(ModelConfig(rack_label=args.rack_label)))
-    app = KtopApp(hub, [SimulatorSource(sim, speed=args.speed)], **app_options(args))
-    app.run()
-    if app.crash is not None:
-        raise app.crash
-    return 0
-
-
-def _default_scenario(*, kind: bool) -> str:
-    """``steady``; with ``--kind`` the first scenario a kind cluster can run."""
-    if not kind:
-        return "steady"
-    from ktop.lab.kind import KIND_SCENARIOS
-
-    print(
-        f"ktop demo --kind: playing {KIND_SCENARIOS[0]!r} (choose with --scenario)", file=sys.stderr
-    )
-    return KIND_SCENARIOS[0]
-
-
-def app_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The app's keyword arguments from the resolved common options."""
-    from ktop.ui.display import Display
+    from ktop.commands import bundle, demo, fleet, record, replay, snapshot, triage
 
     return {
-        "refresh_s": args.refresh,
-        "theme": args.theme,
-        "display": Display.from_options(
-            ascii_only=args.ascii, low_bandwidth=args.low_bandwidth, prod_pattern=args.prod_pattern
-        ),
+        "demo": demo,
+        "snapshot": snapshot,
+        "record": record,
+        "replay": replay,
+        "triage": triage,
+        "bundle": bundle,
+        "fleet": fleet,
     }
-
-
-def _terminal_problem() -> str | None:
-    from ktop.crash import terminal_problem
-
-    return terminal_problem(sys.stdin, sys.stdout)
-
-
-def _run_kind(args: argparse.Namespace) -> int:
-    from ktop.lab.kind import KIND_SCENARIOS, kind_demo, missing_kind_tools, missing_tools_message
-
-    missing = missing_kind_tools()
-    if missing:
-        print(missing_tools_message(missing), file=sys.stderr)
-        return 2
-    if args.scenario not in KIND_SCENARIOS:
-        print(
-            f"ktop demo --kind: scenario {args.scenario!r} needs the local control plane; "
-            f"on kind choose one of: {', '.join(KIND_SCENARIOS)}",
-            file=sys.stderr,
-        )
-        return 2
-    from ktop.model.scrub import scrub
-
-    result = kind_demo(scenarios=(args.scenario,))
-    if not result.ok or result.kubeconfig is None:
-        print(scrub(result.message), file=sys.stderr)
-        return 1
-    print(scrub(result.message), file=sys.stderr)
-    args.kubeconfig, args.context = str(result.kubeconfig), None
-    return _run_live(args)
-
-
-def _live_opts(args: argparse.Namespace) -> LiveOptions:
-    from ktop.sources.live.components import TlsFiles
-    from ktop.sources.live.prometheus import PrometheusAuth
-    from ktop.sources.live.source import LiveOptions
-
-    def opt(name: str, default: object = None) -> Any:
-        return getattr(args, name, default)
-
-    every = float(opt("scrape_interval", 15.0))
-    return LiveOptions(
-        kubeconfig=args.kubeconfig,
-        context=args.context,
-        rack_label=args.rack_label,
-        apiserver_scrape_s=every,
-        apf_dump_s=every,
-        prometheus=opt("prometheus"),
-        prometheus_auth=PrometheusAuth(
-            bearer_token_file=opt("prometheus_token_file"),
-            username=opt("prometheus_user"),
-            password_file=opt("prometheus_password_file"),
-            ca=opt("prometheus_ca"),
-            cert=opt("prometheus_cert"),
-            key=opt("prometheus_key"),
-            insecure=bool(opt("prometheus_insecure")),
-        ),
-        prometheus_s=every,
-        find_components=not opt("no_find_components", False),
-        etcd_metrics=tuple(opt("etcd_metrics", [])),
-        etcd_tls=TlsFiles(opt("etcd_cert"), opt("etcd_key"), opt("etcd_ca")),
-        scheduler_metrics=tuple(opt("scheduler_metrics", [])),
-        controller_manager_metrics=tuple(opt("controller_manager_metrics", [])),
-        component_tls=TlsFiles(ca=opt("component_ca"), insecure=bool(opt("insecure_components"))),
-        component_scrape_s=every,
-        apiservers=tuple(opt("apiserver", [])),
-        metrics_only=bool(opt("metrics_only")),
-        cluster_label=str(opt("cluster_label", DEFAULT_CLUSTER_LABEL)),
-        cluster=opt("cluster"),
-    )
-
-
-def _cluster_problem(opts: LiveOptions) -> str:
-    """Why ``--cluster`` / ``--cluster-label`` cannot work as given (empty when they can)."""
-    from ktop.sources.live.prometheus import PrometheusConfigError, cluster_matcher
-
-    if opts.cluster is not None and not opts.prometheus:
-        return "--cluster selects one cluster of a Prometheus: give --prometheus too"
-    try:
-        cluster_matcher(opts.cluster_label, opts.cluster)
-    except PrometheusConfigError as exc:
-        return f"--cluster-label: {exc}"
-    return ""
-
-
-async def _connect_live(
-    args: argparse.Namespace, *, needs_terminal: bool = True
-) -> LiveSource | int:
-    """A live source, connected and probed before anything takes the terminal; or an exit
-    status after printing why not. The terminal is checked after the connection, so a
-    broken kubeconfig is reported as such whatever the terminal; commands that print
-    text (``snapshot``) pass ``needs_terminal=False``.
-    """
-    from ktop.model.scrub import scrub
-    from ktop.sources.kubeconfig import KubeconfigError
-    from ktop.sources.live.client import ConnectError, connect, probe
-    from ktop.sources.live.source import LiveSource
-
-    opts = _live_opts(args)
-    refused = _cluster_problem(opts)
-    if refused:
-        print(f"ktop: {refused}", file=sys.stderr)
-        return 2
-    if opts.without_kubeconfig:
-        problem = _terminal_problem() if needs_terminal else None
-        if problem is not None:
-            print(f"ktop: {problem}", file=sys.stderr)
-            return 2
-        return LiveSource(opts)
-    try:
-        # Credentials (and exec plugins that may prompt) before the UI takes the terminal.
-        conn = await connect(args.kubeconfig, args.context)
-    except KubeconfigError as exc:
-        print(f"ktop: {scrub(exc)}", file=sys.stderr)
-        return 2
-    try:
-        await probe(conn)
-        problem = _terminal_problem() if needs_terminal else None
-    except ConnectError as exc:
-        await conn.close()
-        print(f"ktop: {scrub(exc)}", file=sys.stderr)
-        return 2
-    except BaseException:
-        await conn.close()
-        raise
-    if problem is not None:
-        await conn.close()
-        print(f"ktop: {problem}", file=sys.stderr)
-        return 2
-    return LiveSource(opts, conn=conn)
-
-
-async def _live_main(args: argparse.Namespace) -> int:
-    from ktop.hub import Hub
-    from ktop.model.cluster import ClusterModel, ModelConfig
-    from ktop.ui.app import KtopApp
-
-    source = await _connect_live(args)
-    if isinstance(source, int):
-        return source
-    hub = Hub(ClusterModel(ModelConfig(rack_label=args.rack_label)))
-    app = KtopApp(hub, [source], **app_options(args))
-    try:
-        await app.run_async()
-    finally:
-        if source.conn is not None:  # also when the source never started: no unclosed session
-            await source.conn.close()
-    if app.crash is not None:
-        raise app.crash
-    return 0
-
-
-def _run_live(args: argparse.Namespace) -> int:
-    import asyncio
-
-    return asyncio.run(_live_main(args))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -643,13 +389,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = parse_args(argv)
-    if args.command == "demo":
-        return _run_demo(args)
-    if args.command == "snapshot":
-        return snapshot_command.run(args, lambda: _connect_live(args, needs_terminal=False))
-    if args.command in _commands():
-        return int(_commands()[args.command].run(args))
-    return _run_live(args)
+    commands = _commands()
+    if args.command in commands:
+        return int(commands[args.command].run(args))
+    from ktop.commands import dashboard
+
+    return dashboard.run(args)
 
 
 if __name__ == "__main__":

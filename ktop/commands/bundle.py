@@ -53,28 +53,22 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 async def _capture(args: argparse.Namespace) -> int:
-    from ktop.cli import _live_opts
+    from ktop.compose import SourceError, live_options, open_connection
     from ktop.sources.bundle.capture import capture
-    from ktop.sources.kubeconfig import KubeconfigError
-    from ktop.sources.live.client import ConnectError, connect, probe
 
     try:
-        conn = await connect(args.kubeconfig, args.context)
-    except KubeconfigError as exc:
-        print(f"ktop bundle capture: {scrub(exc)}", file=sys.stderr)
-        return 2
+        conn = await open_connection(args.kubeconfig, args.context)
+    except SourceError as exc:
+        print(f"ktop bundle capture: {exc}", file=sys.stderr)
+        return exc.status
     try:
-        await probe(conn)
         done = await capture(
             conn,
-            _live_opts(args),
+            live_options(args),
             args.directory,
             scrapes=max(1, args.scrapes),
             interval_s=args.interval,
         )
-    except ConnectError as exc:
-        print(f"ktop bundle capture: {scrub(exc)}", file=sys.stderr)
-        return 2
     finally:
         await conn.close()
     for failure in done.failures:

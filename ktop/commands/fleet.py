@@ -26,7 +26,7 @@ from ktop.fleet import CellSpec, CellUnavailableError, OpenedCell
 from ktop.model.scrub import scrub
 
 if TYPE_CHECKING:
-    from ktop.sources.sim.simulator import Simulator
+    from ktop.compose import OpenedSource
 
 DEMO_SPEED = 1.0
 DEMO_NODES = 1000
@@ -81,10 +81,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _clock_of(sim: Simulator) -> Callable[[], float]:
-    return lambda: sim.now
-
-
 def demo_plays(seed: int) -> list[tuple[str, str, int]]:
     """The demo's cells as ``(cell name, scenario, seed)``: one per simulator scenario, in
     the simulator's order, then a second ``zone-outage`` with the next seed.
@@ -102,18 +98,24 @@ def demo_specs(
     """One simulated cell per scenario (in the simulator's order), then a second
     ``zone-outage`` cell with another seed: the same path suspect in two cells at once.
     """
-    from ktop.sources.sim.simulator import Simulator
-    from ktop.sources.sim.source import SimulatorSource
+    from ktop.compose import Demo, demo_source
 
     specs = []
     for cell, scenario, cell_seed in demo_plays(seed):
-        sim = Simulator(scenario, nodes=nodes, zones=zones, seed=cell_seed, rack_label=rack_label)
+        # built now: the cell's data age is measured against the simulator's clock
+        demo = demo_source(Demo(scenario, nodes, zones, cell_seed, rack_label, speed=speed))
 
-        async def open_sim(sim: Simulator = sim) -> OpenedCell:
-            return OpenedCell([SimulatorSource(sim, speed=speed)])
+        async def open_sim(demo: OpenedSource = demo) -> OpenedCell:
+            return OpenedCell([demo.source], demo.close)
 
-        specs.append(CellSpec(cell, open_sim, clock=_clock_of(sim), rack_label=rack_label))
+        specs.append(CellSpec(cell, open_sim, clock=_clock_of(demo), rack_label=rack_label))
     return specs
+
+
+def _clock_of(demo: OpenedSource) -> Callable[[], float]:
+    sim = demo.simulator
+    assert sim is not None
+    return lambda: sim.now
 
 
 def cell_contexts(args: argparse.Namespace) -> list[str]:
@@ -145,39 +147,16 @@ def cell_contexts(args: argparse.Namespace) -> list[str]:
 
 async def _open_live(args: argparse.Namespace, context: str) -> OpenedCell:
     """Connect to one context and probe it; the reason when it fails."""
-    from ktop.cli import _live_opts
-    from ktop.sources.kubeconfig import KubeconfigError
-    from ktop.sources.live.client import ConnectError, connect, probe
-    from ktop.sources.live.source import LiveSource
+    from ktop.compose import Live, SourceError, live_options, open_source
 
+    plan = Live(
+        replace(live_options(args), context=context), metrics_only_above=args.metrics_only_above
+    )
     try:
-        conn = await connect(args.kubeconfig, context)
-    except KubeconfigError as exc:
-        raise CellUnavailableError(scrub(exc)) from None
-    try:
-        await probe(conn)
-    except ConnectError as exc:
-        await conn.close()
-        raise CellUnavailableError(scrub(exc)) from None
-    except BaseException:
-        await conn.close()
-        raise
-    opts = replace(_live_opts(args), context=context)
-    if not opts.metrics_only and await too_big(conn, args.metrics_only_above):
-        opts = replace(opts, metrics_only=True)
-    return OpenedCell([LiveSource(opts, conn=conn)], conn.close)
-
-
-async def too_big(conn: Any, threshold: int) -> bool:
-    """True when the cell has more nodes than ``threshold`` (0: never). A cell whose size
-    cannot be told is read in full, as with one context.
-    """
-    from ktop.sources.live.client import node_count
-
-    if threshold <= 0:
-        return False
-    n = await node_count(conn)
-    return n is not None and n > threshold
+        opened = await open_source(plan)
+    except SourceError as exc:
+        raise CellUnavailableError(str(exc)) from None
+    return OpenedCell([opened.source], opened.close)
 
 
 async def live_specs(args: argparse.Namespace, contexts: Sequence[str]) -> list[CellSpec]:
@@ -213,12 +192,11 @@ async def prometheus_specs(args: argparse.Namespace) -> list[CellSpec]:
     """One metrics-only cell per cluster the Prometheus holds (one counted query to list
     them). Raises ValueError when it holds none or cannot be read.
     """
-    from ktop.cli import _live_opts
+    from ktop.compose import Live, SourceError, live_options, open_source
     from ktop.sources.live.cost import CostMeter
     from ktop.sources.live.prometheus import cluster_values, prometheus_client
-    from ktop.sources.live.source import LiveSource
 
-    opts = replace(_live_opts(args), kubeconfig=None, context=None, metrics_only=True)
+    opts = replace(live_options(args), kubeconfig=None, context=None, metrics_only=True)
     if opts.prometheus is None:
         raise ValueError("cells of a Prometheus need --prometheus URL")
     # The query that lists the clusters is counted by the first cell's meter: one request
@@ -241,14 +219,18 @@ async def prometheus_specs(args: argparse.Namespace) -> list[CellSpec]:
         cell_meter = meter if i == 0 else CostMeter()
 
         async def opened(cluster: str = cluster, m: CostMeter = cell_meter) -> OpenedCell:
-            return OpenedCell([LiveSource(replace(opts, cluster=cluster), meter=m)])
+            try:
+                cell = await open_source(Live(replace(opts, cluster=cluster), meter=m))
+            except SourceError as exc:
+                raise CellUnavailableError(str(exc)) from None
+            return OpenedCell([cell.source], cell.close)
 
         specs.append(CellSpec(cluster, opened, rack_label=args.rack_label))
     return specs
 
 
 async def _main(args: argparse.Namespace, specs: list[CellSpec]) -> int:
-    from ktop.cli import app_options
+    from ktop.commands.dashboard import app_options
     from ktop.fleet import Fleet
     from ktop.ui.fleet_app import FleetApp
 
@@ -260,10 +242,10 @@ async def _main(args: argparse.Namespace, specs: list[CellSpec]) -> int:
 
 
 async def _live(args: argparse.Namespace, contexts: list[str]) -> int:
-    from ktop.cli import _terminal_problem
+    from ktop.compose import terminal_problem
 
     specs = await live_specs(args, contexts)
-    problem = _terminal_problem()
+    problem = terminal_problem()
     if problem is not None:
         for spec in specs:  # release every connection opened
             try:
@@ -278,7 +260,7 @@ async def _live(args: argparse.Namespace, contexts: list[str]) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``ktop fleet``."""
-    from ktop.cli import _terminal_problem
+    from ktop.compose import terminal_problem
 
     if args.demo:
         if getattr(args, "contexts", []) or args.context_glob:
@@ -287,7 +269,7 @@ def run(args: argparse.Namespace) -> int:
         if args.zones > args.nodes:
             print("ktop fleet: --zones cannot exceed --nodes", file=sys.stderr)
             return 2
-        if (problem := _terminal_problem()) is not None:
+        if (problem := terminal_problem()) is not None:
             print(f"ktop fleet: {problem}", file=sys.stderr)
             return 2
         specs = demo_specs(
@@ -299,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return asyncio.run(_main(args, specs))
     if global_prometheus(args):
-        if (problem := _terminal_problem()) is not None:
+        if (problem := terminal_problem()) is not None:
             print(f"ktop fleet: {problem}", file=sys.stderr)
             return 2
         try:

@@ -10,15 +10,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 
+from ktop.compose import Demo, Live, OpenedSource, SourcePlan, live_options, with_source
 from ktop.hub import Hub
-from ktop.model.cluster import ClusterModel, ModelConfig
+from ktop.model.cluster import ClusterModel
 from ktop.model.events import Event
 from ktop.record.session import Recorder
-from ktop.sources.base import Source
 
 UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
@@ -109,7 +110,16 @@ def run(args: argparse.Namespace) -> int:
             return _fail("--demo without --speed needs --duration (it would never end)")
     if args.from_file is not None:
         return _copy(args)
-    return asyncio.run(_main(args))
+    return with_source(_plan(args), functools.partial(_record, args), command="ktop record")
+
+
+def _plan(args: argparse.Namespace) -> SourcePlan:
+    if args.demo is None:
+        return Live(live_options(args))
+    if args.speed == 0:  # as fast as possible: the simulator is stepped, its source not run
+        return Demo.from_args(args, args.demo)
+    # At most 1 s of simulated time per batch, so --duration is met to the second.
+    return Demo.from_args(args, args.demo, speed=args.speed, tick_s=min(1.0, 1.0 / args.speed))
 
 
 def _recorder(args: argparse.Namespace, hub: Hub, source: dict[str, str]) -> Recorder | None:
@@ -137,14 +147,11 @@ def _summary(rec: Recorder, started: float, now: float) -> int:
     return 0
 
 
-async def _main(args: argparse.Namespace) -> int:
-    hub = Hub(ClusterModel(ModelConfig(rack_label=args.rack_label)))
+async def _record(args: argparse.Namespace, opened: OpenedSource) -> int:
+    hub = opened.hub
     if args.demo is not None and args.speed == 0:
-        return _record_sim_unpaced(args, hub)
-    source, description, close = await _source(args)
-    if source is None:
-        return 2
-    rec = _recorder(args, hub, description)
+        return _record_sim_unpaced(args, opened)
+    rec = _recorder(args, hub, opened.info)
     if rec is None:
         return 2
     hub.add_sink(rec)
@@ -164,7 +171,7 @@ async def _main(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    task = asyncio.create_task(source.run(hub.ingest))
+    task = asyncio.create_task(opened.source.run(hub.ingest))
     reason = "interrupted"
     while not stop.is_set():
         with contextlib.suppress(TimeoutError):
@@ -178,8 +185,6 @@ async def _main(args: argparse.Namespace) -> int:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError, Exception):
         await task
-    if close is not None:
-        await close()
     rec.stop(reason)
     return _summary(rec, first[0] if first else hub.model.now, hub.model.now)
 
@@ -222,16 +227,10 @@ def _copy(args: argparse.Namespace) -> int:
         return code
 
 
-def _sim_detail(args: argparse.Namespace) -> str:
-    return f"{args.nodes} nodes, {args.zones} zones, seed {args.seed}"
-
-
-def _record_sim_unpaced(args: argparse.Namespace, hub: Hub) -> int:
-    from ktop.sources.sim.simulator import Simulator
-
-    sim = Simulator(args.demo, nodes=args.nodes, zones=args.zones, seed=args.seed)
-    desc = {"kind": "demo", "context": f"sim/{args.demo}", "detail": _sim_detail(args)}
-    rec = _recorder(args, hub, desc)
+def _record_sim_unpaced(args: argparse.Namespace, opened: OpenedSource) -> int:
+    sim, hub = opened.simulator, opened.hub
+    assert sim is not None
+    rec = _recorder(args, hub, opened.info)
     if rec is None:
         return 2
     hub.add_sink(rec)
@@ -246,43 +245,3 @@ def _record_sim_unpaced(args: argparse.Namespace, hub: Hub) -> int:
             break
     rec.stop(reason)
     return _summary(rec, started, hub.model.now)
-
-
-async def _source(
-    args: argparse.Namespace,
-) -> tuple[Source | None, dict[str, str], Callable[[], Awaitable[None]] | None]:
-    if args.demo is not None:
-        from ktop.sources.sim.simulator import Simulator
-        from ktop.sources.sim.source import SimulatorSource
-
-        sim = Simulator(args.demo, nodes=args.nodes, zones=args.zones, seed=args.seed)
-        desc = {"kind": "demo", "context": f"sim/{args.demo}", "detail": _sim_detail(args)}
-        # At most 1 s of simulated time per batch, so --duration is met to the second.
-        tick = min(1.0, 1.0 / args.speed)
-        return SimulatorSource(sim, speed=args.speed, tick_s=tick), desc, None
-    from ktop.cli import _live_opts
-    from ktop.model.scrub import scrub
-    from ktop.sources.kubeconfig import KubeconfigError
-    from ktop.sources.live.client import ConnectError, connect, probe
-    from ktop.sources.live.source import LiveSource
-
-    try:
-        conn = await connect(args.kubeconfig, args.context)
-    except KubeconfigError as exc:
-        print(f"ktop record: {scrub(exc)}", file=sys.stderr)
-        return None, {}, None
-    try:
-        await probe(conn)
-    except ConnectError as exc:
-        await conn.close()
-        print(f"ktop record: {scrub(exc)}", file=sys.stderr)
-        return None, {}, None
-    desc = {"kind": "live", "context": conn.context, "detail": ""}  # the resolved name
-    return LiveSource(_live_opts(args), conn=conn), desc, conn.close
-
-
-def main(argv: Sequence[str]) -> int:
-    """Parse ``argv`` as ``ktop record`` arguments and run (for tests and scripts)."""
-    from ktop.cli import parse_args
-
-    return run(parse_args(["record", *argv]))

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from ktop.record.format import FormatError
-from ktop.record.reader import Recording
-from ktop.sources.replay import parse_time
+if TYPE_CHECKING:
+    from ktop.record.reader import Recording
 
 
 def add_parser(
@@ -68,51 +67,17 @@ def info(rec: Recording) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Open the recording and replay it (or describe it with ``--info``)."""
-    try:
-        rec = Recording(args.file)
-    except FormatError as exc:
-        print(f"ktop replay: {args.file}: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"ktop replay: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
-        return 2
+    from ktop.commands.dashboard import run_dashboard
+    from ktop.compose import Replay, SourceError, open_recording
+
     if args.info:
-        print(info(rec))
-        return 0
-    from ktop.cli import _terminal_problem
-
-    problem = _terminal_problem()
-    if problem is not None:
-        print(f"ktop replay: {problem}", file=sys.stderr)
-        return 2
-    from ktop.cli import app_options
-    from ktop.hub import Hub
-    from ktop.model.cluster import ClusterModel
-    from ktop.sources.replay import ReplayPlayer, ReplaySource
-    from ktop.ui.app import KtopApp
-
-    hub = Hub(ClusterModel(rec.model_config))
-    player = ReplayPlayer(rec, hub.reset, speed=args.speed)
-    if args.at:
         try:
-            player.seek(parse_time(args.at, rec.start, rec.end))
-        except ValueError:
-            print(f"ktop replay: --at {args.at!r}: use HH:MM:SS or +SECONDS", file=sys.stderr)
-            return 2
-    player.paused = args.paused
-    source = ReplaySource(player)
-    app = KtopApp(hub, [source], **app_options(args), replay=source)
-    try:
-        app.run()
-    finally:
-        rec.close()
-    if app.crash is not None:
-        raise app.crash
-    return 0
-
-
-def main(argv: Sequence[str]) -> int:
-    """Parse ``argv`` as ``ktop replay`` arguments and run."""
-    from ktop.cli import parse_args
-
-    return run(parse_args(["replay", *argv]))
+            rec = open_recording(args.file)
+        except SourceError as exc:
+            print(f"ktop replay: {exc}", file=sys.stderr)
+            return exc.status
+        with rec:
+            print(info(rec))
+        return 0
+    plan = Replay(args.file, args.speed, args.at, args.paused, needs_terminal=True)
+    return run_dashboard(plan, args, command="ktop replay")

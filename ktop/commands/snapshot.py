@@ -13,19 +13,18 @@ import asyncio
 import shutil
 import sys
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import Any
 
 from ktop import bounds
 from ktop.bounds import bounded_float
 from ktop.commands.options import simulator_options
+from ktop.compose import Demo, Live, OpenedSource, live_options, with_source
 from ktop.hub import Hub, Published
-from ktop.model.cluster import ClusterModel, ModelConfig
 from ktop.model.events import Area
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.sources.base import Source
 from ktop.sources.sim.scenarios import SCENARIOS
-from ktop.sources.sim.simulator import Simulator
 from ktop.ui.display import Display, to_ascii
 from ktop.ui.render.plain import overview_text
 
@@ -112,15 +111,13 @@ async def collect(
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def demo_published(args: argparse.Namespace) -> Published:
-    """The simulator ``--at`` seconds into ``--demo``: no waiting, no clock."""
-    sim = Simulator(
-        args.demo, nodes=args.nodes, zones=args.zones, seed=args.seed, rack_label=args.rack_label
-    )
-    hub = Hub(ClusterModel(ModelConfig(rack_label=args.rack_label)))
+def demo_published(opened: OpenedSource, at: float) -> Published:
+    """The simulator ``at`` seconds into its scenario: no waiting, no clock."""
+    sim, hub = opened.simulator, opened.hub
+    assert sim is not None
     hub.ingest(sim.start())
-    if args.at > 0:
-        hub.ingest(sim.advance(args.at))
+    if at > 0:
+        hub.ingest(sim.advance(at))
     published = hub.publish(force=True)
     assert published is not None
     return published
@@ -144,8 +141,8 @@ def render(
     return to_ascii(text) if display.ascii_only else text
 
 
-def run(args: argparse.Namespace, live: Callable[[], Coroutine[Any, Any, Source | int]]) -> int:
-    """Print one snapshot; ``live`` connects to the cluster (or returns an exit status)."""
+def run(args: argparse.Namespace) -> int:
+    """Print one snapshot of ``--demo`` or of the live cluster."""
     display = Display.from_options(ascii_only=args.ascii, prod_pattern=args.prod_pattern)
     if args.demo is not None:
         if args.demo not in SCENARIOS:
@@ -155,16 +152,17 @@ def run(args: argparse.Namespace, live: Callable[[], Coroutine[Any, Any, Source 
                 file=sys.stderr,
             )
             return 2
-        print(render(demo_published(args), args, display, []))
-        return 0
 
-    async def main() -> int:
-        source = await live()
-        if isinstance(source, int):
-            return source
-        hub = Hub(ClusterModel(ModelConfig(rack_label=args.rack_label)))
-        published, errors = await collect(hub, [source], args.timeout)
+        async def step(opened: OpenedSource) -> int:
+            print(render(demo_published(opened, args.at), args, display, []))
+            return 0
+
+        return with_source(Demo.from_args(args, args.demo), step, command="ktop snapshot")
+
+    async def wait(opened: OpenedSource) -> int:
+        published, errors = await collect(opened.hub, [opened.source], args.timeout)
         print(render(published, args, display, errors))
         return 0
 
-    return asyncio.run(main())
+    # a live cluster's refusals say "ktop:", as the dashboard's do
+    return with_source(Live(live_options(args)), wait, command="ktop")

@@ -67,7 +67,7 @@ async def test_fleet_of_a_global_prometheus_needs_no_kubeconfig(lab: Lab) -> Non
 async def test_a_context_cell_above_the_size_threshold_is_read_metrics_only(lab: Lab) -> None:
     from kubernetes_asyncio import client
 
-    from ktop.commands.fleet import too_big
+    from ktop.compose import too_big
     from ktop.lab import kube
     from ktop.sources.live.client import connect, node_count
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ktop.commands import replay as replay_cmd
+from ktop.cli import main
 from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel
 from ktop.record.format import FRAME_SIZE
@@ -129,7 +129,7 @@ def test_the_timeline_draws_a_gap_where_it_is() -> None:
 
 
 def test_replay_info_prints_the_gap(damaged: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert replay_cmd.main([str(damaged), "--info"]) == 0
+    assert main(["replay", str(damaged), "--info"]) == 0
     out = capsys.readouterr().out
     with Recording(damaged) as rec:
         (gap,) = rec.gaps

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ktop.commands import record as record_cmd
+from ktop.cli import main
 from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel
 from ktop.model.snapshot import ClusterSnapshot
@@ -28,7 +28,7 @@ SHIPPED = Path(__file__).parent.parent.parent / "recordings"
 def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("rec") / "zone.ktrec"
     argv = ["-o", str(path), "--demo", "zone-outage", "--nodes", "90", "--duration", "900"]
-    assert record_cmd.main(argv) == 0
+    assert main(["record", *argv]) == 0
     return path
 
 

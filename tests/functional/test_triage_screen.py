@@ -15,9 +15,10 @@ import pytest
 
 from ktop.analysis import catalogue as c
 from ktop.analysis.triage.baseline import HistoryKind, baseline_source
-from ktop.commands.triage import Sampled, render
+from ktop.commands.triage import render
 from ktop.hub import Hub
 from ktop.model.snapshot import ClusterSnapshot, ZoneState
+from ktop.sampling import Sampled
 from ktop.ui.app import KtopApp
 from ktop.ui.screens.triage import TriageScreen
 from tests.functional.scenarios import SCENARIO_TIMES, scenario_hub, stepped

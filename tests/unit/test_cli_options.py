@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from ktop import cli
+from ktop import compose
 from ktop.cli import DEFAULTS, LOW_BANDWIDTH_REFRESH_S, build_parser, main, parse_args
 from ktop.lab import kind as kind_module
 from ktop.lab.kind import KIND_SCENARIOS, KindDemoResult
+from ktop.sources.live import client as live_client
 
 # Every common option: the words given on the command line and the value they must give.
 # The values are written out here, not read from the parser.
@@ -170,7 +171,7 @@ def test_demo_kind_without_scenario_picks_one_kind_can_run(
     monkeypatch.setattr(kind_module, "missing_kind_tools", list)
     monkeypatch.setattr(kind_module, "kind_demo", fake_kind_demo)
     # The dashboard refuses a non-terminal before it creates anything; pytest's stdout is not one.
-    monkeypatch.setattr(cli, "_terminal_problem", lambda: None)
+    monkeypatch.setattr(compose, "terminal_problem", lambda: None)
     monkeypatch.setenv("KTOP_CONFIG_DIR", env["KTOP_CONFIG_DIR"])
     assert main(["demo", "--kind"]) == 1
     assert len(asked) == 1 and len(asked[0]) == 1
@@ -203,10 +204,16 @@ def test_bad_prod_pattern(env: dict[str, str], capsys: pytest.CaptureFixture[str
     ],
 )
 def test_cluster_options_that_cannot_work_are_refused_before_connecting(
-    argv: list[str], message: str, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+    argv: list[str],
+    message: str,
+    env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import asyncio
+    async def never(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("connected")
 
-    args = parse_args(argv, env)
-    assert asyncio.run(cli._connect_live(args)) == 2
-    assert message in capsys.readouterr().err
+    monkeypatch.setattr(live_client, "connect", never)
+    monkeypatch.setenv("KTOP_CONFIG_DIR", env["KTOP_CONFIG_DIR"])
+    assert main(argv) == 2
+    assert f"ktop: {message}" in capsys.readouterr().err

@@ -12,8 +12,7 @@ import msgpack
 import pytest
 import zstandard
 
-from ktop.commands import record as record_cmd
-from ktop.commands import replay as replay_cmd
+from ktop.cli import main
 from ktop.hub import Hub
 from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel
@@ -302,7 +301,7 @@ def test_a_future_format_version_names_both_versions(
         Recording(future)
     assert "version 7" in str(err.value) and "version 1" in str(err.value)
     assert "newer" in str(err.value)
-    assert replay_cmd.main([str(future), "--info"]) == 2
+    assert main(["replay", str(future), "--info"]) == 2
     assert "version 7" in capsys.readouterr().err
 
 
@@ -387,7 +386,7 @@ def test_a_new_recording_never_overwrites_a_file(tmp_path: Path) -> None:
 def test_headless_recording_for_a_fixed_duration(tmp_path: Path) -> None:
     out = tmp_path / "h.ktrec"
     argv = ["-o", str(out), "--demo", "etcd-slow-disk", "--nodes", "40", "--duration", "90"]
-    assert record_cmd.main(argv) == 0
+    assert main(["record", *argv]) == 0
     with Recording(out) as rec:
         assert rec.indexed and not rec.truncated
         assert 90 <= rec.end - rec.start < 92
@@ -403,7 +402,7 @@ def test_headless_recording_for_a_fixed_duration(tmp_path: Path) -> None:
 def test_headless_paced_recording_stops_at_its_duration(tmp_path: Path) -> None:
     out = tmp_path / "p.ktrec"
     argv = ["-o", str(out), "--demo", "steady", "--nodes", "20", "--duration", "30"]
-    assert record_cmd.main([*argv, "--speed", "60"]) == 0
+    assert main(["record", *argv, "--speed", "60"]) == 0
     with Recording(out) as rec:
         assert 30 <= rec.end - rec.start <= 32
 
@@ -411,7 +410,7 @@ def test_headless_paced_recording_stops_at_its_duration(tmp_path: Path) -> None:
 def test_headless_max_size(tmp_path: Path) -> None:
     out = tmp_path / "m.ktrec"
     argv = ["-o", str(out), "--demo", "steady", "--nodes", "200", "--duration", "3600"]
-    assert record_cmd.main([*argv, "--max-size", "60k"]) == 0
+    assert main(["record", *argv, "--max-size", "60k"]) == 0
     with Recording(out) as rec:
         assert rec.indexed
         assert rec.end - rec.start < 3600
@@ -424,7 +423,7 @@ def test_headless_max_size(tmp_path: Path) -> None:
 def test_redacted_recording_hides_names_consistently(tmp_path: Path) -> None:
     out = tmp_path / "red.ktrec"
     argv = ["-o", str(out), "--demo", "zone-outage", "--nodes", "60", "--duration", "120"]
-    assert record_cmd.main([*argv, "--redact"]) == 0
+    assert main(["record", *argv, "--redact"]) == 0
     sim = Simulator("zone-outage", nodes=60)
     real = sim.start() + sim.advance(120)
     secrets = {e.node.name for e in real if isinstance(e, ev.NodeUpserted)}
@@ -465,7 +464,7 @@ def test_replay_info_lists_markers_and_gaps(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     made = _make(tmp_path, seconds=40, mark_at=(10,))
-    assert replay_cmd.main([str(made.path), "--info"]) == 0
+    assert main(["replay", str(made.path), "--info"]) == 0
     out = capsys.readouterr().out
     assert "format version 1" in out and "note 10" in out and "index" in out
 
@@ -474,7 +473,7 @@ def test_an_existing_recording_is_redacted_into_a_shareable_copy(tmp_path: Path)
     made = _make(tmp_path, seconds=60, mark_at=(20,))
     out = tmp_path / "share.ktrec"
     argv = ["-o", str(out), "--from", str(made.path), "--redact"]
-    assert record_cmd.main(argv) == 0
+    assert main(["record", *argv]) == 0
     names = {e.node.name for e in made.events if isinstance(e, ev.NodeUpserted)}
     with Recording(made.path) as original, Recording(out) as copy:
         assert copy.header["redacted"] is True

@@ -1,4 +1,8 @@
-"""``ktop record`` names the context it records, also when it is the kubeconfig's current one."""
+"""``ktop record`` names the context it records, also when it is the kubeconfig's current one.
+
+The name comes from the composition root: a live source opened for ``record`` says which
+context it resolved (``OpenedSource.info``, the recording header's ``source``).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ktop.cli import parse_args
-from ktop.commands.record import _source
+from ktop.compose import Live, live_options, open_source
 from ktop.sources.live import client
 
 KUBECONFIG = (
@@ -37,10 +41,9 @@ def test_the_header_names_the_resolved_context(
     args = parse_args(["record", "-o", str(tmp_path / "r.ktrec"), "--kubeconfig", str(cfg), *flags])
 
     async def go() -> dict[str, str]:
-        source, desc, close = await _source(args)
-        assert source is not None and close is not None
-        await close()
-        return desc
+        async with await open_source(Live(live_options(args))) as opened:
+            assert opened.connection is not None
+            return opened.info
 
     desc = asyncio.run(go())
     assert desc["kind"] == "live" and desc["context"] == expected

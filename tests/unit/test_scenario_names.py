@@ -99,13 +99,14 @@ def test_command_line_choices_and_defaults_are_in_the_list(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from ktop import cli
+    from ktop.commands.demo import default_scenario
 
     lab = _choices(lab_parser())
     assert lab == [("scenario", list(sc.LAB_SCENARIOS))] * 2  # inject and recover
     for option, choices in _choices(cli.build_parser()):
         assert set(choices) <= NAMES, option
-    assert cli._default_scenario(kind=False) in sc.SCENARIOS
-    assert cli._default_scenario(kind=True) in sc.KIND_SCENARIOS
+    assert default_scenario(kind=False) in sc.SCENARIOS
+    assert default_scenario(kind=True) in sc.KIND_SCENARIOS
     capsys.readouterr()
 
 

@@ -1,0 +1,475 @@
+"""The composition root: a command's options in, a running source and what folds it out.
+
+Every command reads the world through :func:`open_source` (:func:`with_source` runs it
+under ``asyncio.run`` and turns a refusal into a message and an exit status). What to
+read is data, one small class per variant:
+
+======================  ==========================================================
+:class:`Live`           a live cluster (or, without a kubeconfig, one Prometheus)
+:class:`Demo`           the built-in simulator playing a scenario
+:class:`Kind`           a kind cluster created for the demo, then read live
+:class:`Replay`         a recording, played with the replay controls
+:class:`Bundle`         an offline bundle, read once
+======================  ==========================================================
+
+Each is opened by one small function. A cluster is connected, probed, its errors
+scrubbed and its connection closed in :func:`open_connection` only; the simulator is
+built in :func:`demo_source` only, with the same arguments for every command.
+"""
+
+# ruff: noqa: PLC0415
+# Imports are lazy, as in the commands: ``--help`` and ``--version`` stay instant.
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from ktop.hub import Hub
+from ktop.model.cluster import ClusterModel, ModelConfig
+from ktop.model.scrub import scrub
+from ktop.model.series import WINDOW_S
+from ktop.sources.base import Emit, Source
+from ktop.sources.live import DEFAULT_CLUSTER_LABEL
+
+if TYPE_CHECKING:
+    from ktop.model.events import Event
+    from ktop.record.reader import Recording
+    from ktop.sources.bundle.reader import BundleRead
+    from ktop.sources.live.client import Connection
+    from ktop.sources.live.cost import CostMeter
+    from ktop.sources.live.source import LiveOptions
+    from ktop.sources.replay import ReplaySource
+    from ktop.sources.sim.simulator import Simulator
+
+SourceInfo = dict[str, str]
+"""What a source is, as a recording's header names it: ``kind``, ``context``, ``detail``."""
+
+
+class SourceError(Exception):
+    """A source could not be opened. The message is safe to print (foreign text in it is
+    scrubbed) and says why; ``status`` is the command's exit status.
+    """
+
+    def __init__(self, message: str, status: int = 2, *, bare: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.bare = bare
+        """Printed as it is, without the command's name in front (kind's own report)."""
+
+
+# ---------------------------------------------------------------------------- plans
+
+
+@dataclass(frozen=True, slots=True)
+class Live:
+    """A live cluster, read with ``options``."""
+
+    options: LiveOptions
+    needs_terminal: bool = False
+    """The dashboard: refuse a non-terminal once connected (a broken kubeconfig is still
+    reported as such, whatever the terminal)."""
+    metrics_only_above: int = 0
+    """Read the cluster metrics-only when it has more nodes than this (0: never by size)."""
+    meter: CostMeter | None = None
+    """The cost meter of the source (default: the connection's, or a new one)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Demo:
+    """The simulator playing ``scenario``; ``speed`` and ``tick_s`` pace its source.
+
+    Commands that step :attr:`OpenedSource.simulator` themselves (``snapshot --at``, a
+    recording made as fast as possible) leave the pace at its default.
+    """
+
+    scenario: str
+    nodes: int
+    zones: int
+    seed: int
+    rack_label: str
+    speed: float = 1.0
+    tick_s: float = 1.0
+
+    @classmethod
+    def from_args(
+        cls, args: argparse.Namespace, scenario: str, *, speed: float = 1.0, tick_s: float = 1.0
+    ) -> Demo:
+        """The simulator options every command shares (``--nodes``, ``--zones``,
+        ``--seed``, ``--rack-label``) with this scenario and pace.
+        """
+        return cls(
+            scenario,
+            nodes=args.nodes,
+            zones=args.zones,
+            seed=args.seed,
+            rack_label=args.rack_label,
+            speed=speed,
+            tick_s=tick_s,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """A kind cluster with KWOK nodes playing ``scenario``, then read as ``live`` says
+    (its kubeconfig replaces any given). Only :func:`with_source` opens it: the cluster
+    is created before the event loop starts.
+    """
+
+    scenario: str
+    live: Live
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """The recording at ``path``, from ``at`` (default its start) at ``speed``."""
+
+    path: str
+    speed: float = 1.0
+    at: str | None = None
+    paused: bool = False
+    needs_terminal: bool = False
+    """The dashboard: refuse a non-terminal once the file is open."""
+
+
+@dataclass(frozen=True, slots=True)
+class Bundle:
+    """The offline bundle in ``directory`` (docs/bundle-format.md)."""
+
+    directory: str
+    rack_label: str
+
+
+SourcePlan = Live | Demo | Replay | Bundle
+"""What :func:`open_source` opens."""
+
+
+# ---------------------------------------------------------------------------- opened
+
+
+async def _nothing_to_close() -> None:
+    return None
+
+
+@dataclass(eq=False, slots=True)
+class OpenedSource:
+    """A source ready to run, the hub that folds it, and what to release afterwards.
+
+    Use it as an async context manager, or call :meth:`close`. The handles beside
+    ``source`` are set for the variant that has them.
+    """
+
+    source: Source
+    hub: Hub
+    """A hub whose model is configured for this source (the recording's own for a replay;
+    the fleet folds each cell in its own)."""
+    info: SourceInfo
+    simulator: Simulator | None = None
+    """:class:`Demo`: the simulator itself, for commands that step it."""
+    connection: Connection | None = None
+    """:class:`Live`: the probed connection (None when only Prometheus is read)."""
+    replay: ReplaySource | None = None
+    """:class:`Replay`: the source with the replay controls."""
+    bundle: BundleRead | None = None
+    """:class:`Bundle`: what the bundle held beside its events."""
+    release: Callable[[], Awaitable[None]] = _nothing_to_close
+
+    async def close(self) -> None:
+        """Release what the source holds (a connection, an open recording)."""
+        await self.release()
+
+    async def __aenter__(self) -> OpenedSource:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+
+def _hub(config: ModelConfig) -> Hub:
+    return Hub(ClusterModel(config))
+
+
+# ---------------------------------------------------------------------------- options
+
+
+def live_options(args: argparse.Namespace) -> LiveOptions:
+    """The live source's options from the resolved command-line options."""
+    from ktop.sources.live.components import TlsFiles
+    from ktop.sources.live.prometheus import PrometheusAuth
+    from ktop.sources.live.source import LiveOptions
+
+    def opt(name: str, default: object = None) -> Any:
+        return getattr(args, name, default)
+
+    every = float(opt("scrape_interval", 15.0))
+    return LiveOptions(
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+        rack_label=args.rack_label,
+        apiserver_scrape_s=every,
+        apf_dump_s=every,
+        prometheus=opt("prometheus"),
+        prometheus_auth=PrometheusAuth(
+            bearer_token_file=opt("prometheus_token_file"),
+            username=opt("prometheus_user"),
+            password_file=opt("prometheus_password_file"),
+            ca=opt("prometheus_ca"),
+            cert=opt("prometheus_cert"),
+            key=opt("prometheus_key"),
+            insecure=bool(opt("prometheus_insecure")),
+        ),
+        prometheus_s=every,
+        find_components=not opt("no_find_components", False),
+        etcd_metrics=tuple(opt("etcd_metrics", [])),
+        etcd_tls=TlsFiles(opt("etcd_cert"), opt("etcd_key"), opt("etcd_ca")),
+        scheduler_metrics=tuple(opt("scheduler_metrics", [])),
+        controller_manager_metrics=tuple(opt("controller_manager_metrics", [])),
+        component_tls=TlsFiles(ca=opt("component_ca"), insecure=bool(opt("insecure_components"))),
+        component_scrape_s=every,
+        apiservers=tuple(opt("apiserver", [])),
+        metrics_only=bool(opt("metrics_only")),
+        cluster_label=str(opt("cluster_label", DEFAULT_CLUSTER_LABEL)),
+        cluster=opt("cluster"),
+    )
+
+
+def terminal_problem() -> str | None:
+    """Why the dashboard cannot take this terminal (None when it can)."""
+    from ktop.crash import terminal_problem as problem
+
+    return problem(sys.stdin, sys.stdout)
+
+
+# ---------------------------------------------------------------------------- live
+
+
+async def open_connection(
+    kubeconfig: str | None, context: str | None, meter: CostMeter | None = None
+) -> Connection:
+    """Connect to a context and probe it, before anything takes the terminal (credentials
+    and exec plugins that prompt need it). Raises :class:`SourceError` with the scrubbed
+    reason; the connection is closed on every failure.
+    """
+    from ktop.sources.kubeconfig import KubeconfigError
+    from ktop.sources.live import client
+
+    try:
+        conn = await client.connect(kubeconfig, context, meter)
+    except KubeconfigError as exc:
+        raise SourceError(scrub(exc)) from None
+    try:
+        await client.probe(conn)
+    except client.ConnectError as exc:
+        await conn.close()
+        raise SourceError(scrub(exc)) from None
+    except BaseException:
+        await conn.close()
+        raise
+    return conn
+
+
+def _cluster_problem(opts: LiveOptions) -> str:
+    """Why ``--cluster`` / ``--cluster-label`` cannot work as given (empty when they can)."""
+    from ktop.sources.live.prometheus import PrometheusConfigError, cluster_matcher
+
+    if opts.cluster is not None and not opts.prometheus:
+        return "--cluster selects one cluster of a Prometheus: give --prometheus too"
+    try:
+        cluster_matcher(opts.cluster_label, opts.cluster)
+    except PrometheusConfigError as exc:
+        return f"--cluster-label: {exc}"
+    return ""
+
+
+def _check_terminal(needed: bool) -> None:
+    problem = terminal_problem() if needed else None
+    if problem is not None:
+        raise SourceError(problem)
+
+
+async def too_big(conn: Connection, threshold: int) -> bool:
+    """True when the cluster has more nodes than ``threshold`` (0: never). A cluster whose
+    size cannot be told is read in full.
+    """
+    from ktop.sources.live.client import node_count
+
+    if threshold <= 0:
+        return False
+    n = await node_count(conn)
+    return n is not None and n > threshold
+
+
+async def open_live(plan: Live) -> OpenedSource:
+    """A live source, connected and probed (or, without a kubeconfig, Prometheus only)."""
+    from ktop.sources.live.source import LiveSource
+
+    opts = plan.options
+    refused = _cluster_problem(opts)
+    if refused:
+        raise SourceError(refused)
+    hub = _hub(ModelConfig(window_s=opts.window_s, rack_label=opts.rack_label))
+    if opts.without_kubeconfig:
+        _check_terminal(plan.needs_terminal)
+        where = opts.cluster if opts.cluster is not None else (opts.prometheus or "")
+        info = {"kind": "live", "context": where, "detail": ""}
+        return OpenedSource(LiveSource(opts, meter=plan.meter), hub, info)
+    conn = await open_connection(opts.kubeconfig, opts.context)
+    try:
+        _check_terminal(plan.needs_terminal)
+        if not opts.metrics_only and await too_big(conn, plan.metrics_only_above):
+            opts = replace(opts, metrics_only=True)
+    except BaseException:
+        await conn.close()
+        raise
+    info = {"kind": "live", "context": conn.context, "detail": ""}  # the resolved name
+    source = LiveSource(opts, conn=conn, meter=plan.meter)
+    return OpenedSource(source, hub, info, connection=conn, release=conn.close)
+
+
+# ---------------------------------------------------------------------------- the others
+
+
+def demo_source(plan: Demo) -> OpenedSource:
+    """The simulator and its source (nothing to connect, so this needs no event loop)."""
+    from ktop.sources.sim.simulator import Simulator
+    from ktop.sources.sim.source import SimulatorSource
+
+    sim = Simulator(
+        plan.scenario,
+        nodes=plan.nodes,
+        zones=plan.zones,
+        seed=plan.seed,
+        rack_label=plan.rack_label,
+    )
+    info = {
+        "kind": "demo",
+        "context": f"sim/{plan.scenario}",
+        "detail": f"{plan.nodes} nodes, {plan.zones} zones, seed {plan.seed}",
+    }
+    source = SimulatorSource(sim, speed=plan.speed, tick_s=plan.tick_s)
+    return OpenedSource(source, _hub(ModelConfig(rack_label=plan.rack_label)), info, sim)
+
+
+def open_recording(path: str) -> Recording:
+    """Open a recording; :class:`SourceError` says why it cannot be read."""
+    from ktop.record.format import FormatError
+    from ktop.record.reader import Recording
+
+    try:
+        return Recording(path)
+    except FormatError as exc:
+        raise SourceError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def replay_source(plan: Replay) -> OpenedSource:
+    """The recording's player, started at ``plan.at``, folding into the recording's model."""
+    from ktop.sources.replay import ReplayPlayer, ReplaySource, parse_time
+
+    rec = open_recording(plan.path)
+    try:
+        _check_terminal(plan.needs_terminal)
+        hub = _hub(rec.model_config)
+        player = ReplayPlayer(rec, hub.reset, speed=plan.speed)
+        if plan.at:
+            try:
+                player.seek(parse_time(plan.at, rec.start, rec.end))
+            except ValueError:
+                raise SourceError(f"--at {plan.at!r}: use HH:MM:SS or +SECONDS") from None
+        player.paused = plan.paused
+    except BaseException:
+        rec.close()
+        raise
+    source = ReplaySource(player)
+    info = {str(k): str(v) for k, v in rec.header.get("source", {}).items()}
+
+    async def release() -> None:
+        rec.close()
+
+    return OpenedSource(source, hub, info, replay=source, release=release)
+
+
+@dataclass(frozen=True, slots=True)
+class _BundleSource:
+    """A bundle's events in one batch: a bundle is read once, so its source then ends."""
+
+    events: list[Event]
+
+    @property
+    def name(self) -> str:
+        """Always ``bundle``."""
+        return "bundle"
+
+    async def run(self, emit: Emit) -> None:
+        """Emit every event of the bundle, in time order."""
+        emit(self.events)
+
+
+def bundle_source(plan: Bundle) -> OpenedSource:
+    """A bundle read from disk; the model's window covers every scrape in it."""
+    from ktop.sources.bundle.reader import BundleNotFoundError, read_bundle
+
+    try:
+        read = read_bundle(plan.directory, plan.rack_label)
+    except (BundleNotFoundError, OSError) as exc:
+        raise SourceError(scrub(exc)) from None
+    config = ModelConfig(window_s=max(WINDOW_S, read.window_s + 60), rack_label=plan.rack_label)
+    info = {"kind": "bundle", "context": plan.directory, "detail": ""}
+    return OpenedSource(_BundleSource(read.events), _hub(config), info, bundle=read)
+
+
+async def open_source(plan: SourcePlan) -> OpenedSource:
+    """Open what ``plan`` names; :class:`SourceError` says why it cannot be opened."""
+    if isinstance(plan, Live):
+        return await open_live(plan)
+    if isinstance(plan, Demo):
+        return demo_source(plan)
+    if isinstance(plan, Replay):
+        return replay_source(plan)
+    return bundle_source(plan)
+
+
+# ---------------------------------------------------------------------------- commands
+
+
+def _kind_cluster(plan: Kind) -> Live:
+    """Create the kind cluster (outside any event loop: it runs its own) and say so."""
+    from ktop.lab.kind import kind_demo
+
+    result = kind_demo(scenarios=(plan.scenario,))
+    message = scrub(result.message)
+    if not result.ok or result.kubeconfig is None:
+        raise SourceError(message, 1, bare=True)
+    print(message, file=sys.stderr)
+    options = replace(plan.live.options, kubeconfig=str(result.kubeconfig), context=None)
+    return replace(plan.live, options=options)
+
+
+def with_source(
+    plan: SourcePlan | Kind, body: Callable[[OpenedSource], Awaitable[int]], *, command: str
+) -> int:
+    """Open ``plan``, run ``body`` on it under ``asyncio.run`` and release the source, also
+    when ``body`` raises. A source that cannot be opened is printed as ``COMMAND: why``
+    on standard error; its exit status is returned.
+    """
+
+    async def run(opened_plan: SourcePlan) -> int:
+        async with await open_source(opened_plan) as opened:
+            return await body(opened)
+
+    try:
+        return asyncio.run(run(_kind_cluster(plan) if isinstance(plan, Kind) else plan))
+    except SourceError as exc:
+        print(str(exc) if exc.bare else f"{command}: {exc}", file=sys.stderr)
+        return exc.status

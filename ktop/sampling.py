@@ -1,0 +1,190 @@
+"""One snapshot to triage: a live cluster sampled for a short window, an offline bundle
+folded whole, or a recording's model at a moment.
+
+Each comes with where it came from and what went wrong on the way (:class:`Sampled`);
+``ktop triage`` reports on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import copy
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ktop.analysis.triage.baseline import BaselineSource, HistoryKind, baseline_source
+from ktop.analysis.triage.types import Capacity
+from ktop.compose import Bundle, Live, OpenedSource, live_options, open_source
+from ktop.model.events import (
+    FEED_PROMETHEUS,
+    FEED_PROMETHEUS_BACKFILL,
+    Event,
+    FeedFailed,
+    FeedSynced,
+    MetricsScraped,
+    Target,
+)
+from ktop.model.series import WINDOW_S
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.record.reader import Recording
+from ktop.sources.live.source import BACKFILL_TIMEOUT_S
+from ktop.sources.replay import parse_time
+
+MIN_MODEL_WINDOW_S = WINDOW_S
+RECORDING_STEP_S = 10.0
+"""A recording is walked in steps this long, one history frame each, to build its baseline."""
+SCRAPES_PER_WINDOW = 3
+"""Scrape this many times per window, so that rates have two scrapes or more."""
+FIRST_ROUND = "every configured target scraped once; sampling continues"
+"""Said on standard error once the first scrape of every configured target arrived."""
+BACKFILL_WAIT = "waiting for the Prometheus history backfill (the baseline)"
+
+
+@dataclass(slots=True)
+class Sampled:
+    """A snapshot to triage, with where it came from and what went wrong on the way."""
+
+    snapshot: ClusterSnapshot
+    source: dict[str, Any]
+    errors: list[str] = field(default_factory=list)
+    windows: dict[str, float | None] = field(default_factory=dict)
+    baseline: BaselineSource | None = None
+    """Where relative thresholds take the cluster's normal from (None: nowhere, a bundle)."""
+    capacity: tuple[Capacity, ...] = ()
+
+
+async def from_bundle(directory: str, rack_label: str) -> Sampled:
+    """Fold a bundle into one snapshot."""
+    async with await open_source(Bundle(directory, rack_label)) as opened:
+        await opened.source.run(opened.hub.ingest)  # scrubbed and folded by the hub
+    read = opened.bundle
+    assert read is not None
+    windows = {
+        t.instance: (last - first if n >= 2 else None)
+        for t, (first, last, n) in read.scrape_windows.items()
+    }
+    source = {
+        "kind": "bundle",
+        "path": directory,
+        "missing": read.missing,
+        "window_s": read.window_s,
+    }
+    sizes = tuple(
+        Capacity(
+            f"full_list_bytes.{name}",
+            f"Full LIST of {name}",
+            float(size),
+            "bytes",
+            f"{count} objects x {size / count:.0f} bytes on average (JSON as kubectl printed it)"
+            if count
+            else "no objects",
+        )
+        for name, (count, size) in read.list_sizes.items()
+    )
+    errors = [str(e) for e in read.errors]
+    return Sampled(opened.hub.model.snapshot(), source, errors, windows, capacity=sizes)
+
+
+def from_recording(path: str, at: str | None) -> Sampled:
+    """The model of a recording at ``at`` (default its end), rebuilt from its events with
+    today's rules; the baseline is the recording's own history up to that moment.
+    """
+    with Recording(path) as rec:
+        when = rec.end if at is None else parse_time(at, rec.start, rec.end)
+        if not rec.start <= when <= rec.end:
+            raise ValueError(
+                f"--at {at}: the recording covers {rec.start:.0f} to {rec.end:.0f} (Unix seconds)"
+            )
+        cursor = rec.cursor(rec.start)
+        t = rec.start
+        while t < when:
+            cursor.advance(t)
+            cursor.model.snapshot()  # one history frame, as the app takes every refresh
+            t += RECORDING_STEP_S
+        cursor.advance(when)
+        snap = cursor.model.snapshot()
+        errors = [f"gap {g.start:.0f}-{g.end:.0f}: {g.reason}" for g in rec.gaps]
+        if rec.truncated:
+            errors.append("the file was cut: it ends at its last complete chunk")
+        source = {"kind": "recording", "path": path, "at": when, "recorded": rec.describe()}
+    return Sampled(snap, source, errors, baseline=baseline_source(snap, HistoryKind.RECORDING))
+
+
+async def sample_live(args: argparse.Namespace, context: str | None, window_s: float) -> Sampled:
+    """Read the cluster of ``context`` for ``window_s`` seconds (scraping several times)
+    and fold it. :class:`~ktop.compose.SourceError` when it cannot be read at all.
+    """
+    args = copy.copy(args)
+    args.context = context
+    args.scrape_interval = max(1.0, min(args.scrape_interval, window_s / SCRAPES_PER_WINDOW))
+    # the backfill reads the raw data of the model's window
+    plan = Live(replace(live_options(args), window_s=MIN_MODEL_WINDOW_S))
+    async with await open_source(plan) as opened:
+        return await _sample(args, opened, window_s)
+
+
+async def _sample(args: argparse.Namespace, opened: OpenedSource, window_s: float) -> Sampled:
+    hub = opened.hub
+    scrapes: dict[Target, list[float]] = {}
+    expected = (
+        max(1, len(args.apiserver))
+        + len(args.etcd_metrics)
+        + len(args.scheduler_metrics)
+        + len(args.controller_manager_metrics)
+    )
+    said = False
+    backfill_done = asyncio.Event()
+    """The Prometheus backfill (the baseline's history) reported, or Prometheus failed."""
+
+    def watch(events: Sequence[Event]) -> None:
+        # A sink: it sees each batch scrubbed and folded.
+        nonlocal said
+        for e in events:
+            if isinstance(e, MetricsScraped):
+                scrapes.setdefault(e.target, []).append(e.at)
+            elif (
+                isinstance(e, FeedSynced | FeedFailed) and e.feed == FEED_PROMETHEUS_BACKFILL
+            ) or (isinstance(e, FeedFailed) and e.feed == FEED_PROMETHEUS):
+                backfill_done.set()
+        if not said and len(scrapes) >= expected:
+            said = True
+            print(f"ktop triage: {FIRST_ROUND}", file=sys.stderr, flush=True)
+
+    hub.add_sink(watch)
+    task = asyncio.create_task(opened.source.run(hub.ingest))
+    started = time.monotonic()
+    try:
+        await asyncio.sleep(window_s)
+        if args.prometheus and not backfill_done.is_set():
+            # the last hour from Prometheus is the baseline: wait for it (bounded by the
+            # backfill's own limit) rather than report without one
+            print(f"ktop triage: {BACKFILL_WAIT}", file=sys.stderr, flush=True)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(BACKFILL_TIMEOUT_S):
+                    await backfill_done.wait()
+    finally:
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:  # the source failed before the window ended
+            raise RuntimeError(f"live source failed: {exc}") from exc
+    windows = {
+        t.instance: (max(ts) - min(ts) if len(ts) >= 2 else None) for t, ts in scrapes.items()
+    }
+    source_info = {
+        "kind": "live",
+        "context": opened.info["context"],
+        "window_s": round(time.monotonic() - started, 1),
+    }
+    snap = hub.model.snapshot()
+    # the history holds Prometheus' last hour when --prometheus backfilled it
+    return Sampled(
+        snap, source_info, [], windows, baseline=baseline_source(snap, HistoryKind.THIS_RUN)
+    )

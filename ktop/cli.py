@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 from ktop import __version__, bounds
 from ktop.bounds import OneLineErrorParser, bounded_float
@@ -86,14 +86,39 @@ def _theme_names() -> list[str]:
     )
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    """Add the options every command accepts (display and live-cluster sources).
+Actions = dict[str, argparse.Action]
+"""The common options' actions by ``dest``: what a config-file value is checked against."""
+
+
+class _AddsArguments(Protocol):
+    def add_argument(self, *flags: str, **kwargs: Any) -> argparse.Action: ...
+
+
+class _Group:
+    """An argument group that keeps the actions it adds (``add_argument`` returns them),
+    so that nothing reads argparse's private classes or the parser's list of actions.
+    """
+
+    def __init__(self, group: _AddsArguments, into: Actions) -> None:
+        self._group = group
+        self._into = into
+
+    def add_argument(self, *flags: str, **kwargs: Any) -> argparse.Action:
+        action = self._group.add_argument(*flags, **kwargs)
+        self._into[action.dest] = action
+        return action
+
+
+def _common(p: argparse.ArgumentParser) -> Actions:
+    """Add the options every command accepts (display and live-cluster sources); their
+    actions by ``dest``.
 
     Call it on the top-level parser and on every subcommand's parser: defaults are
     ``SUPPRESS`` here and filled in once by :func:`resolve_defaults`.
     """
     s = argparse.SUPPRESS
-    g = p.add_argument_group("display")
+    actions: Actions = {}
+    g = _Group(p.add_argument_group("display"), actions)
     g.add_argument(
         "--theme",
         default=s,
@@ -133,7 +158,8 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="a context whose name matches shows a production banner "
         f"(default {DEFAULT_PROD_PATTERN!r}; '' turns it off)",
     )
-    _live_options(p)
+    _live_options(_Group(p.add_argument_group("live cluster"), actions))
+    return actions
 
 
 class _EveryContext(argparse.Action):
@@ -144,9 +170,8 @@ class _EveryContext(argparse.Action):
         namespace.contexts = [*getattr(namespace, "contexts", []), values]
 
 
-def _live_options(p: argparse.ArgumentParser) -> None:
+def _live_options(g: _Group) -> None:
     s = argparse.SUPPRESS
-    g = p.add_argument_group("live cluster")
     g.add_argument(
         "--context",
         default=s,
@@ -241,6 +266,10 @@ def _live_options(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``ktop`` argument parser."""
+    return _build()[0]
+
+
+def _build() -> tuple[argparse.ArgumentParser, Actions]:
     parser = OneLineErrorParser(
         prog="ktop",
         description="A terminal dashboard for very large Kubernetes control planes. " + READ_ONLY,
@@ -248,16 +277,11 @@ def build_parser() -> argparse.ArgumentParser:
         f"every option can be set in {config_path()} (keys are the long option names).",
     )
     parser.add_argument("--version", action="version", version=f"ktop {__version__}")
-    _common(parser)
+    actions = _common(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in _commands().values():
         _common(command.add_parser(sub))
-    return parser
-
-
-def _option_actions(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
-    """The common options' actions by ``dest`` (for checking config values)."""
-    return {a.dest: a for a in parser._actions if a.dest in DEFAULTS}
+    return parser, actions
 
 
 def _config_value(action: argparse.Action, key: str, value: Any, where: str) -> Any:
@@ -272,7 +296,7 @@ def _config_value(action: argparse.Action, key: str, value: Any, where: str) -> 
             raise bad("true or false")
         return value
     convert = action.type if callable(action.type) else str
-    if isinstance(action, argparse._AppendAction):
+    if isinstance(DEFAULTS[action.dest], list):  # a repeatable option (action="append")
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
             raise bad("a string or a list of strings")
@@ -291,7 +315,7 @@ def _config_value(action: argparse.Action, key: str, value: Any, where: str) -> 
 
 def resolve_defaults(
     args: argparse.Namespace,
-    parser: argparse.ArgumentParser,
+    actions: Actions,
     config: Config,
     environ: Mapping[str, str],
 ) -> argparse.Namespace:
@@ -302,7 +326,6 @@ def resolve_defaults(
     that are not options are a :class:`ConfigError` naming the file and the key.
     """
     where = str(config.path)
-    actions = _option_actions(parser)
     unknown = sorted(set(config.values) - set(actions))
     if unknown:
         known = ", ".join(sorted(k.replace("_", "-") for k in actions))
@@ -334,11 +357,11 @@ def parse_args(
     from ktop.config import read_config
 
     env = os.environ if environ is None else environ
-    parser = build_parser()
+    parser, actions = _build()
     args = parser.parse_args(argv)
     try:
         config = read_config(config_path(env))
-        args = resolve_defaults(args, parser, config, env)
+        args = resolve_defaults(args, actions, config, env)
     except ConfigError as exc:
         parser.exit(2, f"ktop: {exc}\n")
     try:

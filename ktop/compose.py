@@ -77,7 +77,7 @@ class Live:
     metrics_only_above: int = 0
     """Read the cluster metrics-only when it has more nodes than this (0: never by size)."""
     meter: CostMeter | None = None
-    """The cost meter of the source (default: the connection's, or a new one)."""
+    """The cost meter of the source and its connection (default: a new one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,7 +323,7 @@ async def open_live(plan: Live) -> OpenedSource:
         where = opts.cluster if opts.cluster is not None else (opts.prometheus or "")
         info = {"kind": "live", "context": where, "detail": ""}
         return OpenedSource(LiveSource(opts, meter=plan.meter), hub, info)
-    conn = await open_connection(opts.kubeconfig, opts.context)
+    conn = await open_connection(opts.kubeconfig, opts.context, plan.meter)
     try:
         _check_terminal(plan.needs_terminal)
         if not opts.metrics_only and await too_big(conn, plan.metrics_only_above):

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 ARGS ?= --scenario zone-outage --speed 5
 
-.PHONY: setup demo test check unit e2e controlplane snapshots recordings bench clean
+.PHONY: setup demo test check docs unit e2e controlplane snapshots recordings bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -27,6 +27,11 @@ test: setup
 ## check: lint, format, types and layering only
 check: setup
 	bash scripts/run-tests.sh --check-only
+
+## docs: rewrite every generated block of docs/*.md and README.md (ktop/docgen.py) from the
+## code and the saved benchmark results; the unit tests check that they are current
+docs: setup
+	$(BIN)/python -m ktop.docgen
 
 ## controlplane: build or reuse the real control-plane components for e2e tests
 controlplane:

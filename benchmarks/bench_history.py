@@ -7,26 +7,30 @@ default refresh) of exactly those signals is recorded, and the history's
 memory is measured with tracemalloc and by its arrays' sizes.
 
 Run with ``.venv/bin/python benchmarks/bench_history.py [--nodes 100000] [--write-docs]``;
-``--write-docs`` replaces the history section of docs/benchmarks.md with the figures.
+``--write-docs`` keeps the figures in ``benchmarks/results/history.json`` and rewrites the
+history table of docs/benchmarks.md from them (:func:`history_md`; ``make docs`` rewrites
+it from the saved file).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
 import platform
 import time
 import tracemalloc
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from ktop import docgen
 from ktop.hub import Hub
 from ktop.model.history import DEFAULT_RETENTION_S, History
 from ktop.model.signals import read_signals
 from ktop.sources.sim.simulator import Simulator
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
-START = "<!-- bench_history:start -->"
-END = "<!-- bench_history:end -->"
+RESULTS = Path(__file__).resolve().parent / "results" / "history.json"
 
 
 def signal_set(nodes: int, seconds: int) -> tuple[dict[str, float], float, float]:
@@ -75,39 +79,55 @@ def fill_hour(signals: dict[str, float]) -> tuple[int, int, int, float, float]:
     return traced, h.nbytes(), held, record_s / frames, view_s
 
 
+def history_md(results: Mapping[str, Any]) -> str:
+    """The history table of docs/benchmarks.md from the saved figures."""
+    rows = [
+        ("nodes", f"{results['nodes']:,}"),
+        ("signals with history (per aggregate)", f"{results['signals']}"),
+        ("frames held after 1 h + 150 s at 1 s", f"{results['frames_held']:,}"),
+        ("history memory, tracemalloc", f"{results['traced_bytes'] / 1e6:.2f} MB"),
+        ("of which value and time arrays", f"{results['array_bytes'] / 1e6:.2f} MB"),
+        ("record one frame", f"{results['record_s'] * 1e6:.0f} µs"),
+        ("view for a snapshot (open chunk copied)", f"{results['view_s'] * 1e6:.0f} µs"),
+        ("publish incl. history, mean", f"{results['publish_s'] * 1e3:.1f} ms"),
+        ("read the signals of a snapshot", f"{results['read_s'] * 1e6:.0f} µs"),
+    ]
+    table = "\n".join(["| measure | value |", "|---|---:|", *(f"| {k} | {v} |" for k, v in rows)])
+    machine = f"Python {results['python']}, {results['seconds']} simulated seconds first"
+    return f"{table}\n\n({machine}.)\n"
+
+
 def main() -> int:
-    """Measure, print, optionally write the figures into docs/benchmarks.md."""
+    """Measure, print, optionally save the figures and write them into the docs."""
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--nodes", type=int, default=100_000)
     ap.add_argument("--seconds", type=int, default=30, help="simulated seconds before measuring")
-    ap.add_argument("--write-docs", action="store_true")
+    ap.add_argument(
+        "--write-docs",
+        action="store_true",
+        help=f"save the figures in {RESULTS.name} and rewrite docs/benchmarks.md's table",
+    )
     args = ap.parse_args()
     signals, publish_s, read_s = signal_set(args.nodes, args.seconds)
     traced, arrays, held, record_s, view_s = fill_hour(signals)
-    rows = [
-        ("nodes", f"{args.nodes:,}"),
-        ("signals with history (per aggregate)", f"{len(signals)}"),
-        ("frames held after 1 h + 150 s at 1 s", f"{held:,}"),
-        ("history memory, tracemalloc", f"{traced / 1e6:.2f} MB"),
-        ("of which value and time arrays", f"{arrays / 1e6:.2f} MB"),
-        ("record one frame", f"{record_s * 1e6:.0f} µs"),
-        ("view for a snapshot (open chunk copied)", f"{view_s * 1e6:.0f} µs"),
-        ("publish incl. history, mean", f"{publish_s * 1e3:.1f} ms"),
-        ("read the signals of a snapshot", f"{read_s * 1e6:.0f} µs"),
-    ]
-    table = "\n".join(["| measure | value |", "|---|---:|", *(f"| {k} | {v} |" for k, v in rows)])
-    print(table)
+    results = {
+        "nodes": args.nodes,
+        "seconds": args.seconds,
+        "python": platform.python_version(),
+        "signals": len(signals),
+        "frames_held": held,
+        "traced_bytes": traced,
+        "array_bytes": arrays,
+        "record_s": record_s,
+        "view_s": view_s,
+        "publish_s": publish_s,
+        "read_s": read_s,
+    }
+    print(history_md(results))
     if args.write_docs:
-        text = DOCS.read_text(encoding="utf-8")
-        head, rest = text.split(START, 1)
-        _, tail = rest.split(END, 1)
-        machine = f"Python {platform.python_version()}, {args.seconds} simulated seconds first"
-        block = (
-            f"{START}\n"
-            "<!-- written by benchmarks/bench_history.py --write-docs; do not edit -->\n\n"
-            f"{table}\n\n({machine}.)\n{END}"
-        )
-        DOCS.write_text(head + block + tail, encoding="utf-8")
+        RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        for path in docgen.write(blocks=docgen.reading("history")):
+            print(f"wrote {path}")
     return 0
 
 

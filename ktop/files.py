@@ -180,6 +180,6 @@ def read_text_bounded(path: str | Path, limit: FileLimit, *, allow_pipe: bool = 
 
 
 def limits_markdown() -> str:
-    """The table of :data:`LIMITS` for ``docs/security.md``."""
-    rows = [f"  | {lim.what} | {_size_text(lim.max_bytes)} |" for lim in LIMITS]
-    return "\n".join(["  | file | size limit |", "  |---|---|", *rows])
+    """The table of :data:`LIMITS` for ``docs/security.md`` (``make docs`` writes it)."""
+    rows = [f"| {lim.what} | {_size_text(lim.max_bytes)} |" for lim in LIMITS]
+    return "\n".join(["| file | size limit |", "|---|---|", *rows])

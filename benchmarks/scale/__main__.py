@@ -23,19 +23,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from benchmarks.scale import pure, tables
+from benchmarks.scale import pure
 from benchmarks.scale.run import Options, measure_size
-from ktop import __version__
+from ktop import __version__, docgen
 from ktop.lab.binaries import env_file
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results" / "scale.json"
-BEFORE = ROOT / "benchmarks" / "results" / "scale-before.json"
-"""The figures before the fixes of docs/benchmarks.md ("What was changed"), for comparison."""
-RECORDING = ROOT / "benchmarks" / "results" / "recording.json"
-"""Written by ``python -m benchmarks.bench_recording``: the recording rows of the docs."""
-DOCS = {ROOT / "docs" / "benchmarks.md": tables.BENCHMARKS_SECTIONS,
-        ROOT / "docs" / "cost.md": tables.COST_SECTIONS}  # fmt: skip
 
 
 def machine() -> str:
@@ -65,14 +59,11 @@ def versions() -> dict[str, str]:
 
 
 def write_docs(results: dict[str, Any]) -> None:
-    """Rewrite every generated section of the docs from ``results``."""
-    if BEFORE.is_file() and "before" not in results:
-        results = {**results, "before": json.loads(BEFORE.read_text())}
-    if RECORDING.is_file() and "recording" not in results:
-        results = {**results, "recording": json.loads(RECORDING.read_text())}
-    for path, sections in DOCS.items():
-        path.write_text(tables.render(path.read_text(), results, sections))
-        print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
+    """Rewrite the docs' blocks made from the scale results (``make docs`` rewrites them
+    from the saved file) from ``results``.
+    """
+    for path in docgen.write(ROOT, docgen.reading("scale"), {"scale": results}):
+        print(f"wrote {path}", file=sys.stderr)
 
 
 def pure_figures(frames_nodes: int) -> dict[str, Any]:

@@ -1,23 +1,18 @@
-"""Markdown tables from a results file, written between markers in the docs (pure).
+"""Markdown tables from a results file (pure).
 
-A generated section looks like::
-
-    <!-- BEGIN GENERATED scale-start: python -m benchmarks.scale docs -->
-    ...
-    <!-- END GENERATED scale-start -->
-
-Everything outside the markers is prose and is kept as it is.
+Each function makes one generated block of docs/benchmarks.md or docs/cost.md from the
+saved results; ``make docs`` (the registry in ``ktop/docgen.py``) writes them.
 """
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchmarks.scale.stats import median, spread
 from benchmarks.scale.targets import TARGETS
+from ktop.docgen import MarkerError  # what a block rewrite raises, for the benchmarks' writers
 
 Results = Mapping[str, Any]
 TOOLS = (
@@ -27,32 +22,6 @@ TOOLS = (
     "kubectl get pods -A -o json",
     "k9s",
 )
-
-
-class MarkerError(ValueError):
-    """A document lacks the markers of a generated section, or has them twice."""
-
-
-def begin(name: str) -> str:
-    """The opening marker of section ``name``."""
-    return f"<!-- BEGIN GENERATED {name}: python -m benchmarks.scale docs -->"
-
-
-def end(name: str) -> str:
-    """The closing marker of section ``name``."""
-    return f"<!-- END GENERATED {name} -->"
-
-
-def replace_section(text: str, name: str, body: str) -> str:
-    """``text`` with section ``name``'s contents replaced by ``body``."""
-    pattern = re.compile(re.escape(begin(name)) + r"\n.*?" + re.escape(end(name)), re.DOTALL)
-    found = pattern.findall(text)
-    if len(found) != 1:
-        raise MarkerError(
-            f"expected one generated section {name!r}, found {len(found)}: "
-            f"add the lines {begin(name)!r} and {end(name)!r}"
-        )
-    return pattern.sub(lambda _: f"{begin(name)}\n{body.rstrip()}\n{end(name)}", text)
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
@@ -344,28 +313,4 @@ def recording_table(results: Results) -> str:
     return head + table(header, rows, [False, *([True] * 8)])
 
 
-BENCHMARKS_SECTIONS = {
-    "scale-meta": meta_block,
-    "scale-start": start_table,
-    "scale-steady": steady_table,
-    "scale-memory": memory_table,
-    "scale-pure": pure_table,
-    "scale-targets": targets_table,
-    "scale-recording": recording_table,
-    "scale-gains": gains_table,
-}
-COST_SECTIONS = {
-    "scale-meta": meta_block,
-    "scale-feeds": feeds_table,
-    "scale-representations": representations_table,
-}
-
-
-def render(text: str, results: Results, sections: Mapping[str, Any]) -> str:
-    """``text`` with every generated section in ``sections`` rewritten from ``results``."""
-    for name, build in sections.items():
-        text = replace_section(text, name, build(results))
-    return text
-
-
-__all__ = ["TOOLS", "MarkerError", "median", "render", "replace_section"]
+__all__ = ["TOOLS", "MarkerError", "median", "table"]

@@ -644,12 +644,8 @@ def _pairs(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
                 yield key(reading.metric, subject), v
 
 
-DOC_START = "<!-- signals:start -->"
-DOC_END = "<!-- signals:end -->"
-
-
 def markdown_table(window_s: float = WINDOW_S) -> str:
-    """The signals table of docs/panes.md (generated from :data:`SIGNALS`)."""
+    """The signals table of docs/panes.md (from :data:`SIGNALS`; ``make docs`` writes it)."""
     rows = [
         f"| signal | per | unit | PromQL used for the backfill (window {window_s:.0f} s) |",
         "|---|---|---|---|",

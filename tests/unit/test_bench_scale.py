@@ -74,35 +74,6 @@ def test_lease_times_are_kubernetes_timestamps() -> None:
     assert lease["spec"]["holderIdentity"] == "n1"
 
 
-DOC = """# Title
-
-Prose before.
-
-{begin}
-old table
-{end}
-
-Prose after.
-"""
-
-
-def test_a_generated_section_is_replaced_and_the_prose_kept() -> None:
-    text = DOC.format(begin=tables.begin("s"), end=tables.end("s"))
-    out = tables.replace_section(text, "s", "| new |\n")
-    assert "old table" not in out
-    assert "| new |" in out
-    assert out.startswith("# Title\n\nProse before.\n\n")
-    assert out.endswith("\n\nProse after.\n")
-    assert tables.replace_section(out, "s", "| new |\n") == out
-
-
-@pytest.mark.parametrize("times", [0, 2])
-def test_missing_or_repeated_markers_are_an_error(times: int) -> None:
-    section = f"{tables.begin('s')}\nx\n{tables.end('s')}\n"
-    with pytest.raises(tables.MarkerError, match="found " + str(times)):
-        tables.replace_section("prose\n" + section * times, "s", "y")
-
-
 def _results() -> dict[str, Any]:
     return {
         "sizes": [

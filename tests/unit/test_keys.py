@@ -57,9 +57,7 @@ def test_the_fleets_help_shows_the_fleets_keys() -> None:
 
 def test_screen_keys_jump_from_the_help_of_each_app() -> None:
     jumps = {
-        app: {
-            (b.key, b.action) for b in Binding.make_bindings(type(help_screen(app)).BINDINGS)
-        }
+        app: {(b.key, b.action) for b in Binding.make_bindings(type(help_screen(app)).BINDINGS)}
         for app in (KtopApp, FleetApp)
     }
     assert ("1", "app.goto('apf')") in jumps[KtopApp]

@@ -14,6 +14,7 @@ import functools
 import signal
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from ktop.compose import Demo, Live, OpenedSource, SourcePlan, live_options, with_source
 from ktop.hub import Hub
@@ -38,14 +39,12 @@ def parse_size(text: str) -> int:
     return int(value)
 
 
-def add_parser(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add ``record`` to the subcommands."""
     from ktop import bounds
     from ktop.commands.options import simulator_options
 
-    p = sub.add_parser(
+    p: argparse.ArgumentParser = sub.add_parser(
         "record",
         help="record a cluster (or a simulated scenario) to a file, headless",
         description="Record the events ktop reads to FILE, without the UI. "

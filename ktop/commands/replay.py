@@ -9,19 +9,17 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ktop.record.reader import Recording
 
 
-def add_parser(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add ``replay`` to the subcommands."""
     from ktop import bounds
 
-    p = sub.add_parser(
+    p: argparse.ArgumentParser = sub.add_parser(
         "replay",
         help="replay a recording in the dashboard",
         description="Replay FILE with pause, speed, steps, jumps, seek and markers; "

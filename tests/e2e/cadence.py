@@ -57,7 +57,7 @@ first request's TLS handshake, a LIST of every node, the test's own reads of the
 STEP_S = 15.0
 """One event-driven hop with no period (a request answered, a watch event delivered, a
 pass of a controller's work queue) on a busy machine."""
-PROCESS_START_S = 15.0
+PROCESS_START_S = 30.0
 """A Python process (ktop's CLI, the lab's injector) started and its imports done, on a
 busy machine."""
 POLL_EVERY_S = 1.0

@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections import defaultdict
 from typing import Any
 
@@ -32,6 +34,7 @@ from tests.e2e.cadence import (
     KTOP_SCRAPE_S,
     PROMETHEUS_CALL_LIMIT_S,
     REQUEST_LIMIT_S,
+    SNAPSHOT_EVERY_S,
     cycles,
     deadline,
     ktop_rates_s,
@@ -300,21 +303,26 @@ async def test_cost_meter_counts_what_prometheus_counted(lab: Lab) -> None:
             what="a few Prometheus polls",
         )
     # The source stopped; a query in flight at that moment still completes (and is
-    # counted when its answer arrives): wait for it, then for Prometheus to count it.
-    await until_true(
-        lambda: (
-            meter.sent_by_destination["prometheus"] == meter.requests_by_destination["prometheus"]
-        ),
-        timeout_s=deadline(PROMETHEUS_CALL_LIMIT_S),
-        what="the last query answered",
-    )
+    # counted when its answer arrives) or fails at its time limit (sent, never answered:
+    # on a busy machine ktop's client can give up on a query Prometheus still answers).
+    ends = time.monotonic() + deadline(PROMETHEUS_CALL_LIMIT_S)
+    while (
+        meter.sent_by_destination["prometheus"] != meter.requests_by_destination["prometheus"]
+        and time.monotonic() < ends
+    ):
+        await asyncio.sleep(SNAPSHOT_EVERY_S)
+    sent = meter.sent_by_destination["prometheus"]
     counted = meter.requests_by_destination["prometheus"]
     await until_true(
         lambda: _prometheus_queries(prom) - before >= counted,
         timeout_s=deadline(steps(1)),
         what="Prometheus counted the last query",
     )
-    assert _prometheus_queries(prom) - before == counted
+    # Exactly what was answered; with queries ktop gave up on, no more than it sent.
+    if sent == counted:
+        assert _prometheus_queries(prom) - before == counted
+    else:
+        assert counted <= _prometheus_queries(prom) - before <= sent, (counted, sent)
     # Direct component scrapes are counted under their own destinations.
     assert {d.split(" ", 1)[0] for d in meter.requests_by_destination} >= {
         "apiserver",

@@ -9,11 +9,12 @@ import pytest
 from ktop.cli import main
 from ktop.lab import Lab
 from ktop.record.reader import Recording
-from tests.e2e.cadence import PROBE_LIMIT_S, deadline
+from tests.e2e.cadence import KTOP_SCRAPE_S, PROBE_LIMIT_S, cycles, deadline, steps
 from tests.e2e.helpers import nodes
 
-DURATION_S = 20
-"""``ktop record --duration``: counted from the first event (source clock)."""
+DURATION_S = round(steps(1) + cycles(2, KTOP_SCRAPE_S))
+"""``ktop record --duration`` (counted from the first event, source clock): every
+instance found and scraped twice at the tests' interval."""
 SPAN_MAX_S = deadline(DURATION_S, PROBE_LIMIT_S)
 """The recording spans its duration from the first event, which comes after ktop
 connected (within its probe limit), up to the batch that reaches the duration."""
@@ -36,6 +37,8 @@ def test_headless_live_recording_replays_to_api_truth(
         str(lab.layout.kubeconfig),
         "--duration",
         f"{DURATION_S}",
+        "--scrape-interval",
+        f"{KTOP_SCRAPE_S:g}",
         "--insecure-components",
         "--scheduler-metrics",
         lab.info["scheduler"]["metrics_url"],

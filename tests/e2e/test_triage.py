@@ -137,9 +137,11 @@ def _first_round(proc: subprocess.Popen[str]) -> None:
 
 def _run_s(window_s: float, *, prometheus: bool = False) -> float:
     """A whole triage run: it starts, connects, samples for its window (with Prometheus,
-    then waits for the history backfill within its limit), and reports."""
+    then waits for the history backfill within its limit), reports, and exits once the
+    work in flight at the window's end (a scrape, its parse) has ended within a
+    request's time limit."""
     backfill = BACKFILL_TIMEOUT_S if prometheus else 0.0
-    return deadline(PROCESS_START_S, PROBE_LIMIT_S, window_s, backfill, steps(1))
+    return deadline(PROCESS_START_S, PROBE_LIMIT_S, window_s, backfill, REQUEST_LIMIT_S, steps(1))
 
 
 def _finish(proc: subprocess.Popen[str], window_s: float) -> tuple[int, dict[str, Any]]:
@@ -303,7 +305,9 @@ def _bundle_verdicts(root: Path) -> tuple[dict[str, str], dict[str, Any]]:
         capture_output=True,
         text=True,
         check=False,
-        timeout=deadline(PROCESS_START_S, steps(1)),
+        # it starts, parses two rounds of every target's metrics (a request's worth of
+        # work each at most) and reports
+        timeout=deadline(PROCESS_START_S, REQUEST_LIMIT_S, steps(1)),
     )
     assert done.returncode in (0, 1), done.stderr
     doc = json.loads(done.stdout)
@@ -435,15 +439,26 @@ def test_prometheus_history_is_the_baseline_of_a_short_sample(lab: Lab, kubeconf
     backfilled last hour (15 s steps), whose median Prometheus computes itself."""
     prom = str(lab.info["prometheus_url"])
     rate = 'sum by (instance) (rate(process_cpu_seconds_total{job="apiserver"}[300s]))'
-    # more than ten 15 s steps older than a minute: Prometheus must hold 4 minutes, a
-    # scrape every interval
-    held_s, scrape_s = 240, lab_cadence(lab).scrape_s
+    # more than ten 15 s steps older than a minute: Prometheus must hold 4 minutes with a
+    # scrape of every apiserver in each 15 s step (a busy Prometheus skips some of its
+    # 1 s scrapes; the backfill's steps need one each)
+    held_s, step_s, scrape_s = 240, 15, lab_cadence(lab).scrape_s
+
+    def held() -> bool:
+        now = time.time()
+        oldest = _prom_query(prom, "prometheus_tsdb_head_min_time", now)
+        per_step = _prom_query(prom, f"count_over_time(up{{job='apiserver'}}[{held_s}s])", now)
+        return (
+            bool(oldest)
+            and now - min(oldest.values()) / 1000 >= held_s
+            and min(per_step.values(), default=0) >= held_s / step_s
+        )
+
     poll(
-        lambda: min(_prom_query(prom, f"count_over_time(up{{job='apiserver'}}[{held_s}s])",
-                                time.time()).values(), default=0) >= held_s / scrape_s - 10 or None,
+        held,
         timeout_s=deadline(cycles(held_s / scrape_s, scrape_s)),
         what="4 minutes of apiserver scrapes in Prometheus",
-    )  # fmt: skip
+    )
     started = time.time()
     cmd = _triage_argv(kubeconfig, WINDOW_S, "--prometheus", prom, *_components(lab))
     timeout = _run_s(WINDOW_S, prometheus=True)

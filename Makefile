@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 ARGS ?= --scenario zone-outage --speed 5
 
-.PHONY: setup demo test check docs unit e2e controlplane snapshots recordings bench clean
+.PHONY: setup demo test check docs unit e2e controlplane snapshots recordings bench soak clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -50,6 +50,15 @@ recordings: setup
 BENCH_ARGS ?= --nodes 1000 10000
 bench: setup
 	$(BIN)/python -m benchmarks.scale run $(BENCH_ARGS)
+
+## soak: ktop's UI for an hour against the churning local control plane, memory every
+## minute (not part of `make test`; its section of docs/benchmarks.md is written even when
+## the verdict fails, and the exit status says so)
+SOAK_ARGS ?= --minutes 60 --nodes 500
+soak: setup
+	$(BIN)/python -m benchmarks.soak $(SOAK_ARGS) --out benchmarks/results/soak.json; \
+	status=$$?; $(BIN)/python -m benchmarks.soak --docs --out benchmarks/results/soak.json; \
+	exit $$status
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

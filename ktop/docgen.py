@@ -141,6 +141,7 @@ BLOCKS: tuple[Block, ...] = (
     Block(BENCH, "scale-gains", f"{TABLES}:gains_table", ("results:scale",)),
     Block(BENCH, "bench-history", "benchmarks.bench_history:history_md", ("results:history",)),
     Block(BENCH, "scale-recording", f"{TABLES}:recording_table", ("results:scale",)),
+    Block(BENCH, "soak", "benchmarks.soak:section", ("results:soak",)),
     Block(COST, "scale-meta", f"{TABLES}:meta_block", ("results:scale",)),
     Block(COST, "scale-representations", f"{TABLES}:representations_table", ("results:scale",)),
     Block(COST, "scale-feeds", f"{TABLES}:feeds_table", ("results:scale",)),

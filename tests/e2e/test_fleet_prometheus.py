@@ -33,11 +33,13 @@ async def test_fleet_of_a_global_prometheus_needs_no_kubeconfig(lab: Lab) -> Non
         ends = time.monotonic() + CELL_READ_S
         while True:
             (row,) = fleet.refresh().cells
+            # the evidence is read in a thread: the cell runs in this event loop
             sizes = {
                 s["metric"]["zone"].split(":\x00:")[-1]: s["value"]
-                for s in promql(lab, "node_collector_zone_size > 0")
+                for s in await asyncio.to_thread(promql, lab, "node_collector_zone_size > 0")
             }
-            bad = sum(s["value"] for s in promql(lab, "node_collector_unhealthy_nodes_in_zone"))
+            unhealthy = "node_collector_unhealthy_nodes_in_zone"
+            bad = sum(s["value"] for s in await asyncio.to_thread(promql, lab, unhealthy))
             if (
                 not row.reason
                 and {z for z, _ in row.zones} == set(sizes)

@@ -20,7 +20,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from kubernetes_asyncio import client
@@ -68,6 +68,7 @@ APF_CODE = "KT-APF-001"
 """The finding of a priority level that rejects requests."""
 NODES_PATH = "P4"
 """The triage path 'Many nodes NotReady at once'."""
+T = TypeVar("T")
 
 
 @pytest.fixture(scope="module")
@@ -163,6 +164,12 @@ def rejected_by_level(gp: GlobalPrometheus, cluster: str) -> dict[str, float]:
         f'{{job="apiserver",cluster="{cluster}"}})',
     )
     return {r["metric"]["priority_level"]: r["value"] for r in rows}
+
+
+async def off_loop(fn: Callable[..., T], *args: Any) -> T:
+    """A blocking read of the evidence, in a thread: the cells run in this event loop, and
+    a busy machine makes each read slow enough to hold them up."""
+    return await asyncio.to_thread(fn, *args)
 
 
 def rejected_since(now: dict[str, float], before: dict[str, float]) -> dict[str, float]:
@@ -299,7 +306,8 @@ async def test_fleet_ranks_and_describes_a_zone_outage_and_apf_saturation(
             # An earlier test's outage may still be healing: both labs healthy first, as
             # their node lifecycle controllers have it.
             healthy = {
-                c: not any(bad for bad, _ in unhealthy_by_zone(gp, c).values()) for c in (a, b)
+                c: not any(bad for bad, _ in (await off_loop(unhealthy_by_zone, gp, c)).values())
+                for c in (a, b)
             }
             views = {m: f.refresh() for m, f in fleets.items()}
             ok = all(r.read and r.zones for v in views.values() for r in v.cells)
@@ -324,11 +332,11 @@ async def test_fleet_ranks_and_describes_a_zone_outage_and_apf_saturation(
             # 1. The outage alone: B's row shows it as the controller has it, and ranks
             # ahead of A, in which Prometheus sees no unhealthy node and no rejection.
             async def outage_shown() -> tuple[bool, object]:
-                zones_b = unhealthy_by_zone(gp, b)
-                zones_a = unhealthy_by_zone(gp, a)
+                zones_b = await off_loop(unhealthy_by_zone, gp, b)
+                zones_a = await off_loop(unhealthy_by_zone, gp, a)
                 full = {z for z, (bad, size) in zones_b.items() if bad == size > 0}
                 healthy_a = not any(bad for bad, _ in zones_a.values()) and not rejected_since(
-                    rejected_by_level(gp, a), before[a]
+                    await off_loop(rejected_by_level, gp, a), before[a]
                 )
                 api_b = await not_ready_by_api(lab_b)
                 detail: dict[str, object] = {"prometheus B": zones_b, "api B": api_b}
@@ -358,10 +366,10 @@ async def test_fleet_ranks_and_describes_a_zone_outage_and_apf_saturation(
             flood = asyncio.create_task(inject("apf-saturation", target_a))
 
             async def both_shown() -> tuple[bool, object]:
-                new_a = rejected_since(rejected_by_level(gp, a), before[a])
-                new_b = rejected_since(rejected_by_level(gp, b), before[b])
-                zones_a = unhealthy_by_zone(gp, a)
-                zones_b = unhealthy_by_zone(gp, b)
+                new_a = rejected_since(await off_loop(rejected_by_level, gp, a), before[a])
+                new_b = rejected_since(await off_loop(rejected_by_level, gp, b), before[b])
+                zones_a = await off_loop(unhealthy_by_zone, gp, a)
+                zones_b = await off_loop(unhealthy_by_zone, gp, b)
                 detail: dict[str, object] = {"rejected A": new_a, "rejected B": new_b}
                 if not new_a:
                     return False, detail

@@ -2,7 +2,10 @@
 
 Each returns a :class:`Reading`: a severity graded by the evidence's catalogue
 threshold (or by the rule its spec states), the value and a detail line. An
-unreadable input gives ``Severity.UNKNOWN`` with the reason as the detail.
+unreadable input gives ``Severity.UNKNOWN`` with the reason as the detail: an input
+that was not read never becomes a number (``0 of N``, a share of nothing), and a
+value from a single scrape of a lifetime counter or histogram is not graded (it is
+context in the detail until a second scrape gives a window).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from ktop.model.snapshot import ApiserverRow, ClusterSnapshot, EtcdMemberRow, Zo
 from ktop.model.values import Val
 
 NOT_COLLECTED = "not collected by ktop"
+LIFETIME = "(lifetime, single scrape): not graded until a second scrape gives a window"
+"""Said of a value read from one scrape of a lifetime counter or histogram."""
 PLAIN_RESOURCES = ("Insufficient cpu", "Insufficient memory", "Too many pods")
 
 
@@ -68,11 +73,15 @@ def unknown(reason: str) -> Reading:
 
 
 def graded(spec: EvidenceSpec, v: Val, detail: str) -> Reading:
-    """A reading graded by the spec's threshold; unknown stays unknown with its reason."""
+    """A reading graded by the spec's threshold; unknown stays unknown with its reason,
+    and a lifetime value (one scrape) is unknown with the value in the detail.
+    """
     if v.value is None:
         if v.empty:
             return Reading(Severity.OK, 0.0, v.reason)
         return unknown(v.reason)
+    if v.lifetime:
+        return unknown(f"{detail} {LIFETIME}")
     assert spec.threshold is not None, spec.id
     return Reading(spec.threshold.grade(v.value), v.value, detail)
 
@@ -81,6 +90,12 @@ def _worst(rows: Sequence[tuple[str, Val]]) -> tuple[str, Val] | None:
     """The row with the highest known value; None when none is known."""
     known = [(n, v) for n, v in rows if v.value is not None]
     return max(known, key=lambda r: r[1].or_(0.0)) if known else None
+
+
+def _lifetime_note(rows: Sequence[tuple[str, Val]], fmt: Callable[[float], str]) -> str:
+    """``(load-balanced) 1.25 s`` for each lifetime row, worst first."""
+    life = sorted((r for r in rows if r[1].lifetime), key=lambda r: -r[1].or_(0.0))
+    return ", ".join(f"{n}: {fmt(v.or_(0.0))}" for n, v in life)
 
 
 def _worst_reading(
@@ -96,14 +111,18 @@ def _worst_reading(
     """
     if not rows:
         return unknown(f"no {what} seen")
-    w = _worst(rows)
-    if w is None:
+    if _worst(rows) is None:
         if all(v.empty for _, v in rows):
             return Reading(Severity.OK, 0.0, rows[0][1].reason)
         return unknown("; ".join(dict.fromkeys(v.reason for _, v in rows if v.reason)))
+    # a lifetime value (one scrape) is context, never graded: the windowed rows decide
+    life = _lifetime_note(rows, fmt)
+    w = _worst([(n, v) for n, v in rows if not v.lifetime])
+    if w is None:
+        return unknown(f"{life} {LIFETIME}")
     name, v = w
-    note = " (lifetime, single scrape)" if v.lifetime else ""
-    r = graded(spec, v, f"{name}: {fmt(v.or_(0.0))}{note}")
+    also = f"; {life} {LIFETIME}" if life else ""
+    r = graded(spec, v, f"{name}: {fmt(v.or_(0.0))}{also}")
     return r.on(signal_key(metric, name)) if metric else r
 
 
@@ -378,14 +397,13 @@ def etcd_leader(ctx: Context, spec: EvidenceSpec) -> Reading:
 def etcd_changes(ctx: Context, spec: EvidenceSpec) -> Reading:
     """Evidence ``etcd.leader_changes``; a lifetime count (one scrape) cannot be graded."""
     r = _etcd_reading(ctx, spec, lambda m: m.leader_changes, _count)
-    lifetime = [m for m in _etcd_rows(ctx) if m.leader_changes.lifetime]
-    if lifetime and r.severity is not Severity.UNKNOWN:
+    rows = _etcd_rows(ctx)
+    lifetime = [m for m in rows if m.leader_changes.lifetime]
+    if lifetime and not any(m.leader_changes.known and not m.leader_changes.lifetime for m in rows):
         counts = ", ".join(f"{m.instance} {m.leader_changes.or_(0):.0f}" for m in lifetime)
-        return Reading(
-            Severity.UNKNOWN,
-            r.value,
+        return unknown(
             f"lifetime counts only ({counts}; they include the first election): "
-            "changes within a window need two scrapes",
+            "changes within a window need two scrapes"
         )
     return r
 

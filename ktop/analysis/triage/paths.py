@@ -14,6 +14,7 @@ from ktop.analysis import catalogue as c
 from ktop.analysis.catalogue import Threshold
 from ktop.analysis.findings import Severity
 from ktop.model.events import Area
+from ktop.model.limits import PENDING_MIN_PODS, PENDING_PER_NODE
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,14 @@ class PathSpec:
 
 # ----------------------------------------------------------------- evidence
 
+LIFETIME_NOT_GRADED = "a single scrape's lifetime value is context, not graded"
+MANY_PODS = (
+    f"many for the cluster's size (more than one per {1 / (PENDING_PER_NODE.warn or 1):.0f} "
+    f"nodes and more than {PENDING_MIN_PODS}) or for its own baseline (more than "
+    f"{PENDING_MIN_PODS} and past {c.BASELINE_RATIO.warn:g}x its median); fewer are a note"
+)
+"""How a count of waiting or refused pods is judged (``many_pods`` in the evidence)."""
+
 APF_REJECTED = EvidenceSpec(
     "apf.rejected",
     "APF rejections",
@@ -66,7 +75,8 @@ APF_WAIT = EvidenceSpec(
     "apf.wait_p99",
     "APF queue wait p99",
     "apiserver_flowcontrol_request_wait_duration_seconds",
-    "histogram_quantile(0.99) of the window's bucket increase; the worst priority level",
+    "histogram_quantile(0.99) of the window's bucket increase; the worst priority level; "
+    + LIFETIME_NOT_GRADED,
     "s",
     Area.APF,
     c.APF_WAIT_P99,
@@ -95,7 +105,7 @@ API_WRITE = EvidenceSpec(
     "api.write_p99",
     "Mutating request latency p99",
     "apiserver_request_duration_seconds for POST, PUT, PATCH, DELETE",
-    "histogram_quantile(0.99) over the window; the worst instance",
+    "histogram_quantile(0.99) over the window; the worst instance; " + LIFETIME_NOT_GRADED,
     "s",
     Area.APISERVERS,
     c.API_WRITE_P99,
@@ -201,7 +211,7 @@ ETCD_FSYNC = EvidenceSpec(
     "etcd.wal_fsync_p99",
     "WAL fsync p99",
     "etcd_disk_wal_fsync_duration_seconds",
-    "histogram_quantile(0.99) over the window; the worst member",
+    "histogram_quantile(0.99) over the window; the worst member; " + LIFETIME_NOT_GRADED,
     "s",
     Area.ETCD,
     c.ETCD_FSYNC_P99,
@@ -210,7 +220,7 @@ ETCD_COMMIT = EvidenceSpec(
     "etcd.backend_commit_p99",
     "Backend commit p99",
     "etcd_disk_backend_commit_duration_seconds",
-    "histogram_quantile(0.99) over the window; the worst member",
+    "histogram_quantile(0.99) over the window; the worst member; " + LIFETIME_NOT_GRADED,
     "s",
     Area.ETCD,
     c.ETCD_COMMIT_P99,

@@ -108,23 +108,40 @@ def test_only_the_load_balanced_address_is_unknown() -> None:
 
 
 @pytest.mark.parametrize(
-    ("down", "margin", "expected", "verdict"),
+    ("down", "no_leader", "margin", "expected", "verdict"),
     [
-        ((), 1.0, Status.OK, Verdict.CLEAR),  # 3 of 3, quorum 2: one may fail
-        (("etcd-2",), 0.0, Status.WARN, Verdict.CLEAR),  # 2 of 3: none may fail
-        (("etcd-1", "etcd-2"), -1.0, Status.BAD, Verdict.SUSPECT),  # 1 of 3: quorum lost
+        ((), (), 1.0, Status.OK, Verdict.CLEAR),  # 3 of 3, quorum 2: one may fail
+        # a member not read is neither up nor down: 2 of 3 read leave 0 or 1 to fail
+        (("etcd-2",), (), None, Status.UNKNOWN, Verdict.UNKNOWN),
+        # 1 of 3 read, with a leader: a quorum elected it, so 0 or 1 may fail; never
+        # "quorum lost" from members that were not read
+        (("etcd-1", "etcd-2"), (), None, Status.UNKNOWN, Verdict.UNKNOWN),
+        # one read without a leader, one not read: at least 0, at most 0 more may fail
+        (("etcd-2",), ("etcd-1",), 0.0, Status.WARN, Verdict.SUSPECT),
+        ((), ("etcd-1", "etcd-2"), -1.0, Status.BAD, Verdict.SUSPECT),  # 1 of 3: quorum lost
     ],
 )
 def test_etcd_quorum_margin(
-    down: tuple[str, ...], margin: float, expected: Status, verdict: Verdict
+    down: tuple[str, ...],
+    no_leader: tuple[str, ...],
+    margin: float | None,
+    expected: Status,
+    verdict: Verdict,
 ) -> None:
     s = ha_ready()
     members = tuple(
-        replace(m, error="connection refused") if m.instance in down else m for m in s.etcd.members
+        replace(m, error="connection refused")
+        if m.instance in down
+        else replace(m, has_leader=Val.of(0))
+        if m.instance in no_leader
+        else m
+        for m in s.etcd.members
     )
     s = replace(s, etcd=replace(s.etcd, members=members))
     assert status(s, "ha.etcd_quorum")[:2] == (expected, margin)
     assert ha(s).verdict is verdict
+    if expected is Status.UNKNOWN:
+        assert "not read (etcd-" in status(s, "ha.etcd_quorum")[2]
 
 
 def test_a_single_etcd_member_has_no_fault_tolerance() -> None:

@@ -176,8 +176,8 @@ def apf_flow(ctx: Context, spec: EvidenceSpec) -> Reading:
     if busiest is None:
         return unknown("queue lengths unknown")
     level, queued = busiest
-    if queued.or_(0.0) <= 0:
-        return Reading(Severity.OK, 0.0, "no request is queued")
+    if queued.or_(0.0) <= 0:  # a share of nothing is not a number
+        return Reading(Severity.OK, None, "no request is queued")
     flows = [(f.flow_schema, f.in_queue) for f in a.flows if f.priority_level == level]
     top = _worst(flows)
     if top is None:
@@ -482,8 +482,8 @@ def sched_constraints(ctx: Context, spec: EvidenceSpec) -> Reading:
     if not sc.pods_known:
         return unknown(sc.pods_reason or "pods not listed")
     n = sc.pending_by_wait.get(PodWait.UNSCHEDULABLE, 0)
-    if n == 0:
-        return Reading(Severity.OK, 0.0, "no unschedulable pod")
+    if n == 0:  # a share of nothing is not a number
+        return Reading(Severity.OK, None, "no unschedulable pod")
     cons = [r for r in sc.reasons if _is_constraint(r.reason)]
     if not cons:
         return graded(spec, Val.of(0.0), "every refusal is plain cpu, memory or pod count")
@@ -537,6 +537,8 @@ def nodes_disruption(ctx: Context, spec: EvidenceSpec) -> Reading:
     n = ctx.snap.nodes
     if not n.nodes_known:
         return unknown(n.nodes_reason or "nodes not listed")
+    if n.total == 0:  # "0 of 0 nodes not Ready" would read as healthy
+        return unknown("the node list holds no node")
     bad = [
         z for z in n.zones if z.state in (ZoneState.PARTIAL_DISRUPTION, ZoneState.FULL_DISRUPTION)
     ]

@@ -34,25 +34,50 @@ def ha_apiservers(ctx: Context, spec: EvidenceSpec) -> Reading:
 
 
 def ha_etcd(ctx: Context, spec: EvidenceSpec) -> Reading:
-    """Evidence ``ha.etcd_quorum``: members answering with a leader - quorum."""
+    """Evidence ``ha.etcd_quorum``: members answering with a leader - quorum.
+
+    A member whose metrics were not read is neither up nor down: the margin is then a
+    range (every unread member down, or every one up), graded only when both ends grade
+    alike. A member read with a leader means a quorum elected it (etcd's leader steps
+    down without one), so the margin is then at least 0 unless the members read without
+    a leader leave too few for a quorum. No member read is unknown.
+    """
     e = ctx.snap.etcd
     if e.unknown_reason:
         return unknown(e.unknown_reason)
     if not e.members:
-        return unknown("no etcd member read")
+        return unknown("etcd unknown: no member read (no etcd member seen)")
+    read = [m for m in e.members if not m.error]
+    unread = [m for m in e.members if m.error]
+    reasons = "; ".join(f"{m.instance}: {m.error}" for m in unread)
+    if not read:
+        return unknown(f"etcd unknown: no member read ({reasons})")
+    if any(m.has_leader.value is None for m in read):
+        return unknown("etcd_server_has_leader not exposed")
     n = len(e.members)
     quorum = n // 2 + 1
-    healthy = [m for m in e.members if not m.error and m.has_leader.value == 1]
-    if any(not m.error and m.has_leader.value is None for m in e.members):
-        return unknown("etcd_server_has_leader not exposed")
-    margin = len(healthy) - quorum
+    healthy = [m for m in read if m.has_leader.value == 1]
+    low = len(healthy) - quorum
+    high = len(healthy) + len(unread) - quorum
+    if healthy and high >= 0:  # a quorum (among those and the members not read) elected it
+        low = max(low, 0)
+    assert spec.threshold is not None
+    answer = f"{len(healthy)} of {n} members answer with a leader"
+    if unread:
+        answer += f", {len(unread)} not read ({reasons})"
+    single = " (a single member: no fault tolerance)" if n == 1 else ""
+    if spec.threshold.grade(low) is not spec.threshold.grade(high):
+        return unknown(
+            f"{answer}; quorum {quorum}: {max(low, 0)} to {max(high, 0)} more may fail, "
+            "as the members not read are down or up"
+        )
+    more = f"at least {max(low, 0)}" if unread else f"{max(low, 0)}"
     detail = (
-        f"{len(healthy)} of {n} members answer with a leader; quorum {quorum}, "
-        f"{max(margin, 0)} more may fail"
-        + (" (quorum lost)" if margin < 0 else "")
-        + (" (a single member: no fault tolerance)" if n == 1 else "")
+        f"{answer}; quorum {quorum}, {more} more may fail"
+        + (" (quorum lost)" if high < 0 else "")
+        + single
     )
-    return graded(spec, Val.of(margin), detail)
+    return graded(spec, Val.of(low), detail)
 
 
 def _leader(ctx: Context, spec: EvidenceSpec, component: Component) -> Reading:

@@ -390,7 +390,8 @@ HA_ETCD = EvidenceSpec(
     "ha.etcd_quorum",
     "etcd members that may still fail",
     "scrape of every etcd member, etcd_server_has_leader",
-    "members answering with a leader - (members // 2 + 1)",
+    "members answering with a leader - (members // 2 + 1); a member not read is neither up nor "
+    "down (a range, unknown when its ends grade apart); no member read is unknown",
     "count",
     Area.ETCD,
     c.HA_ETCD_MARGIN,

@@ -70,6 +70,7 @@ def read_evidence(spec: PathSpec, ctx: Context) -> tuple[Evidence, ...]:
                 first_line=e.first_line,
                 pane=e.pane,
                 suspect=suspect,
+                note=r.severity is Severity.INFO,
                 signal=r.signal,
                 trend=_trend(ctx, e, r),
             )
@@ -106,11 +107,22 @@ def _unknowns(ev: tuple[Evidence, ...]) -> str:
     )
 
 
+def _noted(ev: tuple[Evidence, ...]) -> str:
+    """The first-line readings that are neither plain passes nor suspect: warnings, notes."""
+    return "; ".join(
+        f"{e.title}: {e.detail}"
+        for e in ev
+        if e.first_line and not e.suspect and (e.status is Status.WARN or e.note)
+    )
+
+
 def _plain(verdict: Verdict, ev: tuple[Evidence, ...]) -> str:
     if verdict is Verdict.SUSPECT:
         return _suspects(ev)
     if verdict is Verdict.UNKNOWN:
         return "first-line evidence unknown: " + _unknowns(ev)
+    if noted := _noted(ev):
+        return f"no first-line reading makes the path suspect; to note: {noted}"
     return "every first-line reading is within its threshold"
 
 

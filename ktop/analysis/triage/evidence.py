@@ -567,7 +567,20 @@ def nodes_domain(ctx: Context, spec: EvidenceSpec) -> Reading:
     share = worst.unhealthy / unhealthy
     detail = f"{worst.unhealthy} of {unhealthy} not-Ready nodes in {worst.zone or '(no zone)'}"
     assert spec.threshold is not None
-    return Reading(min(Severity.INFO, spec.threshold.grade(share)), share, detail)
+    if not spec.threshold.grade(share):
+        return Reading(Severity.OK, share, f"{detail}: spread over zones")
+    # confined to one zone: a pointer at that zone's shared parts, never an ok mark (and
+    # never a suspect alone); too few nodes or a single zone say nothing of a domain
+    if len(n.zones) < 2:
+        return Reading(Severity.INFO, share, f"{detail}: a note, the only zone known")
+    if unhealthy < c.NODE_DOMAIN_MIN_UNHEALTHY:
+        return Reading(
+            Severity.INFO,
+            share,
+            f"{detail}: a note, too few to point at a zone "
+            f"(fewer than {c.NODE_DOMAIN_MIN_UNHEALTHY} not Ready)",
+        )
+    return Reading(Severity.WARNING, share, f"{detail}: confined to one zone")
 
 
 def nodes_lease(ctx: Context, spec: EvidenceSpec) -> Reading:

@@ -183,9 +183,9 @@ API_RESTART = EvidenceSpec(
 )
 API_REACHABLE = EvidenceSpec(
     "cp.apiservers",
-    "apiserver instances answering",
+    "apiserver instances not answering",
     "scrape of every apiserver instance",
-    "instances that could not be read",
+    "instances whose scrape failed (of the instances read)",
     "count",
     Area.APISERVERS,
 )
@@ -344,7 +344,8 @@ NODES_DOMAIN = EvidenceSpec(
     "nodes.domain_share",
     "Share of NotReady nodes in the worst zone",
     "Node Ready condition, zone labels",
-    "not-Ready nodes in the worst zone / all not-Ready nodes",
+    "not-Ready nodes in the worst zone / all not-Ready nodes; confined (past the threshold) is "
+    "warn, a note with fewer not-Ready nodes or a single zone",
     "ratio",
     Area.NODES,
     c.NODE_DOMAIN_SHARE,

@@ -208,6 +208,16 @@ def _since(t: Trend | None, at: float | None) -> str:
 
 
 MARK = {"suspect": "✖", "unknown": "?", "clear": "✓", "bad": "✖", "warn": "▲", "ok": "✓"}
+NOTE_MARK = "i"
+"""An ``ok`` reading that is a note (it passed an informational limit): never a ✓."""
+
+
+def _mark(e: Evidence) -> str:
+    return NOTE_MARK if e.note else MARK[e.status.value]
+
+
+def _status(e: Evidence) -> str:
+    return f"{e.status.value} (note)" if e.note else e.status.value
 
 
 def to_text(report: TriageReport, errors: Sequence[str] = ()) -> str:
@@ -222,7 +232,7 @@ def to_text(report: TriageReport, errors: Sequence[str] = ()) -> str:
             out.append(f"    first direction: {p.direction}")
             for e in p.evidence:
                 first = "*" if e.first_line else " "
-                out.append(f"    {first}{MARK[e.status.value]} {e.title}: {_value(e)} ({e.detail})")
+                out.append(f"    {first}{_mark(e)} {e.title}: {_value(e)} ({e.detail})")
                 if e.breaching and (since := _since(e.trend, report.at)):
                     out.append(f"        {since}")
     out.append("")
@@ -255,7 +265,7 @@ def to_markdown(report: TriageReport, errors: Sequence[str] = ()) -> str:
         out += [f"First direction: {_md(p.direction)}", ""]
         out += ["| evidence | status | value | since | detail |", "|---|---|---|---|---|"]
         out += [
-            f"| {_md(e.title)}{' (first line)' if e.first_line else ''} | {e.status.value} | "
+            f"| {_md(e.title)}{' (first line)' if e.first_line else ''} | {_status(e)} | "
             f"{_md(_value(e))} | {_md(_since(e.trend, report.at) if e.breaching else '')} | "
             f"{_md(e.detail)} |"
             for e in p.evidence

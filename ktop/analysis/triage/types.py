@@ -49,6 +49,9 @@ class Evidence:
     """The pane that shows this evidence (None when no pane does)."""
     suspect: bool = False
     """True when this reading alone makes its path suspect."""
+    note: bool = False
+    """True when the reading passed an informational limit only (a note, as one pod
+    pending in a large cluster): its status is ``ok``, yet it is not a plain pass."""
     signal: str = ""
     """The history key of the signal the reading rests on (its worst subject's), if any."""
     trend: Trend | None = None

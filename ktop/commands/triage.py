@@ -2,7 +2,8 @@
 
 Exit code 0 when no path is suspect, 1 when any is, 2 on error, so that it can
 gate a rollout. ``--output`` is ``text``, ``json`` (``docs/triage-json.md``)
-or ``markdown``.
+or ``markdown``. With ``json``, an error that stops triage is a JSON document on
+standard output too (and on standard error in words), so that a script can read it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ktop import bounds
 from ktop.analysis.triage.evaluate import triage
-from ktop.analysis.triage.report import to_json, to_markdown, to_text
+from ktop.analysis.triage.report import error_json, to_json, to_markdown, to_text
 from ktop.bounds import bounded_float
 from ktop.model.scrub import scrub
 
@@ -86,16 +87,34 @@ def render(sampled: Sampled, output: str) -> tuple[str, int]:
     return text, EXIT_SUSPECT if report.suspects else EXIT_CLEAR
 
 
+def _asked(args: argparse.Namespace, given: list[str]) -> dict[str, Any]:
+    """What was asked for, as the report's ``source`` names it (empty when it conflicts)."""
+    if len(given) > 1:
+        return {}
+    if args.recording:
+        return {"kind": "recording", "path": args.recording}
+    if args.bundle:
+        return {"kind": "bundle", "path": args.bundle}
+    return {"kind": "live", "context": args.context}
+
+
+def _fail(args: argparse.Namespace, source: dict[str, Any], message: str) -> int:
+    """Say why triage stopped (standard error; a JSON document too with ``--output json``)."""
+    print(f"ktop triage: {message}", file=sys.stderr)
+    if args.output == "json":
+        sys.stdout.write(json.dumps(error_json(message, source), indent=2) + "\n")
+    return EXIT_ERROR
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``ktop triage``."""
     given = [name for name, v in (("--bundle", args.bundle), ("--recording", args.recording),
                                    ("--context", args.context)) if v]  # fmt: skip
+    source = _asked(args, given)
     if len(given) > 1:
-        print(f"ktop triage: {' and '.join(given)} cannot be combined", file=sys.stderr)
-        return EXIT_ERROR
+        return _fail(args, source, f"{' and '.join(given)} cannot be combined")
     if args.at and not args.recording:
-        print("ktop triage: --at goes with --recording", file=sys.stderr)
-        return EXIT_ERROR
+        return _fail(args, source, "--at goes with --recording")
     from ktop.compose import SourceError
     from ktop.record.format import FormatError
     from ktop.sampling import from_bundle, from_recording, sample_live
@@ -108,11 +127,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             sampled = asyncio.run(sample_live(args, args.context, args.window))
     except SourceError as exc:  # already scrubbed
-        print(f"ktop triage: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return _fail(args, source, str(exc))
     except (FormatError, OSError, RuntimeError, ValueError) as exc:
-        print(f"ktop triage: {scrub(exc)}", file=sys.stderr)
-        return EXIT_ERROR
+        return _fail(args, source, scrub(exc))
     text, code = render(sampled, args.output)
     sys.stdout.write(text)
     for err in sampled.errors:

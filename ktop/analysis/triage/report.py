@@ -1,7 +1,8 @@
-"""The triage report as JSON (version 1, ``docs/triage-json.md``), text and Markdown.
+"""The triage report as JSON (version 1.1, ``docs/triage-json.md``), text and Markdown.
 
 In JSON, ``null`` means unknown. Signals are the computed numbers the paths
-rest on, per zone, priority level, apiserver and etcd member.
+rest on, per zone, priority level, apiserver and etcd member. An error that stops
+triage is a JSON document too (:func:`error_json`), so that a script can read it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from ktop.model.trends import Trend, describe
 from ktop.model.values import Val
 
 JSON_VERSION = 1
+"""Changes only when a field changes meaning or disappears."""
+JSON_MINOR_VERSION = 1
+"""Counts the additions since (1: evidence ``note``, top-level ``error``, the error document)."""
 QUEUES = ("active", "backoff", "unschedulable", "gated")
 
 
@@ -152,6 +156,7 @@ def _evidence_json(e: Evidence) -> dict[str, Any]:
         "value": e.value,
         "unit": e.unit,
         "detail": e.detail,
+        "note": e.note,
         "first_line": e.first_line,
         "pane": e.pane.value if e.pane else None,
         "signal": e.signal or None,
@@ -182,9 +187,11 @@ def to_json(
     """The version-1 JSON document."""
     return {
         "version": JSON_VERSION,
+        "minor_version": JSON_MINOR_VERSION,
         "source": dict(source),
         "at": snap.at,
         "baseline": report.baseline,
+        "error": None,
         "errors": list(errors),
         "paths": [_path_json(p) for p in report.paths],
         "capacity": [
@@ -192,6 +199,24 @@ def to_json(
             for c in report.capacity
         ],
         "signals": signals(snap, windows),
+    }
+
+
+def error_json(error: str, source: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON document of a triage that could not be made (exit 2): the same top-level
+    fields, with ``error`` set, no path, and ``null`` where nothing was read.
+    """
+    return {
+        "version": JSON_VERSION,
+        "minor_version": JSON_MINOR_VERSION,
+        "source": dict(source),
+        "at": None,
+        "baseline": None,
+        "error": error,
+        "errors": [error],
+        "paths": [],
+        "capacity": [],
+        "signals": None,
     }
 
 

@@ -71,12 +71,22 @@ def cluster(root: Path, pods: list[dict[str, Any]], events: list[dict[str, Any]]
 
 
 def test_p2_pods_that_fit_no_node(tmp_path: Path) -> None:
-    cluster(tmp_path, [pod(f"web-{i}", unschedulable=INSUFFICIENT) for i in range(3)], [])
+    # 20 nodes: many is more than 10 pods (never fewer, whatever the size)
+    cluster(tmp_path, [pod(f"web-{i}", unschedulable=INSUFFICIENT) for i in range(11)], [])
     code, doc = triage_json(tmp_path)
     assert code == 1 and paths(doc)["P2"]["verdict"] == "suspect"
-    assert evidence(doc, "P2", "sched.unschedulable")["value"] == 3
-    assert "no resources fit: Insufficient cpu (3 pods)" in paths(doc)["P2"]["conclusion"]
-    assert doc["signals"]["scheduler"]["pending_by_reason"] == {"Insufficient cpu": 3}
+    assert evidence(doc, "P2", "sched.unschedulable")["value"] == 11
+    assert "no resources fit: Insufficient cpu (11 pods)" in paths(doc)["P2"]["conclusion"]
+    assert doc["signals"]["scheduler"]["pending_by_reason"] == {"Insufficient cpu": 11}
+
+
+def test_p2_near_miss_a_few_pods_that_fit_no_node_are_a_note(tmp_path: Path) -> None:
+    cluster(tmp_path, [pod(f"web-{i}", unschedulable=INSUFFICIENT) for i in range(10)], [])
+    code, doc = triage_json(tmp_path)
+    e = evidence(doc, "P2", "sched.unschedulable")
+    assert (e["value"], e["status"], e["note"]) == (10, "ok", True)
+    assert paths(doc)["P2"]["verdict"] == "clear" and "to note" in paths(doc)["P2"]["conclusion"]
+    assert suspects(doc) == [] and code == 0
 
 
 def test_p2_near_miss_pods_not_yet_tried(tmp_path: Path) -> None:
@@ -92,21 +102,22 @@ def test_p2_near_miss_pods_not_yet_tried(tmp_path: Path) -> None:
 
 
 def test_p3_bound_pods_that_do_not_start_are_grouped_by_cause_and_node(tmp_path: Path) -> None:
-    # four pods on two nodes of zone-a, each with a sandbox (CNI) Warning
+    # twelve pods on two nodes of zone-a, each with a sandbox (CNI) Warning: more than
+    # the 10 that are never many
     nodes = ["zone-a-node-000", "zone-a-node-001"]
-    pods = [pod(f"api-{i}", node=nodes[i % 2]) for i in range(4)]
+    pods = [pod(f"api-{i}", node=nodes[i % 2]) for i in range(12)]
     events = [
-        warning(f"api-{i}", "FailedCreatePodSandBox", SANDBOX, T0 + DT - 10) for i in range(4)
+        warning(f"api-{i}", "FailedCreatePodSandBox", SANDBOX, T0 + DT - 10) for i in range(12)
     ]
     cluster(tmp_path, pods, events)
     code, doc = triage_json(tmp_path)
     p3 = paths(doc)["P3"]
     assert code == 1 and p3["verdict"] == "suspect"
-    assert evidence(doc, "P3", "pods.bound_not_started")["value"] == 4
-    assert evidence(doc, "P3", "pods.start_failures")["value"] == 4
-    # all four in zone-a of two zones: that zone's shared dependencies
+    assert evidence(doc, "P3", "pods.bound_not_started")["value"] == 12
+    assert evidence(doc, "P3", "pods.start_failures")["value"] == 12
+    # all twelve in zone-a of two zones: that zone's shared dependencies
     assert p3["conclusion"] == (
-        "4 of 4 pods in zone zone-a: that zone's shared dependencies (sandbox / CNI)"
+        "12 of 12 pods in zone zone-a: that zone's shared dependencies (sandbox / CNI)"
     )
 
 
@@ -125,8 +136,8 @@ def test_p3_near_miss_bound_pods_without_start_warnings(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("affinity", "cpu", "verdict", "code"),
     [
-        (2, 1, "suspect", 1),  # 2 of 3 refused by affinity: 0.67 >= 0.5
-        (1, 2, "clear", 1),  # 1 of 3: 0.33 (P2 stays suspect: pods fit no node)
+        (8, 4, "suspect", 1),  # 8 of 12 refused by affinity: 0.67 >= 0.5
+        (4, 8, "clear", 1),  # 4 of 12: 0.33 (P2 stays suspect: 12 pods fit no node)
     ],
 )
 def test_p6_constraints_rather_than_capacity(

@@ -284,8 +284,15 @@ def test_different_paths_at_the_same_time_are_not_a_shared_cause() -> None:
 
 def test_background_warnings_every_cell_carries_do_not_correlate() -> None:
     onsets, cells = _play(_story("steady", SEED, 15.0, 4), _story("steady", SEED + 1, 15.0, 4))
-    assert all("P2" in c.suspects for c in cells)  # one unschedulable pod each: warn only
+    # one unschedulable pod each in 500 nodes: a note, not a suspect
+    assert [c.suspects for c in cells] == [(), ()]
     assert correlate(cells, onsets) == ()
+    # a path suspect everywhere from warnings alone (no bad evidence) is background too
+    warn = [
+        CellSummary(name, Severity.WARNING, at=0.0, suspects=("P2",), severe=())
+        for name in ("a", "b")
+    ]
+    assert correlate(warn, {("a", "P2"): 1000.0, ("b", "P2"): 1000.0}) == ()
 
 
 def test_a_rollout_and_a_dependency_outside_the_cells() -> None:

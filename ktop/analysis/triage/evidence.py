@@ -18,6 +18,7 @@ from ktop.analysis.findings import Severity
 from ktop.analysis.triage.baseline import NO_BASELINE, BaselineSource
 from ktop.analysis.triage.paths import EvidenceSpec
 from ktop.model.events import FEED_EVENTS, FEED_LEASES, FEED_QUOTAS, PodWait
+from ktop.model.limits import PENDING_MIN_PODS, PENDING_PER_NODE
 from ktop.model.signals import key as signal_key
 from ktop.model.snapshot import ApiserverRow, ClusterSnapshot, EtcdMemberRow, ZoneState
 from ktop.model.values import Val
@@ -438,24 +439,83 @@ def etcd_proposals(ctx: Context, spec: EvidenceSpec) -> Reading:
 # ------------------------------------------------------------------ scheduler, pods
 
 
+@dataclass(frozen=True, slots=True)
+class Many:
+    """Whether a count of pods is 'many' for this cluster, and against what."""
+
+    many: bool
+    limit: float
+    """The count it is judged against (the size limit, or its baseline's when that made
+    it many): the trend of its signal is measured from it."""
+    why: str
+    """``many is more than 50 for 5000 nodes (...)``, and the baseline when there is one."""
+
+
+def many_pods(ctx: Context, n: int, signal: str = "") -> Many:
+    """Judge a count of pods against the cluster's size and its own baseline.
+
+    Many: more than :data:`~ktop.model.limits.PENDING_PER_NODE` of the nodes and more
+    than :data:`~ktop.model.limits.PENDING_MIN_PODS`; or, with a baseline of ``signal``,
+    more than that minimum and past :data:`~ktop.analysis.catalogue.BASELINE_RATIO`
+    times its median (or any such count when its median is 0). The baseline can make
+    a count many, never excuse one: an incident longer than half the history is its own
+    median.
+    """
+    nodes = ctx.snap.nodes
+    share = PENDING_PER_NODE.warn or 0.0
+    if nodes.nodes_known and nodes.total > 0:
+        size_limit = max(PENDING_MIN_PODS, int(share * nodes.total))
+        by_size = n > PENDING_MIN_PODS and bool(PENDING_PER_NODE.grade(n / nodes.total))
+        why = (
+            f"many is more than {size_limit} for {nodes.total} nodes (one per "
+            f"{1 / share:.0f} nodes, and more than {PENDING_MIN_PODS})"
+        )
+    else:
+        size_limit = PENDING_MIN_PODS
+        by_size = n > PENDING_MIN_PODS
+        why = f"many is more than {PENDING_MIN_PODS} (the nodes are not known)"
+    bl = ctx.baseline
+    base = bl.of(signal) if signal and bl is not None and bl.ready else None
+    if bl is None or base is None:
+        return Many(by_size, size_limit, why)
+    median = base.median
+    normal = f"against a median of {median:g} over {base.samples} points of {bl.name}"
+    above = n > PENDING_MIN_PODS and (median <= 0 or bool(c.BASELINE_RATIO.grade(n / median)))
+    if above and not by_size:
+        limit = max(float(PENDING_MIN_PODS), (c.BASELINE_RATIO.warn or 0.0) * median)
+        return Many(True, limit, f"well above its normal, {normal}; by size alone, {why}")
+    return Many(by_size, size_limit, f"{why}; {normal}")
+
+
+def _pods_reading(ctx: Context, n: int, detail: str, signal: str = "") -> Reading:
+    """A count of waiting or refused pods: a warning when many, a note when some, ok at 0."""
+    if n == 0:
+        r = Reading(Severity.OK, 0.0, detail)
+        return r.on(signal, float(PENDING_MIN_PODS)) if signal else r
+    m = many_pods(ctx, n, signal)
+    sev = Severity.WARNING if m.many else Severity.INFO
+    r = Reading(sev, float(n), f"{detail}: {'many' if m.many else 'a note'}; {m.why}")
+    return r.on(signal, m.limit) if signal else r
+
+
 def sched_unschedulable(ctx: Context, spec: EvidenceSpec) -> Reading:
-    """Evidence ``sched.unschedulable``."""
+    """Evidence ``sched.unschedulable``: many for the cluster's size or its baseline."""
     sc = ctx.snap.scheduler
     if not sc.pods_known:
         return unknown(sc.pods_reason or "pods not listed")
     n = sc.pending_by_wait.get(PodWait.UNSCHEDULABLE, 0)
     top = "; ".join(f"{r.reason}: {r.pods} pods" for r in sc.reasons[:3])
-    r = graded(spec, Val.of(n), f"{n} pods" + (f" ({top})" if top else ""))
-    return r.on(signal_key("sched.waiting_pods", PodWait.UNSCHEDULABLE.value))
+    sig = signal_key("sched.waiting_pods", PodWait.UNSCHEDULABLE.value)
+    return _pods_reading(ctx, n, f"{n} pods" + (f" ({top})" if top else ""), sig)
 
 
 def sched_quota(ctx: Context, spec: EvidenceSpec) -> Reading:
-    """Evidence ``sched.quota_rejections``."""
+    """Evidence ``sched.quota_rejections``: many for the cluster's size."""
     sc = ctx.snap.scheduler
     if not sc.events_known and not sc.quota_rejections:
         return unknown(feed_reason(ctx.snap, FEED_EVENTS, "Warning events not read by this source"))
     n = sc.quota_rejections
-    return graded(spec, Val.of(n), f"{n} creations refused")
+    return _pods_reading(ctx, n, f"{n} creations refused")
 
 
 def sched_queue(ctx: Context, spec: EvidenceSpec) -> Reading:
@@ -489,7 +549,14 @@ def sched_constraints(ctx: Context, spec: EvidenceSpec) -> Reading:
         return graded(spec, Val.of(0.0), "every refusal is plain cpu, memory or pod count")
     top = max(cons, key=lambda r: r.pods)
     share = min(1.0, top.pods / n)
-    return graded(spec, Val.of(share), f"{top.reason}: {top.pods} of {n} unschedulable pods")
+    detail = f"{top.reason}: {top.pods} of {n} unschedulable pods"
+    r = graded(spec, Val.of(share), detail)
+    m = many_pods(ctx, n, signal_key("sched.waiting_pods", PodWait.UNSCHEDULABLE.value))
+    if r.severity > Severity.INFO and not m.many:
+        # a share of a few pods is no pattern: 1 of 1 refused by affinity is 100 %
+        note = f"{detail}: a note, too few pods to be a pattern; {m.why}"
+        return Reading(Severity.INFO, share, note)
+    return r
 
 
 def sched_quota_full(ctx: Context, spec: EvidenceSpec) -> Reading:
@@ -526,7 +593,8 @@ def pod_start_failures(ctx: Context, spec: EvidenceSpec) -> Reading:
         + ", ".join(f"{z or '(none)'} {k}" for z, k in f.zones)
         for f in sc.start_failures[:4]
     ]
-    return graded(spec, Val.of(n), "; ".join(parts) or "no start Warning")
+    sig = signal_key("sched.waiting_pods", PodWait.BOUND_NOT_STARTED.value)
+    return _pods_reading(ctx, n, "; ".join(parts) or "no start Warning", sig)
 
 
 # ------------------------------------------------------------------ nodes

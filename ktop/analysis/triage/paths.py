@@ -258,20 +258,20 @@ SCHED_UNSCHEDULABLE = EvidenceSpec(
     "sched.unschedulable",
     "Pods that fit no node",
     "Pending pods with PodScheduled=False reason Unschedulable",
-    "count of pods",
+    "count of pods, " + MANY_PODS,
     "count",
     Area.SCHEDULER,
-    c.SCHED_UNSCHEDULABLE,
+    PENDING_PER_NODE,
     suspect_at=Severity.WARNING,
 )
 SCHED_QUOTA = EvidenceSpec(
     "sched.quota_rejections",
     "Pod creations refused for exceeded quota",
     "Warning events FailedCreate ... exceeded quota",
-    "event count over the window",
+    "event count over the window, many for the cluster's size as pods are; fewer are a note",
     "count",
     Area.SCHEDULER,
-    c.SCHED_QUOTA_REJECTIONS,
+    PENDING_PER_NODE,
     suspect_at=Severity.WARNING,
 )
 SCHED_QUEUE = EvidenceSpec(
@@ -288,7 +288,8 @@ SCHED_CONSTRAINTS = EvidenceSpec(
     "Unschedulable pods refused by constraints or shape",
     "FailedScheduling messages, parsed per reason",
     "pods of the largest constraint reason (affinity, taints, topology, volumes, extended "
-    "resources) / unschedulable pods",
+    "resources) / unschedulable pods; a note while the unschedulable pods are not many "
+    "(as sched.unschedulable judges them)",
     "ratio",
     Area.SCHEDULER,
     c.CONSTRAINT_SHARE,
@@ -326,10 +327,10 @@ POD_START_FAILURES = EvidenceSpec(
     "Start Warnings on those pods",
     "Warning events Failed/BackOff (image), FailedCreatePodSandBox, FailedMount, "
     "FailedAttachVolume",
-    "pods by cause of their latest Warning, with their nodes and zones",
+    "pods by cause of their latest Warning, with their nodes and zones; " + MANY_PODS,
     "count",
     Area.SCHEDULER,
-    c.POD_START_FAILURES,
+    PENDING_PER_NODE,
     suspect_at=Severity.WARNING,
 )
 NODES_NOT_READY = EvidenceSpec(

@@ -3,19 +3,26 @@
 Every number a rule compares with comes from :mod:`ktop.analysis.catalogue`.
 A reading that is unknown produces no finding of its code (it is neither
 healthy nor unhealthy); the area's ``-010`` code and the triage paths report
-unknown evidence.
+unknown evidence. One fact is one finding: the same finding of several etcd members
+or apiserver instances (a leader change every member saw) is one line naming them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 
 from ktop.analysis import catalogue as c
 from ktop.analysis.findings import Finding, Severity
 from ktop.model.events import Area, PodWait
 from ktop.model.signals import key
-from ktop.model.snapshot import ClusterSnapshot, MetricsOnlyNodes, ZoneState
+from ktop.model.snapshot import (
+    ApiserverRow,
+    ClusterSnapshot,
+    EtcdMemberRow,
+    MetricsOnlyNodes,
+    ZoneState,
+)
 from ktop.model.trends import signal_trend
 from ktop.model.values import Val
 
@@ -56,6 +63,34 @@ def _graded(
         yield _f(
             code, sev, title, *evidence, signal=signal, threshold=t.fires_at if signal else None
         )
+
+
+FOLD_NAMES = 6
+"""A folded finding names at most this many members or instances, then counts the rest."""
+
+
+def _names(subjects: list[str]) -> str:
+    shown = ", ".join(subjects[:FOLD_NAMES])
+    more = len(subjects) - FOLD_NAMES
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def _fold(found: Iterable[tuple[str, Finding]]) -> Iterator[Finding]:
+    """One finding per fact: findings of one code and severity whose titles differ only in
+    the member or instance they start with (and whose evidence is the same) become one,
+    naming them all (the first one's signal carries its trend).
+    """
+    groups: dict[tuple[str, Severity, str, tuple[str, ...]], list[tuple[str, Finding]]] = {}
+    for subject, f in found:
+        rest = f.title[len(subject) :] if subject and f.title.startswith(subject) else None
+        key = (f.code, f.severity, "\0" + f.title if rest is None else rest, f.evidence)
+        groups.setdefault(key, []).append((subject, f))
+    for (_, _, rest, _), same in groups.items():
+        first = same[0][1]
+        if len(same) == 1 or rest.startswith("\0"):
+            yield from (f for _, f in same)
+        else:
+            yield replace(first, title=_names([subject for subject, _ in same]) + rest)
 
 
 def _ms(v: Val) -> str:
@@ -100,9 +135,11 @@ def apf(s: ClusterSnapshot) -> Iterator[Finding]:
 def apiservers(s: ClusterSnapshot) -> Iterator[Finding]:
     """KT-API-*."""
     a = s.apiservers
-    for row in a.instances:
-        if row.error:
-            yield _f("KT-API-010", Severity.UNKNOWN, f"{row.instance}: {row.error}")
+    yield from _fold(
+        (row.instance, _f("KT-API-010", Severity.UNKNOWN, f"{row.instance}: {row.error}"))
+        for row in a.instances
+        if row.error
+    )
     if a.instances:
         by_requests = max(a.instances, key=lambda r: r.requests_per_s.or_(0.0))
         by_watches = max(a.instances, key=lambda r: r.watches.or_(0.0))
@@ -122,24 +159,28 @@ def apiservers(s: ClusterSnapshot) -> Iterator[Finding]:
             f"holds {by_watches.watches.or_(0):.0f} watches",
             signal=key("api.watch_skew"),
         )
-    for row in a.instances:
-        start = row.start_time.value
-        if start is not None and (sev := c.API_UPTIME.grade(s.at - start)):
-            yield _f("KT-API-003", sev, f"{row.instance} restarted {s.at - start:.0f}s ago")
-        yield from _graded(
-            "KT-API-004",
-            c.API_THROTTLED,
-            row.throttled_per_s,
-            f"{row.instance} answers {row.throttled_per_s.or_(0):.1f} 429/s",
-            signal=key("api.throttled_per_s", row.instance),
-        )
-        yield from _graded(
-            "KT-API-005",
-            c.API_TERMINATIONS,
-            row.terminations_per_s,
-            f"{row.instance} terminates {row.terminations_per_s.or_(0):.1f} requests/s",
-            signal=key("api.terminations_per_s", row.instance),
-        )
+    yield from _fold((row.instance, f) for row in a.instances for f in _instance(s, row))
+
+
+def _instance(s: ClusterSnapshot, row: ApiserverRow) -> Iterator[Finding]:
+    """One apiserver instance's findings (folded with the other instances' by the caller)."""
+    start = row.start_time.value
+    if start is not None and (sev := c.API_UPTIME.grade(s.at - start)):
+        yield _f("KT-API-003", sev, f"{row.instance} restarted {s.at - start:.0f}s ago")
+    yield from _graded(
+        "KT-API-004",
+        c.API_THROTTLED,
+        row.throttled_per_s,
+        f"{row.instance} answers {row.throttled_per_s.or_(0):.1f} 429/s",
+        signal=key("api.throttled_per_s", row.instance),
+    )
+    yield from _graded(
+        "KT-API-005",
+        c.API_TERMINATIONS,
+        row.terminations_per_s,
+        f"{row.instance} terminates {row.terminations_per_s.or_(0):.1f} requests/s",
+        signal=key("api.terminations_per_s", row.instance),
+    )
 
 
 def etcd(s: ClusterSnapshot) -> Iterator[Finding]:
@@ -148,66 +189,70 @@ def etcd(s: ClusterSnapshot) -> Iterator[Finding]:
     if e.unknown_reason:
         yield _f("KT-ETCD-010", Severity.UNKNOWN, f"etcd unknown: {e.unknown_reason}")
         return
-    for m in e.members:
-        if m.error:
-            yield _f("KT-ETCD-010", Severity.UNKNOWN, f"{m.instance}: {m.error}")
-            continue
-        if m.has_leader.value == 0:
-            yield _f(
-                "KT-ETCD-001",
-                Severity.CRITICAL,
-                f"{m.instance} has no leader",
-                signal=key("etcd.has_leader", m.instance),
-                threshold=c.ETCD_NO_LEADER_BELOW,
-            )
-        # A lifetime count (single scrape) includes the first election: not a window count.
-        if not m.leader_changes.lifetime and (sev := _sev(c.ETCD_LEADER_CHANGES, m.leader_changes)):
-            n = m.leader_changes.or_(0)
-            yield _f("KT-ETCD-002", sev, f"{m.instance} saw {n:.0f} leader change(s)")
-        yield from _graded(
-            "KT-ETCD-003",
-            c.ETCD_FSYNC_P99,
-            m.wal_fsync_p99_s,
-            f"{m.instance} WAL fsync p99 {_ms(m.wal_fsync_p99_s)}",
-            signal=key("etcd.fsync_p99_s", m.instance),
+    yield from _fold((m.instance, f) for m in e.members for f in _member(m))
+
+
+def _member(m: EtcdMemberRow) -> Iterator[Finding]:
+    """One etcd member's findings (folded with the other members' by the caller)."""
+    if m.error:
+        yield _f("KT-ETCD-010", Severity.UNKNOWN, f"{m.instance}: {m.error}")
+        return
+    if m.has_leader.value == 0:
+        yield _f(
+            "KT-ETCD-001",
+            Severity.CRITICAL,
+            f"{m.instance} has no leader",
+            signal=key("etcd.has_leader", m.instance),
+            threshold=c.ETCD_NO_LEADER_BELOW,
         )
-        yield from _graded(
-            "KT-ETCD-004",
-            c.ETCD_COMMIT_P99,
-            m.backend_commit_p99_s,
-            f"{m.instance} backend commit p99 {_ms(m.backend_commit_p99_s)}",
-            signal=key("etcd.commit_p99_s", m.instance),
+    # A lifetime count (single scrape) includes the first election: not a window count.
+    if not m.leader_changes.lifetime and (sev := _sev(c.ETCD_LEADER_CHANGES, m.leader_changes)):
+        n = m.leader_changes.or_(0)
+        yield _f("KT-ETCD-002", sev, f"{m.instance} saw {n:.0f} leader change(s)")
+    yield from _graded(
+        "KT-ETCD-003",
+        c.ETCD_FSYNC_P99,
+        m.wal_fsync_p99_s,
+        f"{m.instance} WAL fsync p99 {_ms(m.wal_fsync_p99_s)}",
+        signal=key("etcd.fsync_p99_s", m.instance),
+    )
+    yield from _graded(
+        "KT-ETCD-004",
+        c.ETCD_COMMIT_P99,
+        m.backend_commit_p99_s,
+        f"{m.instance} backend commit p99 {_ms(m.backend_commit_p99_s)}",
+        signal=key("etcd.commit_p99_s", m.instance),
+    )
+    yield from _graded(
+        "KT-ETCD-005",
+        c.ETCD_QUOTA,
+        m.db_quota_ratio,
+        f"{m.instance} db at {m.db_quota_ratio.or_(0) * 100:.0f}% of quota",
+        signal=key("etcd.db_quota_ratio", m.instance),
+    )
+    frag = _sev(c.ETCD_FRAGMENTATION, m.fragmentation)
+    if frag and _sev(c.ETCD_FRAG_MIN_IN_USE, m.db_in_use_bytes):
+        yield _f(
+            "KT-ETCD-006",
+            frag,
+            f"{m.instance} db {m.fragmentation.or_(0) * 100:.0f}% fragmented",
+            signal=key("etcd.fragmentation", m.instance),
+            threshold=c.ETCD_FRAGMENTATION.fires_at,
         )
-        yield from _graded(
-            "KT-ETCD-005",
-            c.ETCD_QUOTA,
-            m.db_quota_ratio,
-            f"{m.instance} db at {m.db_quota_ratio.or_(0) * 100:.0f}% of quota",
-            signal=key("etcd.db_quota_ratio", m.instance),
-        )
-        frag = _sev(c.ETCD_FRAGMENTATION, m.fragmentation)
-        if frag and _sev(c.ETCD_FRAG_MIN_IN_USE, m.db_in_use_bytes):
-            yield _f(
-                "KT-ETCD-006",
-                frag,
-                f"{m.instance} db {m.fragmentation.or_(0) * 100:.0f}% fragmented",
-                signal=key("etcd.fragmentation", m.instance),
-                threshold=c.ETCD_FRAGMENTATION.fires_at,
-            )
-        yield from _graded(
-            "KT-ETCD-007",
-            c.ETCD_FAILED_PROPOSALS,
-            m.proposals_failed_per_s,
-            f"{m.instance} {m.proposals_failed_per_s.or_(0):.2f} failed proposals/s",
-            signal=key("etcd.proposals_failed_per_s", m.instance),
-        )
-        yield from _graded(
-            "KT-ETCD-008",
-            c.ETCD_PEER_RTT_P99,
-            m.peer_rtt_p99_s,
-            f"{m.instance} peer round-trip p99 {_ms(m.peer_rtt_p99_s)}",
-            signal=key("etcd.peer_rtt_p99_s", m.instance),
-        )
+    yield from _graded(
+        "KT-ETCD-007",
+        c.ETCD_FAILED_PROPOSALS,
+        m.proposals_failed_per_s,
+        f"{m.instance} {m.proposals_failed_per_s.or_(0):.2f} failed proposals/s",
+        signal=key("etcd.proposals_failed_per_s", m.instance),
+    )
+    yield from _graded(
+        "KT-ETCD-008",
+        c.ETCD_PEER_RTT_P99,
+        m.peer_rtt_p99_s,
+        f"{m.instance} peer round-trip p99 {_ms(m.peer_rtt_p99_s)}",
+        signal=key("etcd.peer_rtt_p99_s", m.instance),
+    )
 
 
 def scheduler(s: ClusterSnapshot) -> Iterator[Finding]:

@@ -2,9 +2,11 @@
 
 Any file may be missing: its evidence becomes unknown (a failed feed that says
 which file is missing), never an error. A malformed file is reported with its
-path and line, and the rest of the bundle is still used. Metrics files are
-scrapes of one target at ``<unix-seconds>``; two or more give rates over the
-window between the first and the last, one gives lifetime values.
+path and line, and the rest of the bundle is still used; so is a file or directory
+where the layout has none (it is not read), and a metrics file with no sample of a
+family ktop reads (an error page saved as a scrape). Metrics files are scrapes of
+one target at ``<unix-seconds>``; two or more give rates over the window between
+the first and the last, one gives lifetime values.
 """
 
 from __future__ import annotations
@@ -97,11 +99,28 @@ def _rel(root: Path, path: Path) -> str:
     return path.relative_to(root).as_posix()
 
 
+NOT_READ = "not read: {where}"
+
+
+def _stray(root: Path, d: Path, out: BundleRead, where: str) -> list[Path]:
+    """The directories in ``d``; every other entry is reported as not read."""
+    dirs = []
+    for p in sorted(d.iterdir()):
+        if p.is_dir():
+            dirs.append(p)
+        else:
+            out.errors.append(BundleError(_rel(root, p), None, NOT_READ.format(where=where)))
+    return dirs
+
+
 def _timed_files(root: Path, d: Path, suffix: str, out: BundleRead) -> list[tuple[float, Path]]:
     files = []
     for f in sorted(d.iterdir()):
         if not f.is_file():
-            if not f.is_dir():  # a FIFO, a device, a dangling link: said, never opened
+            if f.is_dir():  # the layout has no directory here: said, never read
+                why = NOT_READ.format(where=f"a directory inside {_rel(root, d)}/")
+                out.errors.append(BundleError(_rel(root, f), None, why))
+            else:  # a FIFO, a device, a dangling link: said, never opened
                 out.errors.append(BundleError(_rel(root, f), None, "not a regular file"))
             continue
         t = _unix_name(f, suffix)
@@ -120,7 +139,8 @@ def _read_metrics(root: Path, out: BundleRead) -> list[Event]:
     if not base.is_dir():
         out.missing.append(f"{METRICS_DIR}/")
         return found
-    for comp_dir in sorted(p for p in base.iterdir() if p.is_dir()):
+    top = f"files go in {METRICS_DIR}/<component>/<instance>/<unix-seconds>{METRICS_SUFFIX}"
+    for comp_dir in _stray(root, base, out, top):
         component = COMPONENTS.get(comp_dir.name)
         if component is None:
             out.errors.append(
@@ -131,7 +151,7 @@ def _read_metrics(root: Path, out: BundleRead) -> list[Event]:
                 )
             )
             continue
-        for inst_dir in sorted(p for p in comp_dir.iterdir() if p.is_dir()):
+        for inst_dir in _stray(root, comp_dir, out, top):
             target = Target(component, inst_dir.name)
             times = []
             for t, f in _timed_files(root, inst_dir, METRICS_SUFFIX, out):
@@ -143,6 +163,16 @@ def _read_metrics(root: Path, out: BundleRead) -> list[Event]:
                     m = _LINE.match(err)
                     line, msg = (int(m.group(1)), m.group(2)) if m else (None, err)
                     out.errors.append(BundleError(_rel(root, f), line, msg))
+                if not parsed.samples and not parsed.errors and text.strip():
+                    out.errors.append(
+                        BundleError(
+                            _rel(root, f),
+                            None,
+                            f"no sample of a metric family ktop reads from {comp_dir.name} "
+                            f"in {parsed.lines_total} lines (not a /metrics scrape, or "
+                            "another component's)",
+                        )
+                    )
                 found.append(ev.MetricsScraped(t, target, parsed.samples, parsed.errors))
                 times.append(t)
             if times:
@@ -169,7 +199,8 @@ def _read_apf(root: Path, out: BundleRead) -> list[Event]:
     if not base.is_dir():
         out.missing.append(f"{APF_DIR}/")
         return found
-    for inst_dir in sorted(p for p in base.iterdir() if p.is_dir()):
+    top = f"files go in {APF_DIR}/<instance>/<unix-seconds>{APF_SUFFIX}"
+    for inst_dir in _stray(root, base, out, top):
         for t, f in _timed_files(root, inst_dir, APF_SUFFIX, out):
             text = _read_text(root, f, out)
             if text is None:

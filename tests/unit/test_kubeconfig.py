@@ -148,35 +148,59 @@ def test_malformed_kubeconfig_is_one_line(tmp_path: Path, text: str, words: str)
     assert "\n" not in str(info.value)
 
 
-def test_a_pipe_is_read_once(tmp_path: Path) -> None:
-    fifo = tmp_path / "pipe"
-    os.mkfifo(fifo)
+def test_a_process_substitution_pipe_is_read_once() -> None:
+    # `ktop --kubeconfig <(vault read ...)`: the shell passes /dev/fd/N, an anonymous pipe.
     text = HEAD + USER + "clusters: [{name: k, cluster: {server: 'https://h:6443'}}]\n"
+    r, w = os.pipe()
 
     def writer() -> None:
-        with open(fifo, "w") as f:  # blocks until read; exactly one reader is served
+        with os.fdopen(w, "w") as f:
             f.write(text)
 
     t = threading.Thread(target=writer)
     t.start()
-    resolved = load_context(str(fifo), None, env={})
-    t.join(timeout=5)
+    try:
+        resolved = load_context(f"/dev/fd/{r}", None, env={})
+    finally:
+        t.join(timeout=5)
+        os.close(r)
     assert resolved.info.server == "https://h:6443"
     assert resolved.config["users"][0]["user"]["token"] == "t0k3n-abc"
     assert "t0k3n" not in repr(resolved)
 
 
+def test_a_named_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(KubeconfigError, match=r"pipe.*FIFO.*not a regular file"):
+        load_context(str(fifo), None, env={})
+
+
 def test_relative_files_are_relative_to_the_kubeconfig(tmp_path: Path) -> None:
     path = tmp_path / "dir" / "config"
     path.parent.mkdir()
+    key = tmp_path / "abs" / "c.key"
+    key.parent.mkdir()
+    for f in (path.parent / "ca.crt", path.parent / "c.crt", key):
+        f.write_text("-----BEGIN X-----\n")
     path.write_text(
-        HEAD + "users: [{name: u, user: {client-certificate: c.crt, client-key: /abs/c.key}}]\n"
+        HEAD + f"users: [{{name: u, user: {{client-certificate: c.crt, client-key: {key}}}}}]\n"
         "clusters: [{name: k, cluster: {server: 'https://h', certificate-authority: ca.crt}}]\n"
     )
     cfg = load_context(str(path), None, env={}).config
     assert cfg["clusters"][0]["cluster"]["certificate-authority"] == str(path.parent / "ca.crt")
     assert cfg["users"][0]["user"]["client-certificate"] == str(path.parent / "c.crt")
-    assert cfg["users"][0]["user"]["client-key"] == "/abs/c.key"
+    assert cfg["users"][0]["user"]["client-key"] == str(key)
+
+
+def test_a_named_file_that_is_missing_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "config"
+    path.write_text(
+        HEAD + USER + "clusters: [{name: k, cluster: {server: 'https://h', "
+        "certificate-authority: gone.crt}}]\n"
+    )
+    with pytest.raises(KubeconfigError, match=r"certificate-authority of cluster 'k'.*gone\.crt"):
+        load_context(str(path), None, env={})
 
 
 def test_a_huge_kubeconfig_is_refused(tmp_path: Path) -> None:
@@ -184,5 +208,5 @@ def test_a_huge_kubeconfig_is_refused(tmp_path: Path) -> None:
 
     path = tmp_path / "config"
     path.write_bytes(b"#" * (MAX_KUBECONFIG_BYTES + 10))
-    with pytest.raises(KubeconfigError, match="size limit"):
+    with pytest.raises(KubeconfigError, match=f"over the limit of {MAX_KUBECONFIG_BYTES // 2**20} MiB"):
         load_context(str(path), None, env={})

@@ -22,9 +22,15 @@ import pytest
 from ktop.sources.live.exec_plugin import EXEC_TIMEOUT_S, KILL_GRACE_S
 from tests.pty_run import base_env, ktop_argv, run_in_pty
 
-STARTUP_ALLOWANCE_S = 8.0
-"""Python and ktop's imports before the plugin starts, on a busy machine."""
-LIMIT_S = EXEC_TIMEOUT_S + KILL_GRACE_S + STARTUP_ALLOWANCE_S
+EXIT_ALLOWANCE_S = 5.0
+"""From the plugin's kill to the command's exit (the message, closing what is open), on a
+busy machine. Python's start and ktop's imports come before the plugin starts and are not
+part of the plugin's time limit: six commands starting at once on two cores take longer
+to import than the limit allows for."""
+LIMIT_S = EXEC_TIMEOUT_S + KILL_GRACE_S + EXIT_ALLOWANCE_S
+"""The documented time: from the plugin's start to the command's exit."""
+START_ALLOWANCE_S = 60.0
+"""How long the six commands may take to start the plugin at all (the run's timeout)."""
 
 COMMANDS: dict[str, list[str]] = {
     "app": [],
@@ -80,25 +86,35 @@ def _sleepers(tmp_path: Path) -> list[int]:
 
 
 def _run(name: str, tmp_path: Path) -> tuple[str, int | None, float, str]:
+    """Run one command; its exit code, seconds from the plugin's start to its exit, output."""
     case = tmp_path / name.replace(" ", "-")
     case.mkdir()
     kubeconfig = _kubeconfig(case, _silent_plugin(case))
     argv = [a.format(out=case) for a in COMMANDS[name]]
     env = base_env(KTOP_CACHE_DIR=str(case / "cache"), KTOP_CASE=str(case))
     full = ktop_argv(*argv, "--kubeconfig", str(kubeconfig))
-    started = time.monotonic()
     if name in ON_A_TERMINAL:
         # The fleet shows a failed cell's reason on one line of its screen and goes on
         # with the other cells: wide enough for the whole line.
-        run = run_in_pty(full, env=env, size=(200, 40), seconds=LIMIT_S + 20, until=_exited)
+        run = run_in_pty(
+            full, env=env, size=(200, 40), seconds=LIMIT_S + START_ALLOWANCE_S, until=_exited
+        )
         text = run.output.decode(errors="replace")
         code = run.returncode
     else:
         proc = subprocess.run(
-            full, env=env, capture_output=True, text=True, timeout=LIMIT_S + 20, check=False
+            full,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=LIMIT_S + START_ALLOWANCE_S,
+            check=False,
         )
         text, code = proc.stdout + proc.stderr, proc.returncode
-    return name, code, time.monotonic() - started, text
+    ended = time.time()
+    pid_file = case / "plugin.pid"
+    started = pid_file.stat().st_mtime if pid_file.exists() else float("nan")
+    return name, code, ended - started, text
 
 
 def _exited(output: bytes) -> bool:
@@ -112,7 +128,7 @@ def test_every_command_stops_with_the_plugin_named_and_the_plugin_gone(tmp_path:
     limit = f"within {EXEC_TIMEOUT_S:g}s (exec plugin time limit)"
     for name, code, seconds, text in results:
         assert "'silent-plugin'" in text and limit in text, (name, text)
-        assert seconds < LIMIT_S, (name, seconds)
+        assert seconds < LIMIT_S, (name, seconds)  # nan (the plugin never ran) fails too
         if name not in STAYS_OPEN:
             assert code == 2, (name, code, text)
         if name not in ON_A_TERMINAL:

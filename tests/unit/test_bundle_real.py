@@ -19,6 +19,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from ktop.cli import main
+from ktop.model.zones import DEFAULT_UNHEALTHY_ZONE_THRESHOLD
 from tests.unit.bundles import FIXTURES, real_bundle
 
 
@@ -150,7 +151,8 @@ def _zone_key(labels: dict[str, str]) -> tuple[str, str]:
 def _state(ready: int, not_ready: int) -> str:
     if ready == 0 and not_ready > 0:
         return "FullDisruption"
-    if not_ready > 2 and not_ready / (ready + not_ready) >= 0.55:
+    # the node lifecycle controller's rule, with its default threshold (the one constant)
+    if not_ready > 2 and not_ready / (ready + not_ready) >= DEFAULT_UNHEALTHY_ZONE_THRESHOLD:
         return "PartialDisruption"
     return "Normal"
 

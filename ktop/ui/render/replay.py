@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -113,8 +112,3 @@ def recording_line(status: RecordingStatus, width: int) -> Text:
         out = Text(f"recording saved: {status.path} ({status.stopped_because})")
     out.truncate(width)
     return out
-
-
-def help_lines(keys: Sequence[tuple[str, str, str, str]]) -> tuple[tuple[str, str], ...]:
-    """(key as shown, what it does) for the help screen."""
-    return tuple((KEY_DISPLAY.get(k, k), what) for k, _, _, what in keys)

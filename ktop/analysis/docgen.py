@@ -13,6 +13,7 @@ from ktop.analysis.catalogue import (
     FLEET_ONSET_SPREAD,
     STALE_AFTER,
 )
+from ktop.analysis.triage.diagnosis import ONSET_SLACK_S
 from ktop.analysis.triage.paths import PATHS
 from ktop.model.trends import BASELINE_MIN_AGE_S
 
@@ -91,7 +92,53 @@ def triage_md() -> str:
         "old enough, `recording` for `ktop triage --recording` and replays. A bundle holds",
         "one moment: it has no baseline.",
         "",
-        "`ktop triage` prints these verdicts, most severe first (see `docs/triage-json.md`).",
+        "## How the paths are ranked",
+        "",
+        "`ktop triage` does not print a list of suspects: it makes a differential diagnosis",
+        "(`ktop/analysis/triage/diagnosis.py`). Each path declares, as data, the symptoms",
+        "(other paths) its problem can cause (`explains` in `ktop/analysis/triage/paths.py`,",
+        "the table below; the relation has no cycle). Among the suspect paths:",
+        "",
+        "1. **Causal structure.** A suspect *explains* another suspect when it declares it and",
+        f"   did not begin more than {ONSET_SLACK_S:.0f} s after it (a cause does not start after",
+        "   its effect; readings cross their own thresholds at slightly different moments).",
+        "   When either has no history (a bundle), the declaration alone holds. A suspect",
+        "   another suspect explains is a *consequence*: it is reported as `explained by",
+        "   <PATH>` with the reason, never as a suspect on its own, and is listed after the",
+        "   path that explains it.",
+        "2. **Onset.** The suspects that nothing explains are candidate causes, ordered by",
+        "   when their problem began (the earliest start first: what changed first), from the",
+        "   history their evidence carries (the path's `since`, `docs/triage-json.md`). A path",
+        "   without a history ranks after those with one.",
+        "3. **Strength of evidence.** Then by the worst status of their evidence, then by how",
+        "   many readings are bad, suspect alone, or past a warning.",
+        "",
+        "The first candidate is the **probable cause**; the others are **independent",
+        "suspects** (second causes their own evidence supports). The report lists the",
+        "cause, the consequences it explains, each independent suspect with the",
+        "consequences it explains, then `unknown` and `clear` paths. With no suspect path",
+        "the report says **No incident**. `ktop triage` exits 1 only when there is a",
+        "probable cause or an independent suspect: a consequence always comes with the",
+        "suspect that explains it. Text and Markdown reports start with the diagnosis' line;",
+        "the JSON report names it in `cause`, `independent` and each path's `role`,",
+        "`explained_by` and `onset` (see `docs/triage-json.md`).",
+        "",
+        "Every simulator scenario declares the path that names the cause it injects",
+        "(`cause` in `ktop/sources/sim/scenarios.py`); a unit test plays each one with",
+        "other seeds and sizes than the shipped recordings' and expects that path first,",
+        "and `steady` to be no incident.",
+        "",
+        "| path | can explain | how |",
+        "|---|---|---|",
+    ]
+    lines += [
+        f"| [{p.id}](#{p.id.lower()}) | [{x.path}](#{x.path.lower()}) | {x.why} |"
+        for p in PATHS
+        for x in p.explains
+    ]
+    lines += [
+        "",
+        "## The paths",
         "",
         "| ID | path | first direction |",
         "|---|---|---|",
@@ -100,13 +147,17 @@ def triage_md() -> str:
     for p in PATHS:
         lines += [
             "",
-            f"## {p.id}",
+            f"### {p.id}",
             "",
             f"**{p.title}.** Symptom: {p.symptom}. Source: {p.source}.",
             "",
             f"Verdict: {p.verdict}.",
             "",
             f"First direction: {p.direction}.",
+            "",
+            "Can explain: "
+            + (", ".join(f"[{x.path}](#{x.path.lower()})" for x in p.explains) or "nothing")
+            + ".",
             "",
             "| # | evidence | reads | computed | threshold | first line | suspect alone | pane |",
             "|---|---|---|---|---|---|---|---|",

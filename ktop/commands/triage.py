@@ -1,9 +1,11 @@
-"""``ktop triage``: every triage path's verdict, for a live cluster or an offline bundle.
+"""``ktop triage``: the probable cause and every triage path's verdict, for a live cluster,
+an offline bundle or a recording.
 
-Exit code 0 when no path is suspect, 1 when any is, 2 on error, so that it can
-gate a rollout. ``--output`` is ``text``, ``json`` (``docs/triage-json.md``)
-or ``markdown``. With ``json``, an error that stops triage is a JSON document on
-standard output too (and on standard error in words), so that a script can read it.
+Exit code 0 when there is no incident, 1 when there is a probable cause (or an
+independent suspect), 2 on error, so that it can gate a rollout. ``--output`` is
+``text``, ``json`` (``docs/triage-json.md``) or ``markdown``. With ``json``, an error
+that stops triage is a JSON document on standard output too (and on standard error in
+words), so that a script can read it.
 """
 
 from __future__ import annotations
@@ -31,11 +33,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``ktop triage``."""
     p: argparse.ArgumentParser = sub.add_parser(
         "triage",
-        help="report every triage path's verdict (exit 1 when any is suspect)",
+        help="name the probable cause and every triage path's verdict (exit 1 on an incident)",
         description=(
             "Walk every triage path (docs/triage.md) on a live cluster or an offline bundle "
-            "and report the verdicts. Exit code: 0 no path suspect, 1 some path suspect, "
-            "2 error."
+            "and report the diagnosis: the probable cause, the consequences it explains, "
+            "independent suspects, then the other verdicts. Exit code: 0 no incident, 1 a "
+            "probable cause (or an independent suspect), 2 error."
         ),
     )
     p.add_argument(
@@ -84,7 +87,8 @@ def render(sampled: Sampled, output: str) -> tuple[str, int]:
         text = to_markdown(report, sampled.errors)
     else:
         text = to_text(report, sampled.errors)
-    return text, EXIT_SUSPECT if report.suspects else EXIT_CLEAR
+    # a probable cause or an independent suspect; explained consequences come with a cause
+    return text, EXIT_SUSPECT if report.cause or report.independent else EXIT_CLEAR
 
 
 def _asked(args: argparse.Namespace, given: list[str]) -> dict[str, Any]:

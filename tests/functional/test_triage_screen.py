@@ -19,6 +19,7 @@ from ktop.commands.triage import render
 from ktop.hub import Hub
 from ktop.model.snapshot import ClusterSnapshot, ZoneState
 from ktop.sampling import Sampled
+from ktop.sources.sim.scenarios import BY_NAME
 from ktop.ui.app import KtopApp
 from ktop.ui.screens.triage import TriageScreen
 from tests.functional.scenarios import SCENARIO_TIMES, scenario_hub, stepped
@@ -37,10 +38,11 @@ async def test_zone_outage_puts_p4_first_and_jumps_to_nodes(size: tuple[int, int
         assert isinstance(screen, TriageScreen)
         paths = screen.table("paths")
         order = paths.column_text("verdict")
-        rank = {"✖ suspect": 0, "? unknown": 1, "✓ clear": 2}
+        rank = {"✖ cause": 0, "↳ explained": 1, "✖ suspect": 1, "? unknown": 2, "✓ clear": 3}
         assert order == sorted(order, key=rank.__getitem__)
-        suspects = [k for k, v in zip(paths.row_keys, order, strict=True) if v == "✖ suspect"]
-        assert "P4" in suspects
+        # the injected cause first, as the scenario declares it
+        assert BY_NAME["zone-outage"].cause == "P4"
+        assert (paths.row_keys[0], order[0]) == ("P4", "✖ cause")
         snap = app.frame.snapshot
         down = [z.zone for z in snap.nodes.zones if z.state is ZoneState.FULL_DISRUPTION]
         assert len(down) == 1
@@ -78,7 +80,12 @@ async def test_apf_saturation_names_the_flooded_level() -> None:
                 strict=True,
             )
         )
-        assert verdicts["API-429"] == "✖ suspect" and verdicts["P1"] == "✖ suspect"
+        # the relist storm is the cause; the queueing and 429s are its consequences
+        cause = BY_NAME["apf-saturation"].cause
+        assert cause is not None and verdicts[cause] == "✖ cause"
+        assert verdicts["API-429"] == "↳ explained" and verdicts["P1"] == "↳ explained"
+        said = screen.table("paths").cell_text("API-429", "conclusion")
+        assert said.startswith(f"explained by {cause}")
         worst = max(app.frame.snapshot.apf.levels, key=lambda r: r.rejected_total_per_s.or_(0))
         assert worst.priority_level in screen.table("paths").cell_text("API-429", "conclusion")
 
@@ -133,7 +140,7 @@ async def test_baseline_is_this_run_so_far() -> None:
         hub.set(replace(later, seq=2, at=AT + 120, history=h.view()))
         app.pump()
         await pilot.pause()
-        assert screen.table("paths").cell_text("API-CPU", "verdict") == "✖ suspect"
+        assert screen.table("paths").cell_text("API-CPU", "verdict") == "✖ cause"
         assert "3.00x" in screen.table("paths").cell_text("API-CPU", "conclusion")
         assert "baseline: this run so far (median of" in screen.headline_text
 
@@ -276,10 +283,12 @@ def test_triage_outputs_say_since_when(outage: Story) -> None:
     lag_minutes = int(snap.at - lag_since) // 60
     lag_words = f"since {clock(lag_since)} ({lag_minutes}m ago), {WORDS[lag_way]}"
     text, _ = render(sampled, "text")
-    block = text.split("P4 ", 1)[1].split("\n✓", 1)[0].split("\n✖", 1)[0]
+    # the report starts with the diagnosis: P4 the cause, since the zone began
+    assert text.startswith(f"Probable cause: P4 Many nodes NotReady at once, {zone_words};")
+    block = text.split("\n✖ P4 ", 1)[1].split("\n✓", 1)[0].split("\n✖", 1)[0]
     assert f"\n    {zone_words}\n" in block
     assert f"\n        {lag_words}\n" in block
     markdown, _ = render(sampled, "markdown")
     p4_row = next(line for line in markdown.splitlines() if line.startswith("| P4 "))
-    assert f"| suspect | {zone_words} |" in p4_row
+    assert f"| cause | {zone_words} |" in p4_row
     assert lag_words in markdown

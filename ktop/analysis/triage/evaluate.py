@@ -7,12 +7,12 @@ from collections.abc import Callable
 from ktop.analysis.findings import Severity
 from ktop.analysis.triage.baseline import NO_BASELINE, BaselineSource
 from ktop.analysis.triage.capacity import capacity, given_sizes
+from ktop.analysis.triage.diagnosis import diagnose
 from ktop.analysis.triage.evidence import READERS as MAIN_READERS
 from ktop.analysis.triage.evidence import Context, Reading
 from ktop.analysis.triage.evidence_ha import HA_READERS
 from ktop.analysis.triage.paths import PATHS, EvidenceSpec, PathSpec
 from ktop.analysis.triage.types import (
-    VERDICT_RANK,
     Capacity,
     Evidence,
     PathResult,
@@ -346,20 +346,18 @@ def evaluate_path(spec: PathSpec, ctx: Context) -> PathResult:
     return PathResult(spec.id, spec.title, verdict, ev, conclusion, spec.direction)
 
 
-def _sort_key(p: PathResult) -> tuple[int, int, str]:
-    bad = sum(1 for e in p.evidence if e.status is Status.BAD)
-    return (VERDICT_RANK[p.verdict], -bad, p.id)
-
-
 def triage(
     snap: ClusterSnapshot,
     baseline: BaselineSource | None = None,
     extra_capacity: tuple[Capacity, ...] = (),
 ) -> TriageReport:
-    """Every path's verdict, most severe first; capacity arithmetic; the baseline used."""
+    """Every path's verdict in the diagnosis' order (the probable cause, the consequences
+    it explains, independent suspects, unknown and clear paths); capacity arithmetic; the
+    baseline used.
+    """
     used = NO_BASELINE if baseline is None else baseline.describe()
     ctx = Context(snap, baseline)
-    results = sorted((evaluate_path(p, ctx) for p in PATHS), key=_sort_key)
+    results = diagnose(evaluate_path(p, ctx) for p in PATHS)
     # figures measured by the caller (a bundle's List files) win over the estimates
     given = {c.id for c in extra_capacity}
     estimated = tuple(

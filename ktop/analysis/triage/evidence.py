@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from ktop.analysis import catalogue as c
 from ktop.analysis.findings import Severity
 from ktop.analysis.triage.baseline import NO_BASELINE, BaselineSource
-from ktop.analysis.triage.paths import EvidenceSpec
+from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.events import FEED_EVENTS, FEED_LEASES, FEED_QUOTAS, PodWait
 from ktop.model.limits import PENDING_MIN_PODS, PENDING_PER_NODE
 from ktop.model.signals import key as signal_key

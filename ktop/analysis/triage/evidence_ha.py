@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ktop.analysis.findings import Severity
 from ktop.analysis.triage.evidence import Context, Reader, Reading, graded, unknown
-from ktop.analysis.triage.paths import EvidenceSpec
+from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.events import LOAD_BALANCED, Component
 from ktop.model.leaders import LeaderStatus
 from ktop.model.values import Val

@@ -1,6 +1,7 @@
-"""The triage report as JSON (version 1.1, ``docs/triage-json.md``), text and Markdown.
+"""The triage report as JSON (version 1.2, ``docs/triage-json.md``), text and Markdown.
 
-In JSON, ``null`` means unknown. Signals are the computed numbers the paths
+Each starts with the diagnosis: the probable cause (or no incident), then the paths in
+the diagnosis' order. In JSON, ``null`` means unknown. Signals are the computed numbers the paths
 rest on, per zone, priority level, apiserver and etcd member. An error that stops
 triage is a JSON document too (:func:`error_json`), so that a script can read it.
 """
@@ -10,15 +11,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ktop.analysis.triage.types import Evidence, PathResult, TriageReport
+from ktop.analysis.triage.diagnosis import explained_words, headline
+from ktop.analysis.triage.types import Evidence, PathResult, Role, TriageReport
 from ktop.model.snapshot import ClusterSnapshot, ZoneState
 from ktop.model.trends import Trend, describe
 from ktop.model.values import Val
 
 JSON_VERSION = 1
 """Changes only when a field changes meaning or disappears."""
-JSON_MINOR_VERSION = 1
-"""Counts the additions since (1: evidence ``note``, top-level ``error``, the error document)."""
+JSON_MINOR_VERSION = 2
+"""Counts the additions since (1: evidence ``note``, top-level ``error``, the error document;
+2: ``headline``, ``cause``, ``independent``, the paths' ``role``, ``explained_by``, ``onset``)."""
 QUEUES = ("active", "backoff", "unschedulable", "gated")
 
 
@@ -169,10 +172,30 @@ def _path_json(p: PathResult) -> dict[str, Any]:
         "id": p.id,
         "title": p.title,
         "verdict": p.verdict.value,
+        "role": None if p.role is None else p.role.value,
+        "explained_by": list(p.explained_by),
+        "onset": p.onset,
         "conclusion": p.conclusion,
         "direction": p.direction,
         "trend": _trend_json(p.trend),
         "evidence": [_evidence_json(e) for e in p.evidence],
+    }
+
+
+def _cause_json(report: TriageReport) -> dict[str, Any] | None:
+    """The probable cause, or None: no incident."""
+    c = report.cause
+    if c is None:
+        return None
+    t = c.trend
+    return {
+        "id": c.id,
+        "title": c.title,
+        "onset": c.onset,
+        "onset_before_history": t is not None and t.since is not None and t.since_before_history,
+        "conclusion": c.conclusion,
+        "direction": c.direction,
+        "explains": list(headline(report).explains),
     }
 
 
@@ -193,6 +216,9 @@ def to_json(
         "baseline": report.baseline,
         "error": None,
         "errors": list(errors),
+        "headline": headline(report).text(),
+        "cause": _cause_json(report),
+        "independent": [p.id for p in report.independent],
         "paths": [_path_json(p) for p in report.paths],
         "capacity": [
             {"id": c.id, "title": c.title, "value": c.value, "unit": c.unit, "detail": c.detail}
@@ -214,6 +240,9 @@ def error_json(error: str, source: Mapping[str, Any]) -> dict[str, Any]:
         "baseline": None,
         "error": error,
         "errors": [error],
+        "headline": None,
+        "cause": None,
+        "independent": [],
         "paths": [],
         "capacity": [],
         "signals": None,
@@ -235,6 +264,29 @@ def _since(t: Trend | None, at: float | None) -> str:
 MARK = {"suspect": "✖", "unknown": "?", "clear": "✓", "bad": "✖", "warn": "▲", "ok": "✓"}
 NOTE_MARK = "i"
 """An ``ok`` reading that is a note (it passed an informational limit): never a ✓."""
+ROLE_MARK = {
+    Role.CAUSE: "✖",
+    Role.INDEPENDENT: "✖",
+    Role.CONSEQUENCE: "↳",
+    Role.UNKNOWN: "?",
+    Role.CLEAR: "✓",
+}
+ROLE_WORD = {
+    Role.CAUSE: "cause",
+    Role.INDEPENDENT: "suspect",
+    Role.CONSEQUENCE: "explained",
+    Role.UNKNOWN: "unknown",
+    Role.CLEAR: "clear",
+}
+"""How each role reads in text, Markdown and on screen: a consequence is 'explained'
+(by its cause), never 'suspect' on its own; an independent suspect is 'suspect'."""
+
+
+def role_of(p: PathResult) -> Role:
+    """The path's role (from its verdict when it was never ranked)."""
+    if p.role is not None:
+        return p.role
+    return {"suspect": Role.INDEPENDENT, "unknown": Role.UNKNOWN}.get(p.verdict.value, Role.CLEAR)
 
 
 def _mark(e: Evidence) -> str:
@@ -246,15 +298,21 @@ def _status(e: Evidence) -> str:
 
 
 def to_text(report: TriageReport, errors: Sequence[str] = ()) -> str:
-    """Plain text: suspects first with their evidence, then the other verdicts."""
-    out: list[str] = []
+    """Plain text: the diagnosis' line, then the cause, its consequences and any
+    independent suspect with their evidence, then the other verdicts.
+    """
+    out: list[str] = [headline(report).text(), ""]
     for p in report.paths:
-        out.append(f"{MARK[p.verdict.value]} {p.id:<10} {p.verdict.value:<8} {p.title}")
+        role = role_of(p)
+        out.append(f"{ROLE_MARK[role]} {p.id:<10} {ROLE_WORD[role]:<9} {p.title}")
+        if role is Role.CONSEQUENCE:
+            out.append(f"    {explained_words(p)}")
         out.append(f"    {p.conclusion}")
         if since := _since(p.trend, report.at):
             out.append(f"    {since}")
-        if p.verdict.value == "suspect":
+        if role in (Role.CAUSE, Role.INDEPENDENT):
             out.append(f"    first direction: {p.direction}")
+        if p.verdict.value == "suspect":
             for e in p.evidence:
                 first = "*" if e.first_line else " "
                 out.append(f"    {first}{_mark(e)} {e.title}: {_value(e)} ({e.detail})")
@@ -276,17 +334,28 @@ def _md(text: str) -> str:
 
 
 def to_markdown(report: TriageReport, errors: Sequence[str] = ()) -> str:
-    """Markdown: a verdict table, then each non-clear path's evidence."""
-    out = ["# ktop triage", "", "| path | verdict | since | conclusion |", "|---|---|---|---|"]
-    out += [
-        f"| {p.id} {_md(p.title)} | {p.verdict.value} | {_md(_since(p.trend, report.at))} | "
-        f"{_md(p.conclusion)} |"
-        for p in report.paths
-    ]
+    """Markdown: the diagnosis' line, a table of the paths in its order, then each
+    non-clear path's evidence.
+    """
+    out = [f"**{_md(headline(report).text())}**", "", "## ktop triage", ""]
+    out += ["| path | role | since | conclusion |", "|---|---|---|---|"]
     for p in report.paths:
-        if p.verdict.value == "clear":
+        role = role_of(p)
+        said = p.conclusion
+        if role is Role.CONSEQUENCE:
+            said = f"{explained_words(p)}; {said}"
+        out.append(
+            f"| {p.id} {_md(p.title)} | {ROLE_WORD[role]} | "
+            f"{_md(_since(p.trend, report.at))} | {_md(said)} |"
+        )
+    for p in report.paths:
+        role = role_of(p)
+        if role is Role.CLEAR:
             continue
-        out += ["", f"## {p.id}: {_md(p.title)} ({p.verdict.value})", ""]
+        out += ["", f"### {p.id}: {_md(p.title)} ({ROLE_WORD[role]})", ""]
+        if role is Role.CONSEQUENCE:
+            words = _md(explained_words(p))
+            out += [f"{words[:1].upper()}{words[1:]}.", ""]
         out += [f"First direction: {_md(p.direction)}", ""]
         out += ["| evidence | status | value | since | detail |", "|---|---|---|---|---|"]
         out += [

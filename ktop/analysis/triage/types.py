@@ -29,6 +29,20 @@ class Verdict(StrEnum):
 VERDICT_RANK = {Verdict.SUSPECT: 0, Verdict.UNKNOWN: 1, Verdict.CLEAR: 2}
 """Most severe first."""
 
+
+class Role(StrEnum):
+    """A path's place in the diagnosis (``ktop/analysis/triage/diagnosis.py``)."""
+
+    CAUSE = "cause"
+    """The probable cause: the first suspect that no other suspect explains."""
+    CONSEQUENCE = "consequence"
+    """A suspect another suspect explains (``explained_by``): never a suspect on its own."""
+    INDEPENDENT = "independent"
+    """A second cause: suspect on its own evidence, and no other suspect explains it."""
+    UNKNOWN = "unknown"
+    CLEAR = "clear"
+
+
 STATUS_RANK = {Status.BAD: 0, Status.WARN: 1, Status.UNKNOWN: 2, Status.OK: 3}
 
 
@@ -80,6 +94,16 @@ class PathResult:
     """Where to look first (the correlation), or why the verdict is what it is."""
     direction: str
     """The first direction the path's catalogue entry gives."""
+    role: Role | None = None
+    """Its place in the diagnosis (None until :func:`~.diagnosis.diagnose` ranks it)."""
+    explained_by: tuple[str, ...] = ()
+    """For a consequence, the suspect paths that explain it, the first ranked first."""
+
+    @property
+    def onset(self) -> float | None:
+        """When the path's problem began (its trend's ``since``); None without a history."""
+        t = self.trend
+        return None if t is None else t.since
 
     @property
     def trend(self) -> Trend | None:
@@ -114,7 +138,10 @@ class Capacity:
 
 @dataclass(frozen=True, slots=True)
 class TriageReport:
-    """Every path's verdict, most severe first, plus the capacity figures."""
+    """Every path's verdict in the diagnosis' order (the probable cause, the consequences
+    it explains, independent suspects, then unknown and clear paths), plus the capacity
+    figures.
+    """
 
     paths: tuple[PathResult, ...]
     capacity: tuple[Capacity, ...]
@@ -125,5 +152,22 @@ class TriageReport:
 
     @property
     def suspects(self) -> tuple[PathResult, ...]:
-        """The suspect paths, most severe first."""
+        """Every path whose own evidence makes it suspect (causes and consequences alike),
+        in the diagnosis' order.
+        """
         return tuple(p for p in self.paths if p.verdict is Verdict.SUSPECT)
+
+    @property
+    def cause(self) -> PathResult | None:
+        """The probable cause; None when there is no incident."""
+        return next((p for p in self.paths if p.role is Role.CAUSE), None)
+
+    @property
+    def independent(self) -> tuple[PathResult, ...]:
+        """Suspects that no other suspect explains, after the probable cause."""
+        return tuple(p for p in self.paths if p.role is Role.INDEPENDENT)
+
+    @property
+    def incident(self) -> bool:
+        """True when there is a probable cause (``ktop triage`` exits 1)."""
+        return self.cause is not None

@@ -222,28 +222,36 @@ class Scenario:
     counterpart: str | None = None
     """The scenario that shows the nearest incident where this one cannot be made to
     happen (the lab cannot slow a disk; the simulator does not kill a process)."""
+    cause: str | None = None
+    """The triage path (``ktop/analysis/triage/paths.py``) that names the injected cause:
+    what ``ktop triage`` must rank first once the story has unfolded; None: no incident
+    (a healthy cluster, exit 0)."""
 
 
-def _simulated(spec: ScenarioSpec, *, lab: bool = False, kind_order: int | None = None) -> Scenario:
-    return Scenario(spec.name, spec.summary, spec, lab=lab, kind_order=kind_order)
+def _simulated(
+    spec: ScenarioSpec, cause: str | None, *, lab: bool = False, kind_order: int | None = None
+) -> Scenario:
+    return Scenario(spec.name, spec.summary, spec, lab=lab, kind_order=kind_order, cause=cause)
 
 
 ALL: tuple[Scenario, ...] = (
-    _simulated(_STEADY),
-    _simulated(_ZONE_OUTAGE, lab=True, kind_order=3),
-    _simulated(_ETCD_SLOW_DISK),
-    _simulated(_APF_SATURATION, lab=True, kind_order=2),
-    _simulated(_APISERVER_SKEW, lab=True),
-    _simulated(_SCHEDULER_BACKLOG, lab=True, kind_order=1),
+    _simulated(_STEADY, None),
+    _simulated(_ZONE_OUTAGE, "P4", lab=True, kind_order=3),
+    _simulated(_ETCD_SLOW_DISK, "ETCD"),
+    _simulated(_APF_SATURATION, "API-RELIST", lab=True, kind_order=2),
+    _simulated(_APISERVER_SKEW, "SKEW", lab=True),
+    _simulated(_SCHEDULER_BACKLOG, "P2", lab=True, kind_order=1),
     Scenario(
         "etcd-leader-loss",
         "The etcd leader is killed; the other members elect a new one (needs 3 members).",
         None,
         lab=True,
         counterpart=_ETCD_SLOW_DISK.name,
+        cause="ETCD",
     ),
 )
-"""Every scenario, in menu order: the one list of scenario names."""
+"""Every scenario, in menu order: the one list of scenario names, each with the triage
+path that names its injected cause (``cause``)."""
 
 BY_NAME: Mapping[str, Scenario] = MappingProxyType({s.name: s for s in ALL})
 """:data:`ALL` by name."""

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from ktop.analysis.triage.types import Evidence, PathResult, Status, TriageReport, Verdict
+from ktop.analysis.triage.diagnosis import explained_words
+from ktop.analysis.triage.report import ROLE_MARK, ROLE_WORD, role_of
+from ktop.analysis.triage.types import Evidence, PathResult, Role, Status, TriageReport, Verdict
 from ktop.model.trends import Direction, Trend, compact
 from ktop.ui.render.findings import DIRECTION_STYLE, styled_trend
 from ktop.ui.render.level import STYLE, SYMBOL, Level
@@ -17,6 +19,14 @@ VERDICT_LEVEL = {
     Verdict.UNKNOWN: Level.UNKNOWN,
     Verdict.CLEAR: Level.OK,
 }
+ROLE_LEVEL = {
+    Role.CAUSE: Level.CRIT,
+    Role.INDEPENDENT: Level.CRIT,
+    Role.CONSEQUENCE: Level.WARN,
+    Role.UNKNOWN: Level.UNKNOWN,
+    Role.CLEAR: Level.OK,
+}
+"""A consequence is explained by its cause: a warning, never a second critical."""
 STATUS_LEVEL = {
     Status.BAD: Level.CRIT,
     Status.WARN: Level.WARN,
@@ -53,28 +63,35 @@ def path_since(path: PathResult, now: float | None) -> Text | None:
     return None if t is None or now is None else styled_trend(t, now)
 
 
+def role_cell(p: PathResult) -> Text:
+    """``✖ cause``, ``↳ explained``, ``✖ suspect`` (independent), ``? unknown``, ``✓ clear``."""
+    role = role_of(p)
+    level = ROLE_LEVEL[role]
+    mark = ROLE_MARK[role] if role is Role.CONSEQUENCE else SYMBOL[level]
+    return Text(f"{mark} {ROLE_WORD[role]}", style=STYLE[level])
+
+
 def paths_table(report: TriageReport) -> TableSpec:
-    """Every path with its verdict and conclusion; the most severe first."""
+    """Every path with its role and conclusion, in the diagnosis' order: the probable
+    cause, the consequences it explains (each saying what explains it), independent
+    suspects, then unknown and clear paths.
+    """
     rows = []
     for p in report.paths:
-        level = VERDICT_LEVEL[p.verdict]
+        said = Text(p.conclusion, style="dim" if p.verdict is Verdict.CLEAR else "")
+        if p.explained_by:
+            said = Text.assemble((explained_words(p), "bold"), "; ", said)
         rows.append(
             Row(
                 p.id,
-                (
-                    Text(f"{SYMBOL[level]} {p.verdict.value}", style=STYLE[level]),
-                    Text(p.id, style="bold"),
-                    since_cell(p.trend),
-                    Text(p.title),
-                    Text(p.conclusion, style="dim" if p.verdict is Verdict.CLEAR else ""),
-                ),
+                (role_cell(p), Text(p.id, style="bold"), since_cell(p.trend), Text(p.title), said),
             )
         )
     return TableSpec(
         "paths",
         "Triage paths (enter: evidence)",
         (
-            Column("verdict", "verdict", 9),
+            Column("verdict", "diagnosis", 11),
             Column("id", "path", 10),
             Column("since", "since", SINCE_WIDTH),
             Column("title", "symptom", 28),
@@ -118,17 +135,26 @@ def evidence_table(path: PathResult) -> TableSpec:
 
 
 def headline(report: TriageReport) -> Text:
-    """One line: how many paths are suspect, and the first one."""
-    sus = report.suspects
-    if not sus:
+    """One line: the probable cause (since when), its conclusion, what it explains and
+    any independent suspect; or no incident.
+    """
+    first = report.cause
+    if first is None:
         unknown = sum(1 for p in report.paths if p.verdict is Verdict.UNKNOWN)
-        return Text(f"✓ no path suspect ({unknown} unknown)", style=STYLE[Level.OK])
-    first = sus[0]
-    out = Text(f"{SYMBOL[Level.CRIT]} {len(sus)} suspect: ", style=STYLE[Level.CRIT])
+        return Text(f"✓ No incident: no path suspect ({unknown} unknown)", style=STYLE[Level.OK])
+    out = Text(f"{SYMBOL[Level.CRIT]} Probable cause: ", style=STYLE[Level.CRIT])
     out.append(f"{first.id} {first.title}")
     if (since := path_since(first, report.at)) is not None:
         out.append(" (")
         out.append_text(since)
         out.append(")")
     out.append(f": {first.conclusion}")
+    explained = [p.id for p in report.paths if first.id in p.explained_by]
+    if explained:
+        out.append(f"; explains {', '.join(explained)}", style="dim")
+    if report.independent:
+        out.append(
+            f"; also suspect: {', '.join(p.id for p in report.independent)}",
+            style=STYLE[Level.CRIT],
+        )
     return out

@@ -1,0 +1,222 @@
+"""The differential diagnosis: one probable cause, the consequences it explains,
+independent suspects, then unknown and clear paths.
+
+Every path declares, as data, the symptoms (other paths) it can explain
+(:attr:`~.paths.PathSpec.explains`). Among the suspect paths, one *explains* another
+when it declares it and did not begin more than :data:`ONSET_SLACK_S` after it (a cause
+does not start after its effect; when either has no history, the declaration alone
+holds). A suspect that another suspect explains is a *consequence*: it is reported as
+"explained by" that path, never as a suspect on its own. The suspects nothing explains
+are candidate causes, ranked by onset (the earliest start first: what changed first),
+then by the strength of their evidence (the worst status, then how many readings are
+bad, suspect, or past a warning); the first is the *probable cause*, the others are
+*independent suspects* (second causes their own evidence supports). Everything here is
+pure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from ktop.analysis.triage.paths import BY_ID
+from ktop.analysis.triage.types import (
+    STATUS_RANK,
+    VERDICT_RANK,
+    PathResult,
+    Role,
+    Status,
+    TriageReport,
+    Verdict,
+)
+from ktop.model.trends import DIRECTION_WORDS, Direction, since_words
+
+ONSET_SLACK_S = 60.0
+"""A cause may cross its threshold this much after its consequence (readings cross their
+own thresholds at different moments, a window's quantile lags its events)."""
+
+
+def strength(p: PathResult) -> tuple[int, int, int, int]:
+    """How strongly the evidence supports the path, strongest lowest: its worst status,
+    then its counts of bad, suspect and warn readings.
+    """
+    bad = sum(1 for e in p.evidence if e.status is Status.BAD)
+    suspect = sum(1 for e in p.evidence if e.suspect)
+    warn = sum(1 for e in p.evidence if e.status is Status.WARN)
+    return (STATUS_RANK[p.worst_status], -bad, -suspect, -warn)
+
+
+def _onset_key(p: PathResult) -> float:
+    """The path's onset; a path without a history ranks after those with one."""
+    return math.inf if p.onset is None else p.onset
+
+
+def rank_key(p: PathResult) -> tuple[float, tuple[int, int, int, int], str]:
+    """Onset first (the earliest start), then strength of evidence, then the ID."""
+    return (_onset_key(p), strength(p), p.id)
+
+
+def explains(cause: PathResult, effect: PathResult) -> bool:
+    """True when ``cause`` declares ``effect`` and did not begin well after it."""
+    if cause.id == effect.id or effect.id not in BY_ID[cause.id].explained_ids:
+        return False
+    if cause.onset is None or effect.onset is None:
+        return True
+    return cause.onset <= effect.onset + ONSET_SLACK_S
+
+
+def why(cause: str, effect: str) -> str:
+    """How ``cause`` produces ``effect``, as its path declares; empty when it does not."""
+    return next((x.why for x in BY_ID[cause].explains if x.path == effect), "")
+
+
+def explained_words(p: PathResult) -> str:
+    """``explained by ETCD: every write waits for etcd's commit`` (and any other explaining
+    path); empty for a path that is not a consequence.
+    """
+    if not p.explained_by:
+        return ""
+    first = p.explained_by[0]
+    out = f"explained by {first}"
+    if reason := why(first, p.id):
+        out += f": {reason}"
+    if others := p.explained_by[1:]:
+        out += f" (also by {', '.join(others)})"
+    return out
+
+
+def _reach(start: str, edges: Mapping[str, Sequence[str]]) -> set[str]:
+    seen: set[str] = set()
+    todo = list(edges[start])
+    while todo:
+        x = todo.pop()
+        if x not in seen:
+            seen.add(x)
+            todo.extend(edges[x])
+    return seen
+
+
+def _topological(members: Iterable[PathResult], edges: Mapping[str, Sequence[str]]) -> list[str]:
+    """Members in an order where a path that explains another comes before it; ties (and
+    any cycle) by :func:`rank_key`.
+    """
+    left = sorted(members, key=rank_key)
+    out: list[str] = []
+    while left:
+        ids = {p.id for p in left}
+        ready = [p for p in left if not any(p.id in edges[q] for q in ids - {p.id})]
+        chosen = (ready or left)[0]
+        out.append(chosen.id)
+        left.remove(chosen)
+    return out
+
+
+def diagnose(results: Iterable[PathResult]) -> tuple[PathResult, ...]:
+    """Every path with its role and ``explained_by``, in the diagnosis' order: the
+    probable cause, then the consequences it explains; each independent suspect, then
+    the consequences it explains (and no earlier path does); then unknown and clear
+    paths, most bad evidence first.
+    """
+    results = list(results)
+    suspects = {p.id: p for p in results if p.verdict is Verdict.SUSPECT}
+    edges = {a.id: [b.id for b in suspects.values() if explains(a, b)] for a in suspects.values()}
+    reach = {pid: _reach(pid, edges) for pid in suspects}
+    # a candidate cause: no other suspect is strictly upstream of it
+    candidates = [
+        p
+        for p in suspects.values()
+        if not any(p.id in reach[q] and q not in reach[p.id] for q in suspects if q != p.id)
+    ]
+    roots: list[PathResult] = []
+    for p in sorted(candidates, key=rank_key):
+        if not any(p.id in reach[r.id] for r in roots):  # one of a cycle: the first stands
+            roots.append(p)
+    ordered: list[PathResult] = []
+    done: set[str] = set()
+    for i, root in enumerate(roots):
+        group = [suspects[x] for x in reach[root.id] if x not in done and x != root.id]
+        done |= {root.id} | {p.id for p in group}
+        ordered.append(replace(root, role=Role.CAUSE if i == 0 else Role.INDEPENDENT))
+        ordered += [suspects[x] for x in _topological(group, edges)]
+    position = {p.id: i for i, p in enumerate(ordered)}
+    ordered = [
+        p
+        if p.role is not None
+        else replace(
+            p,
+            role=Role.CONSEQUENCE,
+            explained_by=tuple(
+                sorted((q for q in suspects if p.id in edges[q]), key=position.__getitem__)
+            ),
+        )
+        for p in ordered
+    ]
+    rest = sorted(
+        (p for p in results if p.verdict is not Verdict.SUSPECT),
+        key=lambda p: (VERDICT_RANK[p.verdict], strength(p)[1], p.id),
+    )
+    ordered += [
+        replace(p, role=Role.UNKNOWN if p.verdict is Verdict.UNKNOWN else Role.CLEAR) for p in rest
+    ]
+    return tuple(ordered)
+
+
+@dataclass(frozen=True, slots=True)
+class Headline:
+    """The diagnosis in one line: the probable cause, since when, and the first direction;
+    or no incident.
+    """
+
+    cause: PathResult | None
+    """The probable cause; None: no incident."""
+    explains: tuple[str, ...]
+    """The consequences the cause explains, in order."""
+    independent: tuple[str, ...]
+    """The independent suspects, in order."""
+    unknown: int
+    """How many paths are unknown."""
+    at: float | None
+    """The snapshot's time (what ``N m ago`` counts from)."""
+
+    def since(self) -> str:
+        """``since 12:03:10 (4m ago), getting worse``; empty without a history."""
+        t = None if self.cause is None else self.cause.trend
+        if t is None or t.since is None or self.at is None:
+            return ""
+        words = since_words(t, self.at)
+        if t.direction is Direction.UNKNOWN:
+            return words
+        return f"{words}, {DIRECTION_WORDS[t.direction]}"
+
+    def text(self) -> str:
+        """The whole line in words."""
+        if self.cause is None:
+            unknown = f" ({self.unknown} paths unknown)" if self.unknown else ""
+            return f"No incident: no triage path is suspect{unknown}"
+        c = self.cause
+        out = f"Probable cause: {c.id} {c.title}"
+        if since := self.since():
+            out += f", {since}"
+        out += f"; first direction: {c.direction}"
+        if self.explains:
+            out += f"; explains {', '.join(self.explains)}"
+        if self.independent:
+            out += f"; also suspect: {', '.join(self.independent)}"
+        return out
+
+
+def headline(report: TriageReport) -> Headline:
+    """The report's diagnosis in one line."""
+    explained: list[str] = []
+    for p in report.paths[1:]:  # the cause's consequences come right after it
+        if p.role is not Role.CONSEQUENCE:
+            break
+        explained.append(p.id)
+    return Headline(
+        report.cause,
+        tuple(explained) if report.cause is not None else (),
+        tuple(p.id for p in report.independent),
+        sum(1 for p in report.paths if p.verdict is Verdict.UNKNOWN),
+        report.at,
+    )

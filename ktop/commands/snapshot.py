@@ -17,6 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ktop import bounds
+from ktop.analysis.triage.baseline import HistoryKind, baseline_source
+from ktop.analysis.triage.diagnosis import headline
+from ktop.analysis.triage.evaluate import triage
 from ktop.bounds import bounded_float
 from ktop.commands.options import simulator_options
 from ktop.compose import Demo, Live, OpenedSource, live_options, with_source
@@ -132,7 +135,15 @@ def render(
     banner = ""
     if display.is_production(snapshot.context):
         banner = f"PRODUCTION context {snapshot.context} - ktop only reads this cluster"
-    text = overview_text(snapshot, published.findings, max(40, width), banner=banner)
+    # the diagnosis first: the probable cause, since when, the first direction (or none)
+    report = triage(snapshot, baseline_source(snapshot, HistoryKind.THIS_RUN))
+    text = overview_text(
+        snapshot,
+        published.findings,
+        max(40, width),
+        banner=banner,
+        headline=headline(report).text(),
+    )
     missing = [*errors, *missing_inputs(snapshot)]
     if missing:
         text += "\n\nnot delivered:\n" + "\n".join(f"  {m}" for m in missing)

@@ -49,6 +49,22 @@ def test_demo_snapshot_prints_every_area_and_finding(capsys: pytest.CaptureFixtu
     assert "\x1b" not in out
 
 
+@pytest.mark.parametrize("scenario", ["zone-outage", "steady"])
+def test_the_snapshot_starts_with_the_probable_cause(
+    scenario: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ktop.sources.sim.scenarios import BY_NAME
+
+    assert main(["snapshot", "--demo", scenario, "--at", "240", "--nodes", "600"]) == 0
+    first, second = capsys.readouterr().out.splitlines()[:2]
+    cause = BY_NAME[scenario].cause  # the cause the scenario injects
+    if cause is None:
+        assert first.startswith("No incident")
+    else:
+        assert first.startswith(f"Probable cause: {cause} ") and "first direction: " in first
+    assert not second.startswith(("Probable", "No incident"))  # the status line follows
+
+
 @pytest.mark.parametrize(
     "argv",
     [

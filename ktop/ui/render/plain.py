@@ -23,11 +23,16 @@ def overview_text(
     width: int,
     *,
     banner: str = "",
+    headline: str = "",
 ) -> str:
-    """Status line, the five areas (title, age, lines), then every finding."""
+    """The diagnosis' line (``headline``) above the status line, the five areas (title,
+    age, lines), then every finding.
+    """
     out: list[str] = []
     if banner:
         out.append(banner)
+    if headline:
+        out.append(headline)
     out.append(status_line(snapshot, findings, width).plain)
     for area in Area:
         view = overview_panel(snapshot, area, PANEL_ROWS, width)

@@ -208,5 +208,7 @@ def test_a_huge_kubeconfig_is_refused(tmp_path: Path) -> None:
 
     path = tmp_path / "config"
     path.write_bytes(b"#" * (MAX_KUBECONFIG_BYTES + 10))
-    with pytest.raises(KubeconfigError, match=f"over the limit of {MAX_KUBECONFIG_BYTES // 2**20} MiB"):
+    with pytest.raises(
+        KubeconfigError, match=f"over the limit of {MAX_KUBECONFIG_BYTES // 2**20} MiB"
+    ):
         load_context(str(path), None, env={})

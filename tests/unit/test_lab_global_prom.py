@@ -88,4 +88,7 @@ def test_a_lab_whose_targets_carry_another_cluster_is_refused(tmp_path: Path) ->
 
 
 def test_the_scrape_interval_is_the_labs(tmp_path: Path) -> None:
-    assert _merged(tmp_path)["global"]["scrape_interval"] == "1s"
+    own = json.loads(_lab_config(tmp_path / "own", "lab-own", 3000))["global"]
+    merged = _merged(tmp_path)["global"]
+    for key in ("scrape_interval", "scrape_timeout", "evaluation_interval"):
+        assert merged[key] == own[key], key

@@ -87,8 +87,8 @@ def render(sampled: Sampled, output: str) -> tuple[str, int]:
         text = to_markdown(report, sampled.errors)
     else:
         text = to_text(report, sampled.errors)
-    # a probable cause or an independent suspect; explained consequences come with a cause
-    return text, EXIT_SUSPECT if report.cause or report.independent else EXIT_CLEAR
+    # an independent suspect and explained consequences always come with a probable cause
+    return text, EXIT_SUSPECT if report.incident else EXIT_CLEAR
 
 
 def _asked(args: argparse.Namespace, given: list[str]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ktop.analysis.triage.diagnosis import explained_words, headline
+from ktop.analysis.triage.diagnosis import Headline, explained_words, headline
 from ktop.analysis.triage.types import Evidence, PathResult, Role, TriageReport
 from ktop.model.snapshot import ClusterSnapshot, ZoneState
 from ktop.model.trends import Trend, describe
@@ -182,9 +182,9 @@ def _path_json(p: PathResult) -> dict[str, Any]:
     }
 
 
-def _cause_json(report: TriageReport) -> dict[str, Any] | None:
+def _cause_json(line: Headline) -> dict[str, Any] | None:
     """The probable cause, or None: no incident."""
-    c = report.cause
+    c = line.cause
     if c is None:
         return None
     t = c.trend
@@ -195,7 +195,7 @@ def _cause_json(report: TriageReport) -> dict[str, Any] | None:
         "onset_before_history": t is not None and t.since is not None and t.since_before_history,
         "conclusion": c.conclusion,
         "direction": c.direction,
-        "explains": list(headline(report).explains),
+        "explains": list(line.explains),
     }
 
 
@@ -208,6 +208,7 @@ def to_json(
     windows: Mapping[str, float | None] | None = None,
 ) -> dict[str, Any]:
     """The version-1 JSON document."""
+    line = headline(report)
     return {
         "version": JSON_VERSION,
         "minor_version": JSON_MINOR_VERSION,
@@ -216,8 +217,8 @@ def to_json(
         "baseline": report.baseline,
         "error": None,
         "errors": list(errors),
-        "headline": headline(report).text(),
-        "cause": _cause_json(report),
+        "headline": line.text(),
+        "cause": _cause_json(line),
         "independent": [p.id for p in report.independent],
         "paths": [_path_json(p) for p in report.paths],
         "capacity": [

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from ktop.analysis.triage.diagnosis import explained_words
+from ktop.analysis.triage.diagnosis import headline as diagnosis_headline
 from ktop.analysis.triage.report import ROLE_MARK, ROLE_WORD, role_of
 from ktop.analysis.triage.types import Evidence, PathResult, Role, Status, TriageReport, Verdict
 from ktop.model.trends import Direction, Trend, compact
@@ -136,12 +137,15 @@ def evidence_table(path: PathResult) -> TableSpec:
 
 def headline(report: TriageReport) -> Text:
     """One line: the probable cause (since when), its conclusion, what it explains and
-    any independent suspect; or no incident.
+    any independent suspect; or no incident (the diagnosis' :class:`~.diagnosis.Headline`,
+    styled).
     """
-    first = report.cause
+    line = diagnosis_headline(report)
+    first = line.cause
     if first is None:
-        unknown = sum(1 for p in report.paths if p.verdict is Verdict.UNKNOWN)
-        return Text(f"✓ No incident: no path suspect ({unknown} unknown)", style=STYLE[Level.OK])
+        return Text(
+            f"✓ No incident: no path suspect ({line.unknown} unknown)", style=STYLE[Level.OK]
+        )
     out = Text(f"{SYMBOL[Level.CRIT]} Probable cause: ", style=STYLE[Level.CRIT])
     out.append(f"{first.id} {first.title}")
     if (since := path_since(first, report.at)) is not None:
@@ -149,12 +153,8 @@ def headline(report: TriageReport) -> Text:
         out.append_text(since)
         out.append(")")
     out.append(f": {first.conclusion}")
-    explained = [p.id for p in report.paths if first.id in p.explained_by]
-    if explained:
-        out.append(f"; explains {', '.join(explained)}", style="dim")
-    if report.independent:
-        out.append(
-            f"; also suspect: {', '.join(p.id for p in report.independent)}",
-            style=STYLE[Level.CRIT],
-        )
+    if line.explains:
+        out.append(f"; explains {', '.join(line.explains)}", style="dim")
+    if line.independent:
+        out.append(f"; also suspect: {', '.join(line.independent)}", style=STYLE[Level.CRIT])
     return out

@@ -1,7 +1,7 @@
 """Backfill from the lab's real Prometheus: the first frame equals Prometheus' own math.
 
 ktop folds the raw samples Prometheus returns for the window (one scrape per
-step of each target: the lab scrapes every second) and computes
+step of each target: the lab scrapes every few seconds) and computes
 rates and quantiles with its own code; Prometheus computes ``rate`` and
 ``histogram_quantile`` over the same window at the same instant. The two
 must agree, and the history's backfilled signals (PromQL range queries)
@@ -58,6 +58,17 @@ def history_span(url: str) -> float | None:
     return min(got.values()) if got else None
 
 
+def wait_for_two_windows(lab: Lab, url: str) -> None:
+    """Until Prometheus holds two windows of every apiserver: as many scrapes as the lab's
+    scrape interval fits in them, less one (the range's edge may fall just after a scrape)."""
+    wanted = 2 * WINDOW_S / lab_cadence(lab).scrape_s - 1
+    poll(
+        lambda: ((n := history_span(url)) is not None and n >= wanted) or None,
+        timeout_s=two_windows_s(lab),
+        what=f"{2 * WINDOW_S:.0f}s of samples ({wanted:.0f} scrapes of each apiserver)",
+    )
+
+
 def assert_same_quantile(ktop: Val, prom: float, what: str) -> None:
     """Equal numbers, or both say there was nothing observed (Prometheus: NaN)."""
     if math.isnan(prom):
@@ -75,19 +86,15 @@ def prom_url(lab: Lab) -> str:
 
 
 def test_first_frame_equals_prometheus_rate_and_histogram_quantile(lab: Lab, prom_url: str) -> None:
-    # Prometheus must hold two windows (scrapes every second in the lab), so that no
+    # Prometheus must hold two windows of scrapes, so that no
     # counter in the window started from zero (where PromQL clamps its extrapolation).
-    poll(
-        lambda: ((n := history_span(prom_url)) is not None and n >= 2 * WINDOW_S - 2) or None,
-        timeout_s=two_windows_s(lab),
-        what=f"{WINDOW_S:.0f}s of samples in Prometheus",
-    )
+    wait_for_two_windows(lab, prom_url)
     at = float(int(time.time()) - 2)
     backfill = PrometheusBackfill(prom_url, time.time, window_s=WINDOW_S, history_s=300, step_s=5)
     events = backfill.read(PrometheusConnect(url=prom_url), at)
     assert not backfill.errors
     scrapes = [e for e in events if isinstance(e, MetricsScraped)]
-    # The lab scrapes every second: the window comes back thinned to one scrape per step
+    # The lab scrapes more often than the step: the window comes back thinned to one scrape per step
     # of each target (the last one and both sides of a reset kept as well).
     per_target = Counter(e.target for e in scrapes)
     steps = WINDOW_S / backfill.step_s
@@ -160,11 +167,7 @@ async def test_live_source_with_prometheus_starts_with_the_window_and_the_past(l
     """Through the live source: the first frame that shows etcd (read only through
     Prometheus here) already has windowed rates and quantiles and the signals' past."""
     prom = str(lab.info["prometheus_url"])
-    poll(
-        lambda: ((n := history_span(prom)) is not None and n >= 2 * WINDOW_S - 2) or None,
-        timeout_s=two_windows_s(lab),
-        what=f"{2 * WINDOW_S:.0f}s of samples in Prometheus",
-    )
+    wait_for_two_windows(lab, prom)
     kubeconfig = await account(lab, "ktop")
     started = time.time()
     opts = options(lab, kubeconfig, prometheus=prom, prometheus_s=ONE_POLL_S, etcd_metrics=())

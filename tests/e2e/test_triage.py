@@ -441,7 +441,7 @@ def test_prometheus_history_is_the_baseline_of_a_short_sample(lab: Lab, kubeconf
     rate = 'sum by (instance) (rate(process_cpu_seconds_total{job="apiserver"}[300s]))'
     # more than ten 15 s steps older than a minute: Prometheus must hold 4 minutes with a
     # scrape of every apiserver in each 15 s step (a busy Prometheus skips some of its
-    # 1 s scrapes; the backfill's steps need one each)
+    # scrapes; the backfill's steps need one each)
     held_s, step_s, scrape_s = 240, 15, lab_cadence(lab).scrape_s
 
     def held() -> bool:

@@ -115,12 +115,17 @@ async def collect(
 
 
 def demo_published(opened: OpenedSource, at: float) -> Published:
-    """The simulator ``at`` seconds into its scenario: no waiting, no clock."""
+    """The simulator ``at`` seconds into its scenario: no waiting, no clock. The model
+    folds one simulated second at a time, so memory stays that of one second's events
+    however far ``at`` is."""
     sim, hub = opened.simulator, opened.hub
     assert sim is not None
     hub.ingest(sim.start())
-    if at > 0:
-        hub.ingest(sim.advance(at))
+    whole = int(at)
+    for _ in range(whole):
+        hub.ingest(sim.advance(1.0))
+    if at > whole:
+        hub.ingest(sim.advance(at - whole))
     published = hub.publish(force=True)
     assert published is not None
     return published

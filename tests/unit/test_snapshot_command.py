@@ -113,3 +113,32 @@ async def test_collect_times_out_and_names_what_did_not_deliver() -> None:
     named = {m.split(":")[0] for m in missing}
     assert named == {a.value for a in Area}
     assert any("403" in m for m in missing if m.startswith("nodes"))
+
+
+def test_a_time_past_the_bound_is_refused_with_the_range(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from ktop import bounds
+
+    beyond = bounds.SNAPSHOT_AT.high + 1
+    with pytest.raises(SystemExit) as exc:
+        main(["snapshot", "--demo", "zone-outage", "--at", f"{beyond:g}"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert bounds.SNAPSHOT_AT.text() in err and "Traceback" not in err
+
+
+def test_far_into_a_scenario_is_the_same_model_as_one_batch(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The command folds a second at a time; the truth folds one batch of the same events."""
+    at = 900.5
+    assert main(["snapshot", "--demo", "zone-outage", "--at", f"{at}", "--nodes", "120"]) == 0
+    out = capsys.readouterr().out
+    snapshot = truth("zone-outage", at, 120).publish(force=True)
+    assert snapshot is not None
+    for zone in snapshot.snapshot.nodes.zones:
+        assert f"{zone.zone}" in out
+    for f in evaluate(snapshot.snapshot):
+        if f.severity.name != "OK":
+            assert f.code in out

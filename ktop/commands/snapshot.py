@@ -117,7 +117,8 @@ async def collect(
 def demo_published(opened: OpenedSource, at: float) -> Published:
     """The simulator ``at`` seconds into its scenario: no waiting, no clock. The model
     folds one simulated second at a time, so memory stays that of one second's events
-    however far ``at`` is."""
+    however far ``at`` is.
+    """
     sim, hub = opened.simulator, opened.hub
     assert sim is not None
     hub.ingest(sim.start())

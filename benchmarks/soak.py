@@ -56,7 +56,7 @@ from benchmarks.scale.api import TABLE, Api, limited
 from benchmarks.scale.cluster import server
 from benchmarks.scale.tables import table
 from ktop import __version__, docgen
-from ktop.lab import Lab, LabConfig, Target, inject, recover, resolve_target
+from ktop.lab import Lab, LabConfig, LabTarget, inject, recover, resolve_target
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "soak.json"
@@ -685,7 +685,7 @@ class Soak:
         raise RuntimeError(f"ktop did not show {self.nodes:,} nodes in {MAX_READY_WAIT_S:.0f} s")
 
     # -- churn ---------------------------------------------------------------------------
-    async def _churn(self, api: Api, target: Target, steps: Sequence[Step]) -> None:
+    async def _churn(self, api: Api, target: LabTarget, steps: Sequence[Step]) -> None:
         for step in steps:
             await asyncio.sleep(max(0.0, step.t_s - self.now_s()))
             started = time.monotonic()
@@ -704,7 +704,7 @@ class Soak:
             self.events.append(event)
             log(f"t={event['t_s']:.0f}s {step.action} ({step.zone}, cycle {step.cycle})")
 
-    async def _do(self, api: Api, target: Target, step: Step) -> dict[str, Any]:
+    async def _do(self, api: Api, target: LabTarget, step: Step) -> dict[str, Any]:
         """One step; its parts (outage, deletions, creations) are done and reported apart,
         so a part that fails on a loaded apiserver does not skip the others.
         """

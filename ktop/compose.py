@@ -7,7 +7,7 @@ read is data, one small class per variant:
 ======================  ==========================================================
 :class:`Live`           a live cluster (or, without a kubeconfig, one Prometheus)
 :class:`Demo`           the built-in simulator playing a scenario
-:class:`Kind`           a kind cluster created for the demo, then read live
+:class:`KindCluster`           a kind cluster created for the demo, then read live
 :class:`Replay`         a recording, played with the replay controls
 :class:`Bundle`         an offline bundle, read once
 ======================  ==========================================================
@@ -115,7 +115,7 @@ class Demo:
 
 
 @dataclass(frozen=True, slots=True)
-class Kind:
+class KindCluster:
     """A kind cluster with KWOK nodes playing ``scenario``, then read as ``live`` says
     (its kubeconfig replaces any given). Only :func:`with_source` opens it: the cluster
     is created before the event loop starts.
@@ -443,7 +443,7 @@ async def open_source(plan: SourcePlan) -> OpenedSource:
 # ---------------------------------------------------------------------------- commands
 
 
-def _kind_cluster(plan: Kind) -> Live:
+def _kind_cluster(plan: KindCluster) -> Live:
     """Create the kind cluster (outside any event loop: it runs its own) and say so."""
     from ktop.lab.kind import kind_demo
 
@@ -457,7 +457,7 @@ def _kind_cluster(plan: Kind) -> Live:
 
 
 def with_source(
-    plan: SourcePlan | Kind, body: Callable[[OpenedSource], Awaitable[int]], *, command: str
+    plan: SourcePlan | KindCluster, body: Callable[[OpenedSource], Awaitable[int]], *, command: str
 ) -> int:
     """Open ``plan``, run ``body`` on it under ``asyncio.run`` and release the source, also
     when ``body`` raises. A source that cannot be opened is printed as ``COMMAND: why``
@@ -469,7 +469,7 @@ def with_source(
             return await body(opened)
 
     try:
-        return asyncio.run(run(_kind_cluster(plan) if isinstance(plan, Kind) else plan))
+        return asyncio.run(run(_kind_cluster(plan) if isinstance(plan, KindCluster) else plan))
     except SourceError as exc:
         print(str(exc) if exc.bare else f"{command}: {exc}", file=sys.stderr)
         return exc.status

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ktop.compose import Kind, Live, OpenedSource, SourcePlan, live_options, with_source
+from ktop.compose import KindCluster, Live, OpenedSource, SourcePlan, live_options, with_source
 
 
 def app_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -23,7 +23,7 @@ def app_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def run_dashboard(plan: SourcePlan | Kind, args: argparse.Namespace, *, command: str) -> int:
+def run_dashboard(plan: SourcePlan | KindCluster, args: argparse.Namespace, *, command: str) -> int:
     """Open ``plan`` and run the dashboard on it until the user quits; the source is
     released before an error of the app is raised.
     """

@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_kind(args: argparse.Namespace) -> int:
     from ktop.commands.dashboard import run_dashboard
-    from ktop.compose import Kind, Live, live_options
+    from ktop.compose import KindCluster, Live, live_options
     from ktop.lab.kind import KIND_SCENARIOS, missing_kind_tools, missing_tools_message
 
     missing = missing_kind_tools()
@@ -107,5 +107,5 @@ def _run_kind(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    plan = Kind(args.scenario, Live(live_options(args), needs_terminal=True))
+    plan = KindCluster(args.scenario, Live(live_options(args), needs_terminal=True))
     return run_dashboard(plan, args, command="ktop")

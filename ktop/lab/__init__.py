@@ -9,15 +9,15 @@ from ktop.lab.binaries import Binaries, find_binaries, missing_binaries
 from ktop.lab.cluster import Lab, load_info, stop_lab
 from ktop.lab.config import LabConfig
 from ktop.lab.inject import SCENARIOS, inject, recover
-from ktop.lab.target import NotALabClusterError, Target, resolve_target
+from ktop.lab.target import LabTarget, NotALabClusterError, resolve_target
 
 __all__ = [
     "SCENARIOS",
     "Binaries",
     "Lab",
     "LabConfig",
+    "LabTarget",
     "NotALabClusterError",
-    "Target",
     "find_binaries",
     "inject",
     "load_info",

@@ -12,7 +12,7 @@ from typing import Any
 
 from ktop.lab import scenarios_api as api_s
 from ktop.lab import scenarios_proc as proc_s
-from ktop.lab.target import Target, check_is_lab
+from ktop.lab.target import LabTarget, check_is_lab
 from ktop.sources.sim.scenarios import LAB_SCENARIOS
 
 SCENARIOS = LAB_SCENARIOS
@@ -21,27 +21,27 @@ SCENARIOS = LAB_SCENARIOS
 Result = dict[str, Any]
 
 
-async def _zone_outage(target: Target, zone: str) -> Result:
+async def _zone_outage(target: LabTarget, zone: str) -> Result:
     return proc_s.zone_outage(target, zone)
 
 
-async def _scheduler_backlog(target: Target, zone: str) -> Result:
+async def _scheduler_backlog(target: LabTarget, zone: str) -> Result:
     return await api_s.scheduler_backlog(target)
 
 
-async def _apf_saturation(target: Target, zone: str) -> Result:
+async def _apf_saturation(target: LabTarget, zone: str) -> Result:
     return await api_s.apf_saturation(target)
 
 
-async def _apiserver_skew(target: Target, zone: str) -> Result:
+async def _apiserver_skew(target: LabTarget, zone: str) -> Result:
     return await proc_s.apiserver_skew(target)
 
 
-async def _etcd_leader_loss(target: Target, zone: str) -> Result:
+async def _etcd_leader_loss(target: LabTarget, zone: str) -> Result:
     return proc_s.etcd_leader_loss(target)
 
 
-INJECT: dict[str, Callable[[Target, str], Awaitable[Result]]] = {
+INJECT: dict[str, Callable[[LabTarget, str], Awaitable[Result]]] = {
     "zone-outage": _zone_outage,
     "scheduler-backlog": _scheduler_backlog,
     "apf-saturation": _apf_saturation,
@@ -51,29 +51,29 @@ INJECT: dict[str, Callable[[Target, str], Awaitable[Result]]] = {
 """What makes each scenario happen, given the target and the zone (for zone-outage)."""
 
 
-async def _recover_zone_outage(target: Target, zone: str, member: str | None) -> Result:
+async def _recover_zone_outage(target: LabTarget, zone: str, member: str | None) -> Result:
     return proc_s.recover_zone_outage(target, zone)
 
 
-async def _recover_scheduler_backlog(target: Target, zone: str, member: str | None) -> Result:
+async def _recover_scheduler_backlog(target: LabTarget, zone: str, member: str | None) -> Result:
     return await api_s.recover_scheduler_backlog(target)
 
 
-async def _recover_apf_saturation(target: Target, zone: str, member: str | None) -> Result:
+async def _recover_apf_saturation(target: LabTarget, zone: str, member: str | None) -> Result:
     return await api_s.recover_apf_saturation(target)
 
 
-async def _recover_apiserver_skew(target: Target, zone: str, member: str | None) -> Result:
+async def _recover_apiserver_skew(target: LabTarget, zone: str, member: str | None) -> Result:
     return {"scenario": "apiserver-skew", "recovered": True, "note": "nothing to undo"}
 
 
-async def _recover_etcd_leader_loss(target: Target, zone: str, member: str | None) -> Result:
+async def _recover_etcd_leader_loss(target: LabTarget, zone: str, member: str | None) -> Result:
     if member is None:
         raise ValueError("recovering etcd-leader-loss needs --member (the killed member)")
     return proc_s.recover_etcd_leader_loss(target, member)
 
 
-RECOVER: dict[str, Callable[[Target, str, str | None], Awaitable[Result]]] = {
+RECOVER: dict[str, Callable[[LabTarget, str, str | None], Awaitable[Result]]] = {
     "zone-outage": _recover_zone_outage,
     "scheduler-backlog": _recover_scheduler_backlog,
     "apf-saturation": _recover_apf_saturation,
@@ -84,7 +84,7 @@ RECOVER: dict[str, Callable[[Target, str, str | None], Awaitable[Result]]] = {
 
 
 async def inject(
-    scenario: str, target: Target, *, force: bool = False, zone: str = "zone-a"
+    scenario: str, target: LabTarget, *, force: bool = False, zone: str = "zone-a"
 ) -> dict[str, Any]:
     """Make `scenario` really happen in the target cluster; return what was done.
 
@@ -98,7 +98,7 @@ async def inject(
 
 async def recover(
     scenario: str,
-    target: Target,
+    target: LabTarget,
     *,
     force: bool = False,
     zone: str = "zone-a",

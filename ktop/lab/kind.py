@@ -21,7 +21,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from ktop.lab import kube
 from ktop.lab import scenarios_api as api_s
 from ktop.lab.config import RACK_LABEL, REGION, REGION_LABEL, ZONE_LABEL
-from ktop.lab.target import Target, check_is_lab
+from ktop.lab.target import LabTarget, check_is_lab
 from ktop.sources.sim import scenarios as scenario_list
 
 INSTALL_HINTS = {
@@ -130,23 +130,23 @@ async def _prepare(kubeconfig: Path, lab_id: str) -> str:
         return str(token.status.token)
 
 
-async def _scheduler_backlog(target: Target, name: str, low_token: str) -> dict[str, Any]:
+async def _scheduler_backlog(target: LabTarget, name: str, low_token: str) -> dict[str, Any]:
     return await api_s.scheduler_backlog(target, rack="zone-b-rack-00")
 
 
-async def _apf_saturation(target: Target, name: str, low_token: str) -> dict[str, Any]:
+async def _apf_saturation(target: LabTarget, name: str, low_token: str) -> dict[str, Any]:
     user = f"system:serviceaccount:{LOW_SA_NAMESPACE}:{LOW_SA}"
     return await api_s.apf_saturation(target, low_token=low_token, user=user)
 
 
-async def _zone_outage(target: Target, name: str, low_token: str) -> dict[str, Any]:
+async def _zone_outage(target: LabTarget, name: str, low_token: str) -> dict[str, Any]:
     # kind's equivalent of killing a zone's kwok: stop the zone's worker container.
     container = f"{name}-worker"
     await asyncio.to_thread(_run, ["docker", "stop", container])
     return {"scenario": "zone-outage", "zone": ZONES[0], "stopped": container}
 
 
-KIND_INJECT: dict[str, Callable[[Target, str, str], Awaitable[dict[str, Any]]]] = {
+KIND_INJECT: dict[str, Callable[[LabTarget, str, str], Awaitable[dict[str, Any]]]] = {
     "scheduler-backlog": _scheduler_backlog,
     "apf-saturation": _apf_saturation,
     "zone-outage": _zone_outage,
@@ -158,7 +158,7 @@ cluster's name and the low-privilege token); a unit test checks they are the sam
 async def _run_scenarios(
     name: str, kubeconfig: Path, scenarios: tuple[str, ...], low_token: str
 ) -> list[dict[str, Any]]:
-    target = Target(kubeconfig=kubeconfig)
+    target = LabTarget(kubeconfig=kubeconfig)
     await check_is_lab(target)
     results: list[dict[str, Any]] = []
     for scenario in scenarios:

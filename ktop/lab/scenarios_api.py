@@ -14,7 +14,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from ktop.lab import kube
 from ktop.lab.config import LOW_USER, RACK_LABEL
-from ktop.lab.target import Target
+from ktop.lab.target import LabTarget
 
 BACKLOG_NS = "ktop-lab-backlog"
 MAINTENANCE_TAINT = {"key": "ktop.dev/maintenance", "value": "true", "effect": "NoSchedule"}
@@ -81,7 +81,7 @@ async def _ensure_namespace(core: client.CoreV1Api, name: str) -> None:
 
 
 async def scheduler_backlog(
-    target: Target,
+    target: LabTarget,
     gpu_pods: int = 20,
     tainted_pods: int = 10,
     ok_pods: int = 10,
@@ -123,7 +123,9 @@ async def scheduler_backlog(
     }
 
 
-async def recover_scheduler_backlog(target: Target, rack: str = "zone-b-rack-00") -> dict[str, Any]:
+async def recover_scheduler_backlog(
+    target: LabTarget, rack: str = "zone-b-rack-00"
+) -> dict[str, Any]:
     """Delete the backlog namespace and remove the maintenance taint."""
     async with kube.api_client(target.kubeconfig, target.context) as api:
         core = client.CoreV1Api(api)
@@ -253,7 +255,7 @@ async def _flood(
 
 
 async def apf_saturation(
-    target: Target,
+    target: LabTarget,
     low_token: str | None = None,
     conns: int = 48,
     max_requests: int = 20000,
@@ -288,7 +290,7 @@ async def apf_saturation(
     }
 
 
-async def recover_apf_saturation(target: Target) -> dict[str, Any]:
+async def recover_apf_saturation(target: LabTarget) -> dict[str, Any]:
     """Delete the FlowSchema and PriorityLevelConfiguration."""
     async with kube.api_client(target.kubeconfig, target.context) as api:
         flow = client.FlowcontrolApiserverV1Api(api)

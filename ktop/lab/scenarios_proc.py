@@ -10,14 +10,14 @@ from typing import Any
 import aiohttp
 
 from ktop.lab import procs
-from ktop.lab.target import Target
+from ktop.lab.target import LabTarget
 from ktop.lab.util import LabError, http_get, http_ok, wait_for
 
 _IS_LEADER = re.compile(rb"^etcd_server_is_leader\s+1(\.0)?\s*$", re.MULTILINE)
 
 
 # -- zone-outage ---------------------------------------------------------------------------
-def zone_outage(target: Target, zone: str = "zone-a") -> dict[str, Any]:
+def zone_outage(target: LabTarget, zone: str = "zone-a") -> dict[str, Any]:
     """Kill the kwok controller of `zone`: its nodes stop renewing leases and heartbeating,
     so the real node lifecycle controller marks them Unknown and taints them unreachable.
     """
@@ -29,7 +29,7 @@ def zone_outage(target: Target, zone: str = "zone-a") -> dict[str, Any]:
     return {"scenario": "zone-outage", "zone": zone, "stopped": name, "was_running": stopped}
 
 
-def recover_zone_outage(target: Target, zone: str = "zone-a") -> dict[str, Any]:
+def recover_zone_outage(target: LabTarget, zone: str = "zone-a") -> dict[str, Any]:
     """Start the zone's kwok again; it re-initialises the nodes to Ready."""
     lab_dir = target.require_lab_dir("zone-outage")
     procs.restart(lab_dir, f"kwok-{zone}")
@@ -37,7 +37,7 @@ def recover_zone_outage(target: Target, zone: str = "zone-a") -> dict[str, Any]:
 
 
 # -- etcd-leader-loss ----------------------------------------------------------------------
-def etcd_leader(target: Target) -> str | None:
+def etcd_leader(target: LabTarget) -> str | None:
     """Name of the etcd member that currently reports itself leader (None if none does)."""
     assert target.info is not None
     for member in target.info["etcd"]:
@@ -50,7 +50,7 @@ def etcd_leader(target: Target) -> str | None:
     return None
 
 
-def etcd_leader_loss(target: Target, timeout_s: float = 60.0) -> dict[str, Any]:
+def etcd_leader_loss(target: LabTarget, timeout_s: float = 60.0) -> dict[str, Any]:
     """SIGKILL the current etcd leader and wait until the survivors elect a new one."""
     lab_dir = target.require_lab_dir("etcd-leader-loss")
     assert target.info is not None
@@ -67,7 +67,7 @@ def etcd_leader_loss(target: Target, timeout_s: float = 60.0) -> dict[str, Any]:
     return {"scenario": "etcd-leader-loss", "old_leader": old, "new_leader": new}
 
 
-def recover_etcd_leader_loss(target: Target, member: str) -> dict[str, Any]:
+def recover_etcd_leader_loss(target: LabTarget, member: str) -> dict[str, Any]:
     """Restart the killed member (it rejoins from its data dir as a follower)."""
     lab_dir = target.require_lab_dir("etcd-leader-loss")
     procs.restart(lab_dir, member)
@@ -100,7 +100,7 @@ async def _hold_and_hammer(url: str, token: str, stop: asyncio.Event, conns: int
 
 
 async def apiserver_skew(
-    target: Target,
+    target: LabTarget,
     restart: str = "apiserver-b",
     hold: str = "apiserver-a",
     min_load_s: float = 10.0,

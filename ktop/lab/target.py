@@ -19,7 +19,7 @@ class NotALabClusterError(LabError):
 
 
 @dataclass(frozen=True)
-class Target:
+class LabTarget:
     """A cluster to inject into: its kubeconfig and, for a local lab, its work dir/info."""
 
     kubeconfig: Path
@@ -45,8 +45,8 @@ class Target:
 
 def resolve_target(
     kubeconfig: Path, lab_dir: Path | None = None, context: str | None = None
-) -> Target:
-    """Build a Target; the lab dir defaults to the kubeconfig's directory when it holds a
+) -> LabTarget:
+    """Build a LabTarget; the lab dir defaults to the kubeconfig's directory when it holds a
     cluster-info.json written by the lab.
     """
     kubeconfig = kubeconfig.resolve()
@@ -61,10 +61,10 @@ def resolve_target(
         lab_dir = lab_dir.resolve()
     if context is None and info is not None:
         context = CONTEXT
-    return Target(kubeconfig=kubeconfig, context=context, lab_dir=lab_dir, info=info)
+    return LabTarget(kubeconfig=kubeconfig, context=context, lab_dir=lab_dir, info=info)
 
 
-async def check_is_lab(target: Target, *, force: bool = False) -> None:
+async def check_is_lab(target: LabTarget, *, force: bool = False) -> None:
     """Refuse clusters the lab did not create, unless `force` (the explicit flag) is set.
 
     A cluster qualifies when it holds the ConfigMap kube-system/ktop-lab-marker and, when a

@@ -29,7 +29,7 @@ from typing import Any
 from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel, ModelConfig, _Health
 from ktop.model.history import History
-from ktop.model.plain import encoder, from_plain, to_plain
+from ktop.model.plaindata import encoder, from_plain, to_plain
 from ktop.model.series import TargetSeries, _Series
 
 STATE_VERSION = 1

@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ktop.model import events as ev
-from ktop.model.plain import decoder, encoder
+from ktop.model.plaindata import decoder, encoder
 
 EVENT_TYPES: dict[str, type[Any]] = {cls.__name__: cls for cls in typing.get_args(ev.Event)}
 """Every event class by the tag that names it in a recording."""

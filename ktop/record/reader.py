@@ -26,7 +26,7 @@ import zstandard
 from ktop.files import RECORDING, check_regular
 from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel, ModelConfig
-from ktop.model.plain import from_plain
+from ktop.model.plaindata import from_plain
 from ktop.model.state import import_state
 from ktop.record.codec import ChunkDecoder, Marker
 from ktop.record.format import (

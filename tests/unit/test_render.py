@@ -26,7 +26,7 @@ from ktop.ui.render.fmt import (
 )
 from ktop.ui.render.reasons import area_reasons, drill_reason_lines, panel_note, val_reasons
 from ktop.ui.render.status import ages, area_age, panel_age, status_line
-from ktop.ui.render.view import Cell, fit, line
+from ktop.ui.render.view import TableCell, fit, line
 from tests.functional.factories import AT, busy_snapshot, findings, v
 
 
@@ -105,9 +105,9 @@ def test_truncate() -> None:
 
 
 def test_line_flex_column_and_width() -> None:
-    out = line([Cell("name", 0, "left"), Cell("12", 4), Cell("3s", 4)], 20)
+    out = line([TableCell("name", 0, "left"), TableCell("12", 4), TableCell("3s", 4)], 20)
     assert out.plain == "name         12   3s"
-    assert len(line([Cell("a-very-long-name", 0, "left"), Cell("1", 3)], 10).plain) <= 10
+    assert len(line([TableCell("a-very-long-name", 0, "left"), TableCell("1", 3)], 10).plain) <= 10
 
 
 def test_fit_keeps_note_and_counts_hidden_lines() -> None:

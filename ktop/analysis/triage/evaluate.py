@@ -9,7 +9,7 @@ from ktop.analysis.triage.baseline import NO_BASELINE, BaselineSource
 from ktop.analysis.triage.capacity import capacity, given_sizes
 from ktop.analysis.triage.diagnosis import diagnose
 from ktop.analysis.triage.evidence import READERS as MAIN_READERS
-from ktop.analysis.triage.evidence import Context, Reading
+from ktop.analysis.triage.evidence import Context, EvidenceReading
 from ktop.analysis.triage.evidence_ha import HA_READERS
 from ktop.analysis.triage.paths import PATHS, EvidenceSpec, PathSpec
 from ktop.analysis.triage.types import (
@@ -36,7 +36,7 @@ CONFINED = 0.9
 """A cause shared by this share of the affected pods or nodes is 'confined' to it."""
 
 
-def _trend(ctx: Context, e: EvidenceSpec, r: Reading) -> Trend | None:
+def _trend(ctx: Context, e: EvidenceSpec, r: EvidenceReading) -> Trend | None:
     """Since when the reading's signal has been beyond the evidence's threshold (the
     reading's own when it gives one), and which way it goes; None without a signal.
     """

@@ -1,6 +1,6 @@
 """Evidence readers: one pure function per evidence ID, snapshot (and baseline) in.
 
-Each returns a :class:`Reading`: a severity graded by the evidence's catalogue
+Each returns a :class:`EvidenceReading`: a severity graded by the evidence's catalogue
 threshold (or by the rule its spec states), the value and a detail line. An
 unreadable input gives ``Severity.UNKNOWN`` with the reason as the detail: an input
 that was not read never becomes a number (``0 of N``, a share of nothing), and a
@@ -30,7 +30,7 @@ PLAIN_RESOURCES = ("Insufficient cpu", "Insufficient memory", "Too many pods")
 
 
 @dataclass(frozen=True, slots=True)
-class Reading:
+class EvidenceReading:
     """One evidence reading before it is attached to its spec."""
 
     severity: Severity
@@ -42,7 +42,7 @@ class Reading:
     """The value of ``signal`` beyond which the reading is not ok, when it is not the
     spec's own threshold (e.g. a baseline-relative one)."""
 
-    def on(self, signal: str, threshold: float | None = None) -> Reading:
+    def on(self, signal: str, threshold: float | None = None) -> EvidenceReading:
         """The same reading, resting on ``signal`` (kept only when the reading is known)."""
         if self.severity is Severity.UNKNOWN:
             return self
@@ -57,7 +57,7 @@ class Context:
     baseline: BaselineSource | None = None
 
 
-Reader = Callable[[Context, EvidenceSpec], Reading]
+Reader = Callable[[Context, EvidenceSpec], EvidenceReading]
 
 
 def feed_reason(snap: ClusterSnapshot, feed: str, default: str) -> str:
@@ -68,23 +68,23 @@ def feed_reason(snap: ClusterSnapshot, feed: str, default: str) -> str:
     return default
 
 
-def unknown(reason: str) -> Reading:
+def unknown(reason: str) -> EvidenceReading:
     """Evidence that could not be read, with why."""
-    return Reading(Severity.UNKNOWN, None, reason or "unknown")
+    return EvidenceReading(Severity.UNKNOWN, None, reason or "unknown")
 
 
-def graded(spec: EvidenceSpec, v: Val, detail: str) -> Reading:
+def graded(spec: EvidenceSpec, v: Val, detail: str) -> EvidenceReading:
     """A reading graded by the spec's threshold; unknown stays unknown with its reason,
     and a lifetime value (one scrape) is unknown with the value in the detail.
     """
     if v.value is None:
         if v.empty:
-            return Reading(Severity.OK, 0.0, v.reason)
+            return EvidenceReading(Severity.OK, 0.0, v.reason)
         return unknown(v.reason)
     if v.lifetime:
         return unknown(f"{detail} {LIFETIME}")
     assert spec.threshold is not None, spec.id
-    return Reading(spec.threshold.grade(v.value), v.value, detail)
+    return EvidenceReading(spec.threshold.grade(v.value), v.value, detail)
 
 
 def _worst(rows: Sequence[tuple[str, Val]]) -> tuple[str, Val] | None:
@@ -105,7 +105,7 @@ def _worst_reading(
     what: str,
     fmt: Callable[[float], str],
     metric: str = "",
-) -> Reading:
+) -> EvidenceReading:
     """Grade the worst known row; all empty is OK; all unknown is unknown.
 
     With ``metric``, the reading rests on that signal of the worst row's subject.
@@ -114,7 +114,7 @@ def _worst_reading(
         return unknown(f"no {what} seen")
     if _worst(rows) is None:
         if all(v.empty for _, v in rows):
-            return Reading(Severity.OK, 0.0, rows[0][1].reason)
+            return EvidenceReading(Severity.OK, 0.0, rows[0][1].reason)
         return unknown("; ".join(dict.fromkeys(v.reason for _, v in rows if v.reason)))
     # a lifetime value (one scrape) is context, never graded: the windowed rows decide
     life = _lifetime_note(rows, fmt)
@@ -150,7 +150,7 @@ def _count(x: float) -> str:
 # ------------------------------------------------------------------ APF
 
 
-def apf_rejected(ctx: Context, spec: EvidenceSpec) -> Reading:
+def apf_rejected(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``apf.rejected``."""
     a = ctx.snap.apf
     if a.unknown_reason:
@@ -159,7 +159,7 @@ def apf_rejected(ctx: Context, spec: EvidenceSpec) -> Reading:
     return _worst_reading(spec, rows, "priority level", _rate, "apf.rejected_per_s")
 
 
-def apf_wait(ctx: Context, spec: EvidenceSpec) -> Reading:
+def apf_wait(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``apf.wait_p99``."""
     a = ctx.snap.apf
     if a.unknown_reason:
@@ -168,7 +168,7 @@ def apf_wait(ctx: Context, spec: EvidenceSpec) -> Reading:
     return _worst_reading(spec, rows, "priority level", _s, "apf.wait_p99_s")
 
 
-def apf_flow(ctx: Context, spec: EvidenceSpec) -> Reading:
+def apf_flow(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``apf.dominant_flow``."""
     a = ctx.snap.apf
     if a.unknown_reason:
@@ -178,7 +178,7 @@ def apf_flow(ctx: Context, spec: EvidenceSpec) -> Reading:
         return unknown("queue lengths unknown")
     level, queued = busiest
     if queued.or_(0.0) <= 0:  # a share of nothing is not a number
-        return Reading(Severity.OK, None, "no request is queued")
+        return EvidenceReading(Severity.OK, None, "no request is queued")
     flows = [(f.flow_schema, f.in_queue) for f in a.flows if f.priority_level == level]
     top = _worst(flows)
     if top is None:
@@ -195,7 +195,7 @@ def _api_rows(ctx: Context) -> list[ApiserverRow]:
     return [r for r in ctx.snap.apiservers.instances if not r.error]
 
 
-def _api_unknown(ctx: Context) -> Reading | None:
+def _api_unknown(ctx: Context) -> EvidenceReading | None:
     a = ctx.snap.apiservers
     if not a.instances:
         return unknown(a.unknown_reason or "no apiserver seen")
@@ -204,7 +204,7 @@ def _api_unknown(ctx: Context) -> Reading | None:
     return None
 
 
-def api_throttled(ctx: Context, spec: EvidenceSpec) -> Reading:
+def api_throttled(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``api.throttled``."""
     if (u := _api_unknown(ctx)) is not None:
         return u
@@ -212,7 +212,7 @@ def api_throttled(ctx: Context, spec: EvidenceSpec) -> Reading:
     return _worst_reading(spec, rows, "instance", _rate, "api.throttled_per_s")
 
 
-def api_write(ctx: Context, spec: EvidenceSpec) -> Reading:
+def api_write(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``api.write_p99``."""
     if (u := _api_unknown(ctx)) is not None:
         return u
@@ -221,7 +221,7 @@ def api_write(ctx: Context, spec: EvidenceSpec) -> Reading:
     )
 
 
-def _baseline_unknown(ctx: Context) -> Reading | None:
+def _baseline_unknown(ctx: Context) -> EvidenceReading | None:
     if ctx.baseline is None:
         return unknown(NO_BASELINE)
     if not ctx.baseline.ready:
@@ -236,7 +236,7 @@ def _vs_baseline(
     metric: str,
     what: str,
     fmt: Callable[[float], str],
-) -> Reading:
+) -> EvidenceReading:
     """The worst instance's reading / its signal's baseline median."""
     if (u := _api_unknown(ctx)) is not None:
         return u
@@ -269,17 +269,17 @@ def _mib(x: float) -> str:
     return f"{x / 2**20:.0f} MiB"
 
 
-def api_cpu(ctx: Context, spec: EvidenceSpec) -> Reading:
+def api_cpu(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``api.cpu_vs_baseline``."""
     return _vs_baseline(ctx, spec, lambda r: r.cpu_cores, "api.cpu_cores", "CPU", _cores)
 
 
-def api_memory(ctx: Context, spec: EvidenceSpec) -> Reading:
+def api_memory(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``api.memory_vs_baseline``."""
     return _vs_baseline(ctx, spec, lambda r: r.rss_bytes, "api.rss_bytes", "memory", _mib)
 
 
-def api_requests(ctx: Context, spec: EvidenceSpec) -> Reading:
+def api_requests(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``api.requests_vs_baseline``: the summed rate / the sum of the medians,
     over the instances that have both.
     """
@@ -308,21 +308,21 @@ def api_requests(ctx: Context, spec: EvidenceSpec) -> Reading:
     return graded(spec, Val.of(ratio), detail)
 
 
-def api_skew(ctx: Context, spec: EvidenceSpec) -> Reading:
+def api_skew(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``api.request_skew``."""
     a = ctx.snap.apiservers
     r = graded(spec, a.request_skew, f"max / mean requests/s {a.request_skew.or_(0):.2f}x")
     return r.on(signal_key("api.request_skew"))
 
 
-def api_watch_skew(ctx: Context, spec: EvidenceSpec) -> Reading:
+def api_watch_skew(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``api.watch_skew``."""
     a = ctx.snap.apiservers
     r = graded(spec, a.watch_skew, f"max / mean watches {a.watch_skew.or_(0):.2f}x")
     return r.on(signal_key("api.watch_skew"))
 
 
-def api_restart(ctx: Context, spec: EvidenceSpec) -> Reading:
+def api_restart(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``api.recent_restart``."""
     if (u := _api_unknown(ctx)) is not None:
         return u
@@ -335,7 +335,7 @@ def api_restart(ctx: Context, spec: EvidenceSpec) -> Reading:
     return graded(spec, Val.of(up), f"{name} started {up:.0f} s before the snapshot")
 
 
-def api_reachable(ctx: Context, spec: EvidenceSpec) -> Reading:
+def api_reachable(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``cp.apiservers``."""
     a = ctx.snap.apiservers
     if not a.instances:
@@ -345,11 +345,11 @@ def api_reachable(ctx: Context, spec: EvidenceSpec) -> Reading:
         "; " + "; ".join(f"{r.instance}: {r.error}" for r in down) if down else ""
     )
     if len(down) == len(a.instances):
-        return Reading(Severity.CRITICAL, float(len(down)), detail)
-    return Reading(Severity.WARNING if down else Severity.OK, float(len(down)), detail)
+        return EvidenceReading(Severity.CRITICAL, float(len(down)), detail)
+    return EvidenceReading(Severity.WARNING if down else Severity.OK, float(len(down)), detail)
 
 
-def api_webhooks(ctx: Context, spec: EvidenceSpec) -> Reading:
+def api_webhooks(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``api.webhooks``."""
     return unknown(NOT_COLLECTED)
 
@@ -367,7 +367,7 @@ def _etcd_reading(
     field: Callable[[EtcdMemberRow], Val],
     fmt: Callable[[float], str],
     metric: str = "",
-) -> Reading:
+) -> EvidenceReading:
     e = ctx.snap.etcd
     if e.unknown_reason:
         return unknown(e.unknown_reason)
@@ -377,7 +377,7 @@ def _etcd_reading(
     return _worst_reading(spec, [(m.instance, field(m)) for m in rows], "member", fmt, metric)
 
 
-def etcd_leader(ctx: Context, spec: EvidenceSpec) -> Reading:
+def etcd_leader(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``etcd.has_leader``."""
     e = ctx.snap.etcd
     if e.unknown_reason:
@@ -389,13 +389,13 @@ def etcd_leader(ctx: Context, spec: EvidenceSpec) -> Reading:
         return unknown("etcd_server_has_leader not exposed")
     without = [m.instance for m in rows if m.has_leader.value == 0]
     if not without:
-        return Reading(Severity.OK, 0.0, f"leader {e.leader or '?'}")
+        return EvidenceReading(Severity.OK, 0.0, f"leader {e.leader or '?'}")
     detail = f"without a leader: {', '.join(without)}"
-    reading = Reading(Severity.CRITICAL, float(len(without)), detail)
+    reading = EvidenceReading(Severity.CRITICAL, float(len(without)), detail)
     return reading.on(signal_key("etcd.has_leader", without[0]), c.ETCD_NO_LEADER_BELOW)
 
 
-def etcd_changes(ctx: Context, spec: EvidenceSpec) -> Reading:
+def etcd_changes(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``etcd.leader_changes``; a lifetime count (one scrape) cannot be graded."""
     r = _etcd_reading(ctx, spec, lambda m: m.leader_changes, _count)
     rows = _etcd_rows(ctx)
@@ -409,27 +409,27 @@ def etcd_changes(ctx: Context, spec: EvidenceSpec) -> Reading:
     return r
 
 
-def etcd_fsync(ctx: Context, spec: EvidenceSpec) -> Reading:
+def etcd_fsync(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``etcd.wal_fsync_p99``."""
     return _etcd_reading(ctx, spec, lambda m: m.wal_fsync_p99_s, _s, "etcd.fsync_p99_s")
 
 
-def etcd_commit(ctx: Context, spec: EvidenceSpec) -> Reading:
+def etcd_commit(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``etcd.backend_commit_p99``."""
     return _etcd_reading(ctx, spec, lambda m: m.backend_commit_p99_s, _s, "etcd.commit_p99_s")
 
 
-def etcd_quota(ctx: Context, spec: EvidenceSpec) -> Reading:
+def etcd_quota(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``etcd.db_quota``."""
     return _etcd_reading(ctx, spec, lambda m: m.db_quota_ratio, _ratio, "etcd.db_quota_ratio")
 
 
-def etcd_frag(ctx: Context, spec: EvidenceSpec) -> Reading:
+def etcd_frag(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``etcd.fragmentation``."""
     return _etcd_reading(ctx, spec, lambda m: m.fragmentation, _ratio, "etcd.fragmentation")
 
 
-def etcd_proposals(ctx: Context, spec: EvidenceSpec) -> Reading:
+def etcd_proposals(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``etcd.failed_proposals``."""
     return _etcd_reading(
         ctx, spec, lambda m: m.proposals_failed_per_s, _rate, "etcd.proposals_failed_per_s"
@@ -487,18 +487,18 @@ def many_pods(ctx: Context, n: int, signal: str = "") -> Many:
     return Many(by_size, size_limit, f"{why}; {normal}")
 
 
-def _pods_reading(ctx: Context, n: int, detail: str, signal: str = "") -> Reading:
+def _pods_reading(ctx: Context, n: int, detail: str, signal: str = "") -> EvidenceReading:
     """A count of waiting or refused pods: a warning when many, a note when some, ok at 0."""
     if n == 0:
-        r = Reading(Severity.OK, 0.0, detail)
+        r = EvidenceReading(Severity.OK, 0.0, detail)
         return r.on(signal, float(PENDING_MIN_PODS)) if signal else r
     m = many_pods(ctx, n, signal)
     sev = Severity.WARNING if m.many else Severity.INFO
-    r = Reading(sev, float(n), f"{detail}: {'many' if m.many else 'a note'}; {m.why}")
+    r = EvidenceReading(sev, float(n), f"{detail}: {'many' if m.many else 'a note'}; {m.why}")
     return r.on(signal, m.limit) if signal else r
 
 
-def sched_unschedulable(ctx: Context, spec: EvidenceSpec) -> Reading:
+def sched_unschedulable(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``sched.unschedulable``: many for the cluster's size or its baseline."""
     sc = ctx.snap.scheduler
     if not sc.pods_known:
@@ -509,7 +509,7 @@ def sched_unschedulable(ctx: Context, spec: EvidenceSpec) -> Reading:
     return _pods_reading(ctx, n, f"{n} pods" + (f" ({top})" if top else ""), sig)
 
 
-def sched_quota(ctx: Context, spec: EvidenceSpec) -> Reading:
+def sched_quota(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``sched.quota_rejections``: many for the cluster's size."""
     sc = ctx.snap.scheduler
     if not sc.events_known and not sc.quota_rejections:
@@ -518,7 +518,7 @@ def sched_quota(ctx: Context, spec: EvidenceSpec) -> Reading:
     return _pods_reading(ctx, n, f"{n} creations refused")
 
 
-def sched_queue(ctx: Context, spec: EvidenceSpec) -> Reading:
+def sched_queue(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``sched.active_queue``."""
     sc = ctx.snap.scheduler
     active, backoff = sc.queue.get("active"), sc.queue.get("backoff")
@@ -527,7 +527,7 @@ def sched_queue(ctx: Context, spec: EvidenceSpec) -> Reading:
     scheduled = sc.attempts_per_s.get("scheduled", Val.unknown("not exposed"))
     rate = f"{scheduled.value:.1f} pods/s scheduled" if scheduled.known else "rate unknown"
     n = active.value + backoff.value
-    return Reading(
+    return EvidenceReading(
         Severity.OK, n, f"active {active.value:.0f}, backoff {backoff.value:.0f}; {rate}"
     )
 
@@ -536,14 +536,14 @@ def _is_constraint(reason: str) -> bool:
     return not any(reason.startswith(p) for p in PLAIN_RESOURCES)
 
 
-def sched_constraints(ctx: Context, spec: EvidenceSpec) -> Reading:
+def sched_constraints(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``sched.constraint_share``."""
     sc = ctx.snap.scheduler
     if not sc.pods_known:
         return unknown(sc.pods_reason or "pods not listed")
     n = sc.pending_by_wait.get(PodWait.UNSCHEDULABLE, 0)
     if n == 0:  # a share of nothing is not a number
-        return Reading(Severity.OK, None, "no unschedulable pod")
+        return EvidenceReading(Severity.OK, None, "no unschedulable pod")
     cons = [r for r in sc.reasons if _is_constraint(r.reason)]
     if not cons:
         return graded(spec, Val.of(0.0), "every refusal is plain cpu, memory or pod count")
@@ -555,32 +555,32 @@ def sched_constraints(ctx: Context, spec: EvidenceSpec) -> Reading:
     if r.severity > Severity.INFO and not m.many:
         # a share of a few pods is no pattern: 1 of 1 refused by affinity is 100 %
         note = f"{detail}: a note, too few pods to be a pattern; {m.why}"
-        return Reading(Severity.INFO, share, note)
+        return EvidenceReading(Severity.INFO, share, note)
     return r
 
 
-def sched_quota_full(ctx: Context, spec: EvidenceSpec) -> Reading:
+def sched_quota_full(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``sched.quota_full``."""
     sc = ctx.snap.scheduler
     if not sc.quotas_known and not sc.quotas_near_limit:
         return unknown(feed_reason(ctx.snap, FEED_QUOTAS, "ResourceQuotas not read by this source"))
     if not sc.quotas_near_limit:
-        return Reading(Severity.OK, 0.0, "no quota resource at 90 % or more")
+        return EvidenceReading(Severity.OK, 0.0, "no quota resource at 90 % or more")
     q = sc.quotas_near_limit[0]
     detail = f"{q.namespace}/{q.name} {q.resource}: {q.used:g} of {q.hard:g}"
     return graded(spec, Val.of(q.ratio), detail)
 
 
-def pods_not_started(ctx: Context, spec: EvidenceSpec) -> Reading:
+def pods_not_started(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``pods.bound_not_started``."""
     sc = ctx.snap.scheduler
     if not sc.pods_known:
         return unknown(sc.pods_reason or "pods not listed")
     n = sc.pending_by_wait.get(PodWait.BOUND_NOT_STARTED, 0)
-    return Reading(Severity.OK, float(n), f"{n} pods bound, not started")
+    return EvidenceReading(Severity.OK, float(n), f"{n} pods bound, not started")
 
 
-def pod_start_failures(ctx: Context, spec: EvidenceSpec) -> Reading:
+def pod_start_failures(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``pods.start_failures``."""
     sc = ctx.snap.scheduler
     if not sc.pods_known:
@@ -600,7 +600,7 @@ def pod_start_failures(ctx: Context, spec: EvidenceSpec) -> Reading:
 # ------------------------------------------------------------------ nodes
 
 
-def nodes_disruption(ctx: Context, spec: EvidenceSpec) -> Reading:
+def nodes_disruption(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``nodes.zone_disruption``."""
     n = ctx.snap.nodes
     if not n.nodes_known:
@@ -615,7 +615,7 @@ def nodes_disruption(ctx: Context, spec: EvidenceSpec) -> Reading:
         "; " + ", ".join(f"{z.zone or '(no zone)'} {z.state}" for z in bad) if bad else ""
     )
     sev = Severity.CRITICAL if bad else (Severity.WARNING if unhealthy else Severity.OK)
-    reading = Reading(sev, float(len(bad)), detail)
+    reading = EvidenceReading(sev, float(len(bad)), detail)
     if not unhealthy:
         return reading
     # since when the worst zone has had nodes not Ready (as KT-NODE-001/002 measure it)
@@ -623,35 +623,35 @@ def nodes_disruption(ctx: Context, spec: EvidenceSpec) -> Reading:
     return reading.on(signal_key("nodes.unhealthy", worst.zone), c.NODE_UNHEALTHY_ABOVE)
 
 
-def nodes_domain(ctx: Context, spec: EvidenceSpec) -> Reading:
+def nodes_domain(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``nodes.domain_share``."""
     n = ctx.snap.nodes
     if not n.nodes_known:
         return unknown(n.nodes_reason or "nodes not listed")
     unhealthy = n.not_ready + n.unknown
     if unhealthy == 0 or not n.zones:
-        return Reading(Severity.OK, None, "no node is not Ready")
+        return EvidenceReading(Severity.OK, None, "no node is not Ready")
     worst = max(n.zones, key=lambda z: z.unhealthy)
     share = worst.unhealthy / unhealthy
     detail = f"{worst.unhealthy} of {unhealthy} not-Ready nodes in {worst.zone or '(no zone)'}"
     assert spec.threshold is not None
     if not spec.threshold.grade(share):
-        return Reading(Severity.OK, share, f"{detail}: spread over zones")
+        return EvidenceReading(Severity.OK, share, f"{detail}: spread over zones")
     # confined to one zone: a pointer at that zone's shared parts, never an ok mark (and
     # never a suspect alone); too few nodes or a single zone say nothing of a domain
     if len(n.zones) < 2:
-        return Reading(Severity.INFO, share, f"{detail}: a note, the only zone known")
+        return EvidenceReading(Severity.INFO, share, f"{detail}: a note, the only zone known")
     if unhealthy < c.NODE_DOMAIN_MIN_UNHEALTHY:
-        return Reading(
+        return EvidenceReading(
             Severity.INFO,
             share,
             f"{detail}: a note, too few to point at a zone "
             f"(fewer than {c.NODE_DOMAIN_MIN_UNHEALTHY} not Ready)",
         )
-    return Reading(Severity.WARNING, share, f"{detail}: confined to one zone")
+    return EvidenceReading(Severity.WARNING, share, f"{detail}: confined to one zone")
 
 
-def nodes_lease(ctx: Context, spec: EvidenceSpec) -> Reading:
+def nodes_lease(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``nodes.lease_lag_p99``."""
     n = ctx.snap.nodes
     if not n.nodes_known:
@@ -662,7 +662,7 @@ def nodes_lease(ctx: Context, spec: EvidenceSpec) -> Reading:
     return graded(spec, lag, f"p99 {lag.or_(0):.0f} s").on(signal_key("nodes.lease_lag_p99_s"))
 
 
-def heartbeat_share(ctx: Context, spec: EvidenceSpec) -> Reading:
+def heartbeat_share(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``axis.heartbeat_share``."""
     hb = ctx.snap.nodes.heartbeat_writes_per_s
     writes = [r.writes_per_s for r in _api_rows(ctx)]
@@ -672,14 +672,14 @@ def heartbeat_share(ctx: Context, spec: EvidenceSpec) -> Reading:
         return unknown("apiserver write rates unknown (two scrapes needed)")
     total = sum(w.or_(0.0) for w in writes)
     if total <= 0:
-        return Reading(Severity.OK, None, "no apiserver writes")
+        return EvidenceReading(Severity.OK, None, "no apiserver writes")
     share = hb.value / total
     assert spec.threshold is not None
     detail = f"{hb.value:.1f} heartbeat writes/s of {total:.1f} writes/s"
-    return Reading(min(Severity.INFO, spec.threshold.grade(share)), share, detail)
+    return EvidenceReading(min(Severity.INFO, spec.threshold.grade(share)), share, detail)
 
 
-def not_collected(ctx: Context, spec: EvidenceSpec) -> Reading:
+def not_collected(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ktop does not collect: always unknown, and says so."""
     return unknown(NOT_COLLECTED)
 

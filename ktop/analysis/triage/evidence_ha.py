@@ -9,14 +9,14 @@ standby's informers have synced; that evidence stays unknown and says so.
 from __future__ import annotations
 
 from ktop.analysis.findings import Severity
-from ktop.analysis.triage.evidence import Context, Reader, Reading, graded, unknown
+from ktop.analysis.triage.evidence import Context, EvidenceReading, Reader, graded, unknown
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.events import LOAD_BALANCED, Component
 from ktop.model.leaders import LeaderStatus
 from ktop.model.values import Val
 
 
-def ha_apiservers(ctx: Context, spec: EvidenceSpec) -> Reading:
+def ha_apiservers(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``ha.apiservers``: identity Leases when read, else the instances scraped."""
     a = ctx.snap.apiservers
     # Identity Leases exist from Kubernetes 1.26 (APIServerIdentity); none at all means
@@ -33,7 +33,7 @@ def ha_apiservers(ctx: Context, spec: EvidenceSpec) -> Reading:
     return graded(spec, Val.of(len(up)), detail)
 
 
-def ha_etcd(ctx: Context, spec: EvidenceSpec) -> Reading:
+def ha_etcd(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``ha.etcd_quorum``: members answering with a leader - quorum.
 
     A member whose metrics were not read is neither up nor down: the margin is then a
@@ -80,14 +80,14 @@ def ha_etcd(ctx: Context, spec: EvidenceSpec) -> Reading:
     return graded(spec, Val.of(low), detail)
 
 
-def _leader(ctx: Context, spec: EvidenceSpec, component: Component) -> Reading:
+def _leader(ctx: Context, spec: EvidenceSpec, component: Component) -> EvidenceReading:
     status = next((s for s in ctx.snap.leaders if s.component is component), None)
     if status is None:
         return unknown(f"no {component.value} metrics read")
     return leader_reading(spec, status)
 
 
-def leader_reading(spec: EvidenceSpec, status: LeaderStatus) -> Reading:
+def leader_reading(spec: EvidenceSpec, status: LeaderStatus) -> EvidenceReading:
     """Grade a leader status: one leader ok; none critical, unless the only instance
     read is a standby (the leader is then elsewhere, not read: a warning).
     """
@@ -102,7 +102,7 @@ def leader_reading(spec: EvidenceSpec, status: LeaderStatus) -> Reading:
         detail = f"{', '.join(leaders)} leads ({len(known)} {name} instance(s) read)"
         return graded(spec, Val.of(len(leaders)), detail)
     if len(known) == 1:
-        return Reading(
+        return EvidenceReading(
             Severity.WARNING,
             0.0,
             f"{known[0][0]} is a standby and no other {name} instance is read",
@@ -110,12 +110,12 @@ def leader_reading(spec: EvidenceSpec, status: LeaderStatus) -> Reading:
     return graded(spec, Val.of(0), f"none of {len(known)} {name} instances leads")
 
 
-def ha_scheduler(ctx: Context, spec: EvidenceSpec) -> Reading:
+def ha_scheduler(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``ha.scheduler_leader``."""
     return _leader(ctx, spec, Component.SCHEDULER)
 
 
-def ha_controller_manager(ctx: Context, spec: EvidenceSpec) -> Reading:
+def ha_controller_manager(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``ha.controller_manager_leader``."""
     return _leader(ctx, spec, Component.CONTROLLER_MANAGER)
 

@@ -16,7 +16,7 @@ from ktop.model.events import Event, Readiness, Sample
 from ktop.model.snapshot import ZoneState
 from ktop.model.zones import zone_state
 from ktop.sources.sim.metrics import gauge, labels
-from ktop.sources.sim.nodes import Fleet
+from ktop.sources.sim.nodes import SimNodes
 
 GRACE_S = 50.0
 """``--node-monitor-grace-period`` (50 s from v1.32)."""
@@ -49,7 +49,7 @@ class _Limiter:
 class LifecycleController:
     """Zone states, taint queues and the ``node_collector_*`` numbers."""
 
-    def __init__(self, fleet: Fleet) -> None:
+    def __init__(self, fleet: SimNodes) -> None:
         self.fleet = fleet
         zones = len(fleet.zone_names)
         self.states = [ZoneState.NORMAL] * zones

@@ -35,7 +35,7 @@ def zone_names(region: str, zones: int) -> list[str]:
     return [f"{region}{chr(ord('a') + z)}" if z < 26 else f"{region}-z{z}" for z in range(zones)]
 
 
-class Fleet:
+class SimNodes:
     """All nodes: who they are, when their kubelets renew, what the API holds."""
 
     def __init__(

@@ -28,7 +28,7 @@ from ktop.model.events import (
 )
 from ktop.sources.sim.catalog import SCHEDULING_BUCKETS
 from ktop.sources.sim.metrics import Counters, Histogram, gauge, labels
-from ktop.sources.sim.nodes import Fleet
+from ktop.sources.sim.nodes import SimNodes
 from ktop.sources.sim.plan import Plan
 
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -56,7 +56,7 @@ class _Pod:
 class Scheduler:
     """Pending pods, scheduling attempts and the scheduler's metrics."""
 
-    def __init__(self, rng: random.Random, fleet: Fleet, plan: Plan) -> None:
+    def __init__(self, rng: random.Random, fleet: SimNodes, plan: Plan) -> None:
         self._rng = rng
         self.fleet = fleet
         self.plan = plan

@@ -35,7 +35,7 @@ from ktop.sources.sim.apiserver import Apiserver
 from ktop.sources.sim.catalog import K8S_VERSION, STORM_RATE
 from ktop.sources.sim.etcd import Etcd
 from ktop.sources.sim.lifecycle import MONITOR_PERIOD_S, LifecycleController
-from ktop.sources.sim.nodes import Fleet
+from ktop.sources.sim.nodes import SimNodes
 from ktop.sources.sim.plan import make_plan, storm_level
 from ktop.sources.sim.pods import Scheduler
 from ktop.sources.sim.scenarios import SCENARIOS, Phase, ScenarioSpec
@@ -98,7 +98,9 @@ class Simulator:
             f"{etcd_members} etcd members (racks from label {rack_label}), seed {seed} - "
             f"{self._spec.summary}"
         )
-        self.fleet = Fleet(rng, nodes=nodes, zones=zones, racks_per_zone=racks, start_at=start_at)
+        self.fleet = SimNodes(
+            rng, nodes=nodes, zones=zones, racks_per_zone=racks, start_at=start_at
+        )
         self.plan = make_plan(self._spec, nodes=nodes, zones=zones, apiservers=apiservers)
         self.lifecycle = LifecycleController(self.fleet)
         self.scheduler = Scheduler(rng, self.fleet, self.plan)

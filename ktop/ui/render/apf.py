@@ -16,10 +16,10 @@ from ktop.ui.render.level import (
     worst,
 )
 from ktop.ui.render.view import (
-    Cell,
     Column,
     PanelView,
     Row,
+    TableCell,
     TableSpec,
     degrade,
     fit,
@@ -89,18 +89,18 @@ def panel(
     level = degrade(worst([row_level(r) for r in apf.levels]), failing)
     summary = f"{fmt_val(in_queue, fmt_si)} queued · {fmt_val(rejected, fmt_rate)} rejected"
     wide = width >= WIDE
-    header_cells = [Cell("level", 0, "left"), Cell("inq", 5)]
+    header_cells = [TableCell("level", 0, "left"), TableCell("inq", 5)]
     if wide:
-        header_cells += [Cell("exec", 5)]
-    header_cells += [Cell("seats", 9) if wide else Cell("seats", 6)]
+        header_cells += [TableCell("exec", 5)]
+    header_cells += [TableCell("seats", 9) if wide else TableCell("seats", 6)]
     if wide:
-        header_cells += [Cell("p50", 6)]
-    header_cells += [Cell("p99", 6 if wide else 5)]
+        header_cells += [TableCell("p50", 6)]
+    header_cells += [TableCell("p99", 6 if wide else 5)]
     if wide:
-        header_cells += [Cell("disp", 7)]
-    header_cells += [Cell("rej", 7 if wide else 5)]
+        header_cells += [TableCell("disp", 7)]
+    header_cells += [TableCell("rej", 7 if wide else 5)]
     body = [_panel_row(r, wide, width) for r in apf.levels]
-    header = line([Cell(c.text, c.width, c.align, Level.NEUTRAL) for c in header_cells], width)
+    header = line([TableCell(c.text, c.width, c.align, Level.NEUTRAL) for c in header_cells], width)
     header.stylize("dim")
     return PanelView(title("APF", summary, level), fit(body, note, rows, header), level)
 
@@ -108,23 +108,23 @@ def panel(
 def _panel_row(r: ApfRow, wide: bool, width: int) -> Text:
     lvl = row_level(r)
     cells = [
-        Cell(r.priority_level, 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL),
-        Cell(fmt_val(r.in_queue), 5, level=reading_level("apf.in_queue", r.in_queue)),
+        TableCell(r.priority_level, 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL),
+        TableCell(fmt_val(r.in_queue), 5, level=reading_level("apf.in_queue", r.in_queue)),
     ]
     if wide:
-        cells.append(Cell(fmt_val(r.executing), 5))
+        cells.append(TableCell(fmt_val(r.executing), 5))
     seats = seats_text(r) if wide else seats_pct_text(r)
-    cells.append(Cell(seats, 9 if wide else 6, level=seats_level(r)))
+    cells.append(TableCell(seats, 9 if wide else 6, level=seats_level(r)))
     if wide:
-        cells.append(Cell(fmt_val(r.wait_p50_s, fmt_duration), 6))
+        cells.append(TableCell(fmt_val(r.wait_p50_s, fmt_duration), 6))
     p99_level = reading_level("apf.wait_p99_s", r.wait_p99_s)
-    cells.append(Cell(fmt_val(r.wait_p99_s, fmt_duration), 6 if wide else 5, level=p99_level))
+    cells.append(TableCell(fmt_val(r.wait_p99_s, fmt_duration), 6 if wide else 5, level=p99_level))
     if wide:
-        cells.append(Cell(fmt_val(r.dispatched_per_s, fmt_rate), 7))
+        cells.append(TableCell(fmt_val(r.dispatched_per_s, fmt_rate), 7))
     rejected = r.rejected_total_per_s
     rej_level = reading_level("apf.rejected_per_s", rejected)
     rej_text = fmt_val(rejected, fmt_rate) if wide else fmt_val(rejected)
-    cells.append(Cell(rej_text, 7 if wide else 5, level=rej_level))
+    cells.append(TableCell(rej_text, 7 if wide else 5, level=rej_level))
     return line(cells, width)
 
 

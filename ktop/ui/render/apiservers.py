@@ -30,10 +30,10 @@ from ktop.ui.render.level import (
     worst,
 )
 from ktop.ui.render.view import (
-    Cell,
     Column,
     PanelView,
     Row,
+    TableCell,
     TableSpec,
     degrade,
     fit,
@@ -102,7 +102,7 @@ def panel(
     if wide:
         spec += [("cpu", 5), ("rss", 8), ("429", 6)]
     spec += [("up", 5)]
-    header = line([Cell("instance", 0, "left"), *(Cell(n, w) for n, w in spec)], width)
+    header = line([TableCell("instance", 0, "left"), *(TableCell(n, w) for n, w in spec)], width)
     header.stylize("dim")
     body = [_panel_row(r, now, wide, width) for r in api.instances]
     body.append(skew_line(api))
@@ -123,25 +123,25 @@ def skew_line(api: ApiserversSnapshot) -> Text:
 def _panel_row(r: ApiserverRow, now: float, wide: bool, width: int) -> Text:
     lvl = instance_level(r, now)
     cells = [
-        Cell(short_instance(r.instance), 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL),
-        Cell(fmt_val(r.requests_per_s, fmt_rate), 7),
-        Cell(fmt_val(inflight(r)), 5),
-        Cell(fmt_val(r.watches), 6),
+        TableCell(short_instance(r.instance), 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL),
+        TableCell(fmt_val(r.requests_per_s, fmt_rate), 7),
+        TableCell(fmt_val(inflight(r)), 5),
+        TableCell(fmt_val(r.watches), 6),
     ]
     if wide:
         cells += [
-            Cell(fmt_val(r.cpu_cores, fmt_cores), 5),
-            Cell(fmt_val(r.rss_bytes, fmt_bytes), 8),
-            Cell(
+            TableCell(fmt_val(r.cpu_cores, fmt_cores), 5),
+            TableCell(fmt_val(r.rss_bytes, fmt_bytes), 8),
+            TableCell(
                 fmt_val(r.throttled_per_s, fmt_rate),
                 6,
                 level=reading_level("api.throttled_per_s", r.throttled_per_s),
             ),
         ]
     if r.error:  # numbers are the last ones read; uptime is meaningless while unreachable
-        cells.append(Cell("err", 5, level=Level.UNKNOWN))
+        cells.append(TableCell("err", 5, level=Level.UNKNOWN))
     else:
-        cells.append(Cell(fmt_val(uptime(r, now), fmt_age), 5, level=uptime_level(r, now)))
+        cells.append(TableCell(fmt_val(uptime(r, now), fmt_age), 5, level=uptime_level(r, now)))
     return line(cells, width)
 
 

@@ -32,10 +32,10 @@ from ktop.ui.render.level import (
     worst,
 )
 from ktop.ui.render.view import (
-    Cell,
     Column,
     PanelView,
     Row,
+    TableCell,
     TableSpec,
     degrade,
     fit,
@@ -152,7 +152,7 @@ def panel(
     spec: list[tuple[str, int]] = [("fsync", 6), ("commit", 6), ("db/quota", 8)]
     if wide:
         spec += [("db", 8), ("frag", 5), ("pend", 5)]
-    header = line([Cell("member", 0, "left"), *(Cell(n, w) for n, w in spec)], width)
+    header = line([TableCell("member", 0, "left"), *(TableCell(n, w) for n, w in spec)], width)
     header.stylize("dim")
     body = [_panel_row(m, etcd.leader, wide, width) for m in etcd.members]
     if view is EtcdView.BOTH and client is not None:
@@ -176,16 +176,18 @@ def _client_panel(
     spec: list[tuple[str, int]] = [("p99", 6), ("req/s", 7), ("err/s", 6)]
     if width >= WIDE:
         spec += [("p50", 6), ("db", 8)]
-    header = line([Cell("apiserver", 0, "left"), *(Cell(n, w) for n, w in spec)], width)
+    header = line([TableCell("apiserver", 0, "left"), *(TableCell(n, w) for n, w in spec)], width)
     header.stylize("dim")
     body = []
     for r in client.instances:
         lvl = client_level(r)
         cells = [
-            Cell(short_instance(r.instance), 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL),
-            Cell(fmt_val(r.p99_s, fmt_duration), 6, level=graded(ETCD_COMMIT_P99, r.p99_s)),
-            Cell(fmt_val(r.requests_per_s, fmt_rate), 7),
-            Cell(
+            TableCell(
+                short_instance(r.instance), 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL
+            ),
+            TableCell(fmt_val(r.p99_s, fmt_duration), 6, level=graded(ETCD_COMMIT_P99, r.p99_s)),
+            TableCell(fmt_val(r.requests_per_s, fmt_rate), 7),
+            TableCell(
                 fmt_val(r.errors_per_s, fmt_rate),
                 6,
                 level=graded(ETCD_CLIENT_ERRORS, r.errors_per_s),
@@ -193,8 +195,8 @@ def _client_panel(
         ]
         if width >= WIDE:
             cells += [
-                Cell(fmt_val(r.p50_s, fmt_duration), 6),
-                Cell(fmt_val(r.storage_bytes, fmt_bytes), 8),
+                TableCell(fmt_val(r.p50_s, fmt_duration), 6),
+                TableCell(fmt_val(r.storage_bytes, fmt_bytes), 8),
             ]
         body.append(line(cells, width))
     why = etcd.unknown_reason or "; ".join(m.error for m in etcd.members if m.error)
@@ -207,20 +209,20 @@ def _client_panel(
 def _panel_row(m: EtcdMemberRow, leader: str, wide: bool, width: int) -> Text:
     lvl = member_level(m)
     cells = [
-        Cell(member_name(m, leader), 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL),
-        Cell(fmt_val(m.wal_fsync_p99_s, fmt_duration), 6, level=fsync_level(m)),
-        Cell(fmt_val(m.backend_commit_p99_s, fmt_duration), 6, level=commit_level(m)),
-        Cell(fmt_val(m.db_quota_ratio, fmt_pct), 8, level=quota_level(m)),
+        TableCell(member_name(m, leader), 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL),
+        TableCell(fmt_val(m.wal_fsync_p99_s, fmt_duration), 6, level=fsync_level(m)),
+        TableCell(fmt_val(m.backend_commit_p99_s, fmt_duration), 6, level=commit_level(m)),
+        TableCell(fmt_val(m.db_quota_ratio, fmt_pct), 8, level=quota_level(m)),
     ]
     if wide:
         cells += [
-            Cell(fmt_val(m.db_size_bytes, fmt_bytes), 8),
-            Cell(
+            TableCell(fmt_val(m.db_size_bytes, fmt_bytes), 8),
+            TableCell(
                 fmt_val(m.fragmentation, fmt_pct),
                 5,
                 level=reading_level("etcd.fragmentation", m.fragmentation),
             ),
-            Cell(fmt_val(m.proposals_pending), 5),
+            TableCell(fmt_val(m.proposals_pending), 5),
         ]
     return line(cells, width)
 

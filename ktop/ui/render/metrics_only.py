@@ -23,10 +23,10 @@ from ktop.ui.render.fmt import fmt_count, fmt_pct, fmt_val, truncate
 from ktop.ui.render.level import STYLE, SYMBOL, ZONE_LEVEL, Level, worst
 from ktop.ui.render.scheduler import QUEUES, queue_line, reason_line
 from ktop.ui.render.view import (
-    Cell,
     Column,
     PanelView,
     Row,
+    TableCell,
     TableSpec,
     degrade,
     fit,
@@ -80,17 +80,19 @@ def nodes_panel(
     else:
         summary = f"? ready · {VIEW}"
     spec = [("ready/size", 13), ("unhealthy", 10), ("state", 17), ("health", 7)]
-    header = line([Cell(" zone", 0, "left"), *(Cell(t, w) for t, w in spec)], width)
+    header = line([TableCell(" zone", 0, "left"), *(TableCell(t, w) for t, w in spec)], width)
     header.stylize("dim")
     body: list[Text] = []
     for z in v.zones:
         zl = ZONE_LEVEL[z.state]
         cells = [
-            Cell(f"{SYMBOL[zl]} {z.zone or '(no zone)'}", 0, "left", max(zl, Level.OK)),
-            Cell(f"{fmt_count(z.size - z.unhealthy)}/{fmt_count(z.size)}", 13),
-            Cell(fmt_count(z.unhealthy), 10, level=Level.WARN if z.unhealthy else Level.NEUTRAL),
-            Cell(z.state.value, 17, level=zl),
-            Cell(fmt_val(z.health_pct, _pct), 7),
+            TableCell(f"{SYMBOL[zl]} {z.zone or '(no zone)'}", 0, "left", max(zl, Level.OK)),
+            TableCell(f"{fmt_count(z.size - z.unhealthy)}/{fmt_count(z.size)}", 13),
+            TableCell(
+                fmt_count(z.unhealthy), 10, level=Level.WARN if z.unhealthy else Level.NEUTRAL
+            ),
+            TableCell(z.state.value, 17, level=zl),
+            TableCell(fmt_val(z.health_pct, _pct), 7),
         ]
         body.append(line(cells, width))
     if not v.zones:

@@ -17,10 +17,10 @@ from ktop.ui.render.level import (
     worst,
 )
 from ktop.ui.render.view import (
-    Cell,
     Column,
     PanelView,
     Row,
+    TableCell,
     TableSpec,
     degrade,
     fit,
@@ -79,7 +79,7 @@ def panel(
     if wide:
         spec += [("NotReady", 8), ("Unknown", 8), ("cordon", 6), ("lag p50", 8)]
     spec += [("lag max", 8)]
-    header = line([Cell(" zone", 0, "left"), *(Cell(t, w) for t, w in spec)], width)
+    header = line([TableCell(" zone", 0, "left"), *(TableCell(t, w) for t, w in spec)], width)
     header.stylize("dim")
     body = [_panel_row(z, wide, width) for z in n.zones]
     racks = [r for r in n.racks if r.unhealthy]
@@ -97,20 +97,20 @@ def _panel_row(z: DomainRollup, wide: bool, width: int) -> Text:
     lvl = zone_level(z)
     state = z.state.value if z.state is not None else ("-" if z.rack else "?")
     cells = [
-        Cell(f"{SYMBOL[lvl]} {short_name(z)}", 0, "left", lvl if lvl > Level.OK else Level.OK),
-        Cell(f"{fmt_count(z.ready)}/{fmt_count(z.total)}", 13),
-        Cell(fmt_count(z.unhealthy), 7, level=Level.WARN if z.unhealthy else Level.NEUTRAL),
-        Cell(state, 17, level=lvl),
+        TableCell(f"{SYMBOL[lvl]} {short_name(z)}", 0, "left", lvl if lvl > Level.OK else Level.OK),
+        TableCell(f"{fmt_count(z.ready)}/{fmt_count(z.total)}", 13),
+        TableCell(fmt_count(z.unhealthy), 7, level=Level.WARN if z.unhealthy else Level.NEUTRAL),
+        TableCell(state, 17, level=lvl),
     ]
     if wide:
         cells += [
-            Cell(fmt_count(z.not_ready), 8),
-            Cell(fmt_count(z.unknown), 8),
-            Cell(fmt_count(z.cordoned), 6),
-            Cell(fmt_val(z.lease_lag_p50_s, fmt_duration), 8),
+            TableCell(fmt_count(z.not_ready), 8),
+            TableCell(fmt_count(z.unknown), 8),
+            TableCell(fmt_count(z.cordoned), 6),
+            TableCell(fmt_val(z.lease_lag_p50_s, fmt_duration), 8),
         ]
     lag = z.lease_lag_max_s
-    cells.append(Cell(fmt_val(lag, fmt_duration), 8, level=lag_level(lag)))
+    cells.append(TableCell(fmt_val(lag, fmt_duration), 8, level=lag_level(lag)))
     return line(cells, width)
 
 

@@ -75,7 +75,7 @@ class DrillView:
 
 
 @dataclass(frozen=True, slots=True)
-class Cell:
+class TableCell:
     """A cell for a fixed-width line: text, width, alignment, level."""
 
     text: str
@@ -88,7 +88,7 @@ FLEX_MAX = 28
 """The flexible (name) column never grows wider than this."""
 
 
-def line(cells: Sequence[Cell], width: int) -> Text:
+def line(cells: Sequence[TableCell], width: int) -> Text:
     """Join cells into one line of at most ``width`` cells.
 
     A cell with width 0 is flexible: it takes the room the others leave (at
@@ -122,7 +122,7 @@ def line(cells: Sequence[Cell], width: int) -> Text:
     return out
 
 
-def _shown_elsewhere(cells: Sequence[Cell], i: int) -> bool:
+def _shown_elsewhere(cells: Sequence[TableCell], i: int) -> bool:
     """Whether a cell other than ``cells[i]`` shows the symbol of ``cells[i]``'s level or
     of a worse one (marked, or a value that is itself the symbol, like ``?``).
     """

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from ktop.sources.bundle.reader import BundleRead
     from ktop.sources.live.client import Connection
     from ktop.sources.live.cost import CostMeter
-    from ktop.sources.live.source import LiveOptions
+    from ktop.sources.live.options import LiveOptions
     from ktop.sources.replay import ReplaySource
     from ktop.sources.sim.simulator import Simulator
 
@@ -205,8 +205,8 @@ def _hub(config: ModelConfig) -> Hub:
 def live_options(args: argparse.Namespace) -> LiveOptions:
     """The live source's options from the resolved command-line options."""
     from ktop.sources.live.components import TlsFiles
+    from ktop.sources.live.options import LiveOptions
     from ktop.sources.live.prometheus import PrometheusAuth
-    from ktop.sources.live.source import LiveOptions
 
     def opt(name: str, default: object = None) -> Any:
         return getattr(args, name, default)

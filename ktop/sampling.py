@@ -32,7 +32,7 @@ from ktop.model.events import (
 from ktop.model.series import WINDOW_S
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.record.reader import Recording
-from ktop.sources.live.source import BACKFILL_TIMEOUT_S
+from ktop.sources.live.timing import BACKFILL_TIMEOUT_S
 from ktop.sources.replay import parse_time
 
 MIN_MODEL_WINDOW_S = WINDOW_S

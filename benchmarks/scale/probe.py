@@ -34,7 +34,8 @@ from ktop.model.events import (
     Event,
     NodeUpserted,
 )
-from ktop.sources.live.source import LiveOptions, LiveSource
+from ktop.sources.live.options import LiveOptions
+from ktop.sources.live.source import LiveSource
 
 FEEDS = (FEED_NODES, FEED_LEASES, FEED_PENDING_PODS, FEED_EVENTS, FEED_QUOTAS, FEED_IDENTITIES)
 

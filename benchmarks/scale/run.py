@@ -18,7 +18,7 @@ from typing import Any
 from benchmarks.scale import cluster, objects, tools
 from benchmarks.scale.api import JSON, PARTIAL, TABLE, Api
 from benchmarks.scale.cluster import LEASES, NODES, Renewer, log
-from ktop.sources.live.source import LiveOptions
+from ktop.sources.live.options import LiveOptions
 
 NODES_FEED = "nodes (Table without objects, ktop)"
 LEASES_FEED = "node Leases (sampled, ktop)"

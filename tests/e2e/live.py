@@ -22,7 +22,8 @@ from ktop.lab import Lab, kube
 from ktop.lab.config import write_kubeconfig
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.sources.live.components import TlsFiles
-from ktop.sources.live.source import LiveOptions, LiveSource
+from ktop.sources.live.options import LiveOptions
+from ktop.sources.live.source import LiveSource
 from tests.e2e.cadence import (
     KTOP_DISCOVERY_S,
     KTOP_NODE_DETAIL_PER_S,

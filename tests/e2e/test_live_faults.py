@@ -325,7 +325,7 @@ async def test_cost_meter_equals_what_the_apiservers_counted(lab: Lab) -> None:
             ):
                 assert time.monotonic() < ends, "requests never all answered at once"
                 await asyncio.sleep(MOMENT_EVERY_S)
-            for task in [*run.source._tasks.values(), run.task]:
+            for task in [*run.source.loops.tasks.values(), run.task]:
                 task.cancel()
         answered = _to_apiservers(meter.requests_by_destination)
         assert answered > 10

@@ -27,7 +27,7 @@ from ktop.model.events import LOAD_BALANCED
 from ktop.model.exposition import parse_exposition
 from ktop.model.series import NEEDS_TWO, SWITCHED
 from ktop.model.snapshot import ClusterSnapshot, EtcdView
-from ktop.sources.live.source import LiveOptions
+from ktop.sources.live.options import LiveOptions
 from tests.e2e.cadence import (
     KTOP_DISCOVERY_S,
     KTOP_PROMETHEUS_S,
@@ -122,7 +122,7 @@ async def test_prometheus_per_level_sums_over_the_real_instances(lab: Lab) -> No
         # Nothing was read through the load-balanced address once instances were known.
         meter = run.source.meter
         assert "apiserver" in meter.requests_by_destination  # watches and lists
-        assert not any(LOAD_BALANCED in k for k in run.source._tasks)
+        assert not any(LOAD_BALANCED in k for k in run.source.loops.tasks)
 
 
 async def test_kubeconfig_only_shows_etcd_as_the_apiservers_see_it(lab: Lab) -> None:

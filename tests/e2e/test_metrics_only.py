@@ -24,13 +24,13 @@ from ktop.lab import Lab, inject, recover, resolve_target
 from ktop.model.events import Component, MetricsScraped
 from ktop.model.snapshot import ClusterSnapshot, ZoneState
 from ktop.sources.live.cost import CostMeter
+from ktop.sources.live.options import LiveOptions
 from ktop.sources.live.prometheus import (
     PrometheusMetrics,
     cluster_matcher,
     cluster_values,
     prometheus_client,
 )
-from ktop.sources.live.source import LiveOptions
 from tests.e2e.cadence import (
     DEFAULT_SCRAPE_S,
     KTOP_PROMETHEUS_S,

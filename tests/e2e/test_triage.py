@@ -32,7 +32,7 @@ from ktop.lab import Lab, inject, recover, resolve_target
 from ktop.lab.binaries import find_binaries
 from ktop.lab.util import http_json
 from ktop.sampling import FIRST_ROUND
-from ktop.sources.live.source import BACKFILL_TIMEOUT_S
+from ktop.sources.live.timing import BACKFILL_TIMEOUT_S
 from tests.e2e.cadence import (
     APF_FLOOD_S,
     APISERVER_READY_LIMIT_S,

@@ -21,6 +21,7 @@ from ktop.model.events import (
 from ktop.sources.live import reads
 from ktop.sources.live.backfill import PrometheusBackfill
 from ktop.sources.live.cost import CostMeter
+from ktop.sources.live.options import LiveOptions
 from ktop.sources.live.prometheus import (
     PrometheusConfigError,
     PrometheusMetrics,
@@ -30,7 +31,7 @@ from ktop.sources.live.prometheus import (
     readiness_query,
     readiness_rows,
 )
-from ktop.sources.live.source import LiveOptions, LiveSource
+from ktop.sources.live.source import LiveSource
 from tests.unit.test_live_prometheus import PROM_TIME, FakeHttp, faked, vector
 from tests.unit.test_live_source import Cluster, Recorder, settle, source
 

@@ -30,8 +30,9 @@ from ktop.sources.live.backfill import PrometheusBackfill
 from ktop.sources.live.client import node_count, probe
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.errors import ApiError
+from ktop.sources.live.options import LiveOptions
 from ktop.sources.live.prometheus import PrometheusMetrics, prometheus_client
-from ktop.sources.live.source import LiveOptions, LiveSource
+from ktop.sources.live.source import LiveSource
 from ktop.sources.live.static_pods import ProxyTarget
 from ktop.sources.live.transport import KubeTransport, instance_name
 from tests.unit.fake_kube import Answer, Call, FakeConnection, status_body
@@ -124,7 +125,7 @@ def source(cluster: Cluster, **opts: Any) -> tuple[LiveSource, FakeConnection]:
 
 
 async def stop(src: LiveSource) -> None:
-    tasks = list(src._tasks.values())
+    tasks = list(src.loops.tasks.values())
     for t in tasks:
         t.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -142,20 +143,20 @@ async def test_instance_set_changes_start_and_stop_loops() -> None:
     cluster = Cluster()
     src, conn = source(cluster)
     emit = Recorder()
-    src._emit = emit
+    src.loops.emit = emit
     t = KubeTransport(conn.api, src.meter)
     try:
         # No instance known: the load-balanced address, labelled as such.
         await src.discover_once(t, emit)
         assert src.instances == {LOAD_BALANCED}
-        assert {"metrics-" + LOAD_BALANCED, "apf-" + LOAD_BALANCED} <= set(src._tasks)
+        assert {"metrics-" + LOAD_BALANCED, "apf-" + LOAD_BALANCED} <= set(src.loops.tasks)
 
         # Two instances appear: the load-balanced loops stop, and its rows go.
         cluster.endpoints = slices("10.0.0.1", "10.0.0.2")
         await src.discover_once(t, emit)
         a, b = "10.0.0.1:6443", "10.0.0.2:6443"
         assert src.instances == {a, b}
-        assert not any(LOAD_BALANCED in k for k in src._tasks)
+        assert not any(LOAD_BALANCED in k for k in src.loops.tasks)
         gone = emit.of(TargetGone)
         assert [g.target for g in gone] == [Target(Component.APISERVER, LOAD_BALANCED)]
 
@@ -173,7 +174,7 @@ async def test_instance_set_changes_start_and_stop_loops() -> None:
         cluster.endpoints = slices("10.0.0.1")
         await src.discover_once(t, emit)
         assert src.instances == {a}
-        assert not any(b in k for k in src._tasks)
+        assert not any(b in k for k in src.loops.tasks)
         assert conn.apis["https://10.0.0.2:6443"].closed
         assert emit.of(TargetGone)[-1].target == Target(Component.APISERVER, b)
 
@@ -191,7 +192,7 @@ async def test_model_never_sums_the_load_balanced_rows_with_real_ones() -> None:
     cluster = Cluster()
     src, conn = source(cluster)
     emit = Recorder()
-    src._emit = emit
+    src.loops.emit = emit
     t = KubeTransport(conn.api, src.meter)
     try:
         await src.discover_once(t, emit)
@@ -265,7 +266,7 @@ async def test_a_failing_loop_is_reported_and_restarted(monkeypatch: pytest.Monk
     monkeypatch.setattr("ktop.sources.live.source.asyncio.sleep", fast)
     src, _ = source(Cluster())
     emit = Recorder()
-    src._emit = emit
+    src.loops.emit = emit
     runs = 0
 
     async def flaky() -> None:
@@ -274,8 +275,8 @@ async def test_a_failing_loop_is_reported_and_restarted(monkeypatch: pytest.Monk
         if runs < 3:
             raise RuntimeError("boom")
 
-    src._start("probe", flaky, "probe-feed")
-    await settle(lambda: runs == 3 and src._tasks["probe"].done(), "three runs")
+    src.loops.start("probe", flaky, "probe-feed")
+    await settle(lambda: runs == 3 and src.loops.tasks["probe"].done(), "three runs")
     failed = [e.reason for e in emit.of(FeedFailed) if e.feed == "probe-feed"]
     assert failed == ["probe stopped: RuntimeError: boom"] * 2
     assert len(delays) == 2 and 0 <= delays[0] <= 1.0 and 0 <= delays[1] <= 2.0
@@ -327,6 +328,7 @@ async def test_every_loop_kind_reports_its_failure_in_the_pane_that_needed_it(
         await REAL_SLEEP(3600 if delay >= 0.5 else 0)  # one failure per loop is enough
 
     monkeypatch.setattr("ktop.sources.live.source.scrape_metrics_loop", dead)
+    monkeypatch.setattr("ktop.sources.live.control_plane.scrape_metrics_loop", dead)
     monkeypatch.setattr("ktop.sources.live.source.apf_dump_loop", dead)
     monkeypatch.setattr(LiveSource, "_ticks", dead)
     monkeypatch.setattr("ktop.sources.live.source.asyncio.sleep", fast)
@@ -336,14 +338,16 @@ async def test_every_loop_kind_reports_its_failure_in_the_pane_that_needed_it(
         etcd_metrics=("https://10.0.0.5:2379",), find_components=False,
     )  # fmt: skip
     emit = Recorder()
-    src._emit = emit
+    src.loops.emit = emit
     t = KubeTransport(conn.api, src.meter)
     src._session = aiohttp.ClientSession()
     try:
         await src.discover_once(t, emit)  # metrics-* and apf-* loops
-        src._components(t, emit)  # scrape-* loops
-        src._start_proxied(t, ProxyTarget(Component.SCHEDULER, "s", "kube-scheduler-a", "/p"), emit)
-        src._start("clock", lambda: src._ticks(emit), FEED_CLOCK)
+        src.components.start(t, conn, src._session, emit)  # scrape-* loops
+        src.components.start_proxied(
+            t, ProxyTarget(Component.SCHEDULER, "s", "kube-scheduler-a", "/p"), emit
+        )
+        src.loops.start("clock", lambda: src._ticks(emit), FEED_CLOCK)
         await settle(lambda: len(emit.events) >= 5, "five failures")
     finally:
         await stop(src)
@@ -367,7 +371,7 @@ async def test_given_apiservers_are_the_only_rows_whatever_prometheus_calls_them
     cluster = Cluster()
     src, conn = source(cluster, apiservers=("https://kube.example:6443",))
     emit = Recorder()
-    src._emit = emit
+    src.loops.emit = emit
     http = FakeHttp(apiserver_answer)
     src.prometheus = PrometheusMetrics(
         faked(prometheus_client("http://prom:9090", src.meter), http),

@@ -174,7 +174,7 @@ def test_a_duplicated_series_does_not_double_the_rate_and_is_shown() -> None:
 
 
 def test_a_nameless_node_is_never_fetched_whole() -> None:
-    from ktop.sources.live.source import NodeDetails
+    from ktop.sources.live.node_details import NodeDetails
 
     details = NodeDetails(per_s=5.0, cap=10)
     details.want("")

@@ -31,8 +31,8 @@ from ktop.sources.bundle.layout import (
 from ktop.sources.live.client import Connection
 from ktop.sources.live.components import http_fetcher
 from ktop.sources.live.discovery import apiserver_endpoints
+from ktop.sources.live.options import LiveOptions
 from ktop.sources.live.reads import APF_DUMP, CLUSTER_LISTS
-from ktop.sources.live.source import LiveOptions
 from ktop.sources.live.transport import TEXT, KubeTransport, instance_name
 
 API_PATHS: dict[str, tuple[str, str]] = {r: CLUSTER_LISTS[r] for r in API_RESOURCES}

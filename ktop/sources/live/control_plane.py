@@ -1,0 +1,203 @@
+"""etcd, scheduler and controller-manager metrics: the endpoints given by URL, or else
+the static pods in ``kube-system`` found now and then, read through the apiserver's pod
+proxy (only the leader's, when the component elects one). A component that Prometheus
+already serves is not read at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import Callable
+from typing import Protocol
+
+import aiohttp
+
+from ktop.model.events import (
+    FEED_COMPONENTS,
+    Component,
+    FeedFailed,
+    FeedSynced,
+    ScrapeFailed,
+    Target,
+    TargetGone,
+)
+from ktop.sources.base import Emit
+from ktop.sources.live.client import Connection
+from ktop.sources.live.components import http_fetcher
+from ktop.sources.live.cost import CostMeter
+from ktop.sources.live.options import LiveOptions
+from ktop.sources.live.prometheus import PrometheusMetrics
+from ktop.sources.live.scrape import scrape_metrics_loop
+from ktop.sources.live.static_pods import (
+    STATIC_COMPONENTS,
+    ProxyTarget,
+    discover_component,
+    proxy_placeholder,
+)
+from ktop.sources.live.supervisor import Supervisor, scrape_failed
+from ktop.sources.live.timing import BACKFILL_TIMEOUT_S, FIRST_POLL_WAIT_S
+from ktop.sources.live.transport import TEXT, KubeTransport, instance_name
+
+
+class PrometheusState(Protocol):
+    """What the component reader asks of the source about Prometheus."""
+
+    prometheus: PrometheusMetrics | None
+    prometheus_missing: bool
+    """--prometheus was given but names none (not found, or a wrong address)."""
+
+    async def prometheus_polled(self) -> None:
+        """Return once Prometheus answered its first poll (bounded), or is missing."""
+
+
+class ComponentReader:
+    """Reads the control-plane components' metrics (see the module docstring)."""
+
+    def __init__(
+        self,
+        options: LiveOptions,
+        loops: Supervisor,
+        meter: CostMeter,
+        clock: Callable[[], float],
+        rng: random.Random,
+        state: PrometheusState,
+    ) -> None:
+        self.o = options
+        self.loops = loops
+        self.meter = meter
+        self.clock = clock
+        self.rng = rng
+        self.state = state
+        self.proxied: dict[Component, tuple[ProxyTarget, ...]] = {}
+        """The static pods read through the proxy, per component."""
+        self._placeholders: set[Component] = set()
+
+    def start(
+        self, t: KubeTransport, conn: Connection, session: aiohttp.ClientSession, emit: Emit
+    ) -> None:
+        """Start a scrape loop per endpoint given by URL, and the search for static pods
+        of the components not given (unless metrics-only, or the search is off).
+        """
+        self._session = session
+        cfg = conn.cfg
+
+        def token() -> str:
+            return str(cfg.api_key.get("BearerToken", "") or cfg.api_key.get("authorization", ""))
+
+        groups = (
+            (Component.ETCD, self.o.etcd_metrics, self.o.etcd_tls, None),
+            (Component.SCHEDULER, self.o.scheduler_metrics, self.o.component_tls, token),
+            (
+                Component.CONTROLLER_MANAGER,
+                self.o.controller_manager_metrics,
+                self.o.component_tls,
+                token,
+            ),
+        )
+        for component, urls, tls, tok in groups:
+            for url in urls:
+                instance = instance_name(url)
+                fetch = http_fetcher(
+                    session, url, token=tok, tls=tls, meter=self.meter,
+                    destination=f"{component} {instance}",
+                )  # fmt: skip
+                target = Target(component, instance)
+                self.loops.start(
+                    f"scrape-{component}-{url}",
+                    lambda target=target, fetch=fetch: scrape_metrics_loop(  # type: ignore[misc]
+                        target, fetch, emit, self.clock, self.o.component_scrape_s, self.rng
+                    ),
+                    scrape_failed(target),
+                )
+        given = {c for c, urls, _, _ in groups if urls}
+        if self.o.metrics_only:
+            return  # finding static pods lists pods: components come from Prometheus or URLs
+        if self.o.find_components and any(s.component not in given for s in STATIC_COMPONENTS):
+            self.loops.start("find-components", lambda: self._find(t, emit, given), FEED_COMPONENTS)
+
+    def _from_prometheus(self, component: Component) -> bool:
+        p = self.state.prometheus
+        return p is not None and p.healthy and bool(p.instances.get(component))
+
+    async def _find(self, t: KubeTransport, emit: Emit, given: set[Component]) -> None:
+        """Find static control-plane pods and their leaders now and then."""
+        if self.o.prometheus:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(FIRST_POLL_WAIT_S + BACKFILL_TIMEOUT_S):
+                    await self.state.prometheus_polled()
+        while True:
+            failures: list[str] = []
+            p = self.state.prometheus
+            for spec in STATIC_COMPONENTS:
+                if (
+                    self.o.prometheus
+                    and not self.state.prometheus_missing
+                    and (p is None or not p.healthy)
+                ):
+                    continue  # Prometheus' own failure is the reason; look when it answers
+                if spec.component in given or self._from_prometheus(spec.component):
+                    self._set_proxied(spec.component, (), emit, "read from Prometheus")
+                    continue
+                found = await discover_component(t, spec)
+                if found.reason:
+                    failures.append(f"{spec.component}: {found.reason}")
+                    self._set_proxied(spec.component, (), emit, found.reason)
+                    target = Target(spec.component, proxy_placeholder(spec.component))
+                    emit([ScrapeFailed(self.clock(), target, found.reason)])
+                    self._placeholders.add(spec.component)
+                    continue
+                self._set_proxied(spec.component, found.targets, emit, "no longer the leader")
+                self._stop_unreachable(found.targets, emit)
+                for pt in found.targets:
+                    if pt.path:
+                        self.start_proxied(t, pt, emit)
+            now = self.clock()
+            if failures:
+                emit([FeedFailed(now, FEED_COMPONENTS, "; ".join(failures))])
+            else:
+                emit([FeedSynced(now, FEED_COMPONENTS)])
+            await asyncio.sleep(self.o.discovery_s)
+
+    def _set_proxied(
+        self,
+        component: Component,
+        targets: tuple[ProxyTarget, ...],
+        emit: Emit,
+        why: str,
+    ) -> None:
+        """Stop reading proxied targets of ``component`` that are not in ``targets``."""
+        old = {pt.instance for pt in self.proxied.get(component, ())}
+        new = {pt.instance for pt in targets if pt.path}
+        now = self.clock()
+        for instance in sorted(old - new):
+            self.loops.stop(f"proxy-{component}-{instance}")
+            emit([TargetGone(now, Target(component, instance), why)])
+        if component in self._placeholders:
+            self._placeholders.discard(component)
+            placeholder = Target(component, proxy_placeholder(component))
+            emit([TargetGone(now, placeholder, why)])
+        self.proxied[component] = targets
+
+    def _stop_unreachable(self, targets: tuple[ProxyTarget, ...], emit: Emit) -> None:
+        now = self.clock()
+        for pt in targets:
+            if not pt.path:
+                emit([ScrapeFailed(now, Target(pt.component, pt.instance), pt.reason)])
+
+    def start_proxied(self, lb: KubeTransport, pt: ProxyTarget, emit: Emit) -> None:
+        """Scrape ``pt`` through the apiserver's pod proxy (``lb``'s client)."""
+        t = KubeTransport(lb.api, self.meter, destination=f"{pt.component} via apiserver")
+
+        async def fetch() -> bytes | None:
+            return (await t.get(pt.path, accept=TEXT)).body
+
+        target = Target(pt.component, pt.instance)
+        self.loops.start(
+            f"proxy-{pt.component}-{pt.instance}",
+            lambda: scrape_metrics_loop(
+                target, fetch, emit, self.clock, self.o.component_scrape_s, self.rng
+            ),
+            scrape_failed(target),
+        )

@@ -8,10 +8,9 @@ from ktop.analysis.findings import Severity
 from ktop.analysis.triage.baseline import NO_BASELINE, BaselineSource
 from ktop.analysis.triage.capacity import capacity, given_sizes
 from ktop.analysis.triage.diagnosis import diagnose
-from ktop.analysis.triage.evidence import READERS as MAIN_READERS
 from ktop.analysis.triage.evidence import Context, EvidenceReading
-from ktop.analysis.triage.evidence_ha import HA_READERS
 from ktop.analysis.triage.paths import PATHS, EvidenceSpec, PathSpec
+from ktop.analysis.triage.readers import READERS
 from ktop.analysis.triage.types import (
     Capacity,
     Evidence,
@@ -30,8 +29,6 @@ STATUS_OF = {
     Severity.INFO: Status.OK,
     Severity.OK: Status.OK,
 }
-READERS = {**MAIN_READERS, **HA_READERS}
-"""Evidence ID -> reader."""
 CONFINED = 0.9
 """A cause shared by this share of the affected pods or nodes is 'confined' to it."""
 

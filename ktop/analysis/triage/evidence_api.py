@@ -1,0 +1,243 @@
+"""Evidence readers of APF and the apiservers (see :mod:`ktop.analysis.triage.evidence`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ktop.analysis.findings import Severity
+from ktop.analysis.triage.baseline import NO_BASELINE
+from ktop.analysis.triage.evidence import (
+    NOT_COLLECTED,
+    Context,
+    EvidenceReading,
+    Reader,
+    api_rows,
+    fmt_rate,
+    fmt_s,
+    graded,
+    unknown,
+    worst_reading,
+    worst_row,
+)
+from ktop.analysis.triage.evidence_specs import EvidenceSpec
+from ktop.model.signals import key as signal_key
+from ktop.model.snapshot import ApiserverRow
+from ktop.model.values import Val
+
+
+def apf_rejected(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``apf.rejected``."""
+    a = ctx.snap.apf
+    if a.unknown_reason:
+        return unknown(a.unknown_reason)
+    rows = [(r.priority_level, r.rejected_total_per_s) for r in a.levels]
+    return worst_reading(spec, rows, "priority level", fmt_rate, "apf.rejected_per_s")
+
+
+def apf_wait(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``apf.wait_p99``."""
+    a = ctx.snap.apf
+    if a.unknown_reason:
+        return unknown(a.unknown_reason)
+    rows = [(r.priority_level, r.wait_p99_s) for r in a.levels]
+    return worst_reading(spec, rows, "priority level", fmt_s, "apf.wait_p99_s")
+
+
+def apf_flow(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``apf.dominant_flow``."""
+    a = ctx.snap.apf
+    if a.unknown_reason:
+        return unknown(a.unknown_reason)
+    busiest = worst_row([(r.priority_level, r.in_queue) for r in a.levels])
+    if busiest is None:
+        return unknown("queue lengths unknown")
+    level, queued = busiest
+    if queued.or_(0.0) <= 0:  # a share of nothing is not a number
+        return EvidenceReading(Severity.OK, None, "no request is queued")
+    flows = [(f.flow_schema, f.in_queue) for f in a.flows if f.priority_level == level]
+    top = worst_row(flows)
+    if top is None:
+        return unknown(f"per-flow-schema queues of {level} unknown")
+    share = top[1].or_(0.0) / queued.or_(1.0)
+    detail = f"{top[0]} holds {top[1].or_(0):.0f} of {queued.or_(0):.0f} queued in {level}"
+    return graded(spec, Val.of(share), detail)
+
+
+# ------------------------------------------------------------------ apiservers
+
+
+def _api_unknown(ctx: Context) -> EvidenceReading | None:
+    a = ctx.snap.apiservers
+    if not a.instances:
+        return unknown(a.unknown_reason or "no apiserver seen")
+    if not api_rows(ctx):
+        return unknown("; ".join(f"{r.instance}: {r.error}" for r in a.instances))
+    return None
+
+
+def api_throttled(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``api.throttled``."""
+    if (u := _api_unknown(ctx)) is not None:
+        return u
+    rows = [(r.instance, r.throttled_per_s) for r in api_rows(ctx)]
+    return worst_reading(spec, rows, "instance", fmt_rate, "api.throttled_per_s")
+
+
+def api_write(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``api.write_p99``."""
+    if (u := _api_unknown(ctx)) is not None:
+        return u
+    return worst_reading(
+        spec, [(r.instance, r.write_p99_s) for r in api_rows(ctx)], "instance", fmt_s
+    )
+
+
+def _baseline_unknown(ctx: Context) -> EvidenceReading | None:
+    if ctx.baseline is None:
+        return unknown(NO_BASELINE)
+    if not ctx.baseline.ready:
+        return unknown(ctx.baseline.describe())
+    return None
+
+
+def _vs_baseline(
+    ctx: Context,
+    spec: EvidenceSpec,
+    field: Callable[[ApiserverRow], Val],
+    metric: str,
+    what: str,
+    fmt: Callable[[float], str],
+) -> EvidenceReading:
+    """The worst instance's reading / its signal's baseline median."""
+    if (u := _api_unknown(ctx)) is not None:
+        return u
+    if (u := _baseline_unknown(ctx)) is not None:
+        return u
+    assert ctx.baseline is not None and spec.threshold is not None
+    rows: list[tuple[float, str, str, float]] = []
+    for r in api_rows(ctx):
+        sig = signal_key(metric, r.instance)
+        now, base = field(r), ctx.baseline.of(sig)
+        if base is not None and base.median > 0 and now.value is not None:
+            ratio = now.value / base.median
+            detail = (
+                f"{r.instance}: {ratio:.2f}x ({fmt(now.value)} against a median of "
+                f"{fmt(base.median)} over {base.samples} points of {ctx.baseline.name})"
+            )
+            rows.append((ratio, detail, sig, base.median))
+    if not rows:
+        return unknown(ctx.baseline.lacks(what) + " for any instance answering now")
+    ratio, detail, sig, median = max(rows)
+    # the signal itself crosses the relative threshold at that multiple of its median
+    return graded(spec, Val.of(ratio), detail).on(sig, spec.threshold.fires_at * median)
+
+
+def _cores(x: float) -> str:
+    return f"{x:.2f} cores"
+
+
+def _mib(x: float) -> str:
+    return f"{x / 2**20:.0f} MiB"
+
+
+def api_cpu(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``api.cpu_vs_baseline``."""
+    return _vs_baseline(ctx, spec, lambda r: r.cpu_cores, "api.cpu_cores", "CPU", _cores)
+
+
+def api_memory(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``api.memory_vs_baseline``."""
+    return _vs_baseline(ctx, spec, lambda r: r.rss_bytes, "api.rss_bytes", "memory", _mib)
+
+
+def api_requests(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``api.requests_vs_baseline``: the summed rate / the sum of the medians,
+    over the instances that have both.
+    """
+    if (u := _api_unknown(ctx)) is not None:
+        return u
+    if (u := _baseline_unknown(ctx)) is not None:
+        return u
+    assert ctx.baseline is not None
+    now_sum = base_sum = 0.0
+    used = 0
+    for r in api_rows(ctx):
+        base = ctx.baseline.of(signal_key("api.requests_per_s", r.instance))
+        if base is not None and r.requests_per_s.value is not None:
+            now_sum += r.requests_per_s.value
+            base_sum += base.median
+            used += 1
+    if not used:
+        return unknown(ctx.baseline.lacks("request rates") + " for any instance answering now")
+    if base_sum <= 0:
+        return unknown(f"the request rate's median in {ctx.baseline.name} is 0")
+    ratio = now_sum / base_sum
+    detail = (
+        f"{ratio:.2f}x: {now_sum:.1f}/s against medians summing to {base_sum:.1f}/s "
+        f"({used} instances, {ctx.baseline.name})"
+    )
+    return graded(spec, Val.of(ratio), detail)
+
+
+def api_skew(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``api.request_skew``."""
+    a = ctx.snap.apiservers
+    r = graded(spec, a.request_skew, f"max / mean requests/s {a.request_skew.or_(0):.2f}x")
+    return r.on(signal_key("api.request_skew"))
+
+
+def api_watch_skew(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``api.watch_skew``."""
+    a = ctx.snap.apiservers
+    r = graded(spec, a.watch_skew, f"max / mean watches {a.watch_skew.or_(0):.2f}x")
+    return r.on(signal_key("api.watch_skew"))
+
+
+def api_restart(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``api.recent_restart``."""
+    if (u := _api_unknown(ctx)) is not None:
+        return u
+    starts = [(r.instance, r.start_time.value) for r in api_rows(ctx)]
+    known = [(n, t) for n, t in starts if t is not None]
+    if not known:
+        return unknown("process_start_time_seconds not exposed")
+    name, t = max(known, key=lambda x: x[1])
+    up = max(0.0, ctx.snap.at - t)
+    return graded(spec, Val.of(up), f"{name} started {up:.0f} s before the snapshot")
+
+
+def api_reachable(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``cp.apiservers``."""
+    a = ctx.snap.apiservers
+    if not a.instances:
+        return unknown(a.unknown_reason or "no apiserver seen")
+    down = [r for r in a.instances if r.error]
+    detail = f"{len(a.instances) - len(down)} of {len(a.instances)} answer" + (
+        "; " + "; ".join(f"{r.instance}: {r.error}" for r in down) if down else ""
+    )
+    if len(down) == len(a.instances):
+        return EvidenceReading(Severity.CRITICAL, float(len(down)), detail)
+    return EvidenceReading(Severity.WARNING if down else Severity.OK, float(len(down)), detail)
+
+
+def api_webhooks(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``api.webhooks``."""
+    return unknown(NOT_COLLECTED)
+
+
+API_READERS: dict[str, Reader] = {
+    "apf.rejected": apf_rejected,
+    "apf.wait_p99": apf_wait,
+    "apf.dominant_flow": apf_flow,
+    "api.throttled": api_throttled,
+    "api.write_p99": api_write,
+    "api.cpu_vs_baseline": api_cpu,
+    "api.memory_vs_baseline": api_memory,
+    "api.requests_vs_baseline": api_requests,
+    "api.webhooks": api_webhooks,
+    "api.request_skew": api_skew,
+    "api.watch_skew": api_watch_skew,
+    "api.recent_restart": api_restart,
+    "cp.apiservers": api_reachable,
+}
+"""Evidence ID -> reader, for APF and the apiservers."""

@@ -1,0 +1,114 @@
+"""Evidence readers of etcd (see :mod:`ktop.analysis.triage.evidence`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ktop.analysis import catalogue as c
+from ktop.analysis.findings import Severity
+from ktop.analysis.triage.evidence import (
+    Context,
+    EvidenceReading,
+    Reader,
+    fmt_count,
+    fmt_rate,
+    fmt_ratio,
+    fmt_s,
+    unknown,
+    worst_reading,
+)
+from ktop.analysis.triage.evidence_specs import EvidenceSpec
+from ktop.model.signals import key as signal_key
+from ktop.model.snapshot import EtcdMemberRow
+from ktop.model.values import Val
+
+
+def _etcd_rows(ctx: Context) -> list[EtcdMemberRow]:
+    return [m for m in ctx.snap.etcd.members if not m.error]
+
+
+def _etcd_reading(
+    ctx: Context,
+    spec: EvidenceSpec,
+    field: Callable[[EtcdMemberRow], Val],
+    fmt: Callable[[float], str],
+    metric: str = "",
+) -> EvidenceReading:
+    e = ctx.snap.etcd
+    if e.unknown_reason:
+        return unknown(e.unknown_reason)
+    rows = _etcd_rows(ctx)
+    if not rows:
+        return unknown("; ".join(f"{m.instance}: {m.error}" for m in e.members) or "no member")
+    return worst_reading(spec, [(m.instance, field(m)) for m in rows], "member", fmt, metric)
+
+
+def etcd_leader(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``etcd.has_leader``."""
+    e = ctx.snap.etcd
+    if e.unknown_reason:
+        return unknown(e.unknown_reason)
+    rows = _etcd_rows(ctx)
+    if not rows:
+        return unknown("; ".join(f"{m.instance}: {m.error}" for m in e.members) or "no member")
+    if all(m.has_leader.value is None for m in rows):
+        return unknown("etcd_server_has_leader not exposed")
+    without = [m.instance for m in rows if m.has_leader.value == 0]
+    if not without:
+        return EvidenceReading(Severity.OK, 0.0, f"leader {e.leader or '?'}")
+    detail = f"without a leader: {', '.join(without)}"
+    reading = EvidenceReading(Severity.CRITICAL, float(len(without)), detail)
+    return reading.on(signal_key("etcd.has_leader", without[0]), c.ETCD_NO_LEADER_BELOW)
+
+
+def etcd_changes(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``etcd.leader_changes``; a lifetime count (one scrape) cannot be graded."""
+    r = _etcd_reading(ctx, spec, lambda m: m.leader_changes, fmt_count)
+    rows = _etcd_rows(ctx)
+    lifetime = [m for m in rows if m.leader_changes.lifetime]
+    if lifetime and not any(m.leader_changes.known and not m.leader_changes.lifetime for m in rows):
+        counts = ", ".join(f"{m.instance} {m.leader_changes.or_(0):.0f}" for m in lifetime)
+        return unknown(
+            f"lifetime counts only ({counts}; they include the first election): "
+            "changes within a window need two scrapes"
+        )
+    return r
+
+
+def etcd_fsync(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``etcd.wal_fsync_p99``."""
+    return _etcd_reading(ctx, spec, lambda m: m.wal_fsync_p99_s, fmt_s, "etcd.fsync_p99_s")
+
+
+def etcd_commit(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``etcd.backend_commit_p99``."""
+    return _etcd_reading(ctx, spec, lambda m: m.backend_commit_p99_s, fmt_s, "etcd.commit_p99_s")
+
+
+def etcd_quota(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``etcd.db_quota``."""
+    return _etcd_reading(ctx, spec, lambda m: m.db_quota_ratio, fmt_ratio, "etcd.db_quota_ratio")
+
+
+def etcd_frag(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``etcd.fragmentation``."""
+    return _etcd_reading(ctx, spec, lambda m: m.fragmentation, fmt_ratio, "etcd.fragmentation")
+
+
+def etcd_proposals(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``etcd.failed_proposals``."""
+    return _etcd_reading(
+        ctx, spec, lambda m: m.proposals_failed_per_s, fmt_rate, "etcd.proposals_failed_per_s"
+    )
+
+
+ETCD_READERS: dict[str, Reader] = {
+    "etcd.has_leader": etcd_leader,
+    "etcd.leader_changes": etcd_changes,
+    "etcd.wal_fsync_p99": etcd_fsync,
+    "etcd.backend_commit_p99": etcd_commit,
+    "etcd.db_quota": etcd_quota,
+    "etcd.fragmentation": etcd_frag,
+    "etcd.failed_proposals": etcd_proposals,
+}
+"""Evidence ID -> reader, for etcd."""

@@ -1,0 +1,107 @@
+"""Evidence readers of nodes and failure domains (see :mod:`ktop.analysis.triage.evidence`)."""
+
+from __future__ import annotations
+
+from ktop.analysis import catalogue as c
+from ktop.analysis.findings import Severity
+from ktop.analysis.triage.evidence import (
+    Context,
+    EvidenceReading,
+    Reader,
+    api_rows,
+    feed_reason,
+    graded,
+    unknown,
+)
+from ktop.analysis.triage.evidence_specs import EvidenceSpec
+from ktop.model.events import FEED_LEASES
+from ktop.model.signals import key as signal_key
+from ktop.model.snapshot import ZoneState
+
+
+def nodes_disruption(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``nodes.zone_disruption``."""
+    n = ctx.snap.nodes
+    if not n.nodes_known:
+        return unknown(n.nodes_reason or "nodes not listed")
+    if n.total == 0:  # "0 of 0 nodes not Ready" would read as healthy
+        return unknown("the node list holds no node")
+    bad = [
+        z for z in n.zones if z.state in (ZoneState.PARTIAL_DISRUPTION, ZoneState.FULL_DISRUPTION)
+    ]
+    unhealthy = n.not_ready + n.unknown
+    detail = f"{unhealthy} of {n.total} nodes not Ready" + (
+        "; " + ", ".join(f"{z.zone or '(no zone)'} {z.state}" for z in bad) if bad else ""
+    )
+    sev = Severity.CRITICAL if bad else (Severity.WARNING if unhealthy else Severity.OK)
+    reading = EvidenceReading(sev, float(len(bad)), detail)
+    if not unhealthy:
+        return reading
+    # since when the worst zone has had nodes not Ready (as KT-NODE-001/002 measure it)
+    worst = max(bad or n.zones, key=lambda z: z.unhealthy)
+    return reading.on(signal_key("nodes.unhealthy", worst.zone), c.NODE_UNHEALTHY_ABOVE)
+
+
+def nodes_domain(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``nodes.domain_share``."""
+    n = ctx.snap.nodes
+    if not n.nodes_known:
+        return unknown(n.nodes_reason or "nodes not listed")
+    unhealthy = n.not_ready + n.unknown
+    if unhealthy == 0 or not n.zones:
+        return EvidenceReading(Severity.OK, None, "no node is not Ready")
+    worst = max(n.zones, key=lambda z: z.unhealthy)
+    share = worst.unhealthy / unhealthy
+    detail = f"{worst.unhealthy} of {unhealthy} not-Ready nodes in {worst.zone or '(no zone)'}"
+    assert spec.threshold is not None
+    if not spec.threshold.grade(share):
+        return EvidenceReading(Severity.OK, share, f"{detail}: spread over zones")
+    # confined to one zone: a pointer at that zone's shared parts, never an ok mark (and
+    # never a suspect alone); too few nodes or a single zone say nothing of a domain
+    if len(n.zones) < 2:
+        return EvidenceReading(Severity.INFO, share, f"{detail}: a note, the only zone known")
+    if unhealthy < c.NODE_DOMAIN_MIN_UNHEALTHY:
+        return EvidenceReading(
+            Severity.INFO,
+            share,
+            f"{detail}: a note, too few to point at a zone "
+            f"(fewer than {c.NODE_DOMAIN_MIN_UNHEALTHY} not Ready)",
+        )
+    return EvidenceReading(Severity.WARNING, share, f"{detail}: confined to one zone")
+
+
+def nodes_lease(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``nodes.lease_lag_p99``."""
+    n = ctx.snap.nodes
+    if not n.nodes_known:
+        return unknown(n.nodes_reason or "nodes not listed")
+    lag = n.lease_lag_p99_s
+    if lag.value is None and not lag.empty:
+        return unknown(feed_reason(ctx.snap, FEED_LEASES, lag.reason))
+    return graded(spec, lag, f"p99 {lag.or_(0):.0f} s").on(signal_key("nodes.lease_lag_p99_s"))
+
+
+def heartbeat_share(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``axis.heartbeat_share``."""
+    hb = ctx.snap.nodes.heartbeat_writes_per_s
+    writes = [r.writes_per_s for r in api_rows(ctx)]
+    if hb.value is None:
+        return unknown(hb.reason)
+    if not writes or any(w.value is None for w in writes):
+        return unknown("apiserver write rates unknown (two scrapes needed)")
+    total = sum(w.or_(0.0) for w in writes)
+    if total <= 0:
+        return EvidenceReading(Severity.OK, None, "no apiserver writes")
+    share = hb.value / total
+    assert spec.threshold is not None
+    detail = f"{hb.value:.1f} heartbeat writes/s of {total:.1f} writes/s"
+    return EvidenceReading(min(Severity.INFO, spec.threshold.grade(share)), share, detail)
+
+
+NODE_READERS: dict[str, Reader] = {
+    "nodes.zone_disruption": nodes_disruption,
+    "nodes.domain_share": nodes_domain,
+    "nodes.lease_lag_p99": nodes_lease,
+    "axis.heartbeat_share": heartbeat_share,
+}
+"""Evidence ID -> reader, for nodes and failure domains."""

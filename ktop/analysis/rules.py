@@ -15,7 +15,7 @@ from dataclasses import replace
 from ktop.analysis import catalogue as c
 from ktop.analysis.findings import Finding, Severity
 from ktop.model.events import Area, PodWait
-from ktop.model.signals import key
+from ktop.model.reading import key
 from ktop.model.snapshot import (
     ApiserverRow,
     ClusterSnapshot,

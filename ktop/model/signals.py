@@ -21,220 +21,47 @@ How to add a reading: docs/architecture.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Iterator
 
 from ktop.model import limits
-from ktop.model.area_metrics_only import split_zone_key
-from ktop.model.events import Area, Component, PodWait
-from ktop.model.grading import Severity, Threshold
+from ktop.model.events import Area, Component
+from ktop.model.extractors import (
+    attempts,
+    inflight,
+    lease_lag,
+    per_instance,
+    per_level,
+    per_member,
+    per_zone,
+    queues,
+    reason_pods,
+    reclaimable,
+    waiting_pods,
+    whole,
+    zone_of,
+    zones_unhealthy,
+)
+from ktop.model.promql import (
+    DB_QUOTA,
+    FRAGMENTATION,
+    REQUEST_SKEW,
+    WATCH_SKEW,
+    WATCHES,
+    ZONE_UNHEALTHY,
+    p99_by,
+    rate_by,
+    select,
+)
+from ktop.model.reading import Chart, Reading, key
 from ktop.model.series import WINDOW_S
-from ktop.model.snapshot import ClusterSnapshot, EtcdMemberRow
-from ktop.model.values import Val, sum_vals
-
-QUANTILE = 0.99
-"""The quantile of every ``p99`` signal."""
-
-
-Combine = Literal["sum", "max"]
-Extract = Callable[[ClusterSnapshot], Iterable[tuple[str, Val]]]
-"""Reads a reading from a snapshot: ``(subject, value)`` for every subject it has."""
-
-
-@dataclass(frozen=True, slots=True)
-class Chart:
-    """A reading's chart in its area's drill-down (and sparkline in its overview panel)."""
-
-    combine: Combine
-    """How its subjects become one line: summed, or the worst (largest) one."""
-    title: str
-    rank: int
-    """Its place among the area's charts, most telling first (lowest first)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Reading:
-    """One reading: what it is, how it is read, graded and charted, and how Prometheus
-    computes it.
-
-    ``promql`` has two placeholders: ``{job}`` (the component's job regular
-    expression) and ``{w}`` (the observation window in seconds). It groups
-    by ``subject_label`` (or by nothing for cluster-wide signals). Rates
-    are ``rate(counter[w])`` and quantiles ``histogram_quantile(q, sum by
-    (subject, le) (rate(bucket[w])))``: the same as ktop's own windowed math
-    (``ktop/model/series.py``), see docs/panes.md.
-    """
-
-    metric: str
-    """The reading's id: the metric part of its history keys and its JSON name."""
-    label: str
-    """Its title where it is shown (a chart's axis, a sparkline's label)."""
-    unit: str
-    component: Component | None
-    subject_label: str = ""
-    promql: str = ""
-    higher_is_worse: bool = True
-    subject_of: Callable[[str], str] | None = None
-    """Turns the value of ``subject_label`` in Prometheus' answer into the subject the
-    snapshot uses (None: the same string)."""
-    area: Area | None = None
-    extract: Extract | None = None
-    threshold: Threshold | None = None
-    """What grades it (the screen's colour, a finding's trend); None: it is context."""
-    chart: Chart | None = None
-
-    def status(self, v: Val) -> Severity:
-        """How ``v`` grades: by the reading's threshold; unknown is never OK (a value
-        with nothing to measure is); a reading without a threshold is OK when known.
-        """
-        if self.threshold is not None:
-            return self.threshold.grade_val(v)
-        if v.value is None and not v.empty:
-            return Severity.UNKNOWN
-        return Severity.OK
-
-
-def _rate(expr: str, by: str) -> str:
-    return f"sum by ({by}) (rate({expr}[{{w}}s]))"
-
-
-def _p99(family: str, by: str, extra: str = "") -> str:
-    sel = f'{family}_bucket{{{{job=~"{{job}}"{extra}}}}}'
-    return f"histogram_quantile({QUANTILE}, sum by ({by}, le) (rate({sel}[{{w}}s])))"
-
-
-def _sel(name: str, extra: str = "") -> str:
-    return f'{name}{{{{job=~"{{job}}"{extra}}}}}'
-
-
-_WATCHES = "sum by (instance) (" + _sel("apiserver_longrunning_requests", ',verb="WATCH"') + ")"
-_REQ_BY_INST = "sum by (instance) (rate(" + _sel("apiserver_request_total") + "[{w}s]))"
-_REQUEST_SKEW = f"max({_REQ_BY_INST}) / avg({_REQ_BY_INST})"
-_WATCH_SKEW = f"max({_WATCHES}) / avg({_WATCHES})"
-_DB_QUOTA = (
-    "sum by (instance) ("
-    + _sel("etcd_mvcc_db_total_size_in_bytes")
-    + ") / sum by (instance) ("
-    + _sel("etcd_server_quota_backend_bytes")
-    + ")"
-)
-_FRAGMENTATION = (
-    "1 - sum by (instance) ("
-    + _sel("etcd_mvcc_db_total_size_in_use_in_bytes")
-    + ") / sum by (instance) ("
-    + _sel("etcd_mvcc_db_total_size_in_bytes")
-    + ")"
-)
-# only the leading controller-manager exports the zone gauges: max, not sum, so that a
-# hand-over (two leaders' series for a moment) does not count a zone twice
-_ZONE_UNHEALTHY = "max by (zone) (" + _sel("node_collector_unhealthy_nodes_in_zone") + ")"
-
-
-def _zone_of(zone_key: str) -> str:
-    """The zone of the node lifecycle controller's ``region:\\x00:zone`` label."""
-    return split_zone_key(zone_key)[1]
-
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.values import Val
 
 _API = Component.APISERVER
 _ETCD = Component.ETCD
 _SCHED = Component.SCHEDULER
 PL = "priority_level"
 INST = "instance"
-
-# Extractors: how each reading is read from a snapshot (pure, one per shape of area).
-
-
-def _per_level(attr: str) -> Extract:
-    def read(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
-        for row in s.apf.levels:
-            yield row.priority_level, getattr(row, attr)
-
-    return read
-
-
-def _per_instance(attr: str) -> Extract:
-    def read(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
-        for row in s.apiservers.instances:
-            yield row.instance, getattr(row, attr)
-
-    return read
-
-
-def _inflight(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
-    for a in s.apiservers.instances:
-        yield a.instance, sum_vals([a.inflight_readonly, a.inflight_mutating])
-
-
-def _whole(read: Callable[[ClusterSnapshot], Val]) -> Extract:
-    """A cluster-wide reading (its subject is empty)."""
-    return lambda s: (("", read(s)),)
-
-
-def _per_member(attr: str) -> Extract:
-    def read(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
-        for m in s.etcd.members:
-            yield m.instance, getattr(m, attr)
-
-    return read
-
-
-def reclaimable_bytes(m: EtcdMemberRow) -> Val:
-    """What a defragmentation would give back: the database's size minus what it uses."""
-    size, in_use = m.db_size_bytes.value, m.db_in_use_bytes.value
-    if size is None or in_use is None:
-        return Val.unknown(m.db_size_bytes.reason or m.db_in_use_bytes.reason or "db size unknown")
-    return Val.of(max(size - in_use, 0.0))
-
-
-def _reclaimable(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
-    for m in s.etcd.members:
-        yield m.instance, reclaimable_bytes(m)
-
-
-def _queues(s: ClusterSnapshot) -> Iterable[tuple[str, Val]]:
-    return s.scheduler.queue.items()
-
-
-def _attempts(s: ClusterSnapshot) -> Iterable[tuple[str, Val]]:
-    return s.scheduler.attempts_per_s.items()
-
-
-def _reason_pods(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
-    if s.scheduler.pods_known:
-        for reason in s.scheduler.reasons[:TOP_REASONS]:
-            yield reason.reason, Val.of(reason.pods)
-
-
-def _waiting_pods(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
-    if s.scheduler.pods_known:
-        for wait in PodWait:
-            yield wait.value, Val.of(s.scheduler.pending_by_wait.get(wait, 0))
-
-
-def _zones_unhealthy(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
-    n = s.nodes
-    if n.nodes_known:
-        for z in n.zones:
-            yield z.zone, Val.of(z.unhealthy)
-    elif n.metrics_only is not None:
-        # metrics-only: the node lifecycle controller's own count per zone
-        for zh in n.metrics_only.zones:
-            yield zh.zone, Val.of(zh.unhealthy)
-
-
-def _per_zone(attr: str) -> Extract:
-    def read(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
-        if s.nodes.nodes_known:
-            for z in s.nodes.zones:
-                yield z.zone, Val.of(getattr(z, attr))
-
-    return read
-
-
-def _lease_lag(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
-    if s.nodes.nodes_known:
-        yield "", s.nodes.lease_lag_p99_s
 
 
 SIGNALS: tuple[Reading, ...] = (
@@ -244,9 +71,9 @@ SIGNALS: tuple[Reading, ...] = (
         "",
         _API,
         PL,
-        f"sum by ({PL}) ({_sel('apiserver_flowcontrol_current_inqueue_requests')})",
+        f"sum by ({PL}) ({select('apiserver_flowcontrol_current_inqueue_requests')})",
         area=Area.APF,
-        extract=_per_level("in_queue"),
+        extract=per_level("in_queue"),
         threshold=limits.APF_IN_QUEUE,
         chart=Chart("sum", "in queue, all priority levels", 2),
     ),
@@ -256,9 +83,9 @@ SIGNALS: tuple[Reading, ...] = (
         "",
         _API,
         PL,
-        f"sum by ({PL}) ({_sel('apiserver_flowcontrol_current_executing_requests')})",
+        f"sum by ({PL}) ({select('apiserver_flowcontrol_current_executing_requests')})",
         area=Area.APF,
-        extract=_per_level("executing"),
+        extract=per_level("executing"),
         chart=Chart("sum", "executing, all priority levels", 4),
     ),
     Reading(
@@ -267,9 +94,9 @@ SIGNALS: tuple[Reading, ...] = (
         "/s",
         _API,
         PL,
-        _rate(_sel("apiserver_flowcontrol_rejected_requests_total"), PL),
+        rate_by(select("apiserver_flowcontrol_rejected_requests_total"), PL),
         area=Area.APF,
-        extract=_per_level("rejected_total_per_s"),
+        extract=per_level("rejected_total_per_s"),
         threshold=limits.APF_REJECTIONS,
         chart=Chart("sum", "rejected/s, all priority levels", 1),
     ),
@@ -279,9 +106,9 @@ SIGNALS: tuple[Reading, ...] = (
         "s",
         _API,
         PL,
-        _p99("apiserver_flowcontrol_request_wait_duration_seconds", PL),
+        p99_by("apiserver_flowcontrol_request_wait_duration_seconds", PL),
         area=Area.APF,
-        extract=_per_level("wait_p99_s"),
+        extract=per_level("wait_p99_s"),
         threshold=limits.APF_WAIT_P99,
         chart=Chart("max", "wait p99, worst priority level", 3),
     ),
@@ -291,9 +118,9 @@ SIGNALS: tuple[Reading, ...] = (
         "/s",
         _API,
         INST,
-        _rate(_sel("apiserver_request_total"), INST),
+        rate_by(select("apiserver_request_total"), INST),
         area=Area.APISERVERS,
-        extract=_per_instance("requests_per_s"),
+        extract=per_instance("requests_per_s"),
         chart=Chart("sum", "requests/s, all instances", 1),
     ),
     Reading(
@@ -302,9 +129,9 @@ SIGNALS: tuple[Reading, ...] = (
         "",
         _API,
         INST,
-        f"sum by ({INST}) ({_sel('apiserver_current_inflight_requests')})",
+        f"sum by ({INST}) ({select('apiserver_current_inflight_requests')})",
         area=Area.APISERVERS,
-        extract=_inflight,
+        extract=inflight,
         chart=Chart("sum", "inflight, all instances", 3),
     ),
     Reading(
@@ -313,9 +140,9 @@ SIGNALS: tuple[Reading, ...] = (
         "",
         _API,
         INST,
-        _WATCHES,
+        WATCHES,
         area=Area.APISERVERS,
-        extract=_per_instance("watches"),
+        extract=per_instance("watches"),
         chart=Chart("sum", "watches, all instances", 4),
     ),
     Reading(
@@ -324,9 +151,9 @@ SIGNALS: tuple[Reading, ...] = (
         "",
         _API,
         INST,
-        _rate(_sel("process_cpu_seconds_total"), INST),
+        rate_by(select("process_cpu_seconds_total"), INST),
         area=Area.APISERVERS,
-        extract=_per_instance("cpu_cores"),
+        extract=per_instance("cpu_cores"),
         chart=Chart("max", "CPU cores, busiest instance", 5),
     ),
     Reading(
@@ -335,9 +162,9 @@ SIGNALS: tuple[Reading, ...] = (
         "B",
         _API,
         INST,
-        f"sum by ({INST}) ({_sel('process_resident_memory_bytes')})",
+        f"sum by ({INST}) ({select('process_resident_memory_bytes')})",
         area=Area.APISERVERS,
-        extract=_per_instance("rss_bytes"),
+        extract=per_instance("rss_bytes"),
         chart=Chart("max", "memory, largest instance", 6),
     ),
     Reading(
@@ -346,9 +173,9 @@ SIGNALS: tuple[Reading, ...] = (
         "/s",
         _API,
         INST,
-        _rate(_sel("apiserver_request_total", ',code="429"'), INST),
+        rate_by(select("apiserver_request_total", ',code="429"'), INST),
         area=Area.APISERVERS,
-        extract=_per_instance("throttled_per_s"),
+        extract=per_instance("throttled_per_s"),
         threshold=limits.API_THROTTLED,
         chart=Chart("sum", "429/s, all instances", 2),
     ),
@@ -358,9 +185,9 @@ SIGNALS: tuple[Reading, ...] = (
         "/s",
         _API,
         INST,
-        _rate(_sel("apiserver_request_terminations_total"), INST),
+        rate_by(select("apiserver_request_terminations_total"), INST),
         area=Area.APISERVERS,
-        extract=_per_instance("terminations_per_s"),
+        extract=per_instance("terminations_per_s"),
         threshold=limits.API_TERMINATIONS,
     ),
     Reading(
@@ -369,9 +196,9 @@ SIGNALS: tuple[Reading, ...] = (
         "x",
         _API,
         "",
-        _REQUEST_SKEW,
+        REQUEST_SKEW,
         area=Area.APISERVERS,
-        extract=_whole(lambda s: s.apiservers.request_skew),
+        extract=whole(lambda s: s.apiservers.request_skew),
         threshold=limits.API_SKEW,
     ),
     Reading(
@@ -380,9 +207,9 @@ SIGNALS: tuple[Reading, ...] = (
         "x",
         _API,
         "",
-        _WATCH_SKEW,
+        WATCH_SKEW,
         area=Area.APISERVERS,
-        extract=_whole(lambda s: s.apiservers.watch_skew),
+        extract=whole(lambda s: s.apiservers.watch_skew),
         threshold=limits.API_SKEW,
     ),
     Reading(
@@ -391,9 +218,9 @@ SIGNALS: tuple[Reading, ...] = (
         "s",
         _ETCD,
         INST,
-        _p99("etcd_disk_wal_fsync_duration_seconds", INST),
+        p99_by("etcd_disk_wal_fsync_duration_seconds", INST),
         area=Area.ETCD,
-        extract=_per_member("wal_fsync_p99_s"),
+        extract=per_member("wal_fsync_p99_s"),
         threshold=limits.ETCD_FSYNC_P99,
         chart=Chart("max", "WAL fsync p99, worst member", 1),
     ),
@@ -403,9 +230,9 @@ SIGNALS: tuple[Reading, ...] = (
         "s",
         _ETCD,
         INST,
-        _p99("etcd_disk_backend_commit_duration_seconds", INST),
+        p99_by("etcd_disk_backend_commit_duration_seconds", INST),
         area=Area.ETCD,
-        extract=_per_member("backend_commit_p99_s"),
+        extract=per_member("backend_commit_p99_s"),
         threshold=limits.ETCD_COMMIT_P99,
         chart=Chart("max", "backend commit p99, worst member", 2),
     ),
@@ -415,9 +242,9 @@ SIGNALS: tuple[Reading, ...] = (
         "",
         _ETCD,
         INST,
-        f"sum by ({INST}) ({_sel('etcd_server_proposals_pending')})",
+        f"sum by ({INST}) ({select('etcd_server_proposals_pending')})",
         area=Area.ETCD,
-        extract=_per_member("proposals_pending"),
+        extract=per_member("proposals_pending"),
         chart=Chart("sum", "proposals pending, all members", 3),
     ),
     Reading(
@@ -426,9 +253,9 @@ SIGNALS: tuple[Reading, ...] = (
         "B",
         _ETCD,
         INST,
-        f"sum by ({INST}) ({_sel('etcd_mvcc_db_total_size_in_bytes')})",
+        f"sum by ({INST}) ({select('etcd_mvcc_db_total_size_in_bytes')})",
         area=Area.ETCD,
-        extract=_per_member("db_size_bytes"),
+        extract=per_member("db_size_bytes"),
         chart=Chart("max", "db size, largest member", 4),
     ),
     Reading(
@@ -437,10 +264,10 @@ SIGNALS: tuple[Reading, ...] = (
         "",
         _ETCD,
         INST,
-        f"sum by ({INST}) ({_sel('etcd_server_is_leader')})",
+        f"sum by ({INST}) ({select('etcd_server_is_leader')})",
         higher_is_worse=False,
         area=Area.ETCD,
-        extract=_per_member("is_leader"),
+        extract=per_member("is_leader"),
     ),
     Reading(
         "etcd.proposals_failed_per_s",
@@ -448,9 +275,9 @@ SIGNALS: tuple[Reading, ...] = (
         "/s",
         _ETCD,
         INST,
-        _rate(_sel("etcd_server_proposals_failed_total"), INST),
+        rate_by(select("etcd_server_proposals_failed_total"), INST),
         area=Area.ETCD,
-        extract=_per_member("proposals_failed_per_s"),
+        extract=per_member("proposals_failed_per_s"),
         threshold=limits.ETCD_FAILED_PROPOSALS,
     ),
     Reading(
@@ -459,9 +286,9 @@ SIGNALS: tuple[Reading, ...] = (
         "x",
         _ETCD,
         INST,
-        _DB_QUOTA,
+        DB_QUOTA,
         area=Area.ETCD,
-        extract=_per_member("db_quota_ratio"),
+        extract=per_member("db_quota_ratio"),
         threshold=limits.ETCD_QUOTA,
     ),
     Reading(
@@ -470,9 +297,9 @@ SIGNALS: tuple[Reading, ...] = (
         "x",
         _ETCD,
         INST,
-        _FRAGMENTATION,
+        FRAGMENTATION,
         area=Area.ETCD,
-        extract=_per_member("fragmentation"),
+        extract=per_member("fragmentation"),
         threshold=limits.ETCD_FRAGMENTATION,
     ),
     Reading(
@@ -482,12 +309,12 @@ SIGNALS: tuple[Reading, ...] = (
         _ETCD,
         INST,
         "sum by (instance) ("
-        + _sel("etcd_mvcc_db_total_size_in_bytes")
+        + select("etcd_mvcc_db_total_size_in_bytes")
         + " - "
-        + _sel("etcd_mvcc_db_total_size_in_use_in_bytes")
+        + select("etcd_mvcc_db_total_size_in_use_in_bytes")
         + ")",
         area=Area.ETCD,
-        extract=_reclaimable,
+        extract=reclaimable,
     ),
     Reading(
         "etcd.peer_rtt_p99_s",
@@ -495,9 +322,9 @@ SIGNALS: tuple[Reading, ...] = (
         "s",
         _ETCD,
         INST,
-        _p99("etcd_network_peer_round_trip_time_seconds", INST),
+        p99_by("etcd_network_peer_round_trip_time_seconds", INST),
         area=Area.ETCD,
-        extract=_per_member("peer_rtt_p99_s"),
+        extract=per_member("peer_rtt_p99_s"),
         threshold=limits.ETCD_PEER_RTT_P99,
     ),
     Reading(
@@ -506,10 +333,10 @@ SIGNALS: tuple[Reading, ...] = (
         "",
         _ETCD,
         INST,
-        f"sum by ({INST}) ({_sel('etcd_server_has_leader')})",
+        f"sum by ({INST}) ({select('etcd_server_has_leader')})",
         higher_is_worse=False,
         area=Area.ETCD,
-        extract=_per_member("has_leader"),
+        extract=per_member("has_leader"),
     ),
     Reading(
         "sched.pending",
@@ -517,9 +344,9 @@ SIGNALS: tuple[Reading, ...] = (
         "",
         _SCHED,
         "queue",
-        f"sum by (queue) ({_sel('scheduler_pending_pods')})",
+        f"sum by (queue) ({select('scheduler_pending_pods')})",
         area=Area.SCHEDULER,
-        extract=_queues,
+        extract=queues,
         chart=Chart("sum", "pending pods, all queues", 1),
     ),
     Reading(
@@ -528,9 +355,9 @@ SIGNALS: tuple[Reading, ...] = (
         "/s",
         _SCHED,
         "result",
-        _rate(_sel("scheduler_schedule_attempts_total"), "result"),
+        rate_by(select("scheduler_schedule_attempts_total"), "result"),
         area=Area.SCHEDULER,
-        extract=_attempts,
+        extract=attempts,
         chart=Chart("sum", "scheduling attempts/s", 3),
     ),
     Reading(
@@ -540,7 +367,7 @@ SIGNALS: tuple[Reading, ...] = (
         None,
         "reason",
         area=Area.SCHEDULER,
-        extract=_reason_pods,
+        extract=reason_pods,
         chart=Chart("max", "pods blocked by the top reason", 2),
     ),
     Reading(
@@ -550,7 +377,7 @@ SIGNALS: tuple[Reading, ...] = (
         None,
         "wait",
         area=Area.SCHEDULER,
-        extract=_waiting_pods,
+        extract=waiting_pods,
     ),
     Reading(
         "nodes.unhealthy",
@@ -558,10 +385,10 @@ SIGNALS: tuple[Reading, ...] = (
         "",
         Component.CONTROLLER_MANAGER,
         "zone",
-        _ZONE_UNHEALTHY,
-        subject_of=_zone_of,
+        ZONE_UNHEALTHY,
+        subject_of=zone_of,
         area=Area.NODES,
-        extract=_zones_unhealthy,
+        extract=zones_unhealthy,
         chart=Chart("sum", "not Ready nodes (NotReady + Unknown), all zones", 1),
     ),
     Reading(
@@ -571,7 +398,7 @@ SIGNALS: tuple[Reading, ...] = (
         None,
         "zone",
         area=Area.NODES,
-        extract=_per_zone("not_ready"),
+        extract=per_zone("not_ready"),
         chart=Chart("sum", "NotReady nodes, all zones", 2),
     ),
     Reading(
@@ -581,7 +408,7 @@ SIGNALS: tuple[Reading, ...] = (
         None,
         "zone",
         area=Area.NODES,
-        extract=_per_zone("unknown"),
+        extract=per_zone("unknown"),
         chart=Chart("sum", "Unknown nodes, all zones", 3),
     ),
     Reading(
@@ -590,7 +417,7 @@ SIGNALS: tuple[Reading, ...] = (
         "s",
         None,
         area=Area.NODES,
-        extract=_lease_lag,
+        extract=lease_lag,
         threshold=limits.NODE_LEASE_LAG_P99,
         chart=Chart("max", "Lease lag p99", 4),
     ),
@@ -605,21 +432,6 @@ def area_charts(area: Area) -> tuple[Reading, ...]:
     """The readings an area charts, most telling first."""
     charted = [r for r in SIGNALS if r.area is area and r.chart is not None]
     return tuple(sorted(charted, key=lambda r: r.chart.rank if r.chart else 0))
-
-
-TOP_REASONS = 5
-"""How many FailedScheduling reasons get a history (the most pods first)."""
-
-
-def key(metric: str, subject: str = "") -> str:
-    """The history key of one signal of one subject."""
-    return f"{metric}|{subject}"
-
-
-def split_key(signal_key: str) -> tuple[str, str]:
-    """``(metric, subject)`` of a history key."""
-    metric, _, subject = signal_key.partition("|")
-    return metric, subject
 
 
 def _known(items: Iterator[tuple[str, Val]]) -> Iterator[tuple[str, float]]:

@@ -24,7 +24,8 @@ from enum import StrEnum
 
 from ktop.model.clock import fmt_age, fmt_clock
 from ktop.model.history import HistoryView, Point
-from ktop.model.signals import BY_METRIC, split_key
+from ktop.model.reading import split_key
+from ktop.model.signals import BY_METRIC
 
 MAD_SCALE = 1.4826
 """Makes the median absolute deviation estimate a standard deviation for normal data."""

@@ -35,8 +35,9 @@ from enum import Enum
 from typing import Any
 
 from ktop.model import events as ev
+from ktop.model.reading import key, split_key
 from ktop.model.series import kept_labels
-from ktop.model.signals import BY_METRIC, INST, key, split_key
+from ktop.model.signals import BY_METRIC, INST
 
 _ADDRESS = re.compile(
     r"(?:https?://)?"

@@ -24,7 +24,7 @@ from ktop.lab.util import http_json
 from ktop.model.area_apiservers import WRITE_VERBS
 from ktop.model.cluster import ClusterModel, ModelConfig
 from ktop.model.events import MetricsScraped
-from ktop.model.signals import key
+from ktop.model.reading import key
 from ktop.model.values import Val
 from ktop.sources.live.backfill import PrometheusBackfill
 from tests.e2e.cadence import cycles, deadline, lab_cadence, prometheus_first_s

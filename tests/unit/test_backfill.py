@@ -28,7 +28,8 @@ from ktop.model.events import (
     ScrapeFailed,
     Target,
 )
-from ktop.model.signals import SIGNALS, key
+from ktop.model.reading import key
+from ktop.model.signals import SIGNALS
 from ktop.model.snapshot import MetricsOnlyNodes, ZoneHealth, ZoneState
 from ktop.model.trends import Direction
 from ktop.model.values import Val

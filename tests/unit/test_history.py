@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from ktop.hub import Hub
 from ktop.model.history import CHUNK_FRAMES, History
-from ktop.model.signals import SIGNALS, read_signals, split_key
+from ktop.model.reading import split_key
+from ktop.model.signals import SIGNALS, read_signals
 from ktop.sources.sim.simulator import Simulator
 
 T0 = 1_767_225_600.0

@@ -17,7 +17,8 @@ from ktop.model.cluster import ClusterModel
 from ktop.model.events import Area, Component, MetricsScraped, Target
 from ktop.model.exposition import parse_exposition
 from ktop.model.grading import Severity
-from ktop.model.signals import BY_METRIC, SIGNALS, area_charts, key, read_signals
+from ktop.model.reading import key
+from ktop.model.signals import BY_METRIC, SIGNALS, area_charts, read_signals
 from ktop.model.values import Val
 from ktop.model.wanted import FAMILIES
 from ktop.ui.render.trend import AREA_CHARTS

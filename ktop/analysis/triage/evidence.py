@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from ktop.analysis.findings import Severity
 from ktop.analysis.triage.baseline import BaselineSource
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
-from ktop.model.signals import key as signal_key
+from ktop.model.reading import key as signal_key
 from ktop.model.snapshot import ApiserverRow, ClusterSnapshot
 from ktop.model.values import Val
 

@@ -20,7 +20,7 @@ from ktop.analysis.triage.evidence import (
     worst_row,
 )
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
-from ktop.model.signals import key as signal_key
+from ktop.model.reading import key as signal_key
 from ktop.model.snapshot import ApiserverRow
 from ktop.model.values import Val
 

@@ -18,7 +18,7 @@ from ktop.analysis.triage.evidence import (
     worst_reading,
 )
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
-from ktop.model.signals import key as signal_key
+from ktop.model.reading import key as signal_key
 from ktop.model.snapshot import EtcdMemberRow
 from ktop.model.values import Val
 

@@ -15,7 +15,7 @@ from ktop.analysis.triage.evidence import (
 )
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.events import FEED_LEASES
-from ktop.model.signals import key as signal_key
+from ktop.model.reading import key as signal_key
 from ktop.model.snapshot import ZoneState
 
 

@@ -18,7 +18,7 @@ from ktop.analysis.triage.evidence import (
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.events import FEED_EVENTS, FEED_QUOTAS, PodWait
 from ktop.model.limits import PENDING_MIN_PODS, PENDING_PER_NODE
-from ktop.model.signals import key as signal_key
+from ktop.model.reading import key as signal_key
 from ktop.model.values import Val
 
 

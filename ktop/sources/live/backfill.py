@@ -45,8 +45,9 @@ from ktop.model.events import (
     Sample,
     Target,
 )
+from ktop.model.reading import Reading, key
 from ktop.model.series import WINDOW_S, counts, kept_labels
-from ktop.model.signals import SIGNALS, Reading, key
+from ktop.model.signals import SIGNALS
 from ktop.model.wanted import FAMILIES, HISTOGRAMS
 from ktop.sources.base import Emit
 from ktop.sources.live.prometheus import (

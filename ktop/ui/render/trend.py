@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from ktop.model.clock import fmt_clock
 from ktop.model.events import Area
 from ktop.model.history import HistoryView, Point
+from ktop.model.reading import Combine, split_key
 from ktop.model.series import WINDOW_S
-from ktop.model.signals import BY_METRIC, Combine, area_charts, split_key
+from ktop.model.signals import BY_METRIC, area_charts
 from ktop.ui.render.fmt import fmt_bytes, fmt_duration, fmt_si
 
 WINDOWS: tuple[tuple[str, float], ...] = (("5m", WINDOW_S), ("15m", 900.0), ("1h", 3600.0))

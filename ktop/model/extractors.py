@@ -1,0 +1,129 @@
+"""How each reading is read from a snapshot: pure functions, one per shape of area, each
+giving ``(subject, value)`` for every subject it has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+from ktop.model.area_metrics_only import split_zone_key
+from ktop.model.events import PodWait
+from ktop.model.reading import Extract
+from ktop.model.snapshot import ClusterSnapshot, EtcdMemberRow
+from ktop.model.values import Val, sum_vals
+
+TOP_REASONS = 5
+"""How many FailedScheduling reasons get a history (the most pods first)."""
+
+
+def zone_of(zone_key: str) -> str:
+    """The zone of the node lifecycle controller's ``region:\\x00:zone`` label."""
+    return split_zone_key(zone_key)[1]
+
+
+def per_level(attr: str) -> Extract:
+    """Each priority level's ``attr``."""
+
+    def read(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+        for row in s.apf.levels:
+            yield row.priority_level, getattr(row, attr)
+
+    return read
+
+
+def per_instance(attr: str) -> Extract:
+    """Each apiserver instance's ``attr``."""
+
+    def read(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+        for row in s.apiservers.instances:
+            yield row.instance, getattr(row, attr)
+
+    return read
+
+
+def inflight(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+    """Each instance's requests in flight, read-only and mutating."""
+    for a in s.apiservers.instances:
+        yield a.instance, sum_vals([a.inflight_readonly, a.inflight_mutating])
+
+
+def whole(read: Callable[[ClusterSnapshot], Val]) -> Extract:
+    """A cluster-wide reading (its subject is empty)."""
+    return lambda s: (("", read(s)),)
+
+
+def per_member(attr: str) -> Extract:
+    """Each etcd member's ``attr``."""
+
+    def read(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+        for m in s.etcd.members:
+            yield m.instance, getattr(m, attr)
+
+    return read
+
+
+def reclaimable_bytes(m: EtcdMemberRow) -> Val:
+    """What a defragmentation would give back: the database's size minus what it uses."""
+    size, in_use = m.db_size_bytes.value, m.db_in_use_bytes.value
+    if size is None or in_use is None:
+        return Val.unknown(m.db_size_bytes.reason or m.db_in_use_bytes.reason or "db size unknown")
+    return Val.of(max(size - in_use, 0.0))
+
+
+def reclaimable(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+    """Each member's reclaimable bytes."""
+    for m in s.etcd.members:
+        yield m.instance, reclaimable_bytes(m)
+
+
+def queues(s: ClusterSnapshot) -> Iterable[tuple[str, Val]]:
+    """Pods in each scheduler queue."""
+    return s.scheduler.queue.items()
+
+
+def attempts(s: ClusterSnapshot) -> Iterable[tuple[str, Val]]:
+    """Scheduling attempts per second by result."""
+    return s.scheduler.attempts_per_s.items()
+
+
+def reason_pods(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+    """Pods per FailedScheduling reason, the most common first."""
+    if s.scheduler.pods_known:
+        for reason in s.scheduler.reasons[:TOP_REASONS]:
+            yield reason.reason, Val.of(reason.pods)
+
+
+def waiting_pods(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+    """Pending pods by what they wait for."""
+    if s.scheduler.pods_known:
+        for wait in PodWait:
+            yield wait.value, Val.of(s.scheduler.pending_by_wait.get(wait, 0))
+
+
+def zones_unhealthy(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+    """Unhealthy nodes per zone (the lifecycle controller's count in metrics-only mode)."""
+    n = s.nodes
+    if n.nodes_known:
+        for z in n.zones:
+            yield z.zone, Val.of(z.unhealthy)
+    elif n.metrics_only is not None:
+        # metrics-only: the node lifecycle controller's own count per zone
+        for zh in n.metrics_only.zones:
+            yield zh.zone, Val.of(zh.unhealthy)
+
+
+def per_zone(attr: str) -> Extract:
+    """Each zone's ``attr`` (when the nodes are known)."""
+
+    def read(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+        if s.nodes.nodes_known:
+            for z in s.nodes.zones:
+                yield z.zone, Val.of(getattr(z, attr))
+
+    return read
+
+
+def lease_lag(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+    """The p99 of node Lease lag."""
+    if s.nodes.nodes_known:
+        yield "", s.nodes.lease_lag_p99_s

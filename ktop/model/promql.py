@@ -1,0 +1,47 @@
+"""The PromQL of the readings that Prometheus can compute: the same numbers as ktop's
+own windowed math (``ktop/model/series.py``). ``{job}`` and ``{w}`` are placeholders
+(the component's job regular expression, the window in seconds).
+"""
+
+from __future__ import annotations
+
+from ktop.model.reading import QUANTILE
+
+
+def rate_by(expr: str, by: str) -> str:
+    """The rate of ``expr`` over the window, summed by ``by``."""
+    return f"sum by ({by}) (rate({expr}[{{w}}s]))"
+
+
+def p99_by(family: str, by: str, extra: str = "") -> str:
+    """The windowed p99 of histogram ``family`` by ``by`` (Prometheus' own math)."""
+    sel = f'{family}_bucket{{{{job=~"{{job}}"{extra}}}}}'
+    return f"histogram_quantile({QUANTILE}, sum by ({by}, le) (rate({sel}[{{w}}s])))"
+
+
+def select(name: str, extra: str = "") -> str:
+    """``name`` of the component's job, with ``extra`` matchers."""
+    return f'{name}{{{{job=~"{{job}}"{extra}}}}}'
+
+
+WATCHES = "sum by (instance) (" + select("apiserver_longrunning_requests", ',verb="WATCH"') + ")"
+REQUESTS_BY_INSTANCE = "sum by (instance) (rate(" + select("apiserver_request_total") + "[{w}s]))"
+REQUEST_SKEW = f"max({REQUESTS_BY_INSTANCE}) / avg({REQUESTS_BY_INSTANCE})"
+WATCH_SKEW = f"max({WATCHES}) / avg({WATCHES})"
+DB_QUOTA = (
+    "sum by (instance) ("
+    + select("etcd_mvcc_db_total_size_in_bytes")
+    + ") / sum by (instance) ("
+    + select("etcd_server_quota_backend_bytes")
+    + ")"
+)
+FRAGMENTATION = (
+    "1 - sum by (instance) ("
+    + select("etcd_mvcc_db_total_size_in_use_in_bytes")
+    + ") / sum by (instance) ("
+    + select("etcd_mvcc_db_total_size_in_bytes")
+    + ")"
+)
+# only the leading controller-manager exports the zone gauges: max, not sum, so that a
+# hand-over (two leaders' series for a moment) does not count a zone twice
+ZONE_UNHEALTHY = "max by (zone) (" + select("node_collector_unhealthy_nodes_in_zone") + ")"

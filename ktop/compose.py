@@ -206,7 +206,7 @@ def live_options(args: argparse.Namespace) -> LiveOptions:
     """The live source's options from the resolved command-line options."""
     from ktop.sources.live.components import TlsFiles
     from ktop.sources.live.options import LiveOptions
-    from ktop.sources.live.prometheus import PrometheusAuth
+    from ktop.sources.live.prometheus_connect import PrometheusAuth
 
     def opt(name: str, default: object = None) -> Any:
         return getattr(args, name, default)
@@ -280,7 +280,8 @@ async def open_connection(
 
 def _cluster_problem(opts: LiveOptions) -> str:
     """Why ``--cluster`` / ``--cluster-label`` cannot work as given (empty when they can)."""
-    from ktop.sources.live.prometheus import PrometheusConfigError, cluster_matcher
+    from ktop.sources.live.prometheus_connect import PrometheusConfigError
+    from ktop.sources.live.prometheus_queries import cluster_matcher
 
     if opts.cluster is not None and not opts.prometheus:
         return "--cluster selects one cluster of a Prometheus: give --prometheus too"

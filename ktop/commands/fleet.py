@@ -194,7 +194,8 @@ async def prometheus_specs(args: argparse.Namespace) -> list[CellSpec]:
     """
     from ktop.compose import Live, SourceError, live_options, open_source
     from ktop.sources.live.cost import CostMeter
-    from ktop.sources.live.prometheus import cluster_values, prometheus_client
+    from ktop.sources.live.prometheus_connect import prometheus_client
+    from ktop.sources.live.prometheus_queries import cluster_values
 
     opts = replace(live_options(args), kubeconfig=None, context=None, metrics_only=True)
     if opts.prometheus is None:

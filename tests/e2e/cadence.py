@@ -42,7 +42,7 @@ from ktop.sources.live.client import PROBE_TIMEOUT_S
 from ktop.sources.live.leases import LeaseSampler
 from ktop.sources.live.listwatch import Backoff
 from ktop.sources.live.options import LiveOptions
-from ktop.sources.live.prometheus import PrometheusCalls
+from ktop.sources.live.prometheus_calls import PrometheusCalls
 from ktop.sources.live.timing import BACKFILL_TIMEOUT_S, FIRST_POLL_WAIT_S
 from ktop.sources.live.transport import REQUEST_TIMEOUT_S
 

@@ -25,12 +25,9 @@ from ktop.model.events import Component, MetricsScraped
 from ktop.model.snapshot import ClusterSnapshot, ZoneState
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.options import LiveOptions
-from ktop.sources.live.prometheus import (
-    PrometheusMetrics,
-    cluster_matcher,
-    cluster_values,
-    prometheus_client,
-)
+from ktop.sources.live.prometheus import PrometheusMetrics
+from ktop.sources.live.prometheus_connect import prometheus_client
+from ktop.sources.live.prometheus_queries import cluster_matcher, cluster_values
 from tests.e2e.cadence import (
     DEFAULT_SCRAPE_S,
     KTOP_PROMETHEUS_S,

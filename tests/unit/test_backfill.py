@@ -41,12 +41,10 @@ from ktop.sources.live.backfill import (
     window_selectors,
 )
 from ktop.sources.live.cost import CostMeter
-from ktop.sources.live.prometheus import (
-    DEFAULT_JOBS,
-    PrometheusCalls,
-    PrometheusMetrics,
-    prometheus_client,
-)
+from ktop.sources.live.prometheus import PrometheusMetrics
+from ktop.sources.live.prometheus_calls import PrometheusCalls
+from ktop.sources.live.prometheus_connect import prometheus_client
+from ktop.sources.live.prometheus_queries import DEFAULT_JOBS
 from tests.unit.snapshots import healthy
 from tests.unit.test_live_prometheus import PROM_TIME, FakeHttp, faked
 

@@ -83,16 +83,18 @@ async def test_the_query_listing_a_prometheus_clusters_is_counted_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from ktop.commands.fleet import prometheus_specs
-    from ktop.sources.live import prometheus
+    from ktop.sources.live import prometheus_connect
     from ktop.sources.live.source import LiveSource
     from tests.unit.test_live_prometheus import FakeHttp, faked, vector
 
     def answer(query: str) -> dict[str, object]:
         return vector([({"cluster": "east"}, 3), ({"cluster": "west"}, 2)])
 
-    real = prometheus.prometheus_client
+    real = prometheus_connect.prometheus_client
     monkeypatch.setattr(
-        prometheus, "prometheus_client", lambda *a, **kw: faked(real(*a, **kw), FakeHttp(answer))
+        prometheus_connect,
+        "prometheus_client",
+        lambda *a, **kw: faked(real(*a, **kw), FakeHttp(answer)),
     )
     args = parse_args(["fleet", "--prometheus", "http://global:9090"])
     specs = await prometheus_specs(args)

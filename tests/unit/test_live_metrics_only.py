@@ -22,12 +22,11 @@ from ktop.sources.live import reads
 from ktop.sources.live.backfill import PrometheusBackfill
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.options import LiveOptions
-from ktop.sources.live.prometheus import (
-    PrometheusConfigError,
-    PrometheusMetrics,
+from ktop.sources.live.prometheus import PrometheusMetrics
+from ktop.sources.live.prometheus_connect import PrometheusConfigError, prometheus_client
+from ktop.sources.live.prometheus_queries import (
     cluster_matcher,
     cluster_values,
-    prometheus_client,
     readiness_query,
     readiness_rows,
 )

@@ -33,12 +33,12 @@ from ktop.model.events import (
 from ktop.sources.live import reads
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.discovery import find_prometheus, prometheus_address
-from ktop.sources.live.prometheus import (
+from ktop.sources.live.prometheus import PrometheusMetrics
+from ktop.sources.live.prometheus_calls import PrometheusCalls
+from ktop.sources.live.prometheus_connect import (
     KubeAccess,
     PrometheusAuth,
-    PrometheusCalls,
     PrometheusConfigError,
-    PrometheusMetrics,
     prometheus_client,
 )
 from ktop.sources.live.transport import KubeTransport

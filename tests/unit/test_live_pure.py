@@ -12,7 +12,7 @@ from ktop.sources.live.cost import PF_FLOW_SCHEMA_UID, PF_PRIORITY_LEVEL_UID, Co
 from ktop.sources.live.discovery import endpoints_from_slices
 from ktop.sources.live.errors import describe, status_message
 from ktop.sources.live.handlers import NodesHandler, PendingPodsHandler, table_node_record
-from ktop.sources.live.prometheus import family_query, results_to_samples
+from ktop.sources.live.prometheus_queries import family_query, results_to_samples
 from ktop.sources.live.transport import same_instances
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

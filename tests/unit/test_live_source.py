@@ -31,7 +31,8 @@ from ktop.sources.live.client import node_count, probe
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.errors import ApiError
 from ktop.sources.live.options import LiveOptions
-from ktop.sources.live.prometheus import PrometheusMetrics, prometheus_client
+from ktop.sources.live.prometheus import PrometheusMetrics
+from ktop.sources.live.prometheus_connect import prometheus_client
 from ktop.sources.live.source import LiveSource
 from ktop.sources.live.static_pods import ProxyTarget
 from ktop.sources.live.transport import KubeTransport, instance_name

@@ -14,7 +14,7 @@ Two kinds of read, once, when ktop starts with ``--prometheus``:
   ``histogram_quantile`` on summed bucket rates), folded into the history
   as a ``HistoryBackfilled`` event.
 
-The client is the one :func:`ktop.sources.live.prometheus.prometheus_client`
+The client is the one :func:`ktop.sources.live.prometheus_connect.prometheus_client`
 builds (authenticated, counted by the cost meter); prometheus-api-client is
 synchronous, so the reads run in the Prometheus call pool, under its time limit.
 A failure is reported as the ``prometheus-backfill`` feed's failure: the history
@@ -50,13 +50,8 @@ from ktop.model.series import WINDOW_S, counts, kept_labels
 from ktop.model.signals import SIGNALS
 from ktop.model.wanted import FAMILIES, HISTOGRAMS
 from ktop.sources.base import Emit
-from ktop.sources.live.prometheus import (
-    DEFAULT_JOBS,
-    PrometheusCalls,
-    at_instant,
-    given_apiservers,
-    scoped,
-)
+from ktop.sources.live.prometheus_calls import PrometheusCalls
+from ktop.sources.live.prometheus_queries import DEFAULT_JOBS, at_instant, given_apiservers, scoped
 from ktop.sources.live.scrape import failure_reason
 from ktop.sources.live.transport import Resolve, resolve_host
 
@@ -67,7 +62,7 @@ _SKIP_LABELS = frozenset({"__name__", "instance"})
 
 def window_selectors(family: str, job_re: str, window_s: float, matcher: str = "") -> list[str]:
     """The range selectors that return a family's raw samples over the window (of one
-    cluster, with :func:`~ktop.sources.live.prometheus.cluster_matcher`'s ``matcher``).
+    cluster, with :func:`~ktop.sources.live.prometheus_queries.cluster_matcher`'s ``matcher``).
     """
     names = [f"{family}_bucket"] if family in HISTOGRAMS else [family]
     return [f'{n}{{job=~"{job_re}"{matcher}}}[{int(window_s)}s]' for n in names]

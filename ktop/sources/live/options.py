@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from ktop.model.series import WINDOW_S
 from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 from ktop.sources.live.components import TlsFiles
-from ktop.sources.live.prometheus import PrometheusAuth
+from ktop.sources.live.prometheus_connect import PrometheusAuth
 
 PROMETHEUS_AUTO = "auto"
 """``--prometheus auto``: find an in-cluster Prometheus and read it through the proxy."""

@@ -85,14 +85,14 @@ from ktop.sources.live.leases import LeaseSampler
 from ktop.sources.live.listwatch import Handler, ListWatch
 from ktop.sources.live.node_details import NodeDetails
 from ktop.sources.live.options import PROMETHEUS_AUTO, LiveOptions
-from ktop.sources.live.prometheus import (
+from ktop.sources.live.prometheus import PrometheusMetrics
+from ktop.sources.live.prometheus_calls import PrometheusCalls
+from ktop.sources.live.prometheus_connect import (
     KubeAccess,
-    PrometheusCalls,
     PrometheusConfigError,
-    PrometheusMetrics,
-    cluster_matcher,
     prometheus_client,
 )
+from ktop.sources.live.prometheus_queries import cluster_matcher
 from ktop.sources.live.reads import APF_DUMP, METRICS, NODE_LEASES, WATCHES
 from ktop.sources.live.scrape import apf_dump_loop, failure_reason, scrape_metrics_loop
 from ktop.sources.live.supervisor import Supervisor, scrape_failed

@@ -1,0 +1,170 @@
+"""The PromQL the Prometheus transport sends, and its answers turned into samples (pure):
+families summed by instance with the labels ktop keeps, one cluster of many, node
+readiness from kube-state-metrics, apiserver instances named as the given ones.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from prometheus_api_client import PrometheusConnect
+
+from ktop.model.events import (
+    Component,
+    Sample,
+    Target,
+)
+from ktop.model.wanted import HISTOGRAMS
+from ktop.sources.live import DEFAULT_CLUSTER_LABEL
+from ktop.sources.live.prometheus_connect import PrometheusConfigError
+from ktop.sources.live.transport import (
+    Resolve,
+    instance_name,
+    same_instances,
+)
+
+DEFAULT_JOBS: Mapping[Component, str] = {
+    Component.APISERVER: ".*apiserver.*",
+    Component.ETCD: ".*etcd.*",
+    Component.SCHEDULER: ".*scheduler.*",
+    Component.CONTROLLER_MANAGER: ".*controller-manager.*",
+}
+"""Which Prometheus ``job`` labels hold each component (regular expressions)."""
+
+_LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+
+
+def at_instant(at: float) -> dict[str, str]:
+    """The query parameter that evaluates an instant query at Prometheus time ``at``."""
+    return {"time": f"{at:.3f}"}
+
+
+def _quote(value: str) -> str:
+    """A PromQL string literal (double-quoted, backslash and quote escaped)."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def cluster_matcher(label: str, value: str | None) -> str:
+    """``,LABEL="VALUE"``: the matcher that selects one cluster's series of a Prometheus
+    that holds many; ``""`` when no cluster is selected. Every selector ktop builds
+    appends it after its ``job`` matcher.
+    """
+    if value is None:
+        return ""
+    if not _LABEL_NAME.fullmatch(label):
+        raise PrometheusConfigError(f"{label!r} is not a Prometheus label name")
+    return f",{label}={_quote(value)}"
+
+
+def scoped(promql: str, job_re: str, matcher: str) -> str:
+    """``promql`` with ``matcher`` added after every ``job=~"JOB_RE"`` matcher in it."""
+    if not matcher:
+        return promql
+    job = f'job=~"{job_re}"'
+    return promql.replace(job, job + matcher)
+
+
+def cluster_values_query(label: str) -> str:
+    """The one query that lists the clusters an endpoint holds (``count by (LABEL) (up)``)."""
+    if not _LABEL_NAME.fullmatch(label):
+        raise PrometheusConfigError(f"{label!r} is not a Prometheus label name")
+    return f"count by ({label}) (up)"
+
+
+def cluster_values(client: PrometheusConnect, label: str = DEFAULT_CLUSTER_LABEL) -> list[str]:
+    """The values of ``label`` among the targets Prometheus scrapes, sorted (blocking;
+    one instant query, counted by the client's cost meter). Series without the label
+    are left out.
+    """
+    results: Any = client.custom_query(cluster_values_query(label))
+    values = {str((r.get("metric") or {}).get(label, "")) for r in results}
+    values.discard("")
+    return sorted(values)
+
+
+def ksm_label(label: str) -> str:
+    """The label kube-state-metrics gives a node label in ``kube_node_labels``."""
+    return "label_" + re.sub(r"[^a-zA-Z0-9_]", "_", label)
+
+
+def readiness_query(label: str, matcher: str = "") -> str:
+    """Ready-condition status counts per value of a node label (kube-state-metrics)."""
+    lab = ksm_label(label)
+    m = matcher.lstrip(",")
+    cond = f'kube_node_status_condition{{condition="Ready"{matcher}}}'
+    labels = f"max by (node, {lab}) (kube_node_labels{{{m}}})"
+    return f"sum by ({lab}, status) ({cond} * on (node) group_left ({lab}) {labels})"
+
+
+def readiness_rows(label: str, results: list[dict[str, Any]]) -> tuple[tuple[str, int, int], ...]:
+    """``(label value, ready, not ready)`` from :func:`readiness_query`'s results."""
+    lab = ksm_label(label)
+    by: dict[str, list[int]] = {}
+    for r in results:
+        metric = r.get("metric") or {}
+        try:
+            n = round(float(r["value"][1]))
+        except (KeyError, IndexError, TypeError, ValueError):
+            continue
+        counts = by.setdefault(str(metric.get(lab, "")), [0, 0])
+        counts[0 if metric.get("status") == "true" else 1] += n
+    return tuple((v, c[0], c[1]) for v, c in sorted(by.items()))
+
+
+def family_query(family: str, kept: tuple[str, ...] | None, job_re: str, matcher: str = "") -> str:
+    """The PromQL that returns a family's series as ktop keeps them (of one cluster, with
+    :func:`cluster_matcher`'s ``matcher``).
+    """
+    name = f"{family}_bucket" if family in HISTOGRAMS else family
+    labels = ["instance", *(kept or ())]
+    if family in HISTOGRAMS:
+        labels.append("le")
+    selector = f'{name}{{job=~"{job_re}"{matcher}}}'
+    if kept is None:
+        return selector
+    return f"sum by ({', '.join(labels)}) ({selector})"
+
+
+def results_to_samples(family: str, results: list[dict[str, Any]]) -> dict[str, list[Sample]]:
+    """Instant-query results grouped by instance (named as :func:`instance_name` does)."""
+    name = f"{family}_bucket" if family in HISTOGRAMS else family
+    out: dict[str, list[Sample]] = {}
+    for r in results:
+        metric = dict(r.get("metric") or {})
+        instance = instance_name(str(metric.pop("instance", "")))
+        metric.pop("__name__", None)
+        try:
+            value = float(r["value"][1])
+        except (KeyError, IndexError, TypeError, ValueError):
+            continue
+        labels = tuple(sorted((str(k), str(v)) for k, v in metric.items()))
+        out.setdefault(instance, []).append(Sample(name, labels, value))
+    return out
+
+
+def instances_of(names: Iterable[str]) -> list[Target]:
+    """Apiserver targets of these instance names."""
+    return [Target(Component.APISERVER, n) for n in names]
+
+
+def given_apiservers(
+    given: Sequence[str], seen: Iterable[str], resolve: Resolve
+) -> Callable[[Target], Target | None]:
+    """With ``--apiserver`` (``given``, authoritative): a Prometheus target as ktop names
+    it, the given instance at the same address, or None for an apiserver not given
+    (:func:`same_instances`; resolves names, so call it off the event loop). Other
+    components' targets are kept as they are. Without ``given``, every target is kept.
+    """
+    if not given:
+        return lambda target: target
+    names = same_instances(given, seen, resolve)
+
+    def rename(target: Target) -> Target | None:
+        if target.component is not Component.APISERVER:
+            return target
+        name = names.get(target.instance)
+        return None if name is None else Target(Component.APISERVER, name)
+
+    return rename

@@ -18,7 +18,8 @@ from ktop.analysis.catalogue import (
 from ktop.analysis.findings import Finding, Severity
 from ktop.analysis.triage.paths import BY_ID
 from ktop.analysis.triage.types import Status, TriageReport, Verdict
-from ktop.model.snapshot import ClusterSnapshot, ZoneState
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.values import Val, max_val
 
 ZONE_STATE_RANK: Mapping[ZoneState | None, int] = {

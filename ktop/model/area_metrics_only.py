@@ -20,12 +20,8 @@ from collections.abc import Mapping
 
 from ktop.model.events import Area
 from ktop.model.series import TargetSeries
-from ktop.model.snapshot import (
-    LabelReadiness,
-    MetricsOnlyNodes,
-    MetricsOnlyScheduler,
-    ZoneHealth,
-)
+from ktop.model.snapshot_nodes import LabelReadiness, MetricsOnlyNodes, ZoneHealth
+from ktop.model.snapshot_scheduler import MetricsOnlyScheduler
 from ktop.model.values import Val
 from ktop.model.zones import zone_state
 

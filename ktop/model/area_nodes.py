@@ -13,7 +13,7 @@ import heapq
 from dataclasses import dataclass
 
 from ktop.model.events import NodeRecord, Readiness
-from ktop.model.snapshot import DomainRollup, NodesSnapshot, NotReadyNode
+from ktop.model.snapshot_nodes import DomainRollup, NodesSnapshot, NotReadyNode
 from ktop.model.values import Val
 from ktop.model.zones import zone_state
 

@@ -10,7 +10,7 @@ from ktop.model.events import PendingPodRecord, PodWait, QuotaRecord, WarningEve
 from ktop.model.failed_scheduling import SchedulingFailure, parse_failed_scheduling, reason_key
 from ktop.model.pod_starts import StartWarnings
 from ktop.model.series import TargetSeries
-from ktop.model.snapshot import QuotaUsage, ReasonCount, SchedulerSnapshot
+from ktop.model.snapshot_scheduler import QuotaUsage, ReasonCount, SchedulerSnapshot
 from ktop.model.values import Val, sum_vals
 
 QUEUES = ("active", "backoff", "unschedulable", "gated")

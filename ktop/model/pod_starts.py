@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from ktop.model.events import PendingPodRecord, PodWait, WarningEvent
-from ktop.model.snapshot import StartFailure
+from ktop.model.snapshot_scheduler import StartFailure
 
 IMAGE_PULL = "image pull"
 SANDBOX = "sandbox / CNI"

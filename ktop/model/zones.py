@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 
-from ktop.model.snapshot import ZoneState
+from ktop.model.snapshot_nodes import ZoneState
 
 DEFAULT_UNHEALTHY_ZONE_THRESHOLD = 0.55
 """``--unhealthy-zone-threshold`` default of kube-controller-manager (a float32 flag)."""

@@ -12,7 +12,7 @@ from ktop.cli import parse_args
 from ktop.commands.fleet import global_prometheus, prometheus_specs
 from ktop.fleet import Fleet
 from ktop.lab import Lab
-from ktop.model.snapshot import ZoneState
+from ktop.model.snapshot_nodes import ZoneState
 from tests.e2e.cadence import DEFAULT_SCRAPE_S, POLL_EVERY_S, deadline, prometheus_first_s
 from tests.e2e.helpers import promql
 

@@ -33,7 +33,7 @@ from ktop.fleet import CellSpec, Fleet, FleetView
 from ktop.lab import Lab, LabConfig, inject, kube, prom, recover, resolve_target
 from ktop.lab.global_prom import GlobalPrometheus
 from ktop.lab.scenarios_api import APF_NAME
-from ktop.model.snapshot import ZoneState
+from ktop.model.snapshot_nodes import ZoneState
 from tests.e2e.cadence import (
     APF_FLOOD_S,
     KTOP_PROMETHEUS_S,

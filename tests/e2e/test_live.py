@@ -17,7 +17,8 @@ from kubernetes_asyncio import client
 from ktop.lab import Lab, inject, recover, resolve_target
 from ktop.lab.config import ZONE_LABEL
 from ktop.model.events import PodWait, Readiness
-from ktop.model.snapshot import ClusterSnapshot, ZoneState
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.zones import zone_state
 from tests.e2e.cadence import (
     KTOP_NODE_DETAIL_PER_S,

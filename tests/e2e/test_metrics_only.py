@@ -22,7 +22,8 @@ import pytest
 from ktop.cli import main
 from ktop.lab import Lab, inject, recover, resolve_target
 from ktop.model.events import Component, MetricsScraped
-from ktop.model.snapshot import ClusterSnapshot, ZoneState
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_nodes import ZoneState
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.options import LiveOptions
 from ktop.sources.live.prometheus import PrometheusMetrics

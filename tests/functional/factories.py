@@ -14,16 +14,12 @@ from ktop.model.snapshot import (
     ApiserverRow,
     ApiserversSnapshot,
     ClusterSnapshot,
-    DomainRollup,
     EtcdMemberRow,
     EtcdSnapshot,
     Freshness,
-    NodesSnapshot,
-    NotReadyNode,
-    ReasonCount,
-    SchedulerSnapshot,
-    ZoneState,
 )
+from ktop.model.snapshot_nodes import DomainRollup, NodesSnapshot, NotReadyNode, ZoneState
+from ktop.model.snapshot_scheduler import ReasonCount, SchedulerSnapshot
 from ktop.model.values import Val
 
 AT = 1_750_000_000.0  # 2025-06-15 15:06:40 UTC

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from ktop.model.events import Area, Component, Event, MetricsScraped
-from ktop.model.snapshot import ZoneState
+from ktop.model.snapshot_nodes import ZoneState
 from ktop.ui.app import KtopApp
 from ktop.ui.render.fmt import short_instance
 from ktop.ui.screens.drill import DrillScreen

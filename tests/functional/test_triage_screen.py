@@ -17,7 +17,8 @@ from ktop.analysis import catalogue as c
 from ktop.analysis.triage.baseline import HistoryKind, baseline_source
 from ktop.commands.triage import render
 from ktop.hub import Hub
-from ktop.model.snapshot import ClusterSnapshot, ZoneState
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_nodes import ZoneState
 from ktop.sampling import Sampled
 from ktop.sources.sim.scenarios import BY_NAME
 from ktop.ui.app import KtopApp

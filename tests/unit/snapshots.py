@@ -5,15 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ktop.model.snapshot import (
-    ApfSnapshot,
-    ApiserversSnapshot,
-    ClusterSnapshot,
-    EtcdSnapshot,
-    NodesSnapshot,
-    SchedulerSnapshot,
-    ZoneState,
-)
+from ktop.model.snapshot import ApfSnapshot, ApiserversSnapshot, ClusterSnapshot, EtcdSnapshot
+from ktop.model.snapshot_nodes import NodesSnapshot, ZoneState
+from ktop.model.snapshot_scheduler import SchedulerSnapshot
 from ktop.model.values import Val
 from tests.functional.factories import AT, apf_row, apiserver, member, zone
 

@@ -30,7 +30,7 @@ from ktop.model.events import (
 )
 from ktop.model.reading import key
 from ktop.model.signals import SIGNALS
-from ktop.model.snapshot import MetricsOnlyNodes, ZoneHealth, ZoneState
+from ktop.model.snapshot_nodes import MetricsOnlyNodes, ZoneHealth, ZoneState
 from ktop.model.trends import Direction
 from ktop.model.values import Val
 from ktop.sources.live.backfill import (

@@ -18,7 +18,9 @@ from ktop.analysis.catalogue import BY_CODE, CATALOGUE
 from ktop.analysis.findings import Severity
 from ktop.analysis.rules import evaluate
 from ktop.model.events import Area, PodWait
-from ktop.model.snapshot import ClusterSnapshot, QuotaUsage, ZoneState
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_nodes import ZoneState
+from ktop.model.snapshot_scheduler import QuotaUsage
 from ktop.model.values import Val
 from tests.unit.snapshots import AT, healthy, with_apf, with_api, with_etcd, with_nodes, with_sched
 
@@ -148,7 +150,7 @@ def test_unknown_area_codes() -> None:
 
 
 def test_scheduler_counts() -> None:
-    from ktop.model.snapshot import ReasonCount
+    from ktop.model.snapshot_scheduler import ReasonCount
 
     one = (ReasonCount("Insufficient cpu", 1, 3, ("a/b",)),)
     assert worst_of("KT-SCHED-001", with_sched(reasons=())) is OK

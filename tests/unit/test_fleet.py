@@ -35,7 +35,7 @@ from ktop.model.events import (
     PendingPodUpserted,
     Readiness,
 )
-from ktop.model.snapshot import ZoneState
+from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.values import Val
 from ktop.sources.sim.scenarios import SCENARIOS
 from ktop.sources.sim.simulator import Simulator

@@ -30,7 +30,7 @@ from ktop.model.events import (
     Target,
 )
 from ktop.model.exposition import parse_exposition
-from ktop.model.snapshot import ZoneState
+from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.wanted import FAMILIES
 from ktop.ui.render.areas import drill_view, overview_panel
 

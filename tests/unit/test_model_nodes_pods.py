@@ -21,7 +21,7 @@ from ktop.model.events import (
     Readiness,
     WarningEvent,
 )
-from ktop.model.snapshot import ZoneState
+from ktop.model.snapshot_nodes import ZoneState
 
 T0 = 10_000.0
 

@@ -8,7 +8,7 @@ import pytest
 
 from ktop.model.clock import fmt_age, fmt_clock
 from ktop.model.events import Area
-from ktop.model.snapshot import ZoneState
+from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.values import Val
 from ktop.ui.render import apf, apiservers, etcd, nodes, scheduler
 from ktop.ui.render.areas import drill_view, overview_panel, render_key
@@ -348,7 +348,7 @@ def test_unknown_shows_question_mark_in_panels() -> None:
 
 
 def test_quotas_near_their_limits_are_listed_with_units() -> None:
-    from ktop.model.snapshot import QuotaUsage
+    from ktop.model.snapshot_scheduler import QuotaUsage
 
     snap = busy_snapshot()
     sched = replace(

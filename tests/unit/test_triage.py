@@ -15,7 +15,9 @@ from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.paths import BY_ID, PATHS
 from ktop.analysis.triage.types import PathResult, Status, TriageReport, Verdict
 from ktop.model.events import PodWait
-from ktop.model.snapshot import ClusterSnapshot, ReasonCount, StartFailure, ZoneState
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_nodes import ZoneState
+from ktop.model.snapshot_scheduler import ReasonCount, StartFailure
 from ktop.model.values import Val
 from tests.functional.factories import apf_row
 from tests.unit.snapshots import healthy, with_apf, with_etcd, with_nodes, with_sched

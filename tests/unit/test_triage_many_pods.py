@@ -21,7 +21,8 @@ from ktop.analysis.triage.types import Evidence, PathResult, Status, TriageRepor
 from ktop.cli import main
 from ktop.model.events import PodWait
 from ktop.model.history import History
-from ktop.model.snapshot import ClusterSnapshot, ReasonCount, StartFailure
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_scheduler import ReasonCount, StartFailure
 from tests.functional.factories import AT
 from tests.unit.snapshots import with_sched
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.report import to_json, to_text
 from ktop.analysis.triage.types import Evidence, PathResult, Status, TriageReport
-from ktop.model.snapshot import ZoneState
+from ktop.model.snapshot_nodes import ZoneState
 from tests.unit.snapshots import with_nodes
 
 

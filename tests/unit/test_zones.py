@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ktop.model.snapshot import ZoneState
+from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.zones import DEFAULT_UNHEALTHY_ZONE_THRESHOLD, zone_key, zone_state
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

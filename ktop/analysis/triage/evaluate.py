@@ -19,7 +19,8 @@ from ktop.analysis.triage.types import (
     TriageReport,
     Verdict,
 )
-from ktop.model.snapshot import ClusterSnapshot, ZoneState
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.trends import Trend, signal_trend
 
 STATUS_OF = {

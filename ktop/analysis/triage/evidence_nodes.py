@@ -16,7 +16,7 @@ from ktop.analysis.triage.evidence import (
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.events import FEED_LEASES
 from ktop.model.reading import key as signal_key
-from ktop.model.snapshot import ZoneState
+from ktop.model.snapshot_nodes import ZoneState
 
 
 def nodes_disruption(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:

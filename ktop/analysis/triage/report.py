@@ -13,7 +13,8 @@ from typing import Any
 
 from ktop.analysis.triage.diagnosis import Headline, explained_words, headline
 from ktop.analysis.triage.types import Evidence, PathResult, Role, TriageReport
-from ktop.model.snapshot import ClusterSnapshot, ZoneState
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.trends import Trend, describe
 from ktop.model.values import Val
 

@@ -13,7 +13,7 @@ mode"); when it leaves that mode it resets probe times.
 from __future__ import annotations
 
 from ktop.model.events import Event, Readiness, Sample
-from ktop.model.snapshot import ZoneState
+from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.zones import zone_state
 from ktop.sources.sim.metrics import gauge, labels
 from ktop.sources.sim.nodes import SimNodes

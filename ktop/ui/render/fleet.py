@@ -10,7 +10,7 @@ from ktop.analysis.fleet import CellSummary, SharedCause
 from ktop.analysis.triage.types import Verdict
 from ktop.fleet import FleetView
 from ktop.model.clock import fmt_age
-from ktop.model.snapshot import ZoneState
+from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.values import Val
 from ktop.ui.render.fmt import (
     fmt_duration,

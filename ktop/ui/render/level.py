@@ -18,7 +18,7 @@ from ktop.analysis import catalogue
 from ktop.analysis.findings import Severity
 from ktop.model.grading import Threshold
 from ktop.model.signals import BY_METRIC
-from ktop.model.snapshot import ZoneState
+from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.values import Val
 
 

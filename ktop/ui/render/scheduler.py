@@ -6,7 +6,7 @@ from rich.text import Text
 
 from ktop.analysis import catalogue
 from ktop.model.events import PodWait
-from ktop.model.snapshot import SchedulerSnapshot
+from ktop.model.snapshot_scheduler import SchedulerSnapshot
 from ktop.model.values import Val
 from ktop.ui.render.fmt import (
     fmt_bytes,

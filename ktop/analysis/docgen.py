@@ -13,9 +13,9 @@ from ktop.analysis.catalogue import (
     FLEET_ONSET_SPREAD,
     STALE_AFTER,
 )
+from ktop.analysis.trends import BASELINE_MIN_AGE_S
 from ktop.analysis.triage.diagnosis import ONSET_SLACK_S
 from ktop.analysis.triage.paths import PATHS
-from ktop.model.trends import BASELINE_MIN_AGE_S
 
 
 def findings_md() -> str:
@@ -35,7 +35,7 @@ def findings_md() -> str:
         "",
         "A finding about one signal (its `signal` and `threshold` fields, the threshold",
         "being the first limit below at which it fires) also carries a `trend` from the",
-        "signal's history (`ktop/model/trends.py`): since when the signal has been beyond",
+        "signal's history (`ktop/analysis/trends.py`): since when the signal has been beyond",
         "the threshold, and whether it is getting worse, better or staying the same. The",
         "findings screen shows it under the title. The cluster's own normal for a signal",
         "is available to analysis as data: `signal_baseline(snapshot.history, key,",

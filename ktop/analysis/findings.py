@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ktop.analysis.trends import Trend
 from ktop.model.events import Area
 from ktop.model.grading import Severity
-from ktop.model.trends import Trend
 
 __all__ = ["Finding", "Severity"]
 

@@ -14,11 +14,11 @@ from dataclasses import replace
 
 from ktop.analysis import catalogue as c
 from ktop.analysis.findings import Finding, Severity
+from ktop.analysis.trends import signal_trend
 from ktop.model.events import Area, PodWait
 from ktop.model.reading import key
 from ktop.model.snapshot import ApiserverRow, ClusterSnapshot, EtcdMemberRow
 from ktop.model.snapshot_nodes import MetricsOnlyNodes, ZoneState
-from ktop.model.trends import signal_trend
 from ktop.model.values import Val
 
 RuleFn = Callable[[ClusterSnapshot], Iterator[Finding]]

@@ -15,6 +15,7 @@ import pytest
 import requests
 
 from ktop.analysis.rules import evaluate
+from ktop.analysis.trends import Direction
 from ktop.model.area_metrics_only import ZONE_KEY_SEP
 from ktop.model.cluster import ClusterModel, ModelConfig
 from ktop.model.events import (
@@ -31,7 +32,6 @@ from ktop.model.events import (
 from ktop.model.reading import key
 from ktop.model.signals import SIGNALS
 from ktop.model.snapshot_nodes import MetricsOnlyNodes, ZoneHealth, ZoneState
-from ktop.model.trends import Direction
 from ktop.model.values import Val
 from ktop.sources.live.backfill import (
     PrometheusBackfill,

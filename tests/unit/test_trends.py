@@ -7,12 +7,12 @@ from dataclasses import replace
 import pytest
 
 from ktop.analysis.rules import evaluate
+from ktop.analysis.trends import Direction, baseline, trend
 from ktop.model.events import PodWait
 from ktop.model.history import History
 from ktop.model.signals import read_signals
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_nodes import MetricsOnlyNodes, ZoneHealth, ZoneState
-from ktop.model.trends import Direction, baseline, trend
 from ktop.model.values import Val
 from tests.unit.snapshots import AT, healthy, with_api, with_etcd, with_nodes, with_sched
 

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import pytest
 
+from ktop.analysis.trends import Direction, Trend
 from ktop.analysis.triage.baseline import HistoryKind, baseline_source
 from ktop.analysis.triage.diagnosis import ONSET_SLACK_S, diagnose
 from ktop.analysis.triage.evaluate import triage
@@ -28,7 +29,6 @@ from ktop.analysis.triage.types import (
 from ktop.commands.triage import EXIT_CLEAR, EXIT_SUSPECT, render
 from ktop.hub import Hub
 from ktop.model.snapshot import ClusterSnapshot
-from ktop.model.trends import Direction, Trend
 from ktop.sampling import Sampled
 from ktop.sources.sim.scenarios import ALL, SCENARIOS
 from ktop.sources.sim.simulator import Simulator

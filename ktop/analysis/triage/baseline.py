@@ -1,9 +1,9 @@
 """Where triage reads the cluster's own normal from: a signal history and what it holds.
 
 Baseline-relative evidence (``api.cpu_vs_baseline`` ...) compares a reading
-with its signal's :class:`~ktop.model.trends.Baseline` (median and spread)
+with its signal's :class:`~ktop.analysis.trends.Baseline` (median and spread)
 over the *quiet window* of a history: every point older than
-:data:`~ktop.model.trends.BASELINE_MIN_AGE_S` before the snapshot. The
+:data:`~ktop.analysis.trends.BASELINE_MIN_AGE_S` before the snapshot. The
 history is the snapshot's own (:class:`~ktop.model.history.HistoryView`);
 what it holds decides the name shown with the verdicts:
 
@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from ktop.analysis.trends import BASELINE_MIN_AGE_S, MIN_BASELINE_POINTS, Baseline, signal_baseline
 from ktop.model.history import HistoryView
 from ktop.model.snapshot import ClusterSnapshot
-from ktop.model.trends import BASELINE_MIN_AGE_S, MIN_BASELINE_POINTS, Baseline, signal_baseline
 
 NO_BASELINE = "no baseline yet (needs a longer run, a recording or Prometheus history)"
 

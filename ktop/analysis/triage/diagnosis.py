@@ -20,6 +20,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from ktop.analysis.trends import DIRECTION_WORDS, Direction, since_words
 from ktop.analysis.triage.paths import BY_ID
 from ktop.analysis.triage.types import (
     STATUS_RANK,
@@ -30,7 +31,6 @@ from ktop.analysis.triage.types import (
     TriageReport,
     Verdict,
 )
-from ktop.model.trends import DIRECTION_WORDS, Direction, since_words
 
 ONSET_SLACK_S = 60.0
 """A cause may cross its threshold this much after its consequence (readings cross their

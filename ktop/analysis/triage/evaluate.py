@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ktop.analysis.findings import Severity
+from ktop.analysis.trends import Trend, signal_trend
 from ktop.analysis.triage.baseline import NO_BASELINE, BaselineSource
 from ktop.analysis.triage.capacity import capacity, given_sizes
 from ktop.analysis.triage.diagnosis import diagnose
@@ -21,7 +22,6 @@ from ktop.analysis.triage.types import (
 )
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_nodes import ZoneState
-from ktop.model.trends import Trend, signal_trend
 
 STATUS_OF = {
     Severity.CRITICAL: Status.BAD,

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ktop.analysis.trends import Trend, describe
 from ktop.analysis.triage.diagnosis import Headline, explained_words, headline
 from ktop.analysis.triage.types import Evidence, PathResult, Role, TriageReport
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_nodes import ZoneState
-from ktop.model.trends import Trend, describe
 from ktop.model.values import Val
 
 JSON_VERSION = 1

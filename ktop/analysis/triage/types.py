@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from ktop.analysis.trends import Trend
 from ktop.model.events import Area
-from ktop.model.trends import Trend
 
 
 class Status(StrEnum):

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from ktop.analysis.findings import Finding, Severity
-from ktop.model.trends import DIRECTION_WORDS, Direction, Trend, since_words
+from ktop.analysis.trends import DIRECTION_WORDS, Direction, Trend, since_words
 from ktop.ui.render.fmt import truncate
 from ktop.ui.render.level import SEVERITY_LEVEL, SEVERITY_SYMBOL, STYLE
 

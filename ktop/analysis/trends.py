@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ktop.model.clock import fmt_age, fmt_clock
 from ktop.model.history import HistoryView, Point
 from ktop.model.reading import split_key
 from ktop.model.signals import BY_METRIC
+from ktop.model.text import fmt_age, fmt_clock
 
 MAD_SCALE = 1.4826
 """Makes the median absolute deviation estimate a standard deviation for normal data."""

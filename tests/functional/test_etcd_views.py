@@ -8,8 +8,8 @@ import pytest
 
 from ktop.model.events import Area, Component
 from ktop.model.snapshot import ClusterSnapshot, EtcdView
+from ktop.model.text import fmt_bytes
 from ktop.ui.app import KtopApp
-from ktop.ui.render.fmt import fmt_bytes
 from ktop.ui.screens.drill import DrillScreen
 from ktop.ui.screens.overview import OverviewScreen
 from tests.functional.factories import StaticHub, busy_snapshot

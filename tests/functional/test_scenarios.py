@@ -8,8 +8,8 @@ import pytest
 
 from ktop.model.events import Area, Component, Event, MetricsScraped
 from ktop.model.snapshot_nodes import ZoneState
+from ktop.model.text import short_instance
 from ktop.ui.app import KtopApp
-from ktop.ui.render.fmt import short_instance
 from ktop.ui.screens.drill import DrillScreen
 from ktop.ui.screens.overview import OverviewScreen
 from ktop.ui.widgets.findings_strip import FindingsStrip

@@ -2,7 +2,7 @@
 
 Functional tests compare the two, so they check that the numbers are right, not
 that the screen matches ktop's own formatters: neither side uses ktop's model
-or ``ktop.ui.render.fmt``.
+or ``ktop.model.text``.
 """
 
 from __future__ import annotations

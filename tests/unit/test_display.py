@@ -81,7 +81,7 @@ def test_empty_pattern_turns_the_banner_off() -> None:
 
 @given(st.floats(min_value=0.001, max_value=1e11, allow_nan=False))
 def test_sort_keys_read_back_what_fmt_prints(x: float) -> None:
-    from ktop.ui.render.fmt import fmt_bytes, fmt_duration, fmt_rate, fmt_si
+    from ktop.model.text import fmt_bytes, fmt_duration, fmt_rate, fmt_si
     from ktop.ui.render.sortkey import numeric
 
     for fmt in (fmt_si, fmt_rate, fmt_duration, fmt_bytes):

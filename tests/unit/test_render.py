@@ -6,15 +6,12 @@ from dataclasses import replace
 
 import pytest
 
-from ktop.model.clock import fmt_age, fmt_clock
 from ktop.model.events import Area
 from ktop.model.snapshot_nodes import ZoneState
-from ktop.model.values import Val
-from ktop.ui.render import apf, apiservers, etcd, nodes, scheduler
-from ktop.ui.render.areas import drill_view, overview_panel, render_key
-from ktop.ui.render.findings import counts, full_text, ranked, strip_lines
-from ktop.ui.render.fmt import (
+from ktop.model.text import (
+    fmt_age,
     fmt_bytes,
+    fmt_clock,
     fmt_count,
     fmt_duration,
     fmt_pct,
@@ -24,6 +21,10 @@ from ktop.ui.render.fmt import (
     fmt_val,
     truncate,
 )
+from ktop.model.values import Val
+from ktop.ui.render import apf, apiservers, etcd, nodes, scheduler
+from ktop.ui.render.areas import drill_view, overview_panel, render_key
+from ktop.ui.render.findings import counts, full_text, ranked, strip_lines
 from ktop.ui.render.reasons import area_reasons, drill_reason_lines, panel_note, val_reasons
 from ktop.ui.render.status import ages, area_age, panel_age, status_line
 from ktop.ui.render.view import TableCell, fit, line
@@ -367,8 +368,8 @@ def test_quotas_near_their_limits_are_listed_with_units() -> None:
 
 
 def test_nothing_to_measure_is_a_dash_not_unknown() -> None:
+    from ktop.model.text import fmt_val
     from ktop.model.values import Val
-    from ktop.ui.render.fmt import fmt_val
     from ktop.ui.render.level import Level, reading_level
     from ktop.ui.render.reasons import val_reasons
 

@@ -6,8 +6,8 @@ from rich.text import Text
 
 from ktop.model.limits import APF_SEATS
 from ktop.model.snapshot import ApfRow, ApfSnapshot
+from ktop.model.text import fmt_duration, fmt_pct, fmt_rate, fmt_si, fmt_val
 from ktop.model.values import Val, ratio, sum_vals
-from ktop.ui.render.fmt import fmt_duration, fmt_pct, fmt_rate, fmt_si, fmt_val
 from ktop.ui.render.level import (
     SYMBOL,
     Level,

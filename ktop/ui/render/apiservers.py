@@ -6,12 +6,11 @@ from collections.abc import Callable
 
 from rich.text import Text
 
-from ktop.model.clock import fmt_age
 from ktop.model.events import LOAD_BALANCED
 from ktop.model.limits import API_SKEW
 from ktop.model.snapshot import ApiserverRow, ApiserversSnapshot
-from ktop.model.values import Val, max_val, sum_vals
-from ktop.ui.render.fmt import (
+from ktop.model.text import (
+    fmt_age,
     fmt_bytes,
     fmt_cores,
     fmt_duration,
@@ -21,6 +20,7 @@ from ktop.ui.render.fmt import (
     fmt_val,
     short_instance,
 )
+from ktop.model.values import Val, max_val, sum_vals
 from ktop.ui.render.level import (
     RECENT_RESTART_S,
     Level,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from ktop.model.events import SelfCost
-from ktop.ui.render.fmt import fmt_bytes
+from ktop.model.text import fmt_bytes
 
 
 def cost_segment(cost: SelfCost | None) -> Text:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from ktop.model.clock import fmt_age
 from ktop.model.limits import ETCD_CLIENT_ERRORS, ETCD_COMMIT_P99, ETCD_LEADER_CHANGES
 from ktop.model.snapshot import (
     EtcdApiserverView,
@@ -15,8 +14,8 @@ from ktop.model.snapshot import (
     EtcdSnapshot,
     EtcdView,
 )
-from ktop.model.values import Val, sum_vals
-from ktop.ui.render.fmt import (
+from ktop.model.text import (
+    fmt_age,
     fmt_bytes,
     fmt_duration,
     fmt_pct,
@@ -24,6 +23,7 @@ from ktop.ui.render.fmt import (
     fmt_val,
     short_instance,
 )
+from ktop.model.values import Val, sum_vals
 from ktop.ui.render.level import (
     SYMBOL,
     Level,

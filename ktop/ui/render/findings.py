@@ -8,7 +8,7 @@ from rich.text import Text
 
 from ktop.analysis.findings import Finding, Severity
 from ktop.analysis.trends import DIRECTION_WORDS, Direction, Trend, since_words
-from ktop.ui.render.fmt import truncate
+from ktop.model.text import truncate
 from ktop.ui.render.level import SEVERITY_LEVEL, SEVERITY_SYMBOL, STYLE
 
 NO_HISTORY = "no history for this finding"

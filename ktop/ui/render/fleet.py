@@ -9,16 +9,16 @@ from rich.text import Text
 from ktop.analysis.fleet import CellSummary, SharedCause
 from ktop.analysis.triage.types import Verdict
 from ktop.fleet import FleetView
-from ktop.model.clock import fmt_age
 from ktop.model.snapshot_nodes import ZoneState
-from ktop.model.values import Val
-from ktop.ui.render.fmt import (
+from ktop.model.text import (
+    fmt_age,
     fmt_duration,
     fmt_rate,
     fmt_si,
     fmt_times,
     fmt_val,
 )
+from ktop.model.values import Val
 from ktop.ui.render.level import (
     SEVERITY_LEVEL,
     SEVERITY_SYMBOL,

@@ -15,7 +15,7 @@ from ktop.model.area_metrics_only import CANNOT_KNOW
 from ktop.model.events import Area
 from ktop.model.snapshot_nodes import MetricsOnlyNodes, ZoneHealth
 from ktop.model.snapshot_scheduler import MetricsOnlyScheduler, SchedulerSnapshot
-from ktop.ui.render.fmt import fmt_count, fmt_pct, fmt_val, truncate
+from ktop.model.text import fmt_count, fmt_pct, fmt_val, truncate
 from ktop.ui.render.level import STYLE, SYMBOL, ZONE_LEVEL, Level, worst
 from ktop.ui.render.scheduler import QUEUES, queue_line, reason_line
 from ktop.ui.render.view import (

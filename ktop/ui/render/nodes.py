@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from ktop.model.clock import fmt_age
 from ktop.model.snapshot_nodes import DomainRollup, NodesSnapshot, NotReadyNode
+from ktop.model.text import fmt_age, fmt_count, fmt_duration, fmt_rate, fmt_val
 from ktop.model.values import Val, max_val
-from ktop.ui.render.fmt import fmt_count, fmt_duration, fmt_rate, fmt_val
 from ktop.ui.render.level import (
     STYLE,
     SYMBOL,

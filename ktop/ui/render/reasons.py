@@ -8,11 +8,10 @@ from collections.abc import Mapping
 
 from rich.text import Text
 
-from ktop.model.clock import fmt_age
 from ktop.model.events import Area
 from ktop.model.snapshot import ApfSnapshot, ClusterSnapshot, Freshness
+from ktop.model.text import fmt_age, short_instance, truncate
 from ktop.model.values import Val
-from ktop.ui.render.fmt import short_instance, truncate
 from ktop.ui.render.level import STYLE, Level
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from ktop.model.clock import fmt_clock
+from ktop.model.text import fmt_clock
 from ktop.record.session import RecordingStatus
 
 RECORD_KEYS: tuple[tuple[str, str, str, str], ...] = (

@@ -7,8 +7,7 @@ from rich.text import Text
 from ktop.analysis import catalogue
 from ktop.model.events import PodWait
 from ktop.model.snapshot_scheduler import SchedulerSnapshot
-from ktop.model.values import Val
-from ktop.ui.render.fmt import (
+from ktop.model.text import (
     fmt_bytes,
     fmt_count,
     fmt_duration,
@@ -18,6 +17,7 @@ from ktop.ui.render.fmt import (
     fmt_val,
     truncate,
 )
+from ktop.model.values import Val
 from ktop.ui.render.level import SEVERITY_LEVEL, STYLE, SYMBOL, Level
 from ktop.ui.render.view import (
     Column,

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from ktop.analysis.findings import Finding
-from ktop.model.clock import CLOCK_STEP_S, fmt_age, fmt_clock
+from ktop.model.clock import CLOCK_STEP_S
 from ktop.model.events import Area
 from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.text import fmt_age, fmt_clock, truncate
 from ktop.ui.render.cost import cost_segment
 from ktop.ui.render.findings import counts
-from ktop.ui.render.fmt import truncate
 from ktop.ui.render.level import STALE_AFTER_S, STALE_STYLE, STYLE, Level
 
 AREA_SHORT: dict[Area, str] = {

@@ -11,13 +11,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ktop.model.clock import fmt_clock
 from ktop.model.events import Area
 from ktop.model.history import HistoryView, Point
 from ktop.model.reading import Combine, split_key
 from ktop.model.series import WINDOW_S
 from ktop.model.signals import BY_METRIC, area_charts
-from ktop.ui.render.fmt import fmt_bytes, fmt_duration, fmt_si
+from ktop.model.text import fmt_bytes, fmt_clock, fmt_duration, fmt_si
 
 WINDOWS: tuple[tuple[str, float], ...] = (("5m", WINDOW_S), ("15m", 900.0), ("1h", 3600.0))
 """The trend windows the window key cycles through, shortest first."""

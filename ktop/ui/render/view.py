@@ -8,8 +8,8 @@ from typing import Literal
 
 from rich.text import Text
 
+from ktop.model.text import fmt_si, fmt_val, truncate, truncate_middle
 from ktop.model.values import Val
-from ktop.ui.render.fmt import fmt_si, fmt_val, truncate, truncate_middle
 from ktop.ui.render.level import MARKED, STYLE, SYMBOL, Level, marked, styled
 from ktop.ui.render.trend import ChartData
 

@@ -1,4 +1,5 @@
-"""Number formatting: units, unknown values, ages.
+"""Numbers, times and names in words, for every layer that writes them (the screen, the
+plain-text snapshot, triage's text), so that each says the same thing the same way.
 
 Every function returns a short plain string. Unknown values render as
 ``?``; values computed over the whole process life (``Val.lifetime``) get a
@@ -9,13 +10,14 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from ktop.model.values import Val
 
 UNKNOWN = "?"
+"""What an unknown value renders as."""
 NOTHING = "-"
 """Shown for a value with nothing to measure (read fine, no observations)."""
-"""What an unknown value renders as."""
 
 LIFETIME_MARK = "~"
 """Prefix for values computed over the process lifetime, not the window."""
@@ -153,3 +155,22 @@ def truncate_middle(text: str, width: int, tail: int = 3) -> str:
     if width < tail + 3:
         return truncate(text, width)
     return text[: width - tail - 1] + "…" + text[-tail:]
+
+
+def fmt_clock(at: float) -> str:
+    """The source clock as UTC ``HH:MM:SS``."""
+    return datetime.fromtimestamp(at, tz=UTC).strftime("%H:%M:%S")
+
+
+def fmt_age(seconds: float | None) -> str:
+    """A coarse age: ``12s``, ``3m``, ``2h``, ``4d``; ``never`` for None."""
+    if seconds is None:
+        return "never"
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m"
+    if s < 86400:
+        return f"{s // 3600}h"
+    return f"{s // 86400}d"

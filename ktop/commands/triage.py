@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from ktop import bounds
 from ktop.analysis.triage.evaluate import triage
-from ktop.analysis.triage.report import error_json, to_json, to_markdown, to_text
+from ktop.analysis.triage.report import error_json, to_json
 from ktop.bounds import bounded_float
 from ktop.model.scrub import scrub
+from ktop.ui.render.triage_text import to_markdown, to_text
 
 if TYPE_CHECKING:
     from ktop.sampling import Sampled

@@ -17,7 +17,7 @@ from ktop.analysis.triage.baseline import HistoryKind, baseline_source
 from ktop.analysis.triage.diagnosis import ONSET_SLACK_S, diagnose
 from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.paths import BY_ID, PATHS
-from ktop.analysis.triage.report import error_json, to_json, to_markdown, to_text
+from ktop.analysis.triage.report import error_json, to_json
 from ktop.analysis.triage.types import (
     Evidence,
     PathResult,
@@ -32,6 +32,7 @@ from ktop.model.snapshot import ClusterSnapshot
 from ktop.sampling import Sampled
 from ktop.sources.sim.scenarios import ALL, SCENARIOS
 from ktop.sources.sim.simulator import Simulator
+from ktop.ui.render.triage_text import to_markdown, to_text
 
 SIZES = ((240, 3, 2), (900, 4, 5))
 """(nodes, zones, seed): neither the shipped recordings' 500 nodes, 3 zones, seed 1."""

@@ -5,9 +5,10 @@
 from __future__ import annotations
 
 from ktop.analysis.triage.evaluate import triage
-from ktop.analysis.triage.report import to_json, to_text
+from ktop.analysis.triage.report import to_json
 from ktop.analysis.triage.types import Evidence, PathResult, Status, TriageReport
 from ktop.model.snapshot_nodes import ZoneState
+from ktop.ui.render.triage_text import to_text
 from tests.unit.snapshots import with_nodes
 
 

@@ -1,6 +1,7 @@
-"""The triage report as JSON (version 1.2, ``docs/triage-json.md``), text and Markdown.
+"""The triage report as JSON (version 1.2, ``docs/triage-json.md``); its text and
+Markdown are rendered by :mod:`ktop.ui.render.triage_text`.
 
-Each starts with the diagnosis: the probable cause (or no incident), then the paths in
+It starts with the diagnosis: the probable cause (or no incident), then the paths in
 the diagnosis' order. In JSON, ``null`` means unknown. Signals are the computed numbers the paths
 rest on, per zone, priority level, apiserver and etcd member. An error that stops
 triage is a JSON document too (:func:`error_json`), so that a script can read it.
@@ -11,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ktop.analysis.trends import Trend, describe
-from ktop.analysis.triage.diagnosis import Headline, explained_words, headline
+from ktop.analysis.trends import Trend
+from ktop.analysis.triage.diagnosis import Headline, headline
 from ktop.analysis.triage.types import Evidence, PathResult, Role, TriageReport
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_nodes import ZoneState
@@ -251,127 +252,8 @@ def error_json(error: str, source: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _value(e: Evidence) -> str:
-    if e.value is None:
-        return "?"
-    unit = "" if e.unit in ("count", "") else f" {e.unit}"
-    return f"{e.value:.4g}{unit}"
-
-
-def _since(t: Trend | None, at: float | None) -> str:
-    """``since 12:03:10 (4m ago), getting worse``; empty without a trend."""
-    return "" if t is None or at is None else describe(t, at)
-
-
-MARK = {"suspect": "✖", "unknown": "?", "clear": "✓", "bad": "✖", "warn": "▲", "ok": "✓"}
-NOTE_MARK = "i"
-"""An ``ok`` reading that is a note (it passed an informational limit): never a ✓."""
-ROLE_MARK = {
-    Role.CAUSE: "✖",
-    Role.INDEPENDENT: "✖",
-    Role.CONSEQUENCE: "↳",
-    Role.UNKNOWN: "?",
-    Role.CLEAR: "✓",
-}
-ROLE_WORD = {
-    Role.CAUSE: "cause",
-    Role.INDEPENDENT: "suspect",
-    Role.CONSEQUENCE: "explained",
-    Role.UNKNOWN: "unknown",
-    Role.CLEAR: "clear",
-}
-"""How each role reads in text, Markdown and on screen: a consequence is 'explained'
-(by its cause), never 'suspect' on its own; an independent suspect is 'suspect'."""
-
-
 def role_of(p: PathResult) -> Role:
     """The path's role (from its verdict when it was never ranked)."""
     if p.role is not None:
         return p.role
     return {"suspect": Role.INDEPENDENT, "unknown": Role.UNKNOWN}.get(p.verdict.value, Role.CLEAR)
-
-
-def _mark(e: Evidence) -> str:
-    return NOTE_MARK if e.note else MARK[e.status.value]
-
-
-def _status(e: Evidence) -> str:
-    return f"{e.status.value} (note)" if e.note else e.status.value
-
-
-def to_text(report: TriageReport, errors: Sequence[str] = ()) -> str:
-    """Plain text: the diagnosis' line, then the cause, its consequences and any
-    independent suspect with their evidence, then the other verdicts.
-    """
-    out: list[str] = [headline(report).text(), ""]
-    for p in report.paths:
-        role = role_of(p)
-        out.append(f"{ROLE_MARK[role]} {p.id:<10} {ROLE_WORD[role]:<9} {p.title}")
-        if role is Role.CONSEQUENCE:
-            out.append(f"    {explained_words(p)}")
-        out.append(f"    {p.conclusion}")
-        if since := _since(p.trend, report.at):
-            out.append(f"    {since}")
-        if role in (Role.CAUSE, Role.INDEPENDENT):
-            out.append(f"    first direction: {p.direction}")
-        if p.verdict.value == "suspect":
-            for e in p.evidence:
-                first = "*" if e.first_line else " "
-                out.append(f"    {first}{_mark(e)} {e.title}: {_value(e)} ({e.detail})")
-                if e.breaching and (since := _since(e.trend, report.at)):
-                    out.append(f"        {since}")
-    out.append("")
-    out.append("capacity:")
-    for c in report.capacity:
-        v = "?" if c.value is None else f"{c.value:.4g} {c.unit}"
-        out.append(f"    {c.title}: {v} ({c.detail})")
-    out.append(f"baseline: {report.baseline}")
-    for err in errors:
-        out.append(f"error: {err}")
-    return "\n".join(out) + "\n"
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def to_markdown(report: TriageReport, errors: Sequence[str] = ()) -> str:
-    """Markdown: the diagnosis' line, a table of the paths in its order, then each
-    non-clear path's evidence.
-    """
-    out = [f"**{_md(headline(report).text())}**", "", "## ktop triage", ""]
-    out += ["| path | role | since | conclusion |", "|---|---|---|---|"]
-    for p in report.paths:
-        role = role_of(p)
-        said = p.conclusion
-        if role is Role.CONSEQUENCE:
-            said = f"{explained_words(p)}; {said}"
-        out.append(
-            f"| {p.id} {_md(p.title)} | {ROLE_WORD[role]} | "
-            f"{_md(_since(p.trend, report.at))} | {_md(said)} |"
-        )
-    for p in report.paths:
-        role = role_of(p)
-        if role is Role.CLEAR:
-            continue
-        out += ["", f"### {p.id}: {_md(p.title)} ({ROLE_WORD[role]})", ""]
-        if role is Role.CONSEQUENCE:
-            words = _md(explained_words(p))
-            out += [f"{words[:1].upper()}{words[1:]}.", ""]
-        out += [f"First direction: {_md(p.direction)}", ""]
-        out += ["| evidence | status | value | since | detail |", "|---|---|---|---|---|"]
-        out += [
-            f"| {_md(e.title)}{' (first line)' if e.first_line else ''} | {_status(e)} | "
-            f"{_md(_value(e))} | {_md(_since(e.trend, report.at) if e.breaching else '')} | "
-            f"{_md(e.detail)} |"
-            for e in p.evidence
-        ]
-    out += ["", "## Capacity", ""]
-    out += [
-        f"- {c.title}: {'?' if c.value is None else f'{c.value:.4g} {c.unit}'} ({_md(c.detail)})"
-        for c in report.capacity
-    ]
-    out += ["", f"Baseline: {_md(report.baseline)}"]
-    if errors:
-        out += ["", "## Errors", ""] + [f"- {_md(e)}" for e in errors]
-    return "\n".join(out) + "\n"

@@ -7,10 +7,11 @@ from rich.text import Text
 from ktop.analysis.trends import Direction, Trend, compact
 from ktop.analysis.triage.diagnosis import explained_words
 from ktop.analysis.triage.diagnosis import headline as diagnosis_headline
-from ktop.analysis.triage.report import ROLE_MARK, ROLE_WORD, role_of
+from ktop.analysis.triage.report import role_of
 from ktop.analysis.triage.types import Evidence, PathResult, Role, Status, TriageReport, Verdict
 from ktop.ui.render.findings import DIRECTION_STYLE, styled_trend
 from ktop.ui.render.level import STYLE, SYMBOL, Level
+from ktop.ui.render.triage_text import ROLE_MARK, ROLE_WORD
 from ktop.ui.render.view import Column, Row, TableSpec
 
 SINCE_WIDTH = 16

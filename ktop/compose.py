@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from ktop.analysis.triage.baseline import HistoryKind
 from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel, ModelConfig
 from ktop.model.scrub import scrub
@@ -195,8 +196,8 @@ class OpenedSource:
         await self.close()
 
 
-def _hub(config: ModelConfig) -> Hub:
-    return Hub(ClusterModel(config))
+def _hub(config: ModelConfig, history: HistoryKind = HistoryKind.THIS_RUN) -> Hub:
+    return Hub(ClusterModel(config), history=history)
 
 
 # ---------------------------------------------------------------------------- options
@@ -381,7 +382,7 @@ def replay_source(plan: Replay) -> OpenedSource:
     rec = open_recording(plan.path)
     try:
         _check_terminal(plan.needs_terminal)
-        hub = _hub(rec.model_config)
+        hub = _hub(rec.model_config, HistoryKind.RECORDING)
         player = ReplayPlayer(rec, hub.reset, speed=plan.speed)
         if plan.at:
             try:

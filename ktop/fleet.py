@@ -25,14 +25,10 @@ from ktop.analysis.fleet import (
     track_onsets,
     unreachable,
 )
-from ktop.analysis.triage.baseline import HistoryKind, baseline_source
-from ktop.analysis.triage.evaluate import triage
-from ktop.analysis.triage.types import TriageReport
 from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel, ModelConfig
 from ktop.model.events import Event
 from ktop.model.scrub import scrub
-from ktop.model.snapshot import ClusterSnapshot
 from ktop.sources.base import Source
 
 CONNECTING = "connecting"
@@ -88,8 +84,6 @@ class Cell:
     """Why the cell is unknown; empty once its source delivers."""
     failed: bool = False
     """True when the error is a failure (not just 'connecting')."""
-    report: TriageReport | None = None
-    _triaged: ClusterSnapshot | None = None
 
     def __post_init__(self) -> None:
         self.hub = Hub(ClusterModel(ModelConfig(rack_label=self.spec.rack_label)))
@@ -106,22 +100,19 @@ class Cell:
         self.hub.ingest(events)
 
     def summary(self) -> CellSummary:
-        """Publish the hub (if anything changed), triage a new snapshot, summarise."""
+        """Publish the hub (if anything changed) and summarise its latest snapshot, with
+        the hub's triage report (the cell's own history is its baseline).
+        """
         if self.error and self.hub.events_total == 0:
             return unreachable(self.name, self.error)
         if not self.hub.publishing:  # a publish in a worker thread is reading the model
             self.hub.publish()
         published = self.hub.latest
-        snap = published.snapshot
-        if snap is not self._triaged or self.report is None:
-            # the cell's own history is its baseline (as on the triage screen)
-            self.report = triage(snap, baseline_source(snap, HistoryKind.THIS_RUN))
-            self._triaged = snap
         return summarize(
             self.name,
-            snap,
+            published.snapshot,
             published.findings,
-            self.report,
+            published.triage,
             now=self.spec.clock(),
             error=self.error,
         )

@@ -11,9 +11,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from ktop.analysis.findings import Finding
 from ktop.analysis.rules import evaluate
+from ktop.analysis.triage.baseline import HistoryKind, baseline_source
+from ktop.analysis.triage.evaluate import triage
+from ktop.analysis.triage.types import TriageReport
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import Event
 from ktop.model.scrub import scrub_event
@@ -23,19 +27,37 @@ Sink = Callable[[Sequence[Event]], None]
 """Receives every batch of events, in order (the recorder is one)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Published:
-    """A snapshot and the findings drawn from it."""
+    """A snapshot, the findings drawn from it and its triage report.
+
+    The report is drawn the first time a view asks for it (and once per snapshot): a
+    snapshot nobody triages costs nothing more than its findings.
+    """
 
     snapshot: ClusterSnapshot
     findings: tuple[Finding, ...]
+    history: HistoryKind = HistoryKind.THIS_RUN
+    """Who measured the snapshot's history: the baseline triage names."""
+
+    @cached_property
+    def triage(self) -> TriageReport:
+        """Every triage path's verdict on this snapshot, its history as the baseline."""
+        return triage(self.snapshot, baseline_source(self.snapshot, self.history))
 
 
 class Hub:
     """Merges sources, folds events, feeds sinks, publishes snapshots."""
 
-    def __init__(self, model: ClusterModel | None = None, sinks: Sequence[Sink] = ()) -> None:
+    def __init__(
+        self,
+        model: ClusterModel | None = None,
+        sinks: Sequence[Sink] = (),
+        history: HistoryKind = HistoryKind.THIS_RUN,
+    ) -> None:
         self.model = model or ClusterModel()
+        self.history = history
+        """Who measures the model's history (a replay's is the recording's)."""
         self._sinks = list(sinks)
         self._latest: Published | None = None
         self._events_since_publish = 0
@@ -48,6 +70,11 @@ class Hub:
     def add_sink(self, sink: Sink) -> None:
         """Send every later batch to ``sink`` too."""
         self._sinks.append(sink)
+
+    def remove_sink(self, sink: Sink) -> None:
+        """Stop sending batches to ``sink`` (a recorder that stopped); nothing if absent."""
+        if sink in self._sinks:
+            self._sinks.remove(sink)
 
     def reset(self, model: ClusterModel) -> None:
         """Fold into ``model`` from now on (a replay seek); the next publish shows it."""
@@ -82,7 +109,7 @@ class Hub:
             return None
         folded = self._events_since_publish
         snapshot = self.model.snapshot()
-        self._latest = Published(snapshot, evaluate(snapshot))
+        self._latest = Published(snapshot, evaluate(snapshot), self.history)
         self._events_since_publish -= folded
         return self._latest
 

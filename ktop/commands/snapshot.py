@@ -17,9 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ktop import bounds
-from ktop.analysis.triage.baseline import HistoryKind, baseline_source
 from ktop.analysis.triage.diagnosis import headline
-from ktop.analysis.triage.evaluate import triage
 from ktop.bounds import bounded_float
 from ktop.commands.options import simulator_options
 from ktop.compose import Demo, Live, OpenedSource, live_options, with_source
@@ -142,7 +140,7 @@ def render(
     if display.is_production(snapshot.context):
         banner = f"PRODUCTION context {snapshot.context} - ktop only reads this cluster"
     # the diagnosis first: the probable cause, since when, the first direction (or none)
-    report = triage(snapshot, baseline_source(snapshot, HistoryKind.THIS_RUN))
+    report = published.triage
     text = overview_text(
         snapshot,
         published.findings,

@@ -260,7 +260,7 @@ class KtopApp(App[None]):
 
     def _frame(self, published: Published) -> Frame:
         banner = self.rec.banner(self.size.width or 80)
-        return Frame(published.snapshot, published.findings, tuple(self.source_errors), banner)
+        return Frame(published, tuple(self.source_errors), banner)
 
     def _show(self) -> None:
         for screen in (self.screen, *self.screen_stack):

@@ -85,6 +85,7 @@ class RecordingControls:
         rec = self.recorder
         if rec is not None and rec.active:
             rec.stop("stopped with R")
+            self.app.hub.remove_sink(rec)
             self.app.notify(f"recording saved to {rec.path}", title="recording")
             return
         model = self.app.hub.model
@@ -164,6 +165,8 @@ class RecordingControls:
         if rec is None:
             return ()
         status = rec.status()
+        if not rec.active:
+            self.app.hub.remove_sink(rec)  # it stopped by itself (size limit, write error)
         if status.error and status.error != self._reported_error:
             self._reported_error = status.error
             self.app.notify(status.error, title="recording", severity="error", timeout=15)

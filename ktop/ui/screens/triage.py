@@ -7,8 +7,6 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from ktop.analysis.triage.baseline import HistoryKind, baseline_source
-from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.types import PathResult, TriageReport
 from ktop.ui.frame import Frame
 from ktop.ui.render.triage import evidence_table, headline, path_since, paths_table
@@ -45,10 +43,10 @@ class TriageScreen(KtopScreen):
         if frame.snapshot is self._shown:
             return
         self._shown = frame.snapshot
-        # the snapshot's history is the baseline: Prometheus' last hour from the first
-        # frame when --prometheus backfilled it, else what this run (or replay) measured
-        kind = HistoryKind.RECORDING if self.ktop.rec.replay is not None else HistoryKind.THIS_RUN
-        self.report = triage(frame.snapshot, baseline_source(frame.snapshot, kind))
+        # the hub's report: the snapshot's history is the baseline (Prometheus' last hour
+        # from the first frame when --prometheus backfilled it, else what this run, or
+        # the recording, measured)
+        self.report = frame.triage
         line = headline(self.report)
         line.append(f"\nbaseline: {self.report.baseline}", style="dim")
         self.query_one("#triage-headline", Static).update(line)

@@ -348,49 +348,63 @@ class ClusterModel:
         return (h.synced or h.last_ok is not None), ""
 
     def _build(self, area: Area) -> Any:
-        if area is Area.APF:
-            series, health = self._component(Component.APISERVER)
-            errors = [e for _, e in health.values() if e]
-            return build_apf(series, self._dumps(), "; ".join(errors))
-        if area is Area.APISERVERS:
-            series, health = self._component(Component.APISERVER)
-            snap = build_apiservers(series, health, "")
-            ids = None if self.identities is None else len(self.identities)
-            return replace(snap, identities=ids)
-        if area is Area.ETCD:
-            series, health = self._component(Component.ETCD)
-            members = build_etcd(series, health, "")
-            apiservers, _ = self._component(Component.APISERVER)
-            view = build_etcd_client_view(apiservers)
-            # No apiserver exposes etcd client metrics: the members' reason says enough.
-            return replace(members, apiserver_view=None if view.unknown_reason else view)
-        if area is Area.SCHEDULER:
-            series, health = self._component(Component.SCHEDULER)
-            known, reason = self._feed_state(ev.FEED_PENDING_PODS)
-            failures = "; ".join(e for _, e in health.values() if e)
-            quotas_known, _ = self._feed_state(ev.FEED_QUOTAS)
-            events_known, _ = self._feed_state(ev.FEED_EVENTS)
-            if self.metrics_only:
-                reason = f"metrics-only ({self.metrics_only}): pods are not read"
-                sched_view = build_metrics_only_scheduler(self.metrics_only, series, failures)
-                return replace(
-                    build_scheduler(
-                        series, self.pending, clock_step(self.now), False, reason, failures,
-                        zone_of=self._zone_of,
-                    ),
-                    metrics_only=sched_view,
-                )  # fmt: skip
-            return build_scheduler(
-                series,
-                self.pending,
-                clock_step(self.now),
-                known,
-                reason,
-                failures,
-                quotas_known,
-                zone_of=self._zone_of,
-                events_known=events_known,
-            )
+        builders: dict[Area, Callable[[], Any]] = {
+            Area.APF: self._build_apf,
+            Area.APISERVERS: self._build_apiservers,
+            Area.ETCD: self._build_etcd,
+            Area.SCHEDULER: self._build_scheduler,
+            Area.NODES: self._build_nodes,
+        }
+        return builders[area]()
+
+    def _build_apf(self) -> Any:
+        series, health = self._component(Component.APISERVER)
+        errors = [e for _, e in health.values() if e]
+        return build_apf(series, self._dumps(), "; ".join(errors))
+
+    def _build_apiservers(self) -> Any:
+        series, health = self._component(Component.APISERVER)
+        snap = build_apiservers(series, health, "")
+        ids = None if self.identities is None else len(self.identities)
+        return replace(snap, identities=ids)
+
+    def _build_etcd(self) -> Any:
+        series, health = self._component(Component.ETCD)
+        members = build_etcd(series, health, "")
+        apiservers, _ = self._component(Component.APISERVER)
+        view = build_etcd_client_view(apiservers)
+        # No apiserver exposes etcd client metrics: the members' reason says enough.
+        return replace(members, apiserver_view=None if view.unknown_reason else view)
+
+    def _build_scheduler(self) -> Any:
+        series, health = self._component(Component.SCHEDULER)
+        known, reason = self._feed_state(ev.FEED_PENDING_PODS)
+        failures = "; ".join(e for _, e in health.values() if e)
+        quotas_known, _ = self._feed_state(ev.FEED_QUOTAS)
+        events_known, _ = self._feed_state(ev.FEED_EVENTS)
+        if self.metrics_only:
+            reason = f"metrics-only ({self.metrics_only}): pods are not read"
+            sched_view = build_metrics_only_scheduler(self.metrics_only, series, failures)
+            return replace(
+                build_scheduler(
+                    series, self.pending, clock_step(self.now), False, reason, failures,
+                    zone_of=self._zone_of,
+                ),
+                metrics_only=sched_view,
+            )  # fmt: skip
+        return build_scheduler(
+            series,
+            self.pending,
+            clock_step(self.now),
+            known,
+            reason,
+            failures,
+            quotas_known,
+            zone_of=self._zone_of,
+            events_known=events_known,
+        )
+
+    def _build_nodes(self) -> Any:
         nodes_known, nodes_reason = self._feed_state(ev.FEED_NODES)
         leases_known, _ = self._feed_state(ev.FEED_LEASES)
         if self.metrics_only:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from rich.text import Text
 
@@ -14,30 +15,123 @@ from ktop.ui.render.reasons import drill_reason_lines, input_errors, panel_note
 from ktop.ui.render.trend import AREA_CHARTS, WINDOWS, ChartData, chart_data
 from ktop.ui.render.view import DrillView, PanelView
 
-AREA_KEYS: dict[Area, str] = {
-    Area.APF: "1",
-    Area.APISERVERS: "2",
-    Area.ETCD: "3",
-    Area.SCHEDULER: "4",
-    Area.NODES: "5",
+PanelFn = Callable[[ClusterSnapshot, "Text | None", int, int, bool], PanelView]
+"""An area's overview panel: snapshot, note, rows, width, whether an input is failing."""
+DrillFn = Callable[[ClusterSnapshot, tuple[Text, ...], tuple[Text, ...]], DrillView]
+"""An area's drill-down: snapshot, the reasons' lines, ktop's own load line (if shown)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AreaView:
+    """How one area is shown: its key and title, what its views depend on, and the pure
+    functions that draw its overview panel and drill-down (in metrics-only mode too).
+    """
+
+    key: str
+    """The key that opens its drill-down."""
+    title: str
+    panel: PanelFn
+    drill: DrillFn
+    panel_clock: bool = False
+    """Its overview panel shows times relative to the source clock (uptime)."""
+    drill_clock: bool = False
+    """Its drill-down shows times relative to the source clock (ages, uptime)."""
+    cost: bool = False
+    """Its drill-down shows ktop's own load (its APF level, its requests)."""
+
+
+def _apf_panel(
+    s: ClusterSnapshot, note: Text | None, rows: int, width: int, failing: bool
+) -> PanelView:
+    return apf.panel(s.apf, note, rows, width, failing=failing)
+
+
+def _apf_drill(s: ClusterSnapshot, reasons: tuple[Text, ...], own: tuple[Text, ...]) -> DrillView:
+    return DrillView((*reasons, *own), apf.tables(s.apf))
+
+
+def _api_panel(
+    s: ClusterSnapshot, note: Text | None, rows: int, width: int, failing: bool
+) -> PanelView:
+    return apiservers.panel(s.apiservers, s.at, note, rows, width, failing=failing)
+
+
+def _api_drill(s: ClusterSnapshot, reasons: tuple[Text, ...], own: tuple[Text, ...]) -> DrillView:
+    api = s.apiservers
+    return DrillView((*reasons, apiservers.summary_line(api), *own), apiservers.tables(api, s.at))
+
+
+def _etcd_panel(
+    s: ClusterSnapshot, note: Text | None, rows: int, width: int, failing: bool
+) -> PanelView:
+    return etcd.panel(s.etcd, note, rows, width, failing=failing)
+
+
+def _etcd_drill(s: ClusterSnapshot, reasons: tuple[Text, ...], own: tuple[Text, ...]) -> DrillView:
+    return DrillView(reasons, etcd.tables(s.etcd, s.at))
+
+
+def _sched_panel(
+    s: ClusterSnapshot, note: Text | None, rows: int, width: int, failing: bool
+) -> PanelView:
+    view = s.scheduler.metrics_only
+    if view is not None:
+        return metrics_only.scheduler_panel(s.scheduler, view, note, rows, width, failing=failing)
+    return scheduler.panel(s.scheduler, note, rows, width, failing=failing)
+
+
+def _sched_drill(s: ClusterSnapshot, reasons: tuple[Text, ...], own: tuple[Text, ...]) -> DrillView:
+    sched, view = s.scheduler, s.scheduler.metrics_only
+    if view is not None:
+        return DrillView(
+            (*reasons, metrics_only.scheduler_summary(sched, view)),
+            metrics_only.scheduler_tables(sched, view),
+        )
+    return DrillView((*reasons, scheduler.summary_line(sched)), scheduler.tables(sched))
+
+
+def _nodes_panel(
+    s: ClusterSnapshot, note: Text | None, rows: int, width: int, failing: bool
+) -> PanelView:
+    view = s.nodes.metrics_only
+    if view is not None:
+        return metrics_only.nodes_panel(view, note, rows, width, failing=failing)
+    return nodes.panel(s.nodes, note, rows, width, failing=failing)
+
+
+def _nodes_drill(s: ClusterSnapshot, reasons: tuple[Text, ...], own: tuple[Text, ...]) -> DrillView:
+    view = s.nodes.metrics_only
+    if view is not None:
+        return DrillView(
+            (*reasons, metrics_only.nodes_summary(view)), metrics_only.nodes_tables(view)
+        )
+    return DrillView((*reasons, nodes.summary_line(s.nodes)), nodes.tables(s.nodes, s.at))
+
+
+AREA_VIEWS: dict[Area, AreaView] = {
+    Area.APF: AreaView("1", "API Priority and Fairness", _apf_panel, _apf_drill, cost=True),
+    Area.APISERVERS: AreaView(
+        "2",
+        "kube-apiserver instances",
+        _api_panel,
+        _api_drill,
+        panel_clock=True,
+        drill_clock=True,
+        cost=True,
+    ),
+    Area.ETCD: AreaView("3", "etcd members", _etcd_panel, _etcd_drill, drill_clock=True),
+    Area.SCHEDULER: AreaView("4", "Scheduler: pending pods", _sched_panel, _sched_drill),
+    Area.NODES: AreaView(
+        "5", "Nodes by failure domain", _nodes_panel, _nodes_drill, drill_clock=True
+    ),
 }
+"""Every area's view, in the overview's order: the one table the keys, titles, help and
+panels derive from."""
+
+AREA_KEYS: dict[Area, str] = {area: view.key for area, view in AREA_VIEWS.items()}
 """The key that opens each area's drill-down."""
-
-AREA_TITLES: dict[Area, str] = {
-    Area.APF: "API Priority and Fairness",
-    Area.APISERVERS: "kube-apiserver instances",
-    Area.ETCD: "etcd members",
-    Area.SCHEDULER: "Scheduler: pending pods",
-    Area.NODES: "Nodes by failure domain",
-}
-
-
-PANEL_CLOCK_AREAS = frozenset({Area.APISERVERS})
-"""Areas whose overview panel shows times relative to the source clock (uptime)."""
-DRILL_CLOCK_AREAS = frozenset({Area.APISERVERS, Area.ETCD, Area.NODES})
-"""Areas whose drill-down shows times relative to the source clock (ages, uptime)."""
-COST_AREAS = frozenset({Area.APF, Area.APISERVERS})
-"""Areas whose drill-down shows ktop's own load (its APF level, its requests)."""
+AREA_TITLES: dict[Area, str] = {area: view.title for area, view in AREA_VIEWS.items()}
+"""Each area's title."""
 
 
 def render_key(snapshot: ClusterSnapshot, area: Area, *, drill: bool = False) -> object:
@@ -48,8 +142,9 @@ def render_key(snapshot: ClusterSnapshot, area: Area, *, drill: bool = False) ->
     """
     part = getattr(snapshot, area.value)
     errors = input_errors(snapshot.area_freshness(area))
-    own = snapshot.self_cost if drill and area in COST_AREAS else None
-    if area in (DRILL_CLOCK_AREAS if drill else PANEL_CLOCK_AREAS):
+    spec = AREA_VIEWS[area]
+    own = snapshot.self_cost if drill and spec.cost else None
+    if spec.drill_clock if drill else spec.panel_clock:
         return (part, errors, snapshot.at, own)
     return (part, errors, own)
 
@@ -118,23 +213,7 @@ def _full_panel(
     snapshot: ClusterSnapshot, area: Area, rows: int, width: int, note: Text | None
 ) -> PanelView:
     failing = any(f.error for f in snapshot.area_freshness(area))
-    if area is Area.APF:
-        return apf.panel(snapshot.apf, note, rows, width, failing=failing)
-    if area is Area.APISERVERS:
-        api = snapshot.apiservers
-        return apiservers.panel(api, snapshot.at, note, rows, width, failing=failing)
-    if area is Area.ETCD:
-        return etcd.panel(snapshot.etcd, note, rows, width, failing=failing)
-    sched_view, nodes_view = snapshot.scheduler.metrics_only, snapshot.nodes.metrics_only
-    if area is Area.SCHEDULER and sched_view is not None:
-        return metrics_only.scheduler_panel(
-            snapshot.scheduler, sched_view, note, rows, width, failing=failing
-        )
-    if area is Area.SCHEDULER:
-        return scheduler.panel(snapshot.scheduler, note, rows, width, failing=failing)
-    if nodes_view is not None:
-        return metrics_only.nodes_panel(nodes_view, note, rows, width, failing=failing)
-    return nodes.panel(snapshot.nodes, note, rows, width, failing=failing)
+    return AREA_VIEWS[area].panel(snapshot, note, rows, width, failing)
 
 
 def drill_view(snapshot: ClusterSnapshot, area: Area) -> DrillView:
@@ -144,31 +223,5 @@ def drill_view(snapshot: ClusterSnapshot, area: Area) -> DrillView:
     if why:
         reasons = (*reasons, metrics_only.view_line(area, why, 400))
     cost = cost_line(snapshot.self_cost)
-    own = (cost,) if cost is not None else ()
-    if area is Area.APF:
-        return DrillView((*reasons, *own), apf.tables(snapshot.apf))
-    if area is Area.APISERVERS:
-        api = snapshot.apiservers
-        return DrillView(
-            (*reasons, apiservers.summary_line(api), *own), apiservers.tables(api, snapshot.at)
-        )
-    if area is Area.ETCD:
-        return DrillView(reasons, etcd.tables(snapshot.etcd, snapshot.at))
-    sched_view, nodes_view = snapshot.scheduler.metrics_only, snapshot.nodes.metrics_only
-    if area is Area.SCHEDULER and sched_view is not None:
-        sched = snapshot.scheduler
-        return DrillView(
-            (*reasons, metrics_only.scheduler_summary(sched, sched_view)),
-            metrics_only.scheduler_tables(sched, sched_view),
-        )
-    if area is Area.NODES and nodes_view is not None:
-        return DrillView(
-            (*reasons, metrics_only.nodes_summary(nodes_view)),
-            metrics_only.nodes_tables(nodes_view),
-        )
-    if area is Area.SCHEDULER:
-        sched = snapshot.scheduler
-        return DrillView((*reasons, scheduler.summary_line(sched)), scheduler.tables(sched))
-    return DrillView(
-        (*reasons, nodes.summary_line(snapshot.nodes)), nodes.tables(snapshot.nodes, snapshot.at)
-    )
+    own = (cost,) if cost is not None and AREA_VIEWS[area].cost else ()
+    return AREA_VIEWS[area].drill(snapshot, tuple(reasons), own)

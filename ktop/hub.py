@@ -58,6 +58,9 @@ class Hub:
         self.model = model or ClusterModel()
         self.history = history
         """Who measures the model's history (a replay's is the recording's)."""
+        self.triage_on_publish = False
+        """Draw each published snapshot's triage report as it is published (in the worker
+        thread of :meth:`publish_off_loop`), for a screen that shows it every frame."""
         self._sinks = list(sinks)
         self._latest: Published | None = None
         self._events_since_publish = 0
@@ -110,6 +113,8 @@ class Hub:
         folded = self._events_since_publish
         snapshot = self.model.snapshot()
         self._latest = Published(snapshot, evaluate(snapshot), self.history)
+        if self.triage_on_publish:
+            _ = self._latest.triage
         self._events_since_publish -= folded
         return self._latest
 

@@ -127,6 +127,7 @@ class KtopApp(App[None]):
     ) -> None:
         super().__init__()
         self.hub = hub
+        hub.triage_on_publish = True  # every screen's first line is the diagnosis
         self.sources = tuple(sources)
         self.rec = RecordingControls(self, replay, record_dir)
         """Recording (live) or replay controls and their status lines."""

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from ktop.analysis.trends import Direction, Trend, compact
+from ktop.analysis.trends import Direction, Trend, compact, since_words
 from ktop.analysis.triage.diagnosis import explained_words
 from ktop.analysis.triage.diagnosis import headline as diagnosis_headline
 from ktop.analysis.triage.report import role_of
 from ktop.analysis.triage.types import Evidence, PathResult, Role, Status, TriageReport, Verdict
+from ktop.model.text import truncate
 from ktop.ui.render.findings import DIRECTION_STYLE, styled_trend
 from ktop.ui.render.level import STYLE, SYMBOL, Level
 from ktop.ui.render.triage_text import ROLE_MARK, ROLE_WORD
@@ -159,3 +160,44 @@ def headline(report: TriageReport) -> Text:
     if line.independent:
         out.append(f"; also suspect: {', '.join(line.independent)}", style=STYLE[Level.CRIT])
     return out
+
+
+HEADLINE_TITLE_MIN = 8
+"""A narrow headline drops the cause's title before it would show fewer characters."""
+
+
+def headline_bar(report: TriageReport, width: int) -> Text:
+    """The diagnosis as the first line of every screen, fitted to ``width``: the probable
+    cause, since when (time and how long ago) and the first direction; or no incident.
+
+    When the diagnosis' whole line fits (the words of ``ktop snapshot`` and ``ktop
+    triage``, :class:`~ktop.analysis.triage.diagnosis.Headline`) it is shown as it is;
+    when it does not, the cause's id, since when and the first direction come first and
+    its title gets the room that is left, so that 80 columns still say all three.
+    """
+    line = diagnosis_headline(report)
+    cause = line.cause
+    if cause is None:
+        return _fit(Text(f"{SYMBOL[Level.OK]} {line.text()}", style=STYLE[Level.OK]), width)
+    mark = f"{SYMBOL[Level.CRIT]} "
+    whole = Text(mark + "Probable cause: ", style=STYLE[Level.CRIT])
+    whole.append(f"{cause.id} {cause.title}", style="bold")
+    whole.append(line.text().removeprefix(f"Probable cause: {cause.id} {cause.title}"))
+    if whole.cell_len <= width:
+        return whole
+    since = "" if cause.trend is None or report.at is None else since_words(cause.trend, report.at)
+    tail = (f" · {since}" if since else "") + f" · first: {cause.direction}"
+    room = width - len(mark) - len("cause ") - len(cause.id) - len(tail) - 2
+    narrow = Text(f"{mark}cause {cause.id}", style=STYLE[Level.CRIT])
+    if room >= HEADLINE_TITLE_MIN:
+        narrow.append(": ")
+        narrow.append(truncate(cause.title, room), style="bold")
+    narrow.append(tail)
+    return _fit(narrow, width)
+
+
+def _fit(text: Text, width: int) -> Text:
+    if text.cell_len > width:
+        text.truncate(max(width - 1, 0))
+        text.append("…")
+    return text

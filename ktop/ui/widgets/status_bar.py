@@ -8,12 +8,15 @@ from textual.widgets import Static
 
 from ktop.ui.frame import Frame
 from ktop.ui.render.status import error_lines, status_line
+from ktop.ui.render.triage import headline_bar
 
 
 class StatusBar(Static):
-    """Source and context, the source clock, per-area data age, findings counts.
+    """The diagnosis' headline, then source and context, the source clock, per-area data
+    age, findings counts.
 
-    Source failures add one line each below.
+    Banner lines (replay timeline, REC) come between the headline and the status line;
+    source failures add one line each below.
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -32,7 +35,11 @@ class StatusBar(Static):
         self._shown_frame, self._shown_width = frame, width
         if width <= 0:
             return
-        lines = [*frame.banner, status_line(frame.snapshot, frame.findings, width, self.coarse)]
+        lines = [
+            headline_bar(frame.triage, width),
+            *frame.banner,
+            status_line(frame.snapshot, frame.findings, width, self.coarse),
+        ]
         lines += error_lines(frame.errors, width)
         text = Text("\n").join(lines)
         if text != self._shown_text:

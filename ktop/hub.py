@@ -119,6 +119,11 @@ class Hub:
         return self._latest
 
     @property
+    def now(self) -> float:
+        """The source clock: the time of the latest event folded."""
+        return self.model.now
+
+    @property
     def publishing(self) -> bool:
         """True while :meth:`publish_off_loop` runs (the model must not be read or folded)."""
         return self._held is not None

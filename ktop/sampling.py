@@ -87,7 +87,9 @@ async def from_bundle(directory: str, rack_label: str) -> Sampled:
         for name, (count, size) in read.list_sizes.items()
     )
     errors = [str(e) for e in read.errors]
-    return Sampled(opened.hub.model.snapshot(), source, errors, windows, capacity=sizes)
+    snap = opened.hub.publish(force=True)
+    assert snap is not None
+    return Sampled(snap.snapshot, source, errors, windows, capacity=sizes)
 
 
 def from_recording(path: str, at: str | None) -> Sampled:
@@ -183,7 +185,9 @@ async def _sample(args: argparse.Namespace, opened: OpenedSource, window_s: floa
         "context": opened.info["context"],
         "window_s": round(time.monotonic() - started, 1),
     }
-    snap = hub.model.snapshot()
+    published = hub.publish(force=True)
+    assert published is not None
+    snap = published.snapshot
     # the history holds Prometheus' last hour when --prometheus backfilled it
     return Sampled(
         snap, source_info, [], windows, baseline=baseline_source(snap, HistoryKind.THIS_RUN)

@@ -161,7 +161,7 @@ async def _record(args: argparse.Namespace, opened: OpenedSource) -> int:
         # After the recorder: the batch that reaches the duration is the last one written.
         if not first:
             first.append(min(e.at for e in events))
-        if args.duration is not None and hub.model.now - first[0] >= args.duration:
+        if args.duration is not None and hub.now - first[0] >= args.duration:
             rec.stop(f"--duration {args.duration:g} s reached")
             stop.set()
 
@@ -185,7 +185,7 @@ async def _record(args: argparse.Namespace, opened: OpenedSource) -> int:
     with contextlib.suppress(asyncio.CancelledError, Exception):
         await task
     rec.stop(reason)
-    return _summary(rec, first[0] if first else hub.model.now, hub.model.now)
+    return _summary(rec, first[0] if first else hub.now, hub.now)
 
 
 def _copy(args: argparse.Namespace) -> int:
@@ -220,7 +220,7 @@ def _copy(args: argparse.Namespace) -> int:
             rec.mark(m.note, m.at)
         rec.stop(f"copied from {args.from_file}")
         gaps = f"; {len(src.gaps)} gap(s) in the source were skipped" if src.gaps else ""
-        code = _summary(rec, src.start, hub.model.now)
+        code = _summary(rec, src.start, hub.now)
         if gaps:
             print(f"ktop record: {gaps[2:]}", file=sys.stderr)
         return code
@@ -237,10 +237,10 @@ def _record_sim_unpaced(args: argparse.Namespace, opened: OpenedSource) -> int:
     hub.ingest(batch)
     started = min(e.at for e in batch)
     reason = f"--duration {args.duration:g} s reached"
-    while hub.model.now - started < args.duration:
+    while hub.now - started < args.duration:
         hub.ingest(sim.advance(1.0))
         if not rec.active:
             reason = rec.stopped_because
             break
     rec.stop(reason)
-    return _summary(rec, started, hub.model.now)
+    return _summary(rec, started, hub.now)

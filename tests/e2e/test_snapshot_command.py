@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ktop.cli import main
 from ktop.lab import Lab
-from tests.e2e.cadence import DEFAULT_SCRAPE_S, PROBE_LIMIT_S, cycles, deadline, steps
-from tests.e2e.helpers import nodes
+from tests.e2e.cadence import (
+    DEFAULT_SCRAPE_S,
+    PROBE_LIMIT_S,
+    cycles,
+    deadline,
+    lab_cadence,
+    steps,
+)
+from tests.e2e.helpers import nodes, poll, ready_status
 
 TIMEOUT_S = deadline(PROBE_LIMIT_S, steps(2), cycles(1, DEFAULT_SCRAPE_S))
 """ktop snapshot's own wait: connected, the nodes and pods listed, every target scraped
@@ -17,12 +26,18 @@ once at ktop's default interval (it stops as soon as each input delivered or fai
 def test_snapshot_prints_api_truth_and_names_what_did_not_deliver(
     lab: Lab, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    truth = nodes(lab)
-    ready = sum(
-        1
-        for n in truth
-        if any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions or []))
+    # an earlier test's outage may still be healing: the truth is read once every node is
+    # Ready again, so that it does not change while ktop reads it
+    def all_ready() -> list[Any] | None:
+        now = nodes(lab)
+        return now if all(ready_status(n) == "True" for n in now) else None
+
+    truth = poll(
+        all_ready,
+        timeout_s=deadline(lab_cadence(lab).zone_back_s),
+        what="every node Ready before the snapshot",
     )
+    ready = sum(1 for n in truth if ready_status(n) == "True")
     argv = [
         "snapshot",
         "--kubeconfig",

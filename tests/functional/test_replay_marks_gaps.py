@@ -67,7 +67,8 @@ def _app(path: Path, theme: str | None = None) -> tuple[KtopApp, ReplayPlayer, R
 
 
 def _timeline(app: KtopApp) -> str:
-    line = app.screen.query_one(StatusBar).plain.splitlines()[0]
+    first, line = app.screen.query_one(StatusBar).plain.splitlines()[:2]
+    assert first.startswith(("✖", "✓"))  # the diagnosis, then the replay's timeline
     assert line.startswith("REPLAY")
     return line[line.index("[") + 1 : line.rindex("]")]
 

@@ -77,7 +77,7 @@ async def test_replay_controls_move_the_clock_and_the_timeline(
         await pilot.pause()
         status = _status(app)
         assert "REPLAY ⏸ 0.25x" in status
-        assert status.splitlines()[0].startswith("REPLAY")
+        assert status.splitlines()[1].startswith("REPLAY")  # below the diagnosis
         # The screen shows the replayed snapshot at the replay position, with findings.
         assert app.frame.snapshot.at <= player.position
         assert app.frame.snapshot.at > rec.start + 500

@@ -1,4 +1,6 @@
-"""The overview: all five areas at once, the findings strip, the status line."""
+"""The overview: all five areas at once, the findings strip (on terminals of 30 rows and
+more), the diagnosis and the status line.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +16,11 @@ from ktop.ui.widgets.findings_strip import FindingsStrip
 
 TALL = 36
 """Terminals at least this tall get a multi-line findings strip."""
+SHORT = 30
+"""On terminals less tall the diagnosis' line (above the status line) stands in for the
+one-line findings strip, so that the panels keep their rows at 80x24: the cause names
+what the top finding would, the status line keeps the findings' counts, and ``f`` lists
+them."""
 
 
 class OverviewScreen(KtopScreen):
@@ -27,12 +34,16 @@ class OverviewScreen(KtopScreen):
         yield FindingsStrip(id="findings-strip")
 
     def on_resize(self, event: Resize) -> None:
-        """Give the findings strip more lines on tall terminals."""
-        self.set_class(event.size.height >= TALL, "-tall")
+        """Give the findings strip more lines on tall terminals, none on short ones."""
+        self._fit_strip(event.size.height)
+
+    def _fit_strip(self, height: int) -> None:
+        self.set_class(height >= TALL, "-tall")
+        self.set_class(height < SHORT, "-short")
 
     def show_body(self, frame: Frame) -> None:
         """Hand the snapshot to each panel; each skips if its area is unchanged."""
-        self.set_class(self.size.height >= TALL, "-tall")
+        self._fit_strip(self.size.height)
         for panel in self.query(AreaPanel):
             panel.lean = self.ktop.display_options.low_bandwidth
             panel.show(frame.snapshot, self.ktop.trend_window_s)

@@ -8,23 +8,14 @@ import pytest
 
 from ktop.analysis.trends import since_words
 from ktop.hub import Hub
-from ktop.sources.sim.scenarios import BY_NAME, SCENARIOS
-from ktop.sources.sim.simulator import Simulator
+from ktop.sources.sim.scenarios import BY_NAME
 from ktop.ui.render.triage import headline_bar
-
-STEP_S = 5.0
+from tests.unit.played import played as play
 
 
 def played(scenario: str) -> Hub:
-    sim = Simulator(scenario, nodes=300, zones=3, seed=4)
-    hub = Hub()
-    hub.triage_on_publish = True
-    hub.ingest(sim.start())
-    t = 0.0
-    while t < SCENARIOS[scenario].duration_s:
-        hub.ingest(sim.advance(STEP_S))
-        hub.publish()
-        t += STEP_S
+    hub = play(scenario, nodes=300, zones=3, seed=4)
+    hub.publish(force=True)
     return hub
 
 

@@ -27,31 +27,20 @@ from ktop.analysis.triage.types import (
     Verdict,
 )
 from ktop.commands.triage import EXIT_CLEAR, EXIT_SUSPECT, render
-from ktop.hub import Hub
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.sampling import Sampled
-from ktop.sources.sim.scenarios import ALL, SCENARIOS
-from ktop.sources.sim.simulator import Simulator
+from ktop.sources.sim.scenarios import ALL
 from ktop.ui.render.triage_text import to_markdown, to_text
+from tests.unit.played import played
 
 SIZES = ((240, 3, 2), (900, 4, 5))
 """(nodes, zones, seed): neither the shipped recordings' 500 nodes, 3 zones, seed 1."""
-STEP_S = 5.0
-"""One published snapshot (one history frame) every this many simulated seconds."""
 T0 = 1_767_225_600.0
 
 
 def _run(scenario: str, nodes: int, zones: int, seed: int) -> ClusterSnapshot:
-    """The scenario played to the end of its story, publishing every ``STEP_S``."""
-    sim = Simulator(scenario, nodes=nodes, zones=zones, seed=seed)
-    hub = Hub()
-    hub.ingest(sim.start())
-    t = 0.0
-    while t < SCENARIOS[scenario].duration_s:
-        hub.ingest(sim.advance(STEP_S))
-        hub.publish()
-        t += STEP_S
-    return hub.latest.snapshot
+    """The scenario played to the end of its story."""
+    return played(scenario, nodes, zones, seed).latest.snapshot
 
 
 SIMULATED = [s for s in ALL if s.sim is not None]

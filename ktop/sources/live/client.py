@@ -89,6 +89,11 @@ class _Loader(KubeConfigLoader):
 class Connection:
     """An authenticated client for one context, and what it connects to."""
 
+    def bearer(self) -> str:
+        """The current bearer header value (an exec plugin's refreshed token included)."""
+        key = self.cfg.api_key
+        return str(key.get("BearerToken", "") or key.get("authorization", ""))
+
     context: str
     server: str
     cfg: Configuration

@@ -81,19 +81,15 @@ class ComponentReader:
         of the components not given (unless metrics-only, or the search is off).
         """
         self._session = session
-        cfg = conn.cfg
-
-        def token() -> str:
-            return str(cfg.api_key.get("BearerToken", "") or cfg.api_key.get("authorization", ""))
 
         groups = (
             (Component.ETCD, self.o.etcd_metrics, self.o.etcd_tls, None),
-            (Component.SCHEDULER, self.o.scheduler_metrics, self.o.component_tls, token),
+            (Component.SCHEDULER, self.o.scheduler_metrics, self.o.component_tls, conn.bearer),
             (
                 Component.CONTROLLER_MANAGER,
                 self.o.controller_manager_metrics,
                 self.o.component_tls,
-                token,
+                conn.bearer,
             ),
         )
         for component, urls, tls, tok in groups:

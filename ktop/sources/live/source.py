@@ -222,14 +222,11 @@ class LiveSource:
         assert self.conn is not None
         cfg = self.conn.cfg
 
-        def token() -> str:
-            return str(cfg.api_key.get("BearerToken", "") or cfg.api_key.get("authorization", ""))
-
         verify: bool | str = bool(cfg.verify_ssl)
         if verify and cfg.ssl_ca_cert:
             verify = str(cfg.ssl_ca_cert)
         cert = (str(cfg.cert_file), str(cfg.key_file)) if cfg.cert_file else None
-        return KubeAccess(str(cfg.host), verify, cert, token)
+        return KubeAccess(str(cfg.host), verify, cert, self.conn.bearer)
 
     async def _prometheus(self, t: KubeTransport | None, emit: Emit) -> None:
         address = self.o.prometheus or ""

@@ -17,6 +17,7 @@ from ktop.analysis.findings import Finding
 from ktop.analysis.rules import evaluate
 from ktop.analysis.triage.baseline import HistoryKind, baseline_source
 from ktop.analysis.triage.evaluate import triage
+from ktop.analysis.triage.timeline import TimelineEvent, incident_timeline
 from ktop.analysis.triage.types import TriageReport
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import Event
@@ -39,11 +40,20 @@ class Published:
     findings: tuple[Finding, ...]
     history: HistoryKind = HistoryKind.THIS_RUN
     """Who measured the snapshot's history: the baseline triage names."""
+    markers: tuple[tuple[float, str], ...] = ()
+    """The recording's markers (time, note) known when it was published."""
 
     @cached_property
     def triage(self) -> TriageReport:
         """Every triage path's verdict on this snapshot, its history as the baseline."""
         return triage(self.snapshot, baseline_source(self.snapshot, self.history))
+
+    @cached_property
+    def timeline(self) -> tuple[TimelineEvent, ...]:
+        """What changed, oldest first: restarts, leader changes, zone transitions,
+        threshold crossings, the diagnosis' onsets and the markers up to the snapshot.
+        """
+        return incident_timeline(self.snapshot, self.triage, self.markers)
 
 
 class Hub:
@@ -59,8 +69,9 @@ class Hub:
         self.history = history
         """Who measures the model's history (a replay's is the recording's)."""
         self.triage_on_publish = False
-        """Draw each published snapshot's triage report as it is published (in the worker
-        thread of :meth:`publish_off_loop`), for a screen that shows it every frame."""
+        """Draw each published snapshot's triage report and incident timeline as it is
+        published (in the worker thread of :meth:`publish_off_loop`), for the screens that
+        show them every frame."""
         self._sinks = list(sinks)
         self._latest: Published | None = None
         self._events_since_publish = 0
@@ -69,6 +80,19 @@ class Hub:
         self._held: list[Sequence[Event]] | None = None
         """While a publish runs in a worker thread: batches that arrived meanwhile."""
         self._done = asyncio.Event()
+        self._markers: list[tuple[float, str]] = []
+
+    @property
+    def markers(self) -> tuple[tuple[float, str], ...]:
+        """The recording markers (time, note) every later snapshot's timeline shows."""
+        return tuple(self._markers)
+
+    def add_markers(self, markers: Sequence[tuple[float, str]]) -> None:
+        """Show these markers on the timeline from the next publish on (a replay's, or
+        one the user just added while recording).
+        """
+        self._markers = sorted({*self._markers, *markers})
+        self._events_since_publish += 1
 
     def add_sink(self, sink: Sink) -> None:
         """Send every later batch to ``sink`` too."""
@@ -112,9 +136,10 @@ class Hub:
             return None
         folded = self._events_since_publish
         snapshot = self.model.snapshot()
-        self._latest = Published(snapshot, evaluate(snapshot), self.history)
+        self._latest = Published(snapshot, evaluate(snapshot), self.history, tuple(self._markers))
         if self.triage_on_publish:
             _ = self._latest.triage
+            _ = self._latest.timeline
         self._events_since_publish -= folded
         return self._latest
 

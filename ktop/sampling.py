@@ -38,6 +38,9 @@ from ktop.sources.replay import parse_time
 MIN_MODEL_WINDOW_S = WINDOW_S
 RECORDING_STEP_S = 10.0
 """A recording is walked in steps this long, one history frame each, to build its baseline."""
+SAMPLE_FRAME_S = 1.0
+"""A live sample takes a history frame this often, as the app does every refresh, so that
+its trends and incident timeline see what changed during the window."""
 SCRAPES_PER_WINDOW = 3
 """Scrape this many times per window, so that rates have two scrapes or more."""
 FIRST_ROUND = "every configured target scraped once; sampling continues"
@@ -56,6 +59,8 @@ class Sampled:
     baseline: BaselineSource | None = None
     """Where relative thresholds take the cluster's normal from (None: nowhere, a bundle)."""
     capacity: tuple[Capacity, ...] = ()
+    markers: tuple[tuple[float, str], ...] = ()
+    """A recording's markers (time, note), for the incident timeline."""
 
 
 async def from_bundle(directory: str, rack_label: str) -> Sampled:
@@ -114,7 +119,14 @@ def from_recording(path: str, at: str | None) -> Sampled:
         if rec.truncated:
             errors.append("the file was cut: it ends at its last complete chunk")
         source = {"kind": "recording", "path": path, "at": when, "recorded": rec.describe()}
-    return Sampled(snap, source, errors, baseline=baseline_source(snap, HistoryKind.RECORDING))
+        markers = tuple((m.at, m.note) for m in rec.markers)
+    return Sampled(
+        snap,
+        source,
+        errors,
+        baseline=baseline_source(snap, HistoryKind.RECORDING),
+        markers=markers,
+    )
 
 
 async def sample_live(args: argparse.Namespace, context: str | None, window_s: float) -> Sampled:
@@ -161,7 +173,10 @@ async def _sample(args: argparse.Namespace, opened: OpenedSource, window_s: floa
     task = asyncio.create_task(opened.source.run(hub.ingest))
     started = time.monotonic()
     try:
-        await asyncio.sleep(window_s)
+        end = time.monotonic() + window_s
+        while (left := end - time.monotonic()) > 0:
+            await asyncio.sleep(min(SAMPLE_FRAME_S, left))
+            await hub.publish_off_loop()  # one history frame (none when nothing arrived)
         if args.prometheus and not backfill_done.is_set():
             # the last hour from Prometheus is the baseline: wait for it (bounded by the
             # backfill's own limit) rather than report without one

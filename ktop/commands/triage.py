@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ktop import bounds
 from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.report import error_json, to_json
+from ktop.analysis.triage.timeline import incident_timeline
 from ktop.bounds import bounded_float
 from ktop.model.scrub import scrub
 from ktop.ui.render.triage_text import to_markdown, to_text
@@ -75,6 +76,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def render(sampled: Sampled, output: str) -> tuple[str, int]:
     """The report in the chosen format and the exit code."""
     report = triage(sampled.snapshot, sampled.baseline, sampled.capacity)
+    timeline = incident_timeline(sampled.snapshot, report, sampled.markers)
     if output == "json":
         doc = to_json(
             report,
@@ -82,12 +84,13 @@ def render(sampled: Sampled, output: str) -> tuple[str, int]:
             source=sampled.source,
             errors=sampled.errors,
             windows=sampled.windows,
+            timeline=timeline,
         )
         text = json.dumps(doc, indent=2, sort_keys=False) + "\n"
     elif output == "markdown":
-        text = to_markdown(report, sampled.errors)
+        text = to_markdown(report, sampled.errors, timeline)
     else:
-        text = to_text(report, sampled.errors)
+        text = to_text(report, sampled.errors, timeline)
     # an independent suspect and explained consequences always come with a probable cause
     return text, EXIT_SUSPECT if report.incident else EXIT_CLEAR
 

@@ -112,6 +112,28 @@ def zones_unhealthy(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
             yield zh.zone, Val.of(zh.unhealthy)
 
 
+def uptime(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+    """Each apiserver instance's seconds since its process started (a drop is a restart).
+
+    Kept as an age, not as the start time: history values are 4-byte floats, whose step
+    at today's Unix time is two minutes, while an age of a year is still exact to a second.
+    """
+    for row in s.apiservers.instances:
+        start = row.start_time.value
+        yield row.instance, Val.of(max(0.0, s.at - start)) if start is not None else row.start_time
+
+
+def zones_size(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+    """Nodes per zone (the lifecycle controller's count in metrics-only mode)."""
+    n = s.nodes
+    if n.nodes_known:
+        for z in n.zones:
+            yield z.zone, Val.of(z.total)
+    elif n.metrics_only is not None:
+        for zh in n.metrics_only.zones:
+            yield zh.zone, Val.of(zh.size)
+
+
 def per_zone(attr: str) -> Extract:
     """Each zone's ``attr`` (when the nodes are known)."""
 

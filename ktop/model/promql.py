@@ -45,3 +45,5 @@ FRAGMENTATION = (
 # only the leading controller-manager exports the zone gauges: max, not sum, so that a
 # hand-over (two leaders' series for a moment) does not count a zone twice
 ZONE_UNHEALTHY = "max by (zone) (" + select("node_collector_unhealthy_nodes_in_zone") + ")"
+ZONE_SIZE = "max by (zone) (" + select("node_collector_zone_size") + ")"
+UPTIME = "time() - max by (instance) (" + select("process_start_time_seconds") + ")"

@@ -32,6 +32,7 @@ from ktop.ui.screens.drill import DrillScreen
 from ktop.ui.screens.findings import FindingsScreen
 from ktop.ui.screens.help import HelpScreen, help_screen, key_rows
 from ktop.ui.screens.overview import OverviewScreen
+from ktop.ui.screens.timeline import TimelineScreen
 from ktop.ui.screens.triage import TriageScreen
 from ktop.ui.theming import DEFAULT_THEME, NO_COLOR_THEME, KtopTheme, all_themes, derived_status
 
@@ -73,6 +74,7 @@ class KtopApp(App[None]):
         Binding("w", "trend_window", "window"),
         *RecordingControls.bindings(),
         Binding("t", "goto('triage')", "triage"),
+        Binding("i", "goto('timeline')", "timeline", show=False),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("q", "quit", "quit"),
     ]
@@ -88,6 +90,8 @@ class KtopApp(App[None]):
         "trend_window": "trend window of sparklines and charts: 5m, 15m, 1h",
         **{action: what for _, action, _, what in (*RECORD_KEYS, *REPLAY_KEYS)},
         "goto('triage')": "triage: every path's verdict and evidence; enter opens the pane",
+        "goto('timeline')": "incident timeline: restarts, etcd leader changes, zone states, "
+        "first threshold crossings, the diagnosis' onset and markers, oldest first",
         "help": "every key (this help)",
         "quit": "quit",
     }
@@ -98,6 +102,7 @@ class KtopApp(App[None]):
         **{f"goto('{area.value}')": f"Drill-down: {area.value}" for area in AREA_KEYS},
         "goto('findings')": "Findings",
         "goto('triage')": "Triage",
+        "goto('timeline')": "Incident timeline",
         "help": "Help",
         "cycle_theme": "Next theme",
         "copy": "Copy",
@@ -109,6 +114,7 @@ class KtopApp(App[None]):
         "overview": OverviewScreen,
         "findings": FindingsScreen,
         "triage": TriageScreen,
+        "timeline": TimelineScreen,
         **{area.value: partial(_drill, area) for area in Area},
     }
     DEFAULT_MODE = "overview"

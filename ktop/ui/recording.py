@@ -58,6 +58,8 @@ class RecordingControls:
         self.record_dir = Path(record_dir)
         self.recorder: Recorder | None = None
         self._reported_error = ""
+        if replay is not None:  # the incident timeline shows the recording's markers
+            app.hub.add_markers([(m.at, m.note) for m in replay.player.timeline.markers])
 
     @staticmethod
     def bindings() -> list[Binding]:
@@ -111,6 +113,7 @@ class RecordingControls:
             if note is not None and self.recorder is not None:
                 marker = self.recorder.mark(note.strip())
                 if marker is not None:
+                    self.app.hub.add_markers([(marker.at, marker.note)])
                     self.app.notify(f"marker added: {note.strip() or '(no note)'}")
                 self.app.pump()
 

@@ -402,6 +402,13 @@ def test_apiserver_skew_makes_skew_suspect(lab: Lab, kubeconfig: Path) -> None:
         "apiserver-b" in ids["api.recent_restart"]["detail"]
         or "127.0.0.1" in (ids["api.recent_restart"]["detail"])
     )
+    # the incident timeline has the restart at the process start time Prometheus scraped
+    started = _prom_query(
+        str(lab.info["prometheus_url"]), 'process_start_time_seconds{job="apiserver"}', time.time()
+    )
+    restarted_at = max(started.values())
+    restarts = [e for e in doc["timeline"] if e["kind"] == "restart"]
+    assert any(abs(e["at"] - restarted_at) < 1.0 for e in restarts), (restarted_at, restarts)
 
 
 def test_etcd_leader_loss_makes_etcd_suspect(lab: Lab, kubeconfig: Path) -> None:
@@ -415,6 +422,10 @@ def test_etcd_leader_loss_makes_etcd_suspect(lab: Lab, kubeconfig: Path) -> None
     finally:
         _recover(lab, "etcd-leader-loss", member=result["old_leader"])
     assert "ETCD" in _suspects(doc), _verdicts(doc)
+    # the timeline has the election: a member that was not the leader became it, or the
+    # members saw no leader
+    leader = [e for e in doc["timeline"] if e["kind"] == "leader"]
+    assert any(e["text"] in ("became the etcd leader", "no etcd leader") for e in leader), leader
 
 
 def test_zone_outage_makes_p4_suspect_and_names_the_zone(lab: Lab, kubeconfig: Path) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ktop.analysis.trends import Trend
 from ktop.analysis.triage.diagnosis import Headline, headline
+from ktop.analysis.triage.timeline import TimelineEvent
 from ktop.analysis.triage.types import Evidence, PathResult, Role, TriageReport
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_nodes import ZoneState
@@ -21,9 +22,10 @@ from ktop.model.values import Val
 
 JSON_VERSION = 1
 """Changes only when a field changes meaning or disappears."""
-JSON_MINOR_VERSION = 2
+JSON_MINOR_VERSION = 3
 """Counts the additions since (1: evidence ``note``, top-level ``error``, the error document;
-2: ``headline``, ``cause``, ``independent``, the paths' ``role``, ``explained_by``, ``onset``)."""
+2: ``headline``, ``cause``, ``independent``, the paths' ``role``, ``explained_by``, ``onset``;
+3: ``timeline``)."""
 QUEUES = ("active", "backoff", "unschedulable", "gated")
 
 
@@ -201,6 +203,24 @@ def _cause_json(line: Headline) -> dict[str, Any] | None:
     }
 
 
+def timeline_json(events: Sequence[TimelineEvent]) -> list[dict[str, Any]]:
+    """The incident timeline, oldest first (``docs/triage-json.md``)."""
+    return [
+        {
+            "at": e.at,
+            "before_history": e.before_history,
+            "kind": e.kind.value,
+            "severity": e.severity.name.lower(),
+            "subjects": list(e.subjects),
+            "text": e.text,
+            "reading": e.metric or None,
+            "value": e.value,
+            "area": None if e.area is None else e.area.value,
+        }
+        for e in events
+    ]
+
+
 def to_json(
     report: TriageReport,
     snap: ClusterSnapshot,
@@ -208,6 +228,7 @@ def to_json(
     source: Mapping[str, Any],
     errors: Sequence[str] = (),
     windows: Mapping[str, float | None] | None = None,
+    timeline: Sequence[TimelineEvent] = (),
 ) -> dict[str, Any]:
     """The version-1 JSON document."""
     line = headline(report)
@@ -223,6 +244,7 @@ def to_json(
         "cause": _cause_json(line),
         "independent": [p.id for p in report.independent],
         "paths": [_path_json(p) for p in report.paths],
+        "timeline": timeline_json(timeline),
         "capacity": [
             {"id": c.id, "title": c.title, "value": c.value, "unit": c.unit, "detail": c.detail}
             for c in report.capacity
@@ -247,6 +269,7 @@ def error_json(error: str, source: Mapping[str, Any]) -> dict[str, Any]:
         "cause": None,
         "independent": [],
         "paths": [],
+        "timeline": [],
         "capacity": [],
         "signals": None,
     }

@@ -8,7 +8,7 @@ column, and the labels of the time axis. The widgets only draw them.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ktop.model.events import Area
@@ -147,15 +147,44 @@ def window_label(window_s: float) -> str:
     return fmt_duration(window_s)
 
 
-def time_axis(start: float, end: float, width: int) -> str:
-    """An axis line: the clock at the left edge, the middle, and ``now`` at the right."""
+def time_axis(start: float, end: float, width: int, marks: Mapping[int, str] | None = None) -> str:
+    """An axis line: the clock at the left edge, the middle, and ``now`` at the right;
+    ``marks`` (column -> one character) are written in their columns, and a label that
+    would cover one is left out (``now`` stands in for the right one).
+    """
+    marks = {c: m for c, m in (marks or {}).items() if 0 <= c < width}
+    if width <= 0:
+        return ""
+    chars = ["·"] * width
     left = fmt_clock(start)
     right = f"now {fmt_clock(end)}"
     mid = f"-{fmt_duration((end - start) / 2)}"
+
+    def free(at: int, text: str) -> bool:
+        return (
+            at >= 0 and at + len(text) <= width and not any(at <= c < at + len(text) for c in marks)
+        )
+
+    def put(at: int, text: str) -> None:
+        chars[at : at + len(text)] = list(text)
+
     if width < len(left) + len(right) + 2:
-        return right.rjust(max(0, width))[:width]
-    gap = width - len(left) - len(right)
-    if gap >= len(mid) + 4:
+        label = right if free(width - len(right), right) else ""
+        if not marks:
+            return right.rjust(max(0, width))[:width]
+        if label:
+            put(width - len(label), label)
+    else:
+        for text in (right, "now"):
+            if free(width - len(text), text):
+                put(width - len(text), text)
+                break
+        if free(0, left):
+            put(0, left)
+        gap = width - len(left) - len(right)
         lpad = (gap - len(mid)) // 2
-        return left + "·" * lpad + mid + "·" * (gap - len(mid) - lpad) + right
-    return left + "·" * gap + right
+        if gap >= len(mid) + 4 and free(len(left) + lpad, mid):
+            put(len(left) + lpad, mid)
+    for c, m in marks.items():
+        chars[c] = m
+    return "".join(chars)

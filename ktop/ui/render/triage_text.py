@@ -10,7 +10,10 @@ from collections.abc import Sequence
 from ktop.analysis.trends import Trend, describe
 from ktop.analysis.triage.diagnosis import explained_words, headline
 from ktop.analysis.triage.report import role_of
+from ktop.analysis.triage.timeline import KIND_WORD, TimelineEvent
 from ktop.analysis.triage.types import Evidence, Role, TriageReport
+from ktop.ui.render.level import SEVERITY_SYMBOL
+from ktop.ui.render.timeline import NO_EVENTS, plain_line, when
 
 
 def _value(e: Evidence) -> str:
@@ -54,9 +57,12 @@ def _status(e: Evidence) -> str:
     return f"{e.status.value} (note)" if e.note else e.status.value
 
 
-def to_text(report: TriageReport, errors: Sequence[str] = ()) -> str:
+def to_text(
+    report: TriageReport, errors: Sequence[str] = (), timeline: Sequence[TimelineEvent] = ()
+) -> str:
     """Plain text: the diagnosis' line, then the cause, its consequences and any
-    independent suspect with their evidence, then the other verdicts.
+    independent suspect with their evidence, then the other verdicts, then the incident
+    timeline.
     """
     out: list[str] = [headline(report).text(), ""]
     for p in report.paths:
@@ -76,6 +82,10 @@ def to_text(report: TriageReport, errors: Sequence[str] = ()) -> str:
                 if e.breaching and (since := _since(e.trend, report.at)):
                     out.append(f"        {since}")
     out.append("")
+    out.append("timeline (oldest first):")
+    now = report.at if report.at is not None else max((e.at for e in timeline), default=0.0)
+    out += [f"    {plain_line(e, now)}" for e in timeline] or [f"    {NO_EVENTS}"]
+    out.append("")
     out.append("capacity:")
     for c in report.capacity:
         v = "?" if c.value is None else f"{c.value:.4g} {c.unit}"
@@ -90,9 +100,11 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def to_markdown(report: TriageReport, errors: Sequence[str] = ()) -> str:
-    """Markdown: the diagnosis' line, a table of the paths in its order, then each
-    non-clear path's evidence.
+def to_markdown(
+    report: TriageReport, errors: Sequence[str] = (), timeline: Sequence[TimelineEvent] = ()
+) -> str:
+    """Markdown: the diagnosis' line, a table of the paths in its order, each non-clear
+    path's evidence, then the incident timeline.
     """
     out = [f"**{_md(headline(report).text())}**", "", "## ktop triage", ""]
     out += ["| path | role | since | conclusion |", "|---|---|---|---|"]
@@ -121,6 +133,21 @@ def to_markdown(report: TriageReport, errors: Sequence[str] = ()) -> str:
             f"{_md(e.detail)} |"
             for e in p.evidence
         ]
+    out += ["", "## Timeline", ""]
+    now = report.at if report.at is not None else max((e.at for e in timeline), default=0.0)
+    out += (
+        [
+            "| when | kind | what |",
+            "|---|---|---|",
+            *(
+                f"| {when(e, now)} | {KIND_WORD[e.kind]} | "
+                f"{SEVERITY_SYMBOL[e.severity]} {_md(e.line)} |"
+                for e in timeline
+            ),
+        ]
+        if timeline
+        else [NO_EVENTS]
+    )
     out += ["", "## Capacity", ""]
     out += [
         f"- {c.title}: {'?' if c.value is None else f'{c.value:.4g} {c.unit}'} ({_md(c.detail)})"

@@ -118,8 +118,9 @@ class DrillScreen(KtopScreen):
         """Update charts, then header and tables unless the area's data is unchanged."""
         self.set_class(self.size.height >= TALL, "-tall")
         window_s = self.ktop.trend_window_s
+        events = frame.published.timeline
         for chart in self.query(TrendChart):
-            chart.show(frame.snapshot.history, frame.snapshot.at, window_s)
+            chart.show(frame.snapshot.history, frame.snapshot.at, window_s, events, self.area)
         key = render_key(frame.snapshot, self.area, drill=True)
         if key is self._shown_key or key == self._shown_key:
             return

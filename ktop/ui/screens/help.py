@@ -24,6 +24,7 @@ from textual.widgets import Static
 from ktop.ui.render.level import legend
 from ktop.ui.screens.drill import DrillScreen
 from ktop.ui.screens.findings import FindingsScreen
+from ktop.ui.screens.timeline import TimelineScreen
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,7 @@ KEYS: tuple[tuple[str, str], ...] = tuple((row.shown, row.text) for row in TEXTU
 SCREENS: tuple[tuple[type[Any], str], ...] = (
     (DrillScreen, "drill-downs"),
     (FindingsScreen, "findings"),
+    (TimelineScreen, "timeline"),
 )
 """Screens with keys of their own (their ``BINDINGS`` and ``KEY_HELP``), and their name."""
 

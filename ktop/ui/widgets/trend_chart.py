@@ -1,13 +1,20 @@
-"""A full-width trend chart: title with now/min/max, Textual's Sparkline, a labelled time axis."""
+"""A full-width trend chart: title with now/min/max, Textual's Sparkline, the incident
+timeline's marks (shown when there are any in the window), a labelled time axis.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Sparkline, Static
 
+from ktop.analysis.triage.timeline import TimelineEvent
+from ktop.model.events import Area
 from ktop.model.history import HistoryView
+from ktop.ui.render.timeline import axis_marks
 from ktop.ui.render.trend import ChartData, ChartSpec, chart_data, time_axis, window_label
 
 
@@ -24,6 +31,8 @@ class TrendChart(Vertical):
         self.spec = spec
         self.data: ChartData | None = None
         """What was drawn last (tests compare it with an independent computation)."""
+        self.marks: dict[int, str] = {}
+        """Column -> mark of the timeline events drawn under the line last."""
 
     def compose(self) -> ComposeResult:
         """Title, the sparkline row, the axis."""
@@ -32,8 +41,17 @@ class TrendChart(Vertical):
             yield Sparkline([], classes="chart-line")
         yield Static("", classes="chart-axis")
 
-    def show(self, view: HistoryView, now: float, window_s: float) -> None:
-        """Draw the last ``window_s`` seconds of ``view`` ending at ``now``."""
+    def show(
+        self,
+        view: HistoryView,
+        now: float,
+        window_s: float,
+        events: Sequence[TimelineEvent] = (),
+        area: Area | None = None,
+    ) -> None:
+        """Draw the last ``window_s`` seconds of ``view`` ending at ``now``, with the
+        timeline's events of ``area`` and of this chart's reading marked under it.
+        """
         width = max(10, self.content_size.width or self.app.size.width - 2)
         data = chart_data(view, self.spec, now, window_s, width)
         self.data = data
@@ -47,6 +65,12 @@ class TrendChart(Vertical):
         line.styles.width = max(1, len(data.values))
         line.data = list(data.values)
         line.display = bool(data.values)
-        self.query_one(".chart-axis", Static).update(
-            Text(time_axis(data.start, data.end, width), style="dim")
+        self.marks = (
+            axis_marks(events, area, self.spec.metric, data.start, data.end, width)
+            if area is not None
+            else {}
         )
+        axis = Text(time_axis(data.start, data.end, width, self.marks), style="dim")
+        for col in self.marks:
+            axis.stylize("bold not dim", col, col + 1)
+        self.query_one(".chart-axis", Static).update(axis)

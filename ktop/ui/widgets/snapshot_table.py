@@ -33,6 +33,9 @@ class SnapshotTable(DataTable[Text]):
         self.sort_reverse = False
         self.total_rows = 0
         """Rows in the spec before filtering."""
+        self._rebuild_next = False
+        """The rows on screen may differ from ``_shown_rows`` (the filter or the sort
+        changed): the next :meth:`show` re-adds every row, even when none match."""
 
     def show(self, spec: TableSpec) -> None:
         """Make the table show ``spec`` (filtered and sorted as asked)."""
@@ -47,10 +50,11 @@ class SnapshotTable(DataTable[Text]):
         rows = _unique_rows(spec)
         self.total_rows = len(rows)
         rows = self._filtered_sorted(rows)
-        if tuple(rows) == tuple(self._shown_rows):
+        if not self._rebuild_next and tuple(rows) == tuple(self._shown_rows):
             self._update_in_place(rows)
         else:
             self._rebuild(rows)
+            self._rebuild_next = False
 
     def _update_in_place(self, rows: dict[str, tuple[Text, ...]]) -> None:
         for key, cells in rows.items():
@@ -116,14 +120,15 @@ class SnapshotTable(DataTable[Text]):
             self.sort_on(event.column_key.value)
 
     def _reshow(self) -> None:
+        self._rebuild_next = True
         if self._spec is not None:
-            self._shown_rows = {}
             self.show(self._spec)
 
     def forget(self) -> None:
         """Rebuild every row on the next :meth:`show` (the theme changed)."""
         self._shown_columns = ()
         self._shown_rows = {}
+        self._rebuild_next = True
 
     def as_text(self, title: str = "") -> str:
         """The table as aligned plain text (what ``y`` copies): title, header, rows."""

@@ -1,0 +1,121 @@
+"""The drill-downs' filter on every table of every area: a filter that matches nothing
+shows no row, one that matches one row shows that row, a filter every row matches shows
+them all, clearing it shows every row again, and a kept filter holds across refreshes
+(rows shown always match, and their cells follow the data). The rows expected come from
+the table's own spec (the view), filtered here by plain substring, not from the widget."""
+
+from __future__ import annotations
+
+import pytest
+
+from ktop.model.events import Area
+from ktop.ui.app import KtopApp
+from ktop.ui.render.areas import AREA_KEYS, drill_view
+from ktop.ui.render.view import TableSpec
+from ktop.ui.screens.drill import DrillScreen
+from ktop.ui.widgets.snapshot_table import SnapshotTable
+from tests.functional.scenarios import SCENARIO_TIMES, scenario_events
+
+NOWHERE = "no-row-has-this-text"
+SCENARIO_OF: dict[Area, str] = {
+    Area.APF: "apf-saturation",
+    Area.APISERVERS: "apiserver-skew",
+    Area.ETCD: "etcd-slow-disk",
+    Area.SCHEDULER: "scheduler-backlog",
+    Area.NODES: "zone-outage",
+}
+
+
+def expected(spec: TableSpec, text: str) -> list[str]:
+    """Keys of the spec's rows with ``text`` in some cell (any case), in the spec's order."""
+    needle = text.lower()
+    keys: list[str] = []
+    for i, row in enumerate(spec.rows):
+        key = row.key if row.key not in keys else f"{row.key}#{i}"
+        if any(needle in c.plain.lower() for c in row.cells):
+            keys.append(key)
+    return keys
+
+
+def unique_text(spec: TableSpec) -> str | None:
+    """A cell text found in exactly one row (None when every text repeats)."""
+    for row in spec.rows:
+        for cell in row.cells:
+            text = cell.plain.strip()
+            if len(text) >= 3 and len(expected(spec, text)) == 1:
+                return text
+    return None
+
+
+@pytest.mark.parametrize("area", list(SCENARIO_OF), ids=[a.value for a in SCENARIO_OF])
+async def test_every_table_s_filter_shows_exactly_the_rows_that_match(area: Area) -> None:
+    from ktop.hub import Hub
+
+    scenario = SCENARIO_OF[area]
+    start, later = scenario_events(scenario, SCENARIO_TIMES[scenario])
+    hub = Hub()
+    hub.ingest(start)
+    half = len(later) // 2
+    hub.ingest(later[:half])
+    app = KtopApp(hub)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await pilot.press(AREA_KEYS[area])
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, DrillScreen)
+        view = drill_view(app.frame.snapshot, area)
+        checked = 0
+        for spec in view.tables:
+            table = screen.table(spec.key)
+            if not spec.rows:
+                continue
+            all_keys = expected(spec, "")
+            one = unique_text(spec)
+            cases = [(NOWHERE, []), ("", all_keys)]
+            if one is not None:
+                cases.insert(1, (one, expected(spec, one)))
+            for text, keys in cases:
+                table.set_filter(text)
+                await pilot.pause()
+                assert table.row_keys == keys, (spec.key, text)
+                assert table.row_count == len(keys), (spec.key, text)
+            checked += 1
+        assert checked, f"{area.value} has a table with rows"
+
+        # a kept filter holds across refreshes: the rows shown still match and follow
+        spec = next(s for s in view.tables if s.rows)
+        text = unique_text(spec) or spec.rows[0].cells[0].plain.strip()
+        table = screen.table(spec.key)
+        table.set_filter(text)
+        hub.ingest(later[half:])
+        app.pump()
+        await pilot.pause()
+        fresh = next(s for s in drill_view(app.frame.snapshot, area).tables if s.key == spec.key)
+        assert table.row_keys == expected(fresh, text)
+        for key in table.row_keys:
+            row = next(r for r in fresh.rows if r.key == key.split("#")[0])
+            assert [table.cell_text(key, c.key) for c in fresh.columns] == [
+                c.plain for c in row.cells
+            ]
+
+
+async def test_a_filter_typed_in_the_screen_titles_the_count_it_shows() -> None:
+    start, later = scenario_events("zone-outage", SCENARIO_TIMES["zone-outage"])
+    from ktop.hub import Hub
+
+    hub = Hub()
+    hub.ingest(start)
+    hub.ingest(later)
+    app = KtopApp(hub)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press(AREA_KEYS[Area.NODES])
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, DrillScreen)
+        await pilot.press("slash", *NOWHERE, "enter")
+        await pilot.pause()
+        for table in screen.query(SnapshotTable):
+            assert table.row_count == 0
+            if table.total_rows:
+                title = screen.query_one(f"#title-{table.id.removeprefix('table-')}").render()
+                assert f"0 of {table.total_rows} rows match" in str(title)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn
@@ -135,16 +136,46 @@ def _check(bound: Bound, value: float, text: str) -> None:
         )
 
 
+DURATION_UNITS: dict[str, float] = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+"""The suffixes a duration option takes (``90``, ``90s``, ``1.5m``, ``1h30m``, ``500ms``)."""
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds of ``90``, ``2s``, ``1.5m``, ``1h30m`` or ``500ms``; None when it is not one."""
+    text = text.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    if not text or len(text) > 40:
+        return None
+    pos, total = 0, 0.0
+    for m in _DURATION_PART.finditer(text):
+        if m.start() != pos:
+            return None
+        total += float(m.group(1)) * DURATION_UNITS[m.group(2)]
+        pos = m.end()
+    return total if pos == len(text) else None
+
+
 def bounded_float(bound: Bound) -> Callable[[str], float]:
-    """An argparse ``type=`` for a finite float within ``bound``."""
+    """An argparse ``type=`` for a finite float within ``bound``; an option in seconds also
+    takes a duration with a unit (:func:`parse_duration`), as ``--max-size`` takes ``200M``.
+    """
+    seconds = bound.unit == "seconds"
 
     def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"{text[:40]!r} is not a number ({bound.option} takes {bound.text()})"
-            ) from None
+        value = parse_duration(text) if seconds else None
+        if value is None:
+            try:
+                value = float(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(
+                    f"{text[:40]!r} is not a "
+                    f"{'duration (90, 90s, 1.5m, 1h30m)' if seconds else 'number'} "
+                    f"({bound.option} takes {bound.text()})"
+                ) from None
         _check(bound, value, text)
         return value
 

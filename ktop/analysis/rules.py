@@ -17,8 +17,9 @@ from ktop.analysis.findings import Finding, Severity
 from ktop.analysis.trends import signal_trend
 from ktop.model.events import Area, PodWait
 from ktop.model.reading import key
-from ktop.model.snapshot import ApiserverRow, ClusterSnapshot, EtcdMemberRow
+from ktop.model.snapshot import FIRST_DATA_DUE_S, ApiserverRow, ClusterSnapshot, EtcdMemberRow
 from ktop.model.snapshot_nodes import MetricsOnlyNodes, ZoneState
+from ktop.model.text import counted, fmt_age, fmt_count, fmt_duration
 from ktop.model.values import Val
 
 RuleFn = Callable[[ClusterSnapshot], Iterator[Finding]]
@@ -161,7 +162,7 @@ def _instance(s: ClusterSnapshot, row: ApiserverRow) -> Iterator[Finding]:
     """One apiserver instance's findings (folded with the other instances' by the caller)."""
     start = row.start_time.value
     if start is not None and (sev := c.API_UPTIME.grade(s.at - start)):
-        yield _f("KT-API-003", sev, f"{row.instance} restarted {s.at - start:.0f}s ago")
+        yield _f("KT-API-003", sev, f"{row.instance} restarted {fmt_age(s.at - start)} ago")
     yield from _graded(
         "KT-API-004",
         c.API_THROTTLED,
@@ -263,9 +264,10 @@ def scheduler(s: ClusterSnapshot) -> Iterator[Finding]:
         yield _f(
             "KT-SCHED-001",
             sev,
-            f"{n} pods unschedulable; top reason: {top.reason} ({top.pods} pods)",
+            f"{counted(n, 'pod')} unschedulable; top reason: {top.reason} "
+            f"({counted(top.pods, 'pod')})",
             *(
-                f"{r.reason}: {r.pods} pods, e.g. {', '.join(r.sample_pods)}"
+                f"{r.reason}: {counted(r.pods, 'pod')}, e.g. {', '.join(r.sample_pods)}"
                 for r in sc.reasons[:5]
             ),
             signal=key("sched.reason_pods", top.reason),
@@ -276,7 +278,8 @@ def scheduler(s: ClusterSnapshot) -> Iterator[Finding]:
         yield _f(
             "KT-SCHED-002",
             sev,
-            f"{gated} pods held by scheduling gates (admission/quota, not the scheduler)",
+            f"{counted(gated, 'pod')} held by scheduling gates "
+            "(admission/quota, not the scheduler)",
             signal=key("sched.waiting_pods", PodWait.GATED.value),
             threshold=c.SCHED_GATED.fires_at,
         )
@@ -309,7 +312,8 @@ def nodes(s: ClusterSnapshot) -> Iterator[Finding]:
             yield _f(
                 "KT-NODE-001",
                 c.BY_CODE["KT-NODE-001"].severity,
-                f"zone {z.zone}: {z.unhealthy}/{z.total} nodes not Ready (FullDisruption)",
+                f"zone {z.zone}: {fmt_count(z.unhealthy)}/{fmt_count(z.total)} nodes not Ready "
+                "(FullDisruption)",
                 signal=key("nodes.unhealthy", z.zone),
                 threshold=c.NODE_UNHEALTHY_ABOVE,
             )
@@ -317,7 +321,8 @@ def nodes(s: ClusterSnapshot) -> Iterator[Finding]:
             yield _f(
                 "KT-NODE-002",
                 c.BY_CODE["KT-NODE-002"].severity,
-                f"zone {z.zone}: {z.unhealthy}/{z.total} nodes not Ready (PartialDisruption)",
+                f"zone {z.zone}: {fmt_count(z.unhealthy)}/{fmt_count(z.total)} nodes not Ready "
+                "(PartialDisruption)",
                 signal=key("nodes.unhealthy", z.zone),
                 threshold=c.NODE_UNHEALTHY_ABOVE,
             )
@@ -338,7 +343,7 @@ def nodes(s: ClusterSnapshot) -> Iterator[Finding]:
         c.NODE_LEASE_LAG_P99,
         n.lease_lag_p99_s,
         (
-            f"lease lag p99 {n.lease_lag_p99_s.or_(0):.0f}s "
+            f"lease lag p99 {fmt_duration(n.lease_lag_p99_s.or_(0))} "
             f"(warning > {c.NODE_LEASE_LAG_P99.warn:g}s, kubelet lease duration "
             f"{c.NODE_LEASE_LAG_P99.critical:g}s)"
         ),
@@ -357,7 +362,8 @@ def _metrics_only_zones(view: MetricsOnlyNodes) -> Iterator[Finding]:
             yield _f(
                 code,
                 c.BY_CODE[code].severity,
-                f"zone {z.zone}: {z.unhealthy}/{z.size} nodes not Ready ({z.state.value}, "
+                f"zone {z.zone}: {fmt_count(z.unhealthy)}/{fmt_count(z.size)} nodes not Ready "
+                f"({z.state.value}, "
                 "from the node lifecycle controller's metrics)",
                 signal=key("nodes.unhealthy", z.zone),
                 threshold=c.NODE_UNHEALTHY_ABOVE,
@@ -393,7 +399,28 @@ def _with_trend(s: ClusterSnapshot, f: Finding) -> Finding:
 RULES: tuple[RuleFn, ...] = (apf, apiservers, etcd, scheduler, nodes, inputs)
 
 
+def waiting(s: ClusterSnapshot) -> Iterator[Finding]:
+    """An area whose first data is not yet due: one unknown finding that says it waits
+    (instead of the area's own findings, which could only be about missing data).
+    """
+    for area in Area:
+        if s.area_waiting_s(area) is not None:
+            yield _f(
+                INPUT_UNKNOWN_CODES[area],
+                Severity.UNKNOWN,
+                f"{area.value}: waiting for first data (due within {FIRST_DATA_DUE_S:g} s "
+                "of the start)",
+            )
+
+
 def evaluate(snapshot: ClusterSnapshot) -> tuple[Finding, ...]:
     """All findings, worst first, then by code."""
-    found = [_with_trend(snapshot, f) for rule in RULES for f in rule(snapshot)]
+    waits = {a for a in Area if snapshot.area_waiting_s(a) is not None}
+    found = [
+        _with_trend(snapshot, f)
+        for rule in RULES
+        for f in rule(snapshot)
+        if c.BY_CODE[f.code].area not in waits
+    ]
+    found += waiting(snapshot)
     return tuple(sorted(found, key=lambda f: (-f.severity, f.code, f.title)))

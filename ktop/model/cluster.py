@@ -89,6 +89,9 @@ class ClusterModel:
         self.config = config or ModelConfig()
         self.now = 0.0
         self.source_kind = ""
+        self.started_at: float | None = None
+        """When the source started (its first ``SourceStarted``): until an input is due,
+        an area without data is waiting, not failed."""
         self.context = ""
         self.source_detail = ""
         self.series: dict[Target, TargetSeries] = {}
@@ -237,6 +240,8 @@ class ClusterModel:
 
     def _source(self, e: ev.SourceStarted) -> None:
         self.source_kind, self.context, self.source_detail = e.kind, e.context, e.detail
+        if self.started_at is None:
+            self.started_at = e.at
 
     def _feed_ok(self, feed: str, at: float) -> None:
         h = self.feeds.get(feed)
@@ -479,6 +484,7 @@ class ClusterModel:
             source_kind=self.source_kind,
             context=self.context,
             source_detail=self.source_detail,
+            started_at=self.started_at,
             apf=self._cache[Area.APF],
             apiservers=self._cache[Area.APISERVERS],
             etcd=self._cache[Area.ETCD],

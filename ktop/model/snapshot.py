@@ -25,6 +25,12 @@ NOT_EXPOSED = Val(None, "not exposed")
 # --------------------------------------------------------------------------
 # Freshness
 
+FIRST_DATA_DUE_S = 30.0
+"""An input is due to deliver its first data this long after the source started (every
+feed's first page and every target's first scrape, at the slowest default cadence, with
+room for a busy machine); until then an area without data is *waiting*, after that it
+is *failed* (never read)."""
+
 STALE_AFTER_S = 60.0
 """An input silent this long is stale (a scrape or feed silent for 6 polls): an area
 whose stalest input is older is shown stale (``STALE_AFTER`` in the catalogue), and a
@@ -290,6 +296,24 @@ class ClusterSnapshot:
     """Every signal's recent past (``ktop/model/signals.py``), this snapshot included."""
     leaders: tuple[LeaderStatus, ...] = ()
     """Who leads the scheduler and the controller-manager (``ktop/model/leaders.py``)."""
+    started_at: float | None = None
+    """When the source started (None when unknown: an old recording's keyframe)."""
+
+    def area_waiting_s(self, area: Area) -> float | None:
+        """Seconds since the source started when the area is *waiting*: no input of it has
+        delivered data or failed yet, and its first data is not yet due
+        (:data:`FIRST_DATA_DUE_S`); None when it is not waiting (it has data, an input
+        failed, the data is overdue, or the start is unknown).
+        """
+        if self.started_at is None:
+            return None
+        since = max(0.0, self.at - self.started_at)
+        if since > FIRST_DATA_DUE_S:
+            return None
+        inputs = self.area_freshness(area)
+        if any(f.last_ok is not None or f.error for f in inputs):
+            return None
+        return since
 
     def area_freshness(self, area: Area) -> tuple[Freshness, ...]:
         """The inputs that feed one area."""

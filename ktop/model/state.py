@@ -109,6 +109,7 @@ def export_state(model: ClusterModel) -> dict[str, Plain]:
         "source_kind": model.source_kind,
         "context": model.context,
         "source_detail": model.source_detail,
+        "started_at": model.started_at,
         "series": [_series_out(ts) for ts in model.series.values()],
         "targets": [[to_plain(t), _health(h)] for t, h in model.targets.items()],
         "apf_dumps": [[i, [to_plain(x) for x in d]] for i, d in model.apf_dumps.items()],
@@ -164,6 +165,8 @@ def import_state(state: dict[str, Plain], config: ModelConfig | None = None) -> 
     m.source_kind = state.get("source_kind", "")
     m.context = state.get("context", "")
     m.source_detail = state.get("source_detail", "")
+    started = state.get("started_at")
+    m.started_at = float(started) if isinstance(started, int | float) else None
     for v in state.get("series", []):
         ts = _series_in(v)
         m.series[ts.target] = ts

@@ -94,6 +94,14 @@ def fmt_count(n: float) -> str:
     return f"{round(n):,}"
 
 
+def counted(n: float, noun: str, plural: str = "") -> str:
+    """``1 pod``, ``2 pods``, ``1,234 pods``: an exact count and its noun, singular for one
+    (``plural`` when the noun does not just take an ``s``).
+    """
+    word = noun if round(n) == 1 else (plural or noun + "s")
+    return f"{fmt_count(n)} {word}"
+
+
 def fmt_pct(ratio: float) -> str:
     """A ratio as a percentage: ``0%``, ``4.5%``, ``45%``, ``100%``."""
     p = float(ratio) * 100

@@ -62,6 +62,9 @@ class KtopApp(App[None]):
     TITLE = "ktop"
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        # help and quit first: a narrow key bar cuts from the right, and these two must stay
+        Binding("question_mark", "help", "help", key_display="?"),
+        Binding("q", "quit", "quit"),
         Binding("o", "goto('overview')", "overview"),
         Binding("escape", "goto('overview')", "Overview", show=False),
         *(
@@ -75,8 +78,6 @@ class KtopApp(App[None]):
         *RecordingControls.bindings(),
         Binding("t", "goto('triage')", "triage"),
         Binding("i", "goto('timeline')", "timeline", show=False),
-        Binding("question_mark", "help", "help", key_display="?"),
-        Binding("q", "quit", "quit"),
     ]
     """Every app-wide key. What each does is :data:`KEY_HELP`; the help screen, the command
     palette and README's key table are generated from the two."""

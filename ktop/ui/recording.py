@@ -58,6 +58,8 @@ class RecordingControls:
         self.record_dir = Path(record_dir)
         self.recorder: Recorder | None = None
         self._reported_error = ""
+        self._stopped_seen = False
+        """The current recorder's stop was seen (its sink removed, the key bar redrawn)."""
         if replay is not None:  # the incident timeline shows the recording's markers
             app.hub.add_markers([(m.at, m.note) for m in replay.player.timeline.markers])
 
@@ -89,6 +91,7 @@ class RecordingControls:
             rec.stop("stopped with R")
             self.app.hub.remove_sink(rec)
             self.app.notify(f"recording saved to {rec.path}", title="recording")
+            self.app.refresh_bindings()  # "m mark" leaves the key bar
             return
         model = self.app.hub.model
         stamp = datetime.fromtimestamp(time.time(), UTC).strftime("%Y%m%d-%H%M%S")
@@ -104,7 +107,9 @@ class RecordingControls:
             )
             return
         self._reported_error = ""
+        self._stopped_seen = False
         self.app.hub.add_sink(self.recorder)
+        self.app.refresh_bindings()  # "m mark" joins the key bar
 
     def ask_marker(self) -> None:
         """Ask for the note of a marker, then add it."""
@@ -168,8 +173,10 @@ class RecordingControls:
         if rec is None:
             return ()
         status = rec.status()
-        if not rec.active:
+        if not rec.active and not self._stopped_seen:
+            self._stopped_seen = True
             self.app.hub.remove_sink(rec)  # it stopped by itself (size limit, write error)
+            self.app.refresh_bindings()
         if status.error and status.error != self._reported_error:
             self._reported_error = status.error
             self.app.notify(status.error, title="recording", severity="error", timeout=15)

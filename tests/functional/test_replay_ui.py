@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ktop.analysis.triage.timeline import EventKind
 from ktop.cli import main
 from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel
@@ -19,6 +20,7 @@ from ktop.sources.sim.source import SimulatorSource
 from ktop.ui.app import KtopApp
 from ktop.ui.screens.prompt import PromptScreen
 from ktop.ui.widgets.status_bar import StatusBar
+from tests.functional.screen import screen_text
 
 SIZES = [(80, 24), (200, 60)]
 SHIPPED = Path(__file__).parent.parent.parent / "recordings"
@@ -99,25 +101,37 @@ async def test_seek_to_a_typed_time(recording: Path) -> None:
     rec.close()
 
 
+def _key_bar(app: KtopApp) -> str:
+    """The key bar: the screen's last line, padded so a label is a word between spaces."""
+    return f" {screen_text(app).splitlines()[-1]} "
+
+
 async def test_recording_keys_record_and_mark_in_the_app(tmp_path: Path) -> None:
     hub = Hub(ClusterModel())
     sim = Simulator("steady", nodes=50)
     app = KtopApp(hub, [SimulatorSource(sim, speed=30, tick_s=0.05)], record_dir=str(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause(0.3)
+        assert " mark " not in _key_bar(app)  # nothing to mark before recording
         await pilot.press("R")
         app.pump()
         await pilot.pause(0.3)
         assert "● REC" in _status(app)
+        assert " mark " in _key_bar(app)
         await pilot.press("m")
         await pilot.pause()
         assert isinstance(app.screen, PromptScreen)
         await pilot.press(*"spike", "enter")
         await pilot.pause(0.3)
+        # the marker is on the incident timeline at once
+        app.pump()
+        marks = [e for e in app.frame.published.timeline if e.kind is EventKind.MARKER]
+        assert [e.text for e in marks] == ["marker: spike"]
         await pilot.press("R")
         app.pump()
         await pilot.pause()
         assert "recording saved" in _status(app)
+        assert " mark " not in _key_bar(app)  # the recording stopped: m has nothing to do
     files = list(tmp_path.glob("*.ktrec"))
     assert len(files) == 1
     with Recording(files[0]) as rec:

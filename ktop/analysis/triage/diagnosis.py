@@ -178,6 +178,15 @@ class Headline:
     """How many paths are unknown."""
     at: float | None
     """The snapshot's time (what ``N m ago`` counts from)."""
+    paths: int = 0
+    """How many paths were walked."""
+
+    @property
+    def no_verdict(self) -> bool:
+        """True when no path could be judged: every one is unknown (nothing read yet, or
+        nothing readable); that is not "no incident".
+        """
+        return self.cause is None and self.paths > 0 and self.unknown == self.paths
 
     def since(self) -> str:
         """``since 12:03:10 (4m ago), getting worse``; empty without a history."""
@@ -191,6 +200,8 @@ class Headline:
 
     def text(self) -> str:
         """The whole line in words."""
+        if self.no_verdict:
+            return f"No verdict: all {self.paths} triage paths are unknown (evidence not read)"
         if self.cause is None:
             unknown = f" ({self.unknown} paths unknown)" if self.unknown else ""
             return f"No incident: no triage path is suspect{unknown}"
@@ -219,4 +230,5 @@ def headline(report: TriageReport) -> Headline:
         tuple(p.id for p in report.independent),
         sum(1 for p in report.paths if p.verdict is Verdict.UNKNOWN),
         report.at,
+        len(report.paths),
     )

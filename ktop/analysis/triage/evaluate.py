@@ -22,6 +22,7 @@ from ktop.analysis.triage.types import (
 )
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_nodes import ZoneState
+from ktop.model.text import counted
 
 STATUS_OF = {
     Severity.CRITICAL: Status.BAD,
@@ -148,7 +149,7 @@ def p2(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
     parts = []
     if e["sched.unschedulable"].suspect and sc.reasons:
         top = sc.reasons[0]
-        parts.append(f"no resources fit: {top.reason} ({top.pods} pods)")
+        parts.append(f"no resources fit: {top.reason} ({counted(top.pods, 'pod')})")
     if e["sched.quota_rejections"].suspect:
         parts.append(
             f"quota refuses creations ({sc.quota_rejections}): a different layer from placement"

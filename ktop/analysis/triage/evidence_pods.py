@@ -19,6 +19,7 @@ from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.events import FEED_EVENTS, FEED_QUOTAS, PodWait
 from ktop.model.limits import PENDING_MIN_PODS, PENDING_PER_NODE
 from ktop.model.reading import key as signal_key
+from ktop.model.text import counted
 from ktop.model.values import Val
 
 
@@ -87,9 +88,9 @@ def sched_unschedulable(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     if not sc.pods_known:
         return unknown(sc.pods_reason or "pods not listed")
     n = sc.pending_by_wait.get(PodWait.UNSCHEDULABLE, 0)
-    top = "; ".join(f"{r.reason}: {r.pods} pods" for r in sc.reasons[:3])
+    top = "; ".join(f"{r.reason}: {counted(r.pods, 'pod')}" for r in sc.reasons[:3])
     sig = signal_key("sched.waiting_pods", PodWait.UNSCHEDULABLE.value)
-    return _pods_reading(ctx, n, f"{n} pods" + (f" ({top})" if top else ""), sig)
+    return _pods_reading(ctx, n, counted(n, "pod") + (f" ({top})" if top else ""), sig)
 
 
 def sched_quota(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
@@ -160,7 +161,7 @@ def pods_not_started(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     if not sc.pods_known:
         return unknown(sc.pods_reason or "pods not listed")
     n = sc.pending_by_wait.get(PodWait.BOUND_NOT_STARTED, 0)
-    return EvidenceReading(Severity.OK, float(n), f"{n} pods bound, not started")
+    return EvidenceReading(Severity.OK, float(n), f"{counted(n, 'pod')} bound, not started")
 
 
 def pod_start_failures(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 
 from ktop.model.limits import APF_SEATS
@@ -15,6 +17,7 @@ from ktop.ui.render.level import (
     reading_level,
     worst,
 )
+from ktop.ui.render.sortkey import numeric
 from ktop.ui.render.view import (
     Column,
     PanelView,
@@ -76,6 +79,31 @@ def rejected_text(row: ApfRow) -> str:
     return ", ".join(parts) or "-"
 
 
+def _shown(text: str) -> float:
+    """A printed number read back (so rows order by what the screen shows); unknown last."""
+    value = numeric(text)
+    return -1.0 if value is None else value
+
+
+def shown_order(rows: Sequence[ApfRow]) -> list[ApfRow]:
+    """Worst first, by the values as printed: status, rejections, queued, wait p99; then by
+    name. Jitter the screen does not show never swaps two rows.
+    """
+
+    def key(r: ApfRow) -> tuple[float, float, float, float, str, str, str]:
+        return (
+            -row_level(r),
+            -_shown(fmt_val(r.rejected_total_per_s, fmt_rate)),
+            -_shown(fmt_val(r.in_queue, fmt_si)),
+            -_shown(fmt_val(r.wait_p99_s, fmt_duration)),
+            r.priority_level,
+            r.flow_schema,
+            r.instance,
+        )
+
+    return sorted(rows, key=key)
+
+
 def panel(
     apf: ApfSnapshot, note: Text | None, rows: int, width: int, *, failing: bool = False
 ) -> PanelView:
@@ -99,7 +127,7 @@ def panel(
     if wide:
         header_cells += [TableCell("disp", 7)]
     header_cells += [TableCell("rej", 7 if wide else 5)]
-    body = [_panel_row(r, wide, width) for r in apf.levels]
+    body = [_panel_row(r, wide, width) for r in shown_order(apf.levels)]
     header = line([TableCell(c.text, c.width, c.align, Level.NEUTRAL) for c in header_cells], width)
     header.stylize("dim")
     return PanelView(title("APF", summary, level), fit(body, note, rows, header), level)
@@ -185,7 +213,7 @@ def tables(apf: ApfSnapshot) -> tuple[TableSpec, ...]:
                     text_cell(rejected_text(r)),
                 ),
             )
-            for r in apf.levels
+            for r in shown_order(apf.levels)
         ),
     )
     flows = TableSpec(
@@ -205,7 +233,7 @@ def tables(apf: ApfSnapshot) -> tuple[TableSpec, ...]:
                     *_common_cells(r, limit=False),
                 ),
             )
-            for r in apf.flows
+            for r in shown_order(apf.flows)
         ),
     )
     instances = TableSpec(
@@ -217,7 +245,7 @@ def tables(apf: ApfSnapshot) -> tuple[TableSpec, ...]:
                 f"{r.instance}/{r.priority_level}",
                 (text_cell(r.instance), text_cell(r.priority_level), *_common_cells(r)),
             )
-            for r in apf.per_instance
+            for r in shown_order(apf.per_instance)
         ),
     )
     return (levels, flows, instances)

@@ -8,12 +8,14 @@ from dataclasses import dataclass, replace
 from rich.text import Text
 
 from ktop.model.events import Area
-from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot import FIRST_DATA_DUE_S, ClusterSnapshot
+from ktop.model.text import truncate
 from ktop.ui.render import apf, apiservers, etcd, metrics_only, nodes, scheduler
 from ktop.ui.render.cost import cost_line
+from ktop.ui.render.level import Level
 from ktop.ui.render.reasons import drill_reason_lines, input_errors, panel_note
 from ktop.ui.render.trend import AREA_CHARTS, WINDOWS, ChartData, chart_data
-from ktop.ui.render.view import DrillView, PanelView
+from ktop.ui.render.view import DrillView, PanelView, title
 
 PanelFn = Callable[[ClusterSnapshot, "Text | None", int, int, bool], PanelView]
 """An area's overview panel: snapshot, note, rows, width, whether an input is failing."""
@@ -38,6 +40,8 @@ class AreaView:
     """Its drill-down shows times relative to the source clock (ages, uptime)."""
     cost: bool = False
     """Its drill-down shows ktop's own load (its APF level, its requests)."""
+    name: str = ""
+    """Its name on the overview panel's border."""
 
 
 def _apf_panel(
@@ -109,7 +113,9 @@ def _nodes_drill(s: ClusterSnapshot, reasons: tuple[Text, ...], own: tuple[Text,
 
 
 AREA_VIEWS: dict[Area, AreaView] = {
-    Area.APF: AreaView("1", "API Priority and Fairness", _apf_panel, _apf_drill, cost=True),
+    Area.APF: AreaView(
+        "1", "API Priority and Fairness", _apf_panel, _apf_drill, cost=True, name="APF"
+    ),
     Area.APISERVERS: AreaView(
         "2",
         "kube-apiserver instances",
@@ -118,11 +124,21 @@ AREA_VIEWS: dict[Area, AreaView] = {
         panel_clock=True,
         drill_clock=True,
         cost=True,
+        name="apiservers",
     ),
-    Area.ETCD: AreaView("3", "etcd members", _etcd_panel, _etcd_drill, drill_clock=True),
-    Area.SCHEDULER: AreaView("4", "Scheduler: pending pods", _sched_panel, _sched_drill),
+    Area.ETCD: AreaView(
+        "3", "etcd members", _etcd_panel, _etcd_drill, drill_clock=True, name="etcd"
+    ),
+    Area.SCHEDULER: AreaView(
+        "4", "Scheduler: pending pods", _sched_panel, _sched_drill, name="scheduler"
+    ),
     Area.NODES: AreaView(
-        "5", "Nodes by failure domain", _nodes_panel, _nodes_drill, drill_clock=True
+        "5",
+        "Nodes by failure domain",
+        _nodes_panel,
+        _nodes_drill,
+        drill_clock=True,
+        name="nodes",
     ),
 }
 """Every area's view, in the overview's order: the one table the keys, titles, help and
@@ -144,9 +160,10 @@ def render_key(snapshot: ClusterSnapshot, area: Area, *, drill: bool = False) ->
     errors = input_errors(snapshot.area_freshness(area))
     spec = AREA_VIEWS[area]
     own = snapshot.self_cost if drill and spec.cost else None
+    waiting = snapshot.area_waiting_s(area) is not None
     if spec.drill_clock if drill else spec.panel_clock:
-        return (part, errors, snapshot.at, own)
-    return (part, errors, own)
+        return (part, errors, snapshot.at, own, waiting)
+    return (part, errors, own, waiting)
 
 
 SPARK_MIN_WIDTH = 30
@@ -209,9 +226,20 @@ def _panel(
     return view
 
 
+WAITING_SUMMARY = "waiting for first data"
+WAITING_LINE = (
+    f"no input has answered yet; its first data is due within {FIRST_DATA_DUE_S:g} s "
+    "of the start (then it is shown as failed)"
+)
+
+
 def _full_panel(
     snapshot: ClusterSnapshot, area: Area, rows: int, width: int, note: Text | None
 ) -> PanelView:
+    if snapshot.area_waiting_s(area) is not None:
+        lines = (Text(truncate(WAITING_LINE, width), style="dim"),) if rows > 0 else ()
+        name = AREA_VIEWS[area].name
+        return PanelView(title(name, WAITING_SUMMARY, Level.NEUTRAL), lines, Level.NEUTRAL)
     failing = any(f.error for f in snapshot.area_freshness(area))
     return AREA_VIEWS[area].panel(snapshot, note, rows, width, failing)
 

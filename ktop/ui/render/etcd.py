@@ -143,11 +143,13 @@ def panel(
     else:
         lead, lead_level = "NO LEADER", Level.CRIT
     changes = leader_changes(etcd)
-    change_level = graded(ETCD_LEADER_CHANGES, changes)
+    # a single scrape's lifetime count includes the first election: context, not graded
+    change_level = Level.NEUTRAL if changes.lifetime else graded(ETCD_LEADER_CHANGES, changes)
     level = degrade(
         worst([lead_level, change_level, *(member_level(m) for m in etcd.members)]), failing
     )
-    summary = f"{lead} · {fmt_val(changes)} changes"
+    one = changes.value is not None and round(changes.value) == 1
+    summary = f"{lead} · {fmt_val(changes)} {'change' if one else 'changes'}"
     wide = width >= WIDE
     spec: list[tuple[str, int]] = [("fsync", 6), ("commit", 6), ("db/quota", 8)]
     if wide:

@@ -15,7 +15,7 @@ from ktop.model.area_metrics_only import CANNOT_KNOW
 from ktop.model.events import Area
 from ktop.model.snapshot_nodes import MetricsOnlyNodes, ZoneHealth
 from ktop.model.snapshot_scheduler import MetricsOnlyScheduler, SchedulerSnapshot
-from ktop.model.text import fmt_count, fmt_pct, fmt_val, truncate
+from ktop.model.text import counted, fmt_count, fmt_pct, fmt_val, truncate
 from ktop.ui.render.level import STYLE, SYMBOL, ZONE_LEVEL, Level, worst
 from ktop.ui.render.scheduler import QUEUES, queue_line, reason_line
 from ktop.ui.render.view import (
@@ -264,6 +264,6 @@ def scheduler_summary(s: SchedulerSnapshot, v: MetricsOnlyScheduler) -> Text:
     out.append(f"{fmt_val(unsched, fmt_count_val) if unsched else '?'} unschedulable")
     if v.unschedulable_by_plugin:
         plugin, val = v.unschedulable_by_plugin[0]
-        out.append(f" · top plugin: {plugin} ({fmt_count_val(val.value or 0)} pods)")
+        out.append(f" · top plugin: {plugin} ({counted(val.value or 0, 'pod')})")
     out.append(f" · {VIEW} ({v.why})")
     return out

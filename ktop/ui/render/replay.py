@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from ktop.model.text import fmt_clock
+from ktop.model.text import counted, fmt_clock
 from ktop.record.session import RecordingStatus
 
 RECORD_KEYS: tuple[tuple[str, str, str, str], ...] = (
@@ -106,7 +106,7 @@ def recording_line(status: RecordingStatus, width: int) -> Text:
         out = Text("● REC", style="bold red")
         out.append(
             f" {status.size / 1e6:.1f} MB  {status.events} events  "
-            f"{status.markers} markers  → {status.path}"
+            f"{counted(status.markers, 'marker')}  → {status.path}"
         )
     else:
         out = Text(f"recording saved: {status.path} ({status.stopped_because})")

@@ -8,6 +8,7 @@ from ktop.analysis import catalogue
 from ktop.model.events import PodWait
 from ktop.model.snapshot_scheduler import SchedulerSnapshot
 from ktop.model.text import (
+    counted,
     fmt_bytes,
     fmt_count,
     fmt_duration,
@@ -230,5 +231,5 @@ def summary_line(s: SchedulerSnapshot) -> Text:
     out.append(f"{fmt_val(pending_total(s), fmt_count)} pending")
     if s.reasons:
         top = s.reasons[0]
-        out.append(f" · top reason: {top.reason} ({fmt_count(top.pods)} pods)")
+        out.append(f" · top reason: {top.reason} ({counted(top.pods, 'pod')})")
     return out

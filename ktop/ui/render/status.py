@@ -25,6 +25,9 @@ AREA_SHORT: dict[Area, str] = {
 SEP = " │ "
 
 
+WAITING = "wait"
+"""An area's age while its first data is not yet due: waiting, neither fresh nor failed."""
+
 FRESH = f"<{fmt_age(STALE_AFTER_S)}"
 """A coarse age: younger than the stale limit (low-bandwidth mode shows this)."""
 
@@ -42,6 +45,8 @@ def area_age(snapshot: ClusterSnapshot, area: Area, coarse: bool = False) -> tup
     ``coarse`` (low-bandwidth mode) says only :data:`FRESH` for an area that is not
     stale, so the text does not change, and need not be redrawn, every second.
     """
+    if snapshot.area_waiting_s(area) is not None:
+        return WAITING, False
     age, stale = _age(snapshot, area)
     return (FRESH if coarse and not stale else fmt_age(age)), stale
 
@@ -56,6 +61,8 @@ def panel_age(snapshot: ClusterSnapshot, area: Area, coarse: bool = False) -> tu
     redraws each border at most once a step rather than every second. A stale age is
     shown as :func:`area_age` shows it; the status line keeps the exact seconds.
     """
+    if snapshot.area_waiting_s(area) is not None:
+        return WAITING, False
     age, stale = _age(snapshot, area)
     if coarse or stale or age is None:
         return (FRESH if coarse and not stale else fmt_age(age)), stale
@@ -64,7 +71,9 @@ def panel_age(snapshot: ClusterSnapshot, area: Area, coarse: bool = False) -> tu
 
 
 def ages(snapshot: ClusterSnapshot, coarse: bool = False) -> Text:
-    """``apf 2s api 1s etcd 5m! sched 1s nodes never!``; stale ones highlighted."""
+    """``apf 2s api 1s etcd 5m! sched wait nodes never!``: stale and failed ones
+    highlighted, waiting ones (first data not yet due) dim.
+    """
     out = Text()
     for area in Area:
         text, stale = area_age(snapshot, area, coarse)
@@ -73,6 +82,8 @@ def ages(snapshot: ClusterSnapshot, coarse: bool = False) -> Text:
         out.append(f"{AREA_SHORT[area]} ")
         if stale:
             out.append(text + "!", style=STALE_STYLE)
+        elif text == WAITING:
+            out.append(text, style="dim")
         else:
             out.append(text)
     return out

@@ -177,6 +177,10 @@ def headline_bar(report: TriageReport, width: int) -> Text:
     """
     line = diagnosis_headline(report)
     cause = line.cause
+    if line.no_verdict:
+        return _fit(
+            Text(f"{SYMBOL[Level.UNKNOWN]} {line.text()}", style=STYLE[Level.UNKNOWN]), width
+        )
     if cause is None:
         return _fit(Text(f"{SYMBOL[Level.OK]} {line.text()}", style=STYLE[Level.OK]), width)
     mark = f"{SYMBOL[Level.CRIT]} "

@@ -166,6 +166,7 @@ def bounded_float(bound: Bound) -> Callable[[str], float]:
     seconds = bound.unit == "seconds"
 
     def parse(text: str) -> float:
+        text = str(text)  # a config file gives numbers as numbers
         value = parse_duration(text) if seconds else None
         if value is None:
             try:

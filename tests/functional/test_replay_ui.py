@@ -110,7 +110,7 @@ async def test_recording_keys_record_and_mark_in_the_app(tmp_path: Path) -> None
     hub = Hub(ClusterModel())
     sim = Simulator("steady", nodes=50)
     app = KtopApp(hub, [SimulatorSource(sim, speed=30, tick_s=0.05)], record_dir=str(tmp_path))
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(160, 24)) as pilot:  # wide enough for every key
         await pilot.pause(0.3)
         assert " mark " not in _key_bar(app)  # nothing to mark before recording
         await pilot.press("R")

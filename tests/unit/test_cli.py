@@ -89,7 +89,7 @@ def test_unreachable_server_is_a_clear_error(
         (["demo", "--nodes", "9" * 5000], "not a whole number"),
         (["demo", "--zones", "0"], "--zones takes 1 to 64"),
         (["--scrape-interval", "0.01"], "--scrape-interval takes 1 to 3600 seconds"),
-        (["--scrape-interval", "fast"], "'fast' is not a number"),
+        (["--scrape-interval", "fast"], "'fast' is not a duration"),
         (["record", "-o", "x", "--duration", "nan"], "--duration takes 1 to 604800 seconds"),
         (["record", "-o", "x", "--duration", "inf"], "--duration takes"),
         (["record", "-o", "x", "--duration", "-5"], "--duration takes"),

@@ -128,7 +128,7 @@ def test_env_theme_between_command_line_and_config(tmp_path: Path, env: dict[str
     ("text", "needles"),
     [
         ('colour = "x"\n', ["config.toml", "unknown option colour"]),
-        ('refresh = "fast"\n', ["config.toml", "refresh", "a number", "--refresh"]),
+        ('refresh = "fast"\n', ["config.toml", "refresh", "a duration", "--refresh"]),
         ("ascii = 1\n", ["config.toml", "ascii", "true or false"]),
         ("apiserver = 3\n", ["config.toml", "apiserver", "list of strings"]),
         ("theme = [\n", ["config.toml", "not valid TOML"]),

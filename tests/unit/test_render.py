@@ -195,7 +195,7 @@ def test_more_registered_apiservers_than_read_is_marked_unknown(registered: int)
 def test_etcd_panel_marks_leader_and_unknown() -> None:
     snap = busy_snapshot()
     view = etcd.panel(snap.etcd, None, 6, 38)
-    assert view.title.plain == "etcd ✖ leader etcd-0 · 1 changes"
+    assert view.title.plain == "etcd ✖ leader etcd-0 · 1 change"
     plain = [t.plain.split() for t in view.lines]
     assert plain[1] == ["etcd-0*", "4.0ms", "8.0ms", "50%"]
     assert plain[2] == ["etcd-1", "?", "?", "?"]

@@ -8,7 +8,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.events import Click, Resize
-from textual.renderables.sparkline import Sparkline
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -23,6 +22,7 @@ from ktop.ui.render.areas import (
     render_key,
 )
 from ktop.ui.render.level import SYMBOL, Level
+from ktop.ui.render.spark import spark_lines
 from ktop.ui.render.status import panel_age
 from ktop.ui.render.trend import WINDOWS, ChartData, window_label
 from ktop.ui.render.view import PanelView
@@ -177,7 +177,9 @@ def _spark_label(spark: ChartData, window_s: float) -> str:
 
 
 def _spark_row(spark: ChartData, window_s: float) -> Table:
-    """The label, then Textual's sparkline renderable, right-aligned to the time slots."""
+    """The label, then the sparkline (``ktop/ui/render/spark.py``), right-aligned to the
+    time slots.
+    """
     grid = Table.grid(expand=True)
     grid.add_column(width=SPARK_LABEL_WIDTH, no_wrap=True)
     grid.add_column(ratio=1)
@@ -185,6 +187,6 @@ def _spark_row(spark: ChartData, window_s: float) -> Table:
     grid.add_row(
         Text(_spark_label(spark, window_s), style="dim"),
         "",
-        Sparkline(list(spark.values), width=len(spark.values)),
+        spark_lines(spark.spec.metric, spark.values)[0],
     )
     return grid

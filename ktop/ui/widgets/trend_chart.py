@@ -9,11 +9,12 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Sparkline, Static
+from textual.widgets import Static
 
 from ktop.analysis.triage.timeline import TimelineEvent
 from ktop.model.events import Area
 from ktop.model.history import HistoryView
+from ktop.ui.render.spark import scale_of, spark_lines
 from ktop.ui.render.timeline import axis_marks
 from ktop.ui.render.trend import ChartData, ChartSpec, chart_data, time_axis, window_label
 
@@ -38,7 +39,7 @@ class TrendChart(Vertical):
         """Title, the sparkline row, the axis."""
         yield Static("", classes="chart-title")
         with Horizontal(classes="chart-row"):
-            yield Sparkline([], classes="chart-line")
+            yield Static("", classes="chart-line")
         yield Static("", classes="chart-axis")
 
     def show(
@@ -60,10 +61,13 @@ class TrendChart(Vertical):
             (f"[{window_label(window_s)}]  ", "dim"),
             data.summary,
         )
+        if data.values:
+            title.append(f" · {scale_of(self.spec.metric, data.values).words(self.spec.metric)}")
         self.query_one(".chart-title", Static).update(title)
-        line = self.query_one(".chart-line", Sparkline)
+        line = self.query_one(".chart-line", Static)
+        height = 2 if self.screen.has_class("-tall") else 1
         line.styles.width = max(1, len(data.values))
-        line.data = list(data.values)
+        line.update(Text("\n").join(spark_lines(self.spec.metric, data.values, height)))
         line.display = bool(data.values)
         self.marks = (
             axis_marks(events, area, self.spec.metric, data.start, data.end, width)

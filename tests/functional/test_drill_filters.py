@@ -117,5 +117,6 @@ async def test_a_filter_typed_in_the_screen_titles_the_count_it_shows() -> None:
         for table in screen.query(SnapshotTable):
             assert table.row_count == 0
             if table.total_rows:
+                assert table.id is not None
                 title = screen.query_one(f"#title-{table.id.removeprefix('table-')}").render()
                 assert f"0 of {table.total_rows} rows match" in str(title)

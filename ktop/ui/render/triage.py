@@ -74,7 +74,27 @@ def role_cell(p: PathResult) -> Text:
     return Text(f"{mark} {ROLE_WORD[role]}", style=STYLE[level])
 
 
-def paths_table(report: TriageReport) -> TableSpec:
+CELL_PADDING = 2
+"""Cells a table column spends on padding (one each side)."""
+SYMPTOM_MIN = 12
+
+
+def text_widths(titles: list[str], width: int, fixed: int) -> tuple[int | None, int | None]:
+    """The symptom and conclusion columns' widths at ``width`` columns, the other columns
+    taking ``fixed`` cells: where to look first (what an operator reads) keeps at least
+    half the room; the symptom is as wide as its longest title when the other half
+    holds it, and where to look first takes the rest. ``(None, None)`` when the width is
+    unknown."""
+    if width <= 0:
+        return None, None
+    room = max(0, width - fixed - 2 * CELL_PADDING)
+    longest = max((len(t) for t in titles), default=SYMPTOM_MIN)
+    floor = max(SYMPTOM_MIN, room // 2)
+    symptom = max(SYMPTOM_MIN, min(longest, room - floor))
+    return symptom, max(SYMPTOM_MIN, room - symptom)
+
+
+def paths_table(report: TriageReport, width: int = 0) -> TableSpec:
     """Every path with its role and conclusion, in the diagnosis' order: the probable
     cause, the consequences it explains (each saying what explains it), independent
     suspects, then unknown and clear paths.
@@ -90,6 +110,8 @@ def paths_table(report: TriageReport) -> TableSpec:
                 (role_cell(p), Text(p.id, style="bold"), since_cell(p.trend), Text(p.title), said),
             )
         )
+    fixed = 11 + 10 + SINCE_WIDTH + 3 * CELL_PADDING + 2  # and the scrollbar
+    symptom, conclusion = text_widths([p.title for p in report.paths], width, fixed)
     return TableSpec(
         "paths",
         "Triage paths (enter: evidence)",
@@ -97,8 +119,8 @@ def paths_table(report: TriageReport) -> TableSpec:
             Column("verdict", "diagnosis", 11),
             Column("id", "path", 10),
             Column("since", "since", SINCE_WIDTH),
-            Column("title", "symptom", 28),
-            Column("conclusion", "where to look first"),
+            Column("title", "symptom", symptom or 28),
+            Column("conclusion", "where to look first", conclusion),
         ),
         tuple(rows),
     )

@@ -20,6 +20,7 @@ class TriageScreen(KtopScreen):
     def __init__(self) -> None:
         super().__init__(name="triage")
         self._shown: object = None
+        self._shown_width = 0
         self.report: TriageReport | None = None
         self._path_id = ""
 
@@ -40,9 +41,10 @@ class TriageScreen(KtopScreen):
 
     def show_body(self, frame: Frame) -> None:
         """Re-run triage when the snapshot changed."""
-        if frame.snapshot is self._shown:
+        width = self.size.width
+        if frame.snapshot is self._shown and width == self._shown_width:
             return
-        self._shown = frame.snapshot
+        self._shown, self._shown_width = frame.snapshot, width
         # the hub's report: the snapshot's history is the baseline (Prometheus' last hour
         # from the first frame when --prometheus backfilled it, else what this run, or
         # the recording, measured)
@@ -50,7 +52,7 @@ class TriageScreen(KtopScreen):
         line = headline(self.report)
         line.append(f"\nbaseline: {self.report.baseline}", style="dim")
         self.query_one("#triage-headline", Static).update(line)
-        self.query_one("#triage-paths", SnapshotTable).show(paths_table(self.report))
+        self.query_one("#triage-paths", SnapshotTable).show(paths_table(self.report, width))
         self._show_evidence(self._path_id or self.report.paths[0].id)
 
     def _path(self, path_id: str) -> PathResult | None:

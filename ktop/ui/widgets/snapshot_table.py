@@ -24,6 +24,7 @@ class SnapshotTable(DataTable[Text]):
         self.rebuilds = 0
         """How many times rows were cleared and re-added (tests check in-place updates)."""
         self._shown_columns: tuple[str, ...] = ()
+        self._shown_widths: tuple[int | None, ...] = ()
         self._shown_rows: dict[str, tuple[Text, ...]] = {}
         self._spec: TableSpec | None = None
         self.filter_text = ""
@@ -41,7 +42,9 @@ class SnapshotTable(DataTable[Text]):
         """Make the table show ``spec`` (filtered and sorted as asked)."""
         self._spec = spec
         columns = tuple(c.key for c in spec.columns)
-        if columns != self._shown_columns:
+        widths = tuple(c.width for c in spec.columns)
+        if columns != self._shown_columns or widths != self._shown_widths:
+            self._shown_widths = widths
             self.clear(columns=True)
             for column in spec.columns:
                 self.add_column(column.label, width=column.width, key=column.key)

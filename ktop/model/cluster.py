@@ -27,7 +27,7 @@ from ktop.model.history import DEFAULT_RETENTION_S, DEFAULT_STEP_S, History
 from ktop.model.leaders import ELECTED, build_leader
 from ktop.model.series import WINDOW_S, TargetSeries
 from ktop.model.signals import read_signals
-from ktop.model.snapshot import STALE_AFTER_S, ClusterSnapshot, Freshness
+from ktop.model.snapshot import FIRST_DATA_DUE_S, STALE_AFTER_S, ClusterSnapshot, Freshness
 from ktop.model.zones import DEFAULT_UNHEALTHY_ZONE_THRESHOLD
 
 INPUT_AREAS: dict[Component, tuple[Area, ...]] = {
@@ -89,6 +89,7 @@ class ClusterModel:
         self.config = config or ModelConfig()
         self.now = 0.0
         self.source_kind = ""
+        self._waiting_shown = ""
         self.started_at: float | None = None
         """When the source started (its first ``SourceStarted``): until an input is due,
         an area without data is waiting, not failed."""
@@ -362,20 +363,28 @@ class ClusterModel:
         }
         return builders[area]()
 
+    def _waiting(self) -> str:
+        """Why a component with no series yet is unknown while its first scrape is not
+        due (:data:`FIRST_DATA_DUE_S` after the start); empty after that.
+        """
+        if self.started_at is None or self.now - self.started_at > FIRST_DATA_DUE_S:
+            return ""
+        return f"waiting for the first scrape (due within {FIRST_DATA_DUE_S:g} s of the start)"
+
     def _build_apf(self) -> Any:
         series, health = self._component(Component.APISERVER)
         errors = [e for _, e in health.values() if e]
-        return build_apf(series, self._dumps(), "; ".join(errors))
+        return build_apf(series, self._dumps(), "; ".join(errors) or self._waiting())
 
     def _build_apiservers(self) -> Any:
         series, health = self._component(Component.APISERVER)
-        snap = build_apiservers(series, health, "")
+        snap = build_apiservers(series, health, self._waiting())
         ids = None if self.identities is None else len(self.identities)
         return replace(snap, identities=ids)
 
     def _build_etcd(self) -> Any:
         series, health = self._component(Component.ETCD)
-        members = build_etcd(series, health, "")
+        members = build_etcd(series, health, self._waiting())
         apiservers, _ = self._component(Component.APISERVER)
         view = build_etcd_client_view(apiservers)
         # No apiserver exposes etcd client metrics: the members' reason says enough.
@@ -384,7 +393,9 @@ class ClusterModel:
     def _build_scheduler(self) -> Any:
         series, health = self._component(Component.SCHEDULER)
         known, reason = self._feed_state(ev.FEED_PENDING_PODS)
-        failures = "; ".join(e for _, e in health.values() if e)
+        failures = "; ".join(e for _, e in health.values() if e) or (
+            "" if series else self._waiting()
+        )
         quotas_known, _ = self._feed_state(ev.FEED_QUOTAS)
         events_known, _ = self._feed_state(ev.FEED_EVENTS)
         if self.metrics_only:
@@ -474,6 +485,9 @@ class ClusterModel:
 
     def snapshot(self) -> ClusterSnapshot:
         """An immutable snapshot; unchanged areas reuse their previous snapshot."""
+        if self._waiting() != self._waiting_shown:  # the first data fell due: say so
+            self._waiting_shown = self._waiting()
+            self._dirty.update(Area)
         for area in Area:
             if area in self._dirty or area not in self._cache:
                 self._cache[area] = self._build(area)

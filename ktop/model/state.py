@@ -36,7 +36,16 @@ STATE_VERSION = 1
 """Bumped only for a change an older reader would misread (never for additions)."""
 
 DERIVED = frozenset(
-    {"config", "_nodes_cfg", "_dirty", "_cache", "_handlers", "_lb_was_shown", "_clock_step"}
+    {
+        "config",
+        "_nodes_cfg",
+        "_dirty",
+        "_cache",
+        "_handlers",
+        "_lb_was_shown",
+        "_clock_step",
+        "_waiting_shown",
+    }
 )
 """Attributes of ``ClusterModel`` that are not stored: rebuilt from config or other state."""
 

@@ -72,3 +72,20 @@ async def test_the_first_frame_of_a_live_start_says_waiting(size: tuple[int, int
         assert "waiting for first data" in text
         assert "never!" not in text and "0/" not in text
         assert "No verdict" in text
+
+
+def test_a_replay_at_its_first_second_waits_instead_of_naming_a_missing_source() -> None:
+    from pathlib import Path
+
+    from ktop.analysis.rules import evaluate
+    from ktop.record.reader import Recording
+
+    path = Path(__file__).resolve().parents[2] / "recordings" / "zone-outage.ktrec"
+    with Recording(path) as rec:
+        cursor = rec.cursor(rec.start)
+        first = evaluate(cursor.model.snapshot())
+        cursor.advance(rec.start + FIRST_DATA_DUE_S + 10)
+        later = evaluate(cursor.model.snapshot())
+    assert not [f for f in first if "metrics source" in f.title]
+    assert [f for f in first if "waiting for" in f.title]
+    assert not [f for f in later if "waiting for" in f.title]

@@ -84,7 +84,8 @@ def text_widths(titles: list[str], width: int, fixed: int) -> tuple[int | None, 
     taking ``fixed`` cells: where to look first (what an operator reads) keeps at least
     half the room; the symptom is as wide as its longest title when the other half
     holds it, and where to look first takes the rest. ``(None, None)`` when the width is
-    unknown."""
+    unknown.
+    """
     if width <= 0:
         return None, None
     room = max(0, width - fixed - 2 * CELL_PADDING)

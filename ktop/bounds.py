@@ -77,6 +77,13 @@ BUNDLE_SCRAPES = Bound(
 BUNDLE_INTERVAL = Bound(
     "--interval", 1.0, 300.0, "seconds", "the window between a bundle's scrapes of one target"
 )
+FLOOD_DURATION = Bound(
+    "--duration",
+    1.0,
+    600.0,
+    "seconds",
+    "the lab's APF flood loads both apiservers as hard as it can; longer is a soak, not a demo",
+)
 SNAPSHOT_TIMEOUT = Bound(
     "--timeout", 1.0, 600.0, "seconds", "ktop snapshot waits this long for every source"
 )

@@ -20,6 +20,7 @@ from ktop.model.limits import (
     APF_SEATS,
     APF_WAIT_P99,
     API_SKEW,
+    API_SLO,
     API_TERMINATIONS,
     API_THROTTLED,
     API_UPTIME,
@@ -50,6 +51,7 @@ from ktop.model.limits import (
     SCHED_QUOTA_USED,
     SCHED_UNSCHEDULABLE,
     STALE_AFTER,
+    TALKER_DOMINANCE,
 )
 
 __all__ = [  # the rules' thresholds are defined in ktop.model.limits and re-exported
@@ -57,6 +59,7 @@ __all__ = [  # the rules' thresholds are defined in ktop.model.limits and re-exp
     "APF_SEATS",
     "APF_WAIT_P99",
     "API_SKEW",
+    "API_SLO",
     "API_TERMINATIONS",
     "API_THROTTLED",
     "API_UPTIME",
@@ -93,6 +96,7 @@ __all__ = [  # the rules' thresholds are defined in ktop.model.limits and re-exp
     "SCHED_QUOTA_USED",
     "SCHED_UNSCHEDULABLE",
     "STALE_AFTER",
+    "TALKER_DOMINANCE",
     "FleetRule",
     "Rule",
     "Threshold",

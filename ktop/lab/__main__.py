@@ -8,10 +8,12 @@ import json
 import sys
 from pathlib import Path
 
+from ktop.bounds import FLOOD_DURATION, bounded_float
 from ktop.lab.cluster import Lab, stop_lab, wait_forever_then_stop
 from ktop.lab.config import LabConfig
-from ktop.lab.inject import SCENARIOS, inject, recover
+from ktop.lab.inject import DURATION_SCENARIOS, SCENARIOS, inject, recover
 from ktop.lab.procs import record_supervisor, running_components, signal_supervisor
+from ktop.lab.scenarios_api import MAX_FLOOD_S, WATCH_FLOOD_S
 from ktop.lab.target import FORCE_FLAG, resolve_target
 from ktop.lab.util import LabError
 
@@ -48,6 +50,17 @@ def _parser() -> argparse.ArgumentParser:
         )
         if name == "recover":
             s.add_argument("--member", default=None, help="etcd member to restart")
+        else:
+            s.add_argument(
+                "--duration",
+                type=bounded_float(FLOOD_DURATION),
+                default=None,
+                metavar="SECONDS",
+                help=(
+                    f"apf-saturation: flood for this long (default {WATCH_FLOOD_S:g} s, "
+                    f"at most {MAX_FLOOD_S:g} s)"
+                ),
+            )
     return p
 
 
@@ -95,7 +108,12 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         target = resolve_target(args.kubeconfig, args.dir, args.context)
         if args.cmd == "inject":
-            result = asyncio.run(inject(args.scenario, target, force=args.force, zone=args.zone))
+            duration = args.duration
+            if duration is None and args.scenario in DURATION_SCENARIOS:
+                duration = WATCH_FLOOD_S
+            result = asyncio.run(
+                inject(args.scenario, target, force=args.force, zone=args.zone, duration_s=duration)
+            )
         else:
             result = asyncio.run(
                 recover(args.scenario, target, force=args.force, zone=args.zone, member=args.member)

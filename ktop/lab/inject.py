@@ -21,34 +21,39 @@ SCENARIOS = LAB_SCENARIOS
 Result = dict[str, Any]
 
 
-async def _zone_outage(target: LabTarget, zone: str) -> Result:
+async def _zone_outage(target: LabTarget, zone: str, duration_s: float | None) -> Result:
     return proc_s.zone_outage(target, zone)
 
 
-async def _scheduler_backlog(target: LabTarget, zone: str) -> Result:
+async def _scheduler_backlog(target: LabTarget, zone: str, duration_s: float | None) -> Result:
     return await api_s.scheduler_backlog(target)
 
 
-async def _apf_saturation(target: LabTarget, zone: str) -> Result:
-    return await api_s.apf_saturation(target)
+async def _apf_saturation(target: LabTarget, zone: str, duration_s: float | None) -> Result:
+    return await api_s.apf_saturation(target, duration_s=duration_s)
 
 
-async def _apiserver_skew(target: LabTarget, zone: str) -> Result:
+async def _apiserver_skew(target: LabTarget, zone: str, duration_s: float | None) -> Result:
     return await proc_s.apiserver_skew(target)
 
 
-async def _etcd_leader_loss(target: LabTarget, zone: str) -> Result:
+async def _etcd_leader_loss(target: LabTarget, zone: str, duration_s: float | None) -> Result:
     return proc_s.etcd_leader_loss(target)
 
 
-INJECT: dict[str, Callable[[LabTarget, str], Awaitable[Result]]] = {
+DURATION_SCENARIOS = frozenset({"apf-saturation"})
+"""The scenarios that last for a duration they are given (the others are a change that
+stays until recovered)."""
+
+INJECT: dict[str, Callable[[LabTarget, str, float | None], Awaitable[Result]]] = {
     "zone-outage": _zone_outage,
     "scheduler-backlog": _scheduler_backlog,
     "apf-saturation": _apf_saturation,
     "apiserver-skew": _apiserver_skew,
     "etcd-leader-loss": _etcd_leader_loss,
 }
-"""What makes each scenario happen, given the target and the zone (for zone-outage)."""
+"""What makes each scenario happen, given the target, the zone (for zone-outage) and the
+duration (for :data:`DURATION_SCENARIOS`)."""
 
 
 async def _recover_zone_outage(target: LabTarget, zone: str, member: str | None) -> Result:
@@ -84,16 +89,26 @@ RECOVER: dict[str, Callable[[LabTarget, str, str | None], Awaitable[Result]]] = 
 
 
 async def inject(
-    scenario: str, target: LabTarget, *, force: bool = False, zone: str = "zone-a"
+    scenario: str,
+    target: LabTarget,
+    *,
+    force: bool = False,
+    zone: str = "zone-a",
+    duration_s: float | None = None,
 ) -> dict[str, Any]:
     """Make `scenario` really happen in the target cluster; return what was done.
 
-    Refuses clusters without the lab marker unless `force`.
+    Refuses clusters without the lab marker unless `force`, and a duration for a scenario
+    that is not one of :data:`DURATION_SCENARIOS`.
     """
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; choose from {', '.join(SCENARIOS)}")
+    if duration_s is not None and scenario not in DURATION_SCENARIOS:
+        raise ValueError(
+            f"{scenario} takes no duration (only {', '.join(sorted(DURATION_SCENARIOS))})"
+        )
     await check_is_lab(target, force=force)
-    return await INJECT[scenario](target, zone)
+    return await INJECT[scenario](target, zone, duration_s)
 
 
 async def recover(

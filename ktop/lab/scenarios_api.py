@@ -12,6 +12,7 @@ import aiohttp
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from ktop.bounds import FLOOD_DURATION
 from ktop.lab import kube
 from ktop.lab.config import LOW_USER, RACK_LABEL
 from ktop.lab.target import LabTarget
@@ -140,6 +141,12 @@ async def recover_scheduler_backlog(
 
 
 # -- apf-saturation ------------------------------------------------------------------------
+MAX_FLOOD_S = FLOOD_DURATION.high
+"""The longest a flood given a duration lasts (``--duration`` is bounded)."""
+WATCH_FLOOD_S = 60.0
+"""``python -m ktop.lab inject apf-saturation``'s default duration: long enough to watch."""
+
+
 def _apf_objects(user: str) -> tuple[dict[str, Any], dict[str, Any]]:
     plc = {
         "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
@@ -215,17 +222,28 @@ async def _flood(
     max_requests: int,
     max_seconds: float,
     min_rejected: int,
+    duration_s: float | None = None,
 ) -> Counter[int]:
-    """Concurrent cluster-wide LISTs as the low user, bounded in count and time."""
+    """Concurrent cluster-wide LISTs as the low user, bounded in count and time: until
+    enough are rejected (at least 3 s), or for exactly ``duration_s`` when it is given
+    (at most :data:`MAX_FLOOD_S`, whatever the request count).
+    """
     statuses: Counter[int] = Counter()
     ctx = ssl.create_default_context()
     ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
     started = time.monotonic()
-    deadline = started + max_seconds
+    if duration_s is not None:
+        deadline = started + min(max(duration_s, 0.0), MAX_FLOOD_S)
+    else:
+        deadline = started + max_seconds
     sent = 0
 
     def keep_going() -> bool:
-        if time.monotonic() >= deadline or sent >= max_requests:
+        if time.monotonic() >= deadline:
+            return False
+        if duration_s is not None:
+            return True
+        if sent >= max_requests:
             return False
         # Enough evidence: stop early, but flood for at least 3 s so Prometheus scrapes it.
         return not (statuses[429] >= min_rejected and time.monotonic() - started > 3.0)
@@ -262,9 +280,11 @@ async def apf_saturation(
     max_seconds: float = 20.0,
     min_rejected: int = 50,
     user: str = LOW_USER,
+    duration_s: float | None = None,
 ) -> dict[str, Any]:
     """Put the low-privilege user in a tiny priority level (1 share, 1 queue of 2) and flood
-    expensive LISTs as that user until the level queues and rejects with 429.
+    expensive LISTs as that user until the level queues and rejects with 429, or for
+    ``duration_s`` seconds when it is given (to watch it: at most :data:`MAX_FLOOD_S`).
     """
     token = low_token or (target.info or {}).get("low_user", {}).get("token")
     if not token:
@@ -281,6 +301,7 @@ async def apf_saturation(
         max_requests=max_requests,
         max_seconds=max_seconds,
         min_rejected=min_rejected,
+        duration_s=duration_s,
     )
     return {
         "scenario": "apf-saturation",

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import fields
+from typing import Any
 
 from ktop.model.list_sizes import build_list_sizes
 from ktop.model.series import IDENTITY, TargetSeries
+from ktop.model.slo import slo_rows
 from ktop.model.snapshot import ApiserverRow, ApiserversSnapshot
 from ktop.model.values import Val
 
@@ -26,7 +28,9 @@ def apiserver_row(
     """One instance's row; every value unknown (with ``error``) if never scraped."""
     if ts is None:
         unknown = Val.unknown(error or "never scraped")
-        vals = {f.name: unknown for f in fields(ApiserverRow) if f.type in ("Val", Val)}
+        vals: dict[str, Any] = {
+            f.name: unknown for f in fields(ApiserverRow) if f.type in ("Val", Val)
+        }
         return ApiserverRow(instance=instance, version="?", last_ok=last_ok, error=error, **vals)
     return ApiserverRow(
         instance=instance,
@@ -49,7 +53,20 @@ def apiserver_row(
         last_ok=last_ok,
         error=error,
         write_p99_s=ts.quantile(0.99, "apiserver_request_duration_seconds", {"verb": WRITE_VERBS}),
+        slos=slo_rows(ts),
+        errors_5xx_per_s=_errors_5xx(ts),
     )
+
+
+def _errors_5xx(ts: TargetSeries) -> Val:
+    """Responses with a 5xx code per second (0 when none was counted)."""
+    by_code = ts.rate_by(REQUESTS, ("code",))
+    if not by_code:
+        return ts.rate(REQUESTS)  # unknown, with the reason (or 0: nothing counted)
+    five = [v for (code,), v in by_code.items() if code.startswith("5")]
+    if any(v.value is None for v in five):
+        return next(v for v in five if v.value is None)
+    return Val.of(sum(v.or_(0.0) for v in five))
 
 
 def skew(values: list[Val]) -> Val:

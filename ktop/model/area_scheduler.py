@@ -99,6 +99,18 @@ def _reasons(pods: Sequence[PendingPodRecord]) -> tuple[ReasonCount, ...]:
     return tuple(sorted(rows, key=lambda r: (-r.pods, -r.nodes, r.reason)))
 
 
+BINDING = {"verb": "POST", "subresource": "binding", "code": "201"}
+"""``apiserver_request_total`` of a pod bound (the scheduler's ``POST pods/binding``)."""
+
+
+def bindings_per_s(apiservers: Mapping[str, TargetSeries]) -> Val:
+    """Pods bound per second, summed over the apiserver instances."""
+    return sum_vals(
+        [ts.rate("apiserver_request_total", BINDING) for ts in apiservers.values()],
+        empty_reason="no apiserver metrics",
+    )
+
+
 def build_scheduler(
     series: Mapping[str, TargetSeries],
     pending: PendingPods,

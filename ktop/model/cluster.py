@@ -19,7 +19,8 @@ from ktop.model.area_etcd import build_etcd
 from ktop.model.area_etcd_client import build_etcd_client_view
 from ktop.model.area_metrics_only import build_metrics_only_nodes, build_metrics_only_scheduler
 from ktop.model.area_nodes import NodesConfig, NodesState, build_nodes
-from ktop.model.area_scheduler import PendingPods, build_scheduler
+from ktop.model.area_scheduler import PendingPods, bindings_per_s, build_scheduler
+from ktop.model.area_talkers import TalkerWindow
 from ktop.model.clock import clock_step
 from ktop.model.events import Area, Component, Target
 from ktop.model.exposition import skipped_count
@@ -39,9 +40,10 @@ INPUT_AREAS: dict[Component, tuple[Area, ...]] = {
 """The areas whose freshness lists a component's targets."""
 COMPONENT_AREAS: dict[Component, tuple[Area, ...]] = {
     **INPUT_AREAS,
-    Component.APISERVER: (*INPUT_AREAS[Component.APISERVER], Area.ETCD),
+    Component.APISERVER: (*INPUT_AREAS[Component.APISERVER], Area.ETCD, Area.SCHEDULER),
 }
-"""The areas a component's metrics feed (the apiservers' etcd client metrics feed etcd)."""
+"""The areas a component's metrics feed (the apiservers' etcd client metrics feed etcd,
+their binding requests the scheduler's throughput)."""
 FEED_AREAS: dict[str, Area] = {
     ev.FEED_NODES: Area.NODES,
     ev.FEED_LEASES: Area.NODES,
@@ -99,6 +101,8 @@ class ClusterModel:
         self.targets: dict[Target, _Health] = {}
         self.apf_dumps: dict[str, tuple[ev.ApfLevelDump, ...]] = {}
         self.apf_dump_health: dict[str, _Health] = {}
+        self.apf_requests = TalkerWindow()
+        """Recent APF request dumps per instance (top talkers)."""
         self.feeds: dict[str, _Health] = {}
         self.nodes = NodesState()
         self._nodes_cfg = NodesConfig(
@@ -129,6 +133,8 @@ class ClusterModel:
             ev.TargetGone: self._target_gone,
             ev.ApfDumpRead: self._apf_dump,
             ev.ApfDumpFailed: self._apf_dump_failed,
+            ev.ApfRequestsRead: self._apf_requests,
+            ev.ApfRequestsFailed: self._apf_requests_failed,
             ev.NodeUpserted: self._node,
             ev.NodeDeleted: self._node_deleted,
             ev.LeaseRenewed: self._lease,
@@ -187,12 +193,21 @@ class ClusterModel:
         if e.target.component is Component.APISERVER:
             self.apf_dumps.pop(e.target.instance, None)
             self.apf_dump_health.pop(e.target.instance, None)
+            self.apf_requests.drop(e.target.instance)
         self._dirty.update(COMPONENT_AREAS[e.target.component])
 
     def _apf_dump(self, e: ev.ApfDumpRead) -> None:
         self.apf_dumps[e.instance] = e.levels
         h = self.apf_dump_health.setdefault(e.instance, _Health())
         h.last_ok, h.error = e.at, ""
+        self._dirty.add(Area.APF)
+
+    def _apf_requests(self, e: ev.ApfRequestsRead) -> None:
+        self.apf_requests.read(e)
+        self._dirty.add(Area.APF)
+
+    def _apf_requests_failed(self, e: ev.ApfRequestsFailed) -> None:
+        self.apf_requests.failed(e)
         self._dirty.add(Area.APF)
 
     def _apf_dump_failed(self, e: ev.ApfDumpFailed) -> None:
@@ -374,7 +389,12 @@ class ClusterModel:
     def _build_apf(self) -> Any:
         series, health = self._component(Component.APISERVER)
         errors = [e for _, e in health.values() if e]
-        return build_apf(series, self._dumps(), "; ".join(errors) or self._waiting())
+        snap = build_apf(series, self._dumps(), "; ".join(errors) or self._waiting())
+        lb = self._lb_shown()
+        shown = {
+            i for i in self.apf_requests.readings if self._shown(Component.APISERVER, i, lb)
+        } | {i for i in self.apf_requests.errors if self._shown(Component.APISERVER, i, lb)}
+        return replace(snap, talkers=self.apf_requests.view(self.now, shown, self._waiting()))
 
     def _build_apiservers(self) -> Any:
         series, health = self._component(Component.APISERVER)
@@ -391,6 +411,10 @@ class ClusterModel:
         return replace(members, apiserver_view=None if view.unknown_reason else view)
 
     def _build_scheduler(self) -> Any:
+        apiservers, _ = self._component(Component.APISERVER)
+        return replace(self._scheduler(), bindings_per_s=bindings_per_s(apiservers))
+
+    def _scheduler(self) -> Any:
         series, health = self._component(Component.SCHEDULER)
         known, reason = self._feed_state(ev.FEED_PENDING_PODS)
         failures = "; ".join(e for _, e in health.values() if e) or (

@@ -134,6 +134,58 @@ class ApfDumpFailed:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class ApfTalker:
+    """One client's requests in one priority level at one reading of
+    ``/debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1``.
+
+    A client is a user name and a flow distinguisher under one flow schema.
+    Executing requests are listed from Kubernetes 1.28 on (``-1`` in their
+    queue position); before that only queued ones are.
+    """
+
+    priority_level: str
+    flow_schema: str
+    user: str
+    distinguisher: str
+    executing: int
+    executing_seats: int
+    """The executing requests' initial seats."""
+    waiting: int
+    waiting_seats: int
+    """The queued requests' initial seats (what they will hold once dispatched)."""
+    oldest_wait_s: float
+    """How long the longest-queued of these requests had waited when read (0: none)."""
+    what: str
+    """The commonest verb and resource of these requests (``list pods``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApfRequestsRead:
+    """An apiserver instance's APF request dump was read, folded per client."""
+
+    at: float
+    instance: str
+    talkers: tuple[ApfTalker, ...]
+    requests: int
+    """How many request rows were read."""
+    executing_listed: bool
+    """True when the dump lists executing requests (Kubernetes 1.28+, ``StartTime``)."""
+    truncated: bool = False
+    """True when the body passed ktop's size limit and only its beginning was read."""
+    skipped: int = 0
+    """Rows that could not be read (wrong cell count, bad numbers)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApfRequestsFailed:
+    """An apiserver instance's APF request dump could not be read."""
+
+    at: float
+    instance: str
+    reason: str
+
+
 # --------------------------------------------------------------------------
 # Kubernetes objects, in compact form (converters live beside the sources)
 
@@ -421,6 +473,8 @@ Event = (
     | TargetGone
     | ApfDumpRead
     | ApfDumpFailed
+    | ApfRequestsRead
+    | ApfRequestsFailed
     | NodeUpserted
     | NodeDeleted
     | LeaseRenewed

@@ -41,6 +41,13 @@ def per_instance(attr: str) -> Extract:
     return read
 
 
+def slo_ratio(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+    """Each instance's worst API call latency SLO: p99 / limit."""
+    for row in s.apiservers.instances:
+        worst = row.worst_slo
+        yield row.instance, worst.ratio if worst is not None else Val.unknown("no SLI histogram")
+
+
 def inflight(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
     """Each instance's requests in flight, read-only and mutating."""
     for a in s.apiservers.instances:

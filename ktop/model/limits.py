@@ -182,6 +182,20 @@ FLOW_DOMINANCE = Threshold(
     warn=0.5,
     inclusive=True,
 )
+API_SLO = Threshold(
+    "API call p99 / its SLO's limit (mutating 1 s; reads 1 s, 5 s, 30 s by scope)",
+    "x",
+    "sig-scalability/slos api_call_latency (5-minute windows)",
+    warn=1.0,
+    critical=2.0,
+)
+TALKER_DOMINANCE = Threshold(
+    "one client's share of its priority level's seats (or queue)",
+    "ratio",
+    "triage: queueing and more 429s (who sends the requests: the client to limit)",
+    warn=0.5,
+    inclusive=True,
+)
 BASELINE_RATIO = Threshold(
     "reading / its median in the baseline",
     "x",

@@ -242,6 +242,7 @@ _EVENT_SCRUBBERS: dict[type, Callable[[Any], Any]] = {
     ev.MetricsOnlyMode: _text_field("why"),
     ev.PendingPodUpserted: _pending_pod_message,
     ev.ApfDumpFailed: _text_field("reason"),
+    ev.ApfRequestsFailed: _text_field("reason"),
     ev.SourceStarted: _text_field("detail"),
     ev.WarningEvent: _text_field("message"),
     ev.ObjectsSkipped: _text_field("example"),

@@ -36,6 +36,7 @@ from ktop.model.extractors import (
     queues,
     reason_pods,
     reclaimable,
+    slo_ratio,
     uptime,
     waiting_pods,
     whole,
@@ -206,6 +207,18 @@ SIGNALS: tuple[Reading, ...] = (
         extract=uptime,
     ),
     Reading(
+        "api.slo_ratio",
+        "p99 / SLO",
+        "x",
+        None,
+        INST,
+        "",
+        area=Area.APISERVERS,
+        extract=slo_ratio,
+        threshold=limits.API_SLO,
+        chart=Chart("max", "API call p99 / SLO limit, worst instance and kind", 7),
+    ),
+    Reading(
         "api.request_skew",
         "request skew",
         "x",
@@ -374,6 +387,20 @@ SIGNALS: tuple[Reading, ...] = (
         area=Area.SCHEDULER,
         extract=attempts,
         chart=Chart("sum", "scheduling attempts/s", 3),
+    ),
+    Reading(
+        "sched.bindings_per_s",
+        "bound/s",
+        "/s",
+        _API,
+        "",
+        "sum(rate("
+        + select("apiserver_request_total", ',verb="POST",subresource="binding",code="201"')
+        + "[{w}s]))",
+        higher_is_worse=False,
+        area=Area.SCHEDULER,
+        extract=whole(lambda s: s.scheduler.bindings_per_s),
+        chart=Chart("sum", "pods bound/s (the apiservers' count)", 4),
     ),
     Reading(
         "sched.reason_pods",

@@ -89,6 +89,84 @@ class ApfRow:
         return sum_vals(list(self.rejected_per_s.values()))
 
 
+TALKER_WINDOW_S = 60.0
+"""How far back the APF request dumps are averaged (top talkers)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TalkerRow:
+    """One client of one priority level over the window, summed over instances."""
+
+    priority_level: str
+    client: str
+    """The user name, or the flow distinguisher when the dump has no request details."""
+    flow_schema: str
+    distinguisher: str
+    instances: tuple[str, ...]
+    """The instances its requests landed on, the heaviest first."""
+    seats: float
+    """Seats its executing requests held, averaged over the window's readings."""
+    seat_s: float
+    """``seats`` times the seconds the readings cover: seat-seconds over the window."""
+    seat_share: float | None
+    """Its part of its level's executing seats (None: the level held none, or executing
+    requests are not listed by any instance)."""
+    waiting: float
+    """Requests it had queued, averaged over the window's readings."""
+    wait_share: float | None
+    """Its part of its level's queued requests (None: nothing queued)."""
+    oldest_wait_s: float
+    """The longest wait of one of its queued requests in the latest readings."""
+    what: str
+    """Its commonest verb and resource (``list pods``)."""
+
+    @property
+    def load_share(self) -> float:
+        """The larger of its two shares: how much of the level it takes (0 when neither
+        is known).
+        """
+        return max(self.seat_share or 0.0, self.wait_share or 0.0)
+
+    def share_words(self) -> str:
+        """``92% of seats`` (executing seats known), else ``80% of the queue``; empty
+        when neither share is known.
+        """
+        if self.seat_share is not None:
+            return f"{self.seat_share * 100:.0f}% of seats"
+        if self.wait_share is not None:
+            return f"{self.wait_share * 100:.0f}% of the queue"
+        return ""
+
+    def sentence(self) -> str:
+        """``workload-low: 92% of seats system:serviceaccount:batch:reporter (list pods)``."""
+        what = f" ({self.what})" if self.what else ""
+        share = self.share_words() or "the most load"
+        return f"{self.priority_level}: {share} {self.client}{what}"
+
+
+@dataclass(frozen=True, slots=True)
+class TalkersView:
+    """Every level's talkers, with what was read and why not."""
+
+    rows: tuple[TalkerRow, ...] = ()
+    """Per (level, client), levels with the most queued first, then the heaviest client."""
+    read: tuple[str, ...] = ()
+    """Instances whose dump was read within the window."""
+    executing_listed: bool = False
+    """True when some instance lists executing requests (1.28+): seat shares are known."""
+    unread: tuple[tuple[str, str], ...] = ()
+    """``(instance, reason)`` of instances whose last read failed."""
+    window_s: float = TALKER_WINDOW_S
+    covered_s: float = 0.0
+    """Seconds the readings cover (for seat-seconds)."""
+    unknown_reason: str = ""
+    """Why there is nothing to show (empty when some dump was read)."""
+
+    def of_level(self, level: str) -> tuple[TalkerRow, ...]:
+        """The talkers of one priority level, heaviest first."""
+        return tuple(r for r in self.rows if r.priority_level == level)
+
+
 @dataclass(frozen=True, slots=True)
 class ApfSnapshot:
     """API Priority and Fairness across apiserver instances."""
@@ -101,10 +179,38 @@ class ApfSnapshot:
     """Per (instance, priority level)."""
     unknown_reason: str = ""
     """Why APF data is unknown (empty when at least one instance reported)."""
+    talkers: TalkersView = TalkersView(unknown_reason="not read")
+    """Who holds the seats and queues, from the instances' request dumps."""
 
 
 # --------------------------------------------------------------------------
 # apiservers
+
+
+@dataclass(frozen=True, slots=True)
+class SloRow:
+    """One API call latency SLO on one apiserver instance (``ktop/model/slo.py``)."""
+
+    kind: str
+    """``mutating``, ``read, one object``, ``read, namespace``, ``read, cluster``."""
+    limit_s: float
+    p99_s: Val
+    """The calls' p99 over the window."""
+    slow_share: Val
+    """The share of the calls slower than ``limit_s``."""
+    total: bool = False
+    """True when measured on the total duration (no SLI histogram): it includes APF queue
+    waits and webhooks, so it overstates what the SLO measures."""
+
+    @property
+    def ratio(self) -> Val:
+        """p99 / limit: above 1 the SLO is missed (unknown for a lifetime value)."""
+        p = self.p99_s
+        if p.value is None:
+            return p
+        if p.lifetime:
+            return Val.unknown("lifetime value (single scrape): not graded")
+        return Val.of(p.value / self.limit_s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +239,16 @@ class ApiserverRow:
     error: str = ""
     write_p99_s: Val = NOT_EXPOSED
     """p99 of ``apiserver_request_duration_seconds`` for mutating verbs over the window."""
+    slos: tuple[SloRow, ...] = ()
+    """Each API call latency SLO (mutating, reads by scope) on this instance."""
+    errors_5xx_per_s: Val = NOT_EXPOSED
+    """Responses with a 5xx code per second."""
+
+    @property
+    def worst_slo(self) -> SloRow | None:
+        """The SLO with the highest p99 / limit (None when none is known)."""
+        known = [s for s in self.slos if s.ratio.value is not None]
+        return max(known, key=lambda s: s.ratio.or_(0.0)) if known else None
 
 
 @dataclass(frozen=True, slots=True)

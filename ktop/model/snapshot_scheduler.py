@@ -59,6 +59,9 @@ class StartFailure:
     sample_pods: tuple[str, ...]
 
 
+NO_APISERVER_METRICS = Val.unknown("no apiserver metrics")
+
+
 @dataclass(frozen=True, slots=True)
 class SchedulerSnapshot:
     """Pending pods and why."""
@@ -89,6 +92,9 @@ class SchedulerSnapshot:
     """False when Warning events are not read by this source."""
     metrics_only: MetricsOnlyScheduler | None = None
     """Set in metrics-only mode: per-plugin counts instead of the pods' own messages."""
+    bindings_per_s: Val = NO_APISERVER_METRICS
+    """Pods bound per second, as the apiservers count them (``POST pods/binding`` answered
+    201): the scheduler's throughput, readable where the scheduler itself is not."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -123,6 +123,8 @@ def export_state(model: ClusterModel) -> dict[str, Plain]:
         "targets": [[to_plain(t), _health(h)] for t, h in model.targets.items()],
         "apf_dumps": [[i, [to_plain(x) for x in d]] for i, d in model.apf_dumps.items()],
         "apf_dump_health": [[i, _health(h)] for i, h in model.apf_dump_health.items()],
+        "apf_requests": [[to_plain(r) for r in q] for q in model.apf_requests.readings.values()],
+        "apf_requests_errors": [[i, why] for i, why in model.apf_requests.errors.items()],
         "feeds": [[f, _health(h)] for f, h in model.feeds.items()],
         "nodes": {
             "leases": [list(model.nodes.leases.keys()), list(model.nodes.leases.values())],
@@ -185,6 +187,11 @@ def import_state(state: dict[str, Plain], config: ModelConfig | None = None) -> 
         m.apf_dumps[inst] = tuple(from_plain(ev.ApfLevelDump, x) for x in levels)
     for inst, h in state.get("apf_dump_health", []):
         m.apf_dump_health[inst] = _unhealth(h)
+    for readings in state.get("apf_requests", []):
+        for r in readings:
+            m.apf_requests.read(from_plain(ev.ApfRequestsRead, r))
+    for inst, why in state.get("apf_requests_errors", []):
+        m.apf_requests.errors[str(inst)] = str(why)
     for feed, h in state.get("feeds", []):
         m.feeds[feed] = _unhealth(h)
     nodes = state.get("nodes", {})

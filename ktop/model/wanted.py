@@ -4,7 +4,8 @@ Everything else in an exposition is skipped before parsing. For each family
 the value is the tuple of labels kept; series that differ only in other
 labels are summed when they are ingested (this keeps the number of series
 ktop holds small: ``apiserver_request_total`` has thousands of series on a
-busy apiserver but only a few dozen distinct ``(verb, code)`` pairs). For
+busy apiserver but only a few dozen distinct ``(verb, code, subresource)``; the
+subresource tells the scheduler's bindings apart). For
 histograms, ``le`` is always kept. ``None`` keeps every label.
 """
 
@@ -33,13 +34,16 @@ APF_FAMILIES: Mapping[str, KeptLabels] = {
 
 APISERVER_FAMILIES: Mapping[str, KeptLabels] = {
     **APF_FAMILIES,
-    "apiserver_request_total": ("verb", "code"),
+    "apiserver_request_total": ("verb", "code", "subresource"),
     "apiserver_current_inflight_requests": ("request_kind",),
     "apiserver_longrunning_requests": ("verb",),
     "apiserver_resource_size_estimate_bytes": ("group", "resource"),
     "apiserver_resource_objects": ("group", "resource"),
     "apiserver_request_terminations_total": ("code",),
-    "apiserver_request_duration_seconds": ("verb",),
+    "apiserver_request_duration_seconds": ("verb", "scope"),
+    # the API call latency SLIs (ktop/model/slo.py): without APF waits and webhooks
+    "apiserver_request_sli_duration_seconds": ("verb", "scope"),
+    "apiserver_request_slo_duration_seconds": ("verb", "scope"),
     "process_cpu_seconds_total": (),
     "process_resident_memory_bytes": (),
     "process_start_time_seconds": (),
@@ -101,6 +105,8 @@ HISTOGRAMS = frozenset(
     {
         "apiserver_flowcontrol_request_wait_duration_seconds",
         "apiserver_request_duration_seconds",
+        "apiserver_request_sli_duration_seconds",
+        "apiserver_request_slo_duration_seconds",
         "etcd_request_duration_seconds",
         "etcd_disk_wal_fsync_duration_seconds",
         "etcd_disk_backend_commit_duration_seconds",

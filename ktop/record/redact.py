@@ -35,6 +35,7 @@ from enum import Enum
 from typing import Any
 
 from ktop.model import events as ev
+from ktop.model.apf_requests import OTHERS
 from ktop.model.reading import key, split_key
 from ktop.model.series import kept_labels
 from ktop.model.signals import BY_METRIC, INST
@@ -74,6 +75,9 @@ VERBATIM_FIELDS = frozenset(
         ("NodeRecord", "zone"),
         ("NodeRecord", "rack"),
         ("ApfLevelDump", "priority_level"),
+        ("ApfTalker", "priority_level"),
+        ("ApfTalker", "flow_schema"),
+        ("ApfTalker", "what"),
         ("SelfCost", "priority_level"),
         ("SelfCost", "flow_schema"),
         ("WarningEvent", "reason"),
@@ -87,6 +91,8 @@ VERBATIM_FIELDS = frozenset(
 )
 """Fields triage groups by: the last sweep replaces only addresses in them, never a known
 name (a pod prefix that happens to equal a priority level's name leaves the level alone)."""
+SA_PREFIX = "system:serviceaccount:"
+NODE_USER_PREFIX = "system:node:"
 _GENERATED_SUFFIX = re.compile(r"^[a-z0-9]{5}$")
 """The random suffix Kubernetes appends to a generated name (``generateName``)."""
 _TEMPLATE_HASH = re.compile(r"^(?=[a-z0-9]*\d)[a-z0-9]{6,10}$")
@@ -193,6 +199,32 @@ class Redactor:
 
     def _node(self, name: str) -> str:
         return self.stand_in("node", name)
+
+    def user(self, name: str) -> str:
+        """A Kubernetes user name's stand-in that keeps its kind: a service account keeps
+        its prefix with namespace and name replaced (``system:serviceaccount:ns-2:sa-1``),
+        a node's user names the node's stand-in, other ``system:`` users (the control
+        plane's own, ``system:anonymous``) are kept, anyone else is ``user-N``.
+        """
+        if name in ("", OTHERS) or (name.startswith("system:") and name.count(":") == 1):
+            return name
+        if name.startswith(SA_PREFIX) and name.count(":") == 3:
+            ns, sa = name[len(SA_PREFIX) :].split(":")
+            return f"{SA_PREFIX}{self.stand_in('ns', ns)}:{self.stand_in('sa', sa)}"
+        if name.startswith(NODE_USER_PREFIX):
+            return NODE_USER_PREFIX + self._node(name[len(NODE_USER_PREFIX) :])
+        if name.startswith("system:"):
+            return name  # a built-in identity (system:kube-controller-manager ...)
+        return self.stand_in("user", name)
+
+    def _talker(self, t: ev.ApfTalker) -> ev.ApfTalker:
+        # A flow distinguisher is the user name (ByUser) or the namespace (ByNamespace).
+        dist = t.distinguisher
+        if dist and dist != t.user and ":" not in dist:
+            dist = self.stand_in("ns", dist)
+        else:
+            dist = self.user(dist)
+        return replace(t, user=self.user(t.user), distinguisher=dist)
 
     def _instance(self, instance: str) -> str:
         return self.stand_in("server", instance)
@@ -336,8 +368,11 @@ class Redactor:
                 out = replace(e, target=self._target(e.target), reason=self.text(e.reason))
             case ev.ApfDumpRead():
                 out = replace(e, instance=self._instance(e.instance))
-            case ev.ApfDumpFailed():
+            case ev.ApfDumpFailed() | ev.ApfRequestsFailed():
                 out = replace(e, instance=self._instance(e.instance), reason=self.text(e.reason))
+            case ev.ApfRequestsRead():
+                talkers = tuple(self._talker(t) for t in e.talkers)
+                out = replace(e, instance=self._instance(e.instance), talkers=talkers)
             case ev.ApiserverIdentities():
                 out = replace(
                     e, identities=tuple(self.stand_in("identity", i) for i in e.identities)

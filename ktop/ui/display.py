@@ -23,13 +23,14 @@ from textual.filter import LineFilter
 from ktop.ui.render.level import SEVERITY_SYMBOL, SYMBOL, Level
 
 ASCII_SYMBOL: dict[str, str] = {
-    SYMBOL[Level.OK]: "+",
+    SYMBOL[Level.OK]: "o",
     SYMBOL[Level.WARN]: "!",
     SYMBOL[Level.CRIT]: "X",
     SYMBOL[Level.UNKNOWN]: "?",
     **{symbol: "i" for symbol in SEVERITY_SYMBOL.values() if symbol == "i"},
 }
-"""The status symbols in ASCII: ``+`` ok, ``!`` warning, ``X`` critical, ``?`` unknown."""
+"""The status symbols in ASCII: ``o`` ok, ``!`` warning, ``X`` critical, ``?`` unknown (not
+``+`` for ok: that is every box corner, and the ``+5 more`` of a cut list)."""
 
 _ASCII_CHARS: dict[str, str] = {
     **ASCII_SYMBOL,

@@ -17,6 +17,7 @@ from ktop.fleet import Fleet
 from ktop.ui.app import KtopApp
 from ktop.ui.recording import RecordingControls
 from ktop.ui.screens.fleet import FleetScreen
+from ktop.ui.screens.help import KeyRow
 
 FLEET_MODE = "fleet"
 CELLS_GROUP = "cells"
@@ -44,6 +45,13 @@ class FleetApp(KtopApp):
         "fleet_back": "back: from a screen to the cell's overview, from the overview to the fleet",
         f"goto('{FLEET_MODE}')": "the fleet: every cell, worst first (enter opens one)",
     }
+
+    HELP_TITLE: ClassVar[str] = "ktop fleet keys (the cell keys act on the cell last opened)"
+    HELP_FIRST: ClassVar[tuple[KeyRow, ...]] = (
+        KeyRow(("enter",), "open the cell under the cursor: its overview", where="fleet"),
+        KeyRow(("↑↓",), "move between cells, worst first", where="fleet"),
+    )
+    """The fleet screen's own keys, first in the help (Textual's table binds them)."""
 
     PALETTE: ClassVar[dict[str, str]] = {f"goto('{FLEET_MODE}')": "Fleet", **KtopApp.PALETTE}
     """The fleet, then the app's palette commands."""

@@ -14,8 +14,10 @@ from typing import Any
 
 from kubernetes_asyncio import client
 
+from ktop.analysis.triage.diagnosis import headline
+from ktop.analysis.triage.evaluate import triage
 from ktop.lab import Lab, inject, recover, resolve_target
-from ktop.lab.config import ZONE_LABEL
+from ktop.lab.config import LOW_USER, ZONE_LABEL
 from ktop.model.events import PodWait, Readiness
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_nodes import ZoneState
@@ -267,6 +269,50 @@ async def test_apf_and_instances_equal_prometheus(lab: Lab) -> None:
             agreed = deadline(cycles(2, KTOP_SCRAPE_S), lab_cadence(lab).in_prometheus_s)
             await run.until(limits_agree, timeout_s=agreed, what="seat limits equal Prometheus")
         finally:
+            await recover("apf-saturation", target)
+
+
+async def test_the_flooding_user_is_the_top_talker_on_both_apiservers(lab: Lab) -> None:
+    """ktop names the injector's user as the client holding its priority level, on both
+    apiservers, with the whole of the level's seats: the level's FlowSchema admits that
+    user alone, so every request in it is the injector's."""
+    kubeconfig = await account(lab, "ktop")
+    target = resolve_target(lab.layout.kubeconfig)
+    # long enough for two rate scrapes and two request dumps of each apiserver
+    flood_s = ktop_rates_s() + cycles(2, KTOP_SCRAPE_S)
+    async with live(options(lab, kubeconfig)) as run:
+        flood = asyncio.create_task(inject("apf-saturation", target, duration_s=flood_s))
+        try:
+
+            def named(s: ClusterSnapshot) -> Any:
+                answering = {r.instance for r in s.apiservers.instances if not r.error}
+                clients = s.apf.talkers.of_level(LOW_USER)
+                top = clients[0] if clients else None
+                if top is None or len(answering) != 2 or set(top.instances) != answering:
+                    return None
+                return top
+
+            top = await run.until(
+                named,
+                timeout_s=deadline(flood_s),
+                what=f"{LOW_USER} named as the top talker of its level on both apiservers",
+            )
+            snap = run.snapshot()
+            assert [c.client for c in snap.apf.talkers.of_level(LOW_USER)] == [LOW_USER]
+            assert top.client == LOW_USER and top.load_share == 1.0
+            assert snap.apf.talkers.executing_listed  # 1.28+: seats are known
+            assert top.what.startswith("list ")
+
+            def in_headline(s: ClusterSnapshot) -> str | None:
+                text = headline(triage(s)).text()
+                return text if f"top talker: {LOW_USER}: " in text else None
+
+            line = await run.until(
+                in_headline, timeout_s=deadline(flood_s), what="the top talker in the headline"
+            )
+            assert LOW_USER in line.split("top talker:")[1]
+        finally:
+            await flood
             await recover("apf-saturation", target)
 
 

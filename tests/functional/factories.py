@@ -8,6 +8,7 @@ from dataclasses import replace
 from ktop.analysis.findings import Finding, Severity
 from ktop.hub import Hub, Published
 from ktop.model.events import Area, PodWait
+from ktop.model.slo import SLOS
 from ktop.model.snapshot import (
     ApfRow,
     ApfSnapshot,
@@ -17,6 +18,7 @@ from ktop.model.snapshot import (
     EtcdMemberRow,
     EtcdSnapshot,
     Freshness,
+    SloRow,
 )
 from ktop.model.snapshot_nodes import DomainRollup, NodesSnapshot, NotReadyNode, ZoneState
 from ktop.model.snapshot_scheduler import ReasonCount, SchedulerSnapshot
@@ -99,6 +101,11 @@ def apiserver(i: int, *, rps: float, start: float, error: str = "") -> Apiserver
         last_ok=AT - 2,
         error=error,
         write_p99_s=v(0.045),
+        slos=tuple(
+            SloRow(s.kind, s.limit_s, v(0.045 * (i + 1) * (k + 1)), v(0.0))
+            for k, s in enumerate(SLOS)
+        ),
+        errors_5xx_per_s=v(0),
     )
 
 
@@ -173,6 +180,7 @@ def scheduler() -> SchedulerSnapshot:
         quota_rejections=3,
         oldest_pending_s=v(720),
         pods_known=True,
+        bindings_per_s=v(12),
     )
 
 

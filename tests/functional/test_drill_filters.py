@@ -119,4 +119,5 @@ async def test_a_filter_typed_in_the_screen_titles_the_count_it_shows() -> None:
             if table.total_rows:
                 assert table.id is not None
                 title = screen.query_one(f"#title-{table.id.removeprefix('table-')}").render()
-                assert f"0 of {table.total_rows} rows match" in str(title)
+                noun = "row" if table.total_rows == 1 else "rows"
+                assert f"0 of {table.total_rows} {noun} match" in str(title)

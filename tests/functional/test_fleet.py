@@ -155,6 +155,9 @@ async def test_help_lists_the_fleet_keys_once() -> None:
         plain = app.screen.plain
         assert plain.count("the fleet: every cell, worst first") == 1
         assert "from the overview to the fleet" in plain
+        # the fleet's own help: its title, and how to open a cell before the cell keys
+        assert plain.startswith("ktop fleet keys")
+        assert plain.index("open the cell under the cursor") < plain.index("drill-down")
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])

@@ -71,9 +71,14 @@ class FakeResponse:
         ]
         self.content = _Content(lines, answer.hold, self._body)
         self.content_length: int | None = None if answer.lines else len(self._body)
+        self.closed = False
 
     async def __aenter__(self) -> FakeResponse:
         return self
+
+    def close(self) -> None:
+        """Drop the connection (a reader that stops early)."""
+        self.closed = True
 
     async def __aexit__(self, *exc: object) -> None:
         return None

@@ -23,6 +23,9 @@ def test_status_symbols_stay_distinct_in_ascii() -> None:
     assert len(set(shown)) == len(shown)
     severities = [to_ascii(s) for s in SEVERITY_SYMBOL.values()]
     assert len(set(severities)) == len(severities)
+    # none is a box corner or edge, nor the "+5 more" of a cut list
+    frame = {to_ascii(c) for c in "╭╮╰╯┏┓┗┛┃━│─┼"} | {"+"}
+    assert not set(shown) & frame
 
 
 def test_box_drawing() -> None:

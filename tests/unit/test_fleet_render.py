@@ -29,3 +29,19 @@ def test_fixed_columns_fit(width: int) -> None:
     if width < WIDE:
         assert all(c.width is not None for c in spec.columns)
         assert len(spec.rows[0].cells[0].plain) <= spec.columns[0].width  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("width", [80, 120, 200])
+def test_no_name_is_cut_while_the_table_has_room(width: int) -> None:
+    names = ("prod-us-east-1-cell-a", "prod-eu-west-2-cell-long-name-b", "c")
+    view = FleetView(tuple(unreachable(n, "connection refused") for n in names))
+    spec = fleet_table(view, width)
+    fixed = [c.width or 20 for c in spec.columns]  # "why" keeps at least 20 when wide
+    room = width - sum(fixed) - PADDING * len(spec.columns)
+    shown = [r.cells[0].plain[2:] for r in spec.rows]  # after the status mark
+    if room >= 0 and spec.columns[0].width == max(len(n) for n in names) + 2:
+        assert shown == list(names)  # whole, and the table still fits
+    else:  # a narrow terminal: cut in the middle, every column still fits
+        assert room >= 0 and all(len(s) <= spec.columns[0].width - 2 for s in shown)  # type: ignore[operator]
+    if width >= 120:
+        assert shown == list(names)

@@ -142,13 +142,14 @@ async def test_metrics_only_reads_no_node_lease_or_pod() -> None:
     assert not [p for p in paths if re.search(r"/(nodes|leases|pods)(/|$)", p)], paths
     assert not [p for p in src.meter.by_path if re.search(r"/(nodes|leases|pods)(/|$)", p)]
     assert src.meter.open_watches == 0
-    # What it reads at all: APF object names, and each instance's metrics and APF dump
+    # What it reads at all: APF object names, and each instance's metrics and APF dumps
     # (the instance is given, so no EndpointSlices).
     assert set(paths) == {
         reads.FLOW_SCHEMAS,
         reads.PRIORITY_LEVELS,
         reads.METRICS,
         reads.APF_DUMP,
+        reads.APF_REQUESTS,
     }
 
 

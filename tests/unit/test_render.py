@@ -163,7 +163,9 @@ def test_apf_panel_worst_first_with_rejections() -> None:
 
 
 def test_apf_tables_by_level_flow_and_instance() -> None:
-    levels, flows, instances = apf.tables(busy_snapshot().apf)
+    levels, talkers, flows, instances = apf.tables(busy_snapshot().apf)
+    assert talkers.key == "talkers" and talkers.rows == ()  # no request dump read
+    assert talkers.empty.startswith("unknown: ")
     assert [r.key for r in levels.rows][:2] == ["workload-low", "global-default"]
     assert levels.rows[0].cells[0].plain == "✖"
     assert levels.rows[0].cells[-1].plain == "queue-full 10/s, time-out 2/s"
@@ -218,7 +220,7 @@ def test_scheduler_keeps_gated_and_quota_apart() -> None:
     snap = busy_snapshot()
     view = scheduler.panel(snap.scheduler, None, 5, 38)
     plain = [t.plain for t in view.lines]
-    assert view.title.plain == "scheduler ▲ 1,252 pending · oldest 12m"
+    assert view.title.plain == "scheduler ▲ 1,252 pending · bound 12/s · oldest 12m"
     assert plain[1] == "gated 40 · quota-rej 3 (admission)"
     assert plain[2].split() == ["1,100", "Insufficient", "cpu"]
     reasons, waits, _queues, quotas = scheduler.tables(snap.scheduler)
@@ -299,7 +301,11 @@ def test_panel_ages_step_by_five_seconds_while_fresh(later_s: float, shown: str)
 def test_panel_ages_exact_when_stale_or_coarse() -> None:
     snap = busy_snapshot()  # etcd's data is 2 minutes old: stale
     assert panel_age(snap, Area.ETCD) == ("2m", True)
-    assert panel_age(snap, Area.APF, coarse=True) == ("<1m", False)
+    # low bandwidth: a real age in 15 s steps (APF's data is 2 s old, then 47 s)
+    assert panel_age(snap, Area.APF, coarse=True) == ("<15s", False)
+    later = replace(snap, at=snap.at + 45)
+    assert panel_age(later, Area.APF, coarse=True) == ("45s", False)
+    assert area_age(later, Area.APF, coarse=True) == ("45s", False)
 
 
 def test_ages_never_when_no_data() -> None:

@@ -23,6 +23,8 @@ EXEMPT: dict[str, str] = {
     "TargetGone.target.instance": IDENTIFIER,
     "ApfDumpRead.instance": IDENTIFIER,
     "ApfDumpFailed.instance": IDENTIFIER,
+    "ApfRequestsRead.instance": IDENTIFIER,
+    "ApfRequestsFailed.instance": IDENTIFIER,
     "NodeUpserted.node.name": IDENTIFIER,
     "NodeUpserted.node.region": IDENTIFIER,
     "NodeUpserted.node.zone": IDENTIFIER,

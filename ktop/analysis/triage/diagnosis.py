@@ -180,6 +180,8 @@ class Headline:
     """The snapshot's time (what ``N m ago`` counts from)."""
     paths: int = 0
     """How many paths were walked."""
+    talker: str = ""
+    """The client dominating the busiest priority level (empty: none does)."""
 
     @property
     def no_verdict(self) -> bool:
@@ -214,6 +216,8 @@ class Headline:
             out += f"; explains {', '.join(self.explains)}"
         if self.independent:
             out += f"; also suspect: {', '.join(self.independent)}"
+        if self.talker:
+            out += f"; top talker: {self.talker}"
         return out
 
 
@@ -231,4 +235,5 @@ def headline(report: TriageReport) -> Headline:
         sum(1 for p in report.paths if p.verdict is Verdict.UNKNOWN),
         report.at,
         len(report.paths),
+        report.talker if report.cause is not None else "",
     )

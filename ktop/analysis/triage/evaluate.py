@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ktop.analysis.findings import Severity
 from ktop.analysis.trends import Trend, signal_trend
@@ -10,6 +10,7 @@ from ktop.analysis.triage.baseline import NO_BASELINE, BaselineSource
 from ktop.analysis.triage.capacity import capacity, given_sizes
 from ktop.analysis.triage.diagnosis import diagnose
 from ktop.analysis.triage.evidence import Context, EvidenceReading
+from ktop.analysis.triage.evidence_api import busiest_talker
 from ktop.analysis.triage.paths import PATHS, EvidenceSpec, PathSpec
 from ktop.analysis.triage.readers import READERS
 from ktop.analysis.triage.types import (
@@ -364,4 +365,19 @@ def triage(
         for c in capacity(snap)
         if c.id not in given and not (c.id == "full_list_bytes" and given_sizes(given))
     )
-    return TriageReport(tuple(results), estimated + extra_capacity, used, snap.at)
+    return TriageReport(
+        tuple(results), estimated + extra_capacity, used, snap.at, _talker(snap, results)
+    )
+
+
+def _talker(snap: ClusterSnapshot, results: Sequence[PathResult]) -> str:
+    """The sentence naming the client that dominates the busiest priority level, when
+    the ``apf.top_talker`` evidence says it dominates (empty otherwise).
+    """
+    dominant = any(
+        e.id == "apf.top_talker" and e.status in (Status.WARN, Status.BAD)
+        for p in results
+        for e in p.evidence
+    )
+    top = busiest_talker(snap) if dominant else None
+    return top.sentence() if top is not None else ""

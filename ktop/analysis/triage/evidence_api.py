@@ -21,7 +21,7 @@ from ktop.analysis.triage.evidence import (
 )
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.reading import key as signal_key
-from ktop.model.snapshot import ApiserverRow
+from ktop.model.snapshot import ApiserverRow, ClusterSnapshot, SloRow, TalkerRow
 from ktop.model.values import Val
 
 
@@ -63,6 +63,39 @@ def apf_flow(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     return graded(spec, Val.of(share), detail)
 
 
+def busiest_talker(snap: ClusterSnapshot) -> TalkerRow | None:
+    """The heaviest client of the priority level with the most queued requests (None when
+    nothing is queued or its clients are unknown).
+    """
+    busiest = worst_row([(r.priority_level, r.in_queue) for r in snap.apf.levels])
+    if busiest is None or busiest[1].or_(0.0) <= 0:
+        return None
+    clients = snap.apf.talkers.of_level(busiest[0])
+    return clients[0] if clients else None
+
+
+def apf_talker(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``apf.top_talker``: who holds the level that queues most."""
+    a = ctx.snap.apf
+    if a.unknown_reason:
+        return unknown(a.unknown_reason)
+    busiest = worst_row([(r.priority_level, r.in_queue) for r in a.levels])
+    if busiest is None:
+        return unknown("queue lengths unknown")
+    level, queued = busiest
+    if queued.or_(0.0) <= 0:
+        return EvidenceReading(Severity.OK, None, "no request is queued")
+    if a.talkers.unknown_reason:
+        return unknown(f"request dumps: {a.talkers.unknown_reason}")
+    clients = a.talkers.of_level(level)
+    if not clients:
+        return unknown(f"no request of {level} in the request dumps")
+    top = clients[0]
+    where = ", ".join(top.instances)
+    detail = f"{top.sentence()} on {where}"
+    return graded(spec, Val.of(top.load_share), detail)
+
+
 # ------------------------------------------------------------------ apiservers
 
 
@@ -73,6 +106,34 @@ def _api_unknown(ctx: Context) -> EvidenceReading | None:
     if not api_rows(ctx):
         return unknown("; ".join(f"{r.instance}: {r.error}" for r in a.instances))
     return None
+
+
+def api_slo(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``api.slo``: the worst instance's worst SLO, p99 / limit."""
+    if (u := _api_unknown(ctx)) is not None:
+        return u
+    worst: tuple[float, str, SloRow] | None = None
+    reasons: list[str] = []
+    for r in api_rows(ctx):
+        s = r.worst_slo
+        if s is None:
+            why = next((x.ratio.reason for x in r.slos if x.ratio.reason), "no SLI histogram")
+            reasons.append(f"{r.instance}: {why}")
+            continue
+        if worst is None or s.ratio.or_(0.0) > worst[0]:
+            worst = (s.ratio.or_(0.0), r.instance, s)
+    if worst is None:
+        return unknown("; ".join(reasons) or "no apiserver answers")
+    ratio, instance, s = worst
+    slow = "" if s.slow_share.value is None else f", {s.slow_share.value * 100:.0f}% slower"
+    total = " (total duration: includes APF waits)" if s.total else ""
+    detail = (
+        f"{instance}: {s.kind} p99 {fmt_s(s.p99_s.or_(0.0))} against {fmt_s(s.limit_s)}"
+        f"{slow}{total}"
+    )
+    return graded(spec, Val.of(ratio), detail).on(
+        signal_key("api.slo_ratio", instance), spec.threshold.fires_at if spec.threshold else 1.0
+    )
 
 
 def api_throttled(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
@@ -229,7 +290,9 @@ API_READERS: dict[str, Reader] = {
     "apf.rejected": apf_rejected,
     "apf.wait_p99": apf_wait,
     "apf.dominant_flow": apf_flow,
+    "apf.top_talker": apf_talker,
     "api.throttled": api_throttled,
+    "api.slo": api_slo,
     "api.write_p99": api_write,
     "api.cpu_vs_baseline": api_cpu,
     "api.memory_vs_baseline": api_memory,

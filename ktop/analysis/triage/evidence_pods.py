@@ -19,7 +19,7 @@ from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.events import FEED_EVENTS, FEED_QUOTAS, PodWait
 from ktop.model.limits import PENDING_MIN_PODS, PENDING_PER_NODE
 from ktop.model.reading import key as signal_key
-from ktop.model.text import counted
+from ktop.model.text import counted, fmt_rate
 from ktop.model.values import Val
 
 
@@ -116,6 +116,17 @@ def sched_queue(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     )
 
 
+def sched_bindings(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``sched.bindings``: pods bound per second, beside the pods waiting."""
+    sc = ctx.snap.scheduler
+    rate = sc.bindings_per_s
+    if rate.value is None:
+        return unknown(rate.reason or "no apiserver metrics")
+    waiting = sum(sc.pending_by_wait.values()) if sc.pods_known else None
+    beside = "" if waiting is None else f" while {counted(waiting, 'pod')} wait"
+    return EvidenceReading(Severity.OK, rate.value, f"{fmt_rate(rate.value)} bound{beside}")
+
+
 def _is_constraint(reason: str) -> bool:
     return not any(reason.startswith(p) for p in PLAIN_RESOURCES)
 
@@ -185,6 +196,7 @@ POD_READERS: dict[str, Reader] = {
     "sched.unschedulable": sched_unschedulable,
     "sched.quota_rejections": sched_quota,
     "sched.active_queue": sched_queue,
+    "sched.bindings": sched_bindings,
     "sched.constraint_share": sched_constraints,
     "sched.quota_full": sched_quota_full,
     "pods.bound_not_started": pods_not_started,

@@ -12,6 +12,7 @@ from ktop.analysis.catalogue import Threshold
 from ktop.analysis.findings import Severity
 from ktop.model.events import Area
 from ktop.model.limits import PENDING_MIN_PODS, PENDING_PER_NODE
+from ktop.model.snapshot import TALKER_WINDOW_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +75,20 @@ APF_FLOW = EvidenceSpec(
     c.FLOW_DOMINANCE,
     suspect_at=Severity.WARNING,
 )
+APF_TALKER = EvidenceSpec(
+    "apf.top_talker",
+    "Client holding the busiest priority level",
+    "/debug/api_priority_and_fairness/dump_requests?includeRequestDetails=1 of every "
+    "apiserver instance (user, flow distinguisher, seats, queue position per request)",
+    "the heaviest client's share of the executing seats (1.28+; else of the queue) of the "
+    f"priority level with the most queued requests, averaged over {TALKER_WINDOW_S:g} s of "
+    "dumps and summed over instances",
+    "ratio",
+    Area.APF,
+    c.TALKER_DOMINANCE,
+    first_line=False,
+    suspect_at=None,
+)
 API_THROTTLED = EvidenceSpec(
     "api.throttled",
     "HTTP 429 responses",
@@ -83,6 +98,19 @@ API_THROTTLED = EvidenceSpec(
     Area.APISERVERS,
     c.API_THROTTLED,
     suspect_at=Severity.WARNING,
+)
+API_SLO = EvidenceSpec(
+    "api.slo",
+    "API call latency against its SLO",
+    "apiserver_request_sli_duration_seconds by verb and scope (the total "
+    "apiserver_request_duration_seconds where no SLI is exposed)",
+    "p99 over the window / the SLO's limit (mutating 1 s; reads 1 s one object, 5 s "
+    "namespace, 30 s cluster), the worst instance and kind; " + LIFETIME_NOT_GRADED,
+    "x",
+    Area.APISERVERS,
+    c.API_SLO,
+    first_line=False,
+    suspect_at=None,
 )
 API_WRITE = EvidenceSpec(
     "api.write_p99",
@@ -265,6 +293,18 @@ SCHED_QUEUE = EvidenceSpec(
     "count",
     Area.SCHEDULER,
     first_line=False,
+)
+SCHED_BINDINGS = EvidenceSpec(
+    "sched.bindings",
+    "Pods bound per second (the apiservers' count)",
+    'apiserver_request_total{verb="POST",subresource="binding",code="201"}',
+    "rate over the window, summed over apiserver instances: the scheduler's throughput, "
+    "readable where the scheduler itself is not (managed control planes); beside the "
+    "pods waiting it tells 'cannot keep up' from 'cannot fit'",
+    "/s",
+    Area.SCHEDULER,
+    first_line=False,
+    suspect_at=None,
 )
 SCHED_CONSTRAINTS = EvidenceSpec(
     "sched.constraint_share",

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from ktop.analysis.triage.evidence_specs import (
     APF_FLOW,
     APF_REJECTED,
+    APF_TALKER,
     APF_WAIT,
     API_CPU,
     API_MEMORY,
@@ -21,6 +22,7 @@ from ktop.analysis.triage.evidence_specs import (
     API_REQUESTS,
     API_RESTART,
     API_SKEW,
+    API_SLO,
     API_THROTTLED,
     API_WATCH_SKEW,
     API_WEBHOOKS,
@@ -45,6 +47,7 @@ from ktop.analysis.triage.evidence_specs import (
     NODES_NOT_READY,
     POD_START_FAILURES,
     PODS_NOT_STARTED,
+    SCHED_BINDINGS,
     SCHED_CONSTRAINTS,
     SCHED_QUEUE,
     SCHED_QUOTA,
@@ -103,6 +106,8 @@ PATHS: tuple[PathSpec, ...] = (
             ETCD_COMMIT,
             replace(API_CPU, first_line=False),
             API_WEBHOOKS,
+            APF_TALKER,
+            API_SLO,
         ),
         "suspect when any first-line reading passes its critical threshold; the conclusion "
         "names the shared bottleneck (APF level, etcd, apiserver CPU)",
@@ -116,7 +121,7 @@ PATHS: tuple[PathSpec, ...] = (
         "P2",
         "API is fine but many pods are Pending",
         "pods stay Pending while the API answers",
-        (SCHED_UNSCHEDULABLE, SCHED_QUOTA, SCHED_QUEUE, SCHED_QUOTA_FULL),
+        (SCHED_UNSCHEDULABLE, SCHED_QUOTA, SCHED_QUEUE, SCHED_QUOTA_FULL, SCHED_BINDINGS),
         "suspect when pods fit no node or creations are refused for quota; the conclusion "
         "tells 'no resources fit' (reasons) from 'cannot decide fast enough' (queue)",
         "tell 'no resources fit' apart from 'the scheduler cannot decide fast enough'",
@@ -173,7 +178,7 @@ PATHS: tuple[PathSpec, ...] = (
         "P6",
         "Low overall utilisation but pods keep queueing",
         "pods queue although the cluster looks idle",
-        (SCHED_CONSTRAINTS, SCHED_QUOTA_FULL, UTILISATION),
+        (SCHED_CONSTRAINTS, SCHED_QUOTA_FULL, UTILISATION, SCHED_BINDINGS),
         "suspect when most unschedulable pods are refused by constraints or resource shape "
         "rather than plain cpu or memory",
         "look for fragmentation and policy constraints; revisit pool splits",
@@ -202,7 +207,7 @@ PATHS: tuple[PathSpec, ...] = (
         "API-LIST",
         "LIST drives memory and latency spikes",
         "apiserver memory and latency spike together",
-        (API_MEMORY, API_REQUESTS, APF_WAIT),
+        (API_MEMORY, API_REQUESTS, APF_WAIT, APF_TALKER),
         "suspect when memory is well above its baseline; needs a baseline",
         "narrow scope, paginate or stream, stagger client start-up",
         "triage-paths API symptoms (000 §4.1, 004 §2)",
@@ -216,7 +221,7 @@ PATHS: tuple[PathSpec, ...] = (
         "API-429",
         "Queueing and more 429s",
         "clients see 429 and queue",
-        (APF_REJECTED, APF_FLOW, API_THROTTLED),
+        (APF_REJECTED, APF_FLOW, API_THROTTLED, APF_TALKER),
         "suspect when a priority level rejects; the conclusion names the flow schema that "
         "dominates its queue (the client to classify and limit)",
         "classify and limit, client back-off, freeze non-critical changes",

@@ -16,16 +16,16 @@ from ktop.analysis.trends import Trend
 from ktop.analysis.triage.diagnosis import Headline, headline
 from ktop.analysis.triage.timeline import TimelineEvent
 from ktop.analysis.triage.types import Evidence, PathResult, Role, TriageReport
-from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot import ClusterSnapshot, TalkersView
 from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.values import Val
 
 JSON_VERSION = 1
 """Changes only when a field changes meaning or disappears."""
-JSON_MINOR_VERSION = 3
+JSON_MINOR_VERSION = 4
 """Counts the additions since (1: evidence ``note``, top-level ``error``, the error document;
 2: ``headline``, ``cause``, ``independent``, the paths' ``role``, ``explained_by``, ``onset``;
-3: ``timeline``)."""
+3: ``timeline``; 4: ``top_talkers``, the apiservers' ``slo`` and ``errors_5xx_per_s``)."""
 QUEUES = ("active", "backoff", "unschedulable", "gated")
 
 
@@ -100,6 +100,18 @@ def signals(
             "memory_bytes": _i(r.rss_bytes),
             "start_time": _i(r.start_time),
             "throttled_per_s": _f(r.throttled_per_s),
+            "errors_5xx_per_s": _f(r.errors_5xx_per_s),
+            "slo": [
+                {
+                    "kind": s.kind,
+                    "limit_s": s.limit_s,
+                    "p99_s": _f(s.p99_s),
+                    "slow_share": _f(s.slow_share),
+                    "ratio": _f(s.ratio),
+                    "total_duration": s.total,
+                }
+                for s in r.slos
+            ],
             "error": r.error,
         }
         for r in snap.apiservers.instances
@@ -245,11 +257,40 @@ def to_json(
         "independent": [p.id for p in report.independent],
         "paths": [_path_json(p) for p in report.paths],
         "timeline": timeline_json(timeline),
+        "top_talkers": talkers_json(snap.apf.talkers),
         "capacity": [
             {"id": c.id, "title": c.title, "value": c.value, "unit": c.unit, "detail": c.detail}
             for c in report.capacity
         ],
         "signals": signals(snap, windows),
+    }
+
+
+def talkers_json(t: TalkersView) -> dict[str, Any]:
+    """The clients of every priority level from the request dumps (``top_talkers``)."""
+    return {
+        "unknown_reason": t.unknown_reason or None,
+        "window_s": t.window_s,
+        "instances_read": list(t.read),
+        "instances_unread": [{"instance": i, "reason": why} for i, why in t.unread],
+        "executing_listed": t.executing_listed,
+        "clients": [
+            {
+                "priority_level": r.priority_level,
+                "client": r.client,
+                "flow_schema": r.flow_schema,
+                "flow_distinguisher": r.distinguisher,
+                "seats": r.seats,
+                "seat_seconds": r.seat_s,
+                "seat_share": r.seat_share,
+                "queued": r.waiting,
+                "queue_share": r.wait_share,
+                "oldest_wait_s": r.oldest_wait_s,
+                "commonest_call": r.what,
+                "instances": list(r.instances),
+            }
+            for r in t.rows
+        ],
     }
 
 
@@ -270,6 +311,7 @@ def error_json(error: str, source: Mapping[str, Any]) -> dict[str, Any]:
         "independent": [],
         "paths": [],
         "timeline": [],
+        "top_talkers": None,
         "capacity": [],
         "signals": None,
     }

@@ -149,6 +149,9 @@ class TriageReport:
     """Which baseline was used, or why there is none."""
     at: float | None = None
     """The snapshot's time (what ``N m ago`` in trends counts from)."""
+    talker: str = ""
+    """The client dominating the busiest priority level, in words (``workload-low: 92% of
+    seats system:serviceaccount:batch:reporter (list pods)``); empty when none does."""
 
     @property
     def suspects(self) -> tuple[PathResult, ...]:

@@ -19,9 +19,11 @@ from typing import Any
 
 import aiohttp
 
+from ktop.model.apf_requests import REQUESTS_QUERY
 from ktop.model.events import LOAD_BALANCED, Component
 from ktop.sources.bundle.layout import (
     APF_DIR,
+    APF_REQUESTS_DIR,
     APF_SUFFIX,
     API_DIR,
     API_RESOURCES,
@@ -32,7 +34,12 @@ from ktop.sources.live.client import Connection
 from ktop.sources.live.components import http_fetcher
 from ktop.sources.live.discovery import apiserver_endpoints
 from ktop.sources.live.options import LiveOptions
-from ktop.sources.live.reads import APF_DUMP, CLUSTER_LISTS
+from ktop.sources.live.reads import (
+    APF_DUMP,
+    APF_REQUESTS,
+    APF_REQUESTS_MAX_BYTES,
+    CLUSTER_LISTS,
+)
 from ktop.sources.live.transport import TEXT, KubeTransport, instance_name
 
 API_PATHS: dict[str, tuple[str, str]] = {r: CLUSTER_LISTS[r] for r in API_RESOURCES}
@@ -167,6 +174,14 @@ async def capture(
                     out.failures.append(f"APF dump {name}: {exc}")
                     continue
                 _write(root, f"{APF_DIR}/{name}/{at}{APF_SUFFIX}", dump, out)
+                try:
+                    got, _ = await it.get_head(
+                        APF_REQUESTS, REQUESTS_QUERY, APF_REQUESTS_MAX_BYTES, accept=TEXT
+                    )
+                except Exception as exc:
+                    out.failures.append(f"APF request dump {name}: {exc}")
+                    continue
+                _write(root, f"{APF_REQUESTS_DIR}/{name}/{at}{APF_SUFFIX}", got.body, out)
             if round_ == 0:
                 for resource, (api_version, path) in API_PATHS.items():
                     try:

@@ -8,6 +8,7 @@ from ktop.model.events import Component
 API_DIR = "api"
 METRICS_DIR = "metrics"
 APF_DIR = "apf"
+APF_REQUESTS_DIR = "apf-requests"
 
 API_RESOURCES: tuple[str, ...] = (
     "nodes",

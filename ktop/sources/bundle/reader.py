@@ -21,11 +21,13 @@ from typing import Any
 from ktop.files import BUNDLE_FILE, FileRefusedError, read_bounded
 from ktop.model import events as ev
 from ktop.model.apf_dump import ApfDumpError, parse_priority_levels
+from ktop.model.apf_requests import ApfRequestsError, parse_requests
 from ktop.model.events import Event, Target
 from ktop.model.exposition import parse_exposition
 from ktop.model.wanted import FAMILIES
 from ktop.sources.bundle.layout import (
     APF_DIR,
+    APF_REQUESTS_DIR,
     APF_SUFFIX,
     API_DIR,
     API_RESOURCES,
@@ -215,6 +217,41 @@ def _read_apf(root: Path, out: BundleRead) -> list[Event]:
     return found
 
 
+def _read_apf_requests(root: Path, out: BundleRead) -> list[Event]:
+    """``apf-requests/<instance>/<unix-seconds>.txt``: request dumps (top talkers)."""
+    found: list[Event] = []
+    base = root / APF_REQUESTS_DIR
+    if not base.is_dir():
+        out.missing.append(f"{APF_REQUESTS_DIR}/")
+        return found
+    top = f"files go in {APF_REQUESTS_DIR}/<instance>/<unix-seconds>{APF_SUFFIX}"
+    for inst_dir in _stray(root, base, out, top):
+        for t, f in _timed_files(root, inst_dir, APF_SUFFIX, out):
+            text = _read_text(root, f, out)
+            if text is None:
+                continue
+            try:
+                dump = parse_requests(text, t)
+            except ApfRequestsError as exc:
+                out.errors.append(BundleError(_rel(root, f), None, str(exc)))
+                found.append(ev.ApfRequestsFailed(t, inst_dir.name, f"{_rel(root, f)}: {exc}"))
+                continue
+            if dump.skipped:
+                why = f"{dump.skipped} request rows unreadable (wrong cell count or numbers)"
+                out.errors.append(BundleError(_rel(root, f), None, why))
+            found.append(
+                ev.ApfRequestsRead(
+                    t,
+                    inst_dir.name,
+                    dump.talkers,
+                    dump.requests,
+                    dump.executing_listed,
+                    skipped=dump.skipped,
+                )
+            )
+    return found
+
+
 def _load_list(root: Path, name: str, out: BundleRead) -> list[dict[str, Any]] | str:
     """The items of ``api/<name>.json``, or the reason they cannot be used."""
     f = root / API_DIR / f"{name}.json"
@@ -342,7 +379,7 @@ def read_bundle(directory: str | Path, rack_label: str = "topology.ktop.dev/rack
             "see docs/bundle-format.md"
         )
     out = BundleRead()
-    timed = _read_metrics(root, out) + _read_apf(root, out)
+    timed = _read_metrics(root, out) + _read_apf(root, out) + _read_apf_requests(root, out)
     loaded = {name: _load_list(root, name, out) for name in API_RESOURCES}
     # API objects carry no capture time: read them at a provisional time, then re-time them.
     provisional = {

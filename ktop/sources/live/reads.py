@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ktop.model.apf_requests import REQUESTS_PATH
 from ktop.model.events import (
     FEED_EVENTS,
     FEED_IDENTITIES,
@@ -91,10 +92,17 @@ POLLED_LISTS: tuple[str, ...] = (ENDPOINT_SLICES, FLOW_SCHEMAS, PRIORITY_LEVELS)
 
 METRICS = "/metrics"
 APF_DUMP = "/debug/api_priority_and_fairness/dump_priority_levels"
+APF_REQUESTS = REQUESTS_PATH
+"""Read with :data:`~ktop.model.apf_requests.REQUESTS_QUERY` (user, verb, resource of each
+queued and executing request): the APF top talkers."""
+APF_REQUESTS_MAX_BYTES = 2 << 20
+"""Of a request dump only this much is read (about 8,000 requests): enough to name who
+holds a saturated level, and a bounded cost when thousands are queued."""
 VERSION = "/version"
-NON_RESOURCE_READS: frozenset[str] = frozenset({METRICS, APF_DUMP, VERSION})
-"""Non-resource URLs ktop GETs: ``/metrics`` and the APF dump from each apiserver
-instance, ``/version`` once from the kubeconfig's server (the connection probe)."""
+NON_RESOURCE_READS: frozenset[str] = frozenset({METRICS, APF_DUMP, APF_REQUESTS, VERSION})
+"""Non-resource URLs ktop GETs: ``/metrics`` and the APF dumps (priority levels, requests)
+from each apiserver instance, ``/version`` once from the kubeconfig's server (the
+connection probe)."""
 
 # Optional reads: without them a pane says what is missing, the rest works.
 SYSTEM_PODS = "/api/v1/namespaces/kube-system/pods"

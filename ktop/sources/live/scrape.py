@@ -12,9 +12,12 @@ import random
 from collections.abc import Awaitable, Callable, Collection
 
 from ktop.model.apf_dump import ApfDumpError, parse_priority_levels
+from ktop.model.apf_requests import ApfRequestsError, parse_requests
 from ktop.model.events import (
     ApfDumpFailed,
     ApfDumpRead,
+    ApfRequestsFailed,
+    ApfRequestsRead,
     Event,
     MetricsScraped,
     ScrapeFailed,
@@ -109,3 +112,49 @@ async def apf_dump_loop(
         return ApfDumpFailed(clock(), instance, reason)
 
     await _poll(fetch, handle, failed, emit, interval_s)
+
+
+HeadFetch = Callable[[], Awaitable[tuple[bytes, bool] | None]]
+"""Reads the beginning of an endpoint's body: the bytes and whether they were cut."""
+
+
+async def apf_requests_loop(
+    instance: str,
+    fetch: HeadFetch,
+    emit: Emit,
+    clock: Callable[[], float],
+    interval_s: float,
+) -> None:
+    """Read an instance's ``dump_requests`` every ``interval_s`` until cancelled, folded
+    per client off the event loop (a saturated level lists thousands of requests).
+    """
+    cut = False
+
+    async def body() -> bytes | None:
+        nonlocal cut
+        got = await fetch()
+        if got is None:
+            return None
+        data, cut = got
+        return data
+
+    async def handle(data: bytes) -> Event:
+        at = clock()
+        try:
+            dump = await asyncio.to_thread(parse_requests, data.decode("utf-8", "replace"), at)
+        except ApfRequestsError as exc:
+            return ApfRequestsFailed(at, instance, f"unreadable request dump: {exc}")
+        return ApfRequestsRead(
+            at,
+            instance,
+            dump.talkers,
+            dump.requests,
+            dump.executing_listed,
+            truncated=cut,
+            skipped=dump.skipped,
+        )
+
+    def failed(reason: str) -> Event:
+        return ApfRequestsFailed(clock(), instance, reason)
+
+    await _poll(body, handle, failed, emit, interval_s)

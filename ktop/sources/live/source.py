@@ -44,6 +44,7 @@ from collections.abc import Callable
 import aiohttp
 from kubernetes_asyncio.client import ApiClient
 
+from ktop.model.apf_requests import REQUESTS_QUERY
 from ktop.model.events import (
     FEED_APF_NAMES,
     FEED_CLOCK,
@@ -52,6 +53,7 @@ from ktop.model.events import (
     FEED_PROMETHEUS,
     LOAD_BALANCED,
     ApfDumpFailed,
+    ApfRequestsFailed,
     ClockTick,
     Component,
     FeedFailed,
@@ -93,11 +95,28 @@ from ktop.sources.live.prometheus_connect import (
     prometheus_client,
 )
 from ktop.sources.live.prometheus_queries import cluster_matcher
-from ktop.sources.live.reads import APF_DUMP, METRICS, NODE_LEASES, WATCHES
-from ktop.sources.live.scrape import apf_dump_loop, failure_reason, scrape_metrics_loop
+from ktop.sources.live.reads import (
+    APF_DUMP,
+    APF_REQUESTS,
+    APF_REQUESTS_MAX_BYTES,
+    METRICS,
+    NODE_LEASES,
+    WATCHES,
+)
+from ktop.sources.live.scrape import (
+    apf_dump_loop,
+    apf_requests_loop,
+    failure_reason,
+    scrape_metrics_loop,
+)
 from ktop.sources.live.supervisor import Supervisor, scrape_failed
 from ktop.sources.live.timing import BACKFILL_TIMEOUT_S, FIRST_POLL_WAIT_S
 from ktop.sources.live.transport import TEXT, KubeTransport, instance_name
+
+NOT_SERVED_REQUESTS = (
+    "request dump not served (it needs Kubernetes 1.19+ with API Priority and Fairness "
+    "enabled): top talkers unknown"
+)
 
 ZONE_LABEL = ZONE_LABELS[-1]
 """The node label whose readiness per value metrics-only mode reads from kube-state-metrics."""
@@ -319,6 +338,19 @@ class LiveSource:
                 return None  # Prometheus has the APF series, which the dump only stands in for
             return (await t.get(APF_DUMP, accept=TEXT)).body
 
+        async def requests() -> tuple[bytes, bool] | None:
+            try:
+                got, cut = await t.get_head(
+                    APF_REQUESTS, REQUESTS_QUERY, APF_REQUESTS_MAX_BYTES, accept=TEXT
+                )
+            except ApiError as exc:
+                if exc.status == 404:
+                    raise ApiError(
+                        404, "get", APF_REQUESTS, NOT_SERVED_REQUESTS, exc.from_kubernetes
+                    ) from None
+                raise
+            return got.body, cut
+
         target = Target(Component.APISERVER, instance)
         self.loops.start(
             f"metrics-{instance}",
@@ -332,10 +364,16 @@ class LiveSource:
             lambda: apf_dump_loop(instance, dump, emit, self.clock, self.o.apf_dump_s),
             lambda at, why: [ApfDumpFailed(at, instance, why)],
         )
+        self.loops.start(
+            f"apf-requests-{instance}",
+            lambda: apf_requests_loop(instance, requests, emit, self.clock, self.o.apf_dump_s),
+            lambda at, why: [ApfRequestsFailed(at, instance, why)],
+        )
 
     async def _drop_instance(self, instance: str, emit: Emit, why: str) -> None:
         self.loops.stop(f"metrics-{instance}")
         self.loops.stop(f"apf-{instance}")
+        self.loops.stop(f"apf-requests-{instance}")
         api = self._clients.pop(instance, None)
         if api is not None:
             await api.close()

@@ -226,6 +226,46 @@ class KubeTransport:
             raise ApiError(resp.status, "get", path, status_message(body), is_status(body))
         return Response(resp.status, CIMultiDict(resp.headers), body)
 
+    async def get_head(
+        self,
+        path: str,
+        query: Query,
+        limit: int,
+        accept: str = TEXT,
+        timeout_s: float = REQUEST_TIMEOUT_S,
+    ) -> tuple[Response, bool]:
+        """GET a path reading at most ``limit`` bytes of its body: the body (cut after its
+        last whole line when the limit was reached) and whether it was cut. The rest is
+        never read: the connection is closed. Errors as :meth:`get`.
+        """
+        timeout = aiohttp.ClientTimeout(
+            total=timeout_s, sock_connect=min(timeout_s, CONNECT_TIMEOUT_S)
+        )
+        chunks: list[bytes] = []
+        total, cut = 0, False
+        try:
+            resp = await self._call(path, query, accept, timeout)
+            async with resp:
+                async for chunk in resp.content.iter_chunked(64 << 10):
+                    chunks.append(chunk)
+                    total += len(chunk)
+                    if total >= limit:
+                        cut = True
+                        resp.close()
+                        break
+        except TimeoutError:
+            raise RequestTimeoutError(
+                f"GET {path} did not answer within {timeout_s:g}s (request time limit)"
+            ) from None
+        body = b"".join(chunks)
+        self.meter.received(len(body), self.destination)
+        if resp.status >= 400:
+            raise ApiError(resp.status, "get", path, status_message(body), is_status(body))
+        if cut:
+            body = body[:limit]
+            body = body[: body.rfind(b"\n") + 1]
+        return Response(resp.status, CIMultiDict(resp.headers), body), cut
+
     @asynccontextmanager
     async def watch(
         self, path: str, query: Query, accept: str = JSON

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 
-from ktop.model.events import ApfLevelDump, Sample
+from ktop.model.events import ApfLevelDump, ApfRequestsRead, Sample
 from ktop.sources.sim.apf import Apf, StepResult
 from ktop.sources.sim.catalog import (
     CODES,
@@ -30,8 +30,19 @@ from ktop.sources.sim.catalog import (
     WATCHES_PER_NODE,
 )
 from ktop.sources.sim.metrics import Counters, Histogram, gauge, labels
+from ktop.sources.sim.talkers import talkers
 
 _SIGMA = {"GET": 0.6, "LIST": 0.9, "POST": 0.6, "PUT": 0.5, "PATCH": 0.6, "DELETE": 0.6}
+SCOPE = {
+    "GET": "resource",
+    "LIST": "cluster",
+    "POST": "namespace",
+    "PUT": "resource",
+    "PATCH": "resource",
+    "DELETE": "resource",
+}
+"""The ``scope`` label of each verb's calls: informers list cluster-wide (the relist storm),
+objects are read, changed and deleted by name and created in a namespace."""
 _COMPONENT = "apiserver"
 CONTROLLER_WATCHED = (
     ("apps", "deployments"),
@@ -59,17 +70,29 @@ class Apiserver:
         self.requests = Counters()
         self.terminations = Counters()
         self.durations = {v: Histogram(REQUEST_BUCKETS) for v in DURATION_VERBS}
+        self.sli = {v: Histogram(REQUEST_BUCKETS) for v in DURATION_VERBS}
+        """The same calls without their APF queue wait (``apiserver_request_sli_...``)."""
         self.cpu_s = 0.0
         self.rss = 3.0e8
         self.weight = 0.0
+        self.storm_share = 0.0
+        """The part of the storm flow's seat demand that is the relist storm's."""
         self.inflight = {"readOnly": 0.0, "mutating": 0.0}
         self.writes_per_s = 0.0
         self._list_s = 0.03 + nodes * 1.5e-5
         self._code_labels = {
-            v: [(labels(code=c, component=_COMPONENT, verb=v), share) for c, share in CODES[v]]
+            v: [
+                (labels(code=c, component=_COMPONENT, subresource="", verb=v), share)
+                for c, share in CODES[v]
+            ]
             for v in VERBS
         }
-        self._throttled = {v: labels(code="429", component=_COMPONENT, verb=v) for v in VERBS}
+        self._throttled = {
+            v: labels(code="429", component=_COMPONENT, subresource="", verb=v) for v in VERBS
+        }
+        self._binding = labels(
+            code="201", component=_COMPONENT, resource="pods", subresource="binding", verb="POST"
+        )
 
     def step(self, dt: float, *, weight: float, storm: float, write_extra_s: float) -> None:
         """Advance ``dt`` seconds with this share of traffic and etcd's extra write latency."""
@@ -86,9 +109,13 @@ class Apiserver:
             busy = 0.0
             for verb, share in fs.verbs:
                 busy += rate * share * self._service(verb, fs.read_s, write_s) * fs.seats
+            if fs.name == STORM_FLOW:
+                self.storm_share = 0.0
             if fs.name == STORM_FLOW and storm > 0:
                 extra = storm * weight
-                busy += extra * STORM_SEATS * STORM_SERVICE_S
+                storm_busy = extra * STORM_SEATS * STORM_SERVICE_S
+                self.storm_share = storm_busy / (busy + storm_busy)
+                busy += storm_busy
                 seats_sum += extra * STORM_SEATS
                 total = rate + extra
                 mix = {v: s * rate / total for v, s in mix.items()}
@@ -155,6 +182,7 @@ class Apiserver:
                 median = max(median, STORM_SERVICE_S * 0.8)
             queued = queued_by_verb[verb]
             hist.observe_lognormal(done - queued, median, _SIGMA[verb])
+            self.sli[verb].observe_lognormal(done, median, _SIGMA[verb])
             if queued > 0:
                 hist.observe_lognormal(queued, median + wait_by_verb[verb] / queued, 0.3)
         self.writes_per_s = writes / dt
@@ -169,6 +197,17 @@ class Apiserver:
         """Long-running WATCH requests held by this instance."""
         per_node = sum(w for *_, w in WATCHES_PER_NODE)
         return (per_node * self.nodes + CONTROLLER_WATCHES) * self.weight
+
+    def bind(self, pods: float) -> None:
+        """Count ``pods`` bindings the scheduler posted to this instance (201 Created)."""
+        if pods > 0:
+            self.requests.add(self._binding, pods)
+
+    def request_dump(self, at: float) -> ApfRequestsRead:
+        """What ``dump_requests?includeRequestDetails=1`` lists now, folded per client."""
+        folded = talkers(self.apf, self.storm_share)
+        count = sum(t.executing + t.waiting for t in folded)
+        return ApfRequestsRead(at, self.instance, folded, count, executing_listed=True)
 
     def samples(self) -> tuple[list[Sample], tuple[ApfLevelDump, ...]]:
         """The ``/metrics`` samples and the APF dump, from the same state."""
@@ -193,9 +232,9 @@ class Apiserver:
             share = CONTROLLER_WATCHES / len(CONTROLLER_WATCHED)
             gauge(out, "apiserver_longrunning_requests", lab, round(share * self.weight))
         for verb, hist in self.durations.items():
-            hist.export(
-                "apiserver_request_duration_seconds", labels(component=_COMPONENT, verb=verb), out
-            )
+            lab = labels(component=_COMPONENT, scope=SCOPE[verb], verb=verb)
+            hist.export("apiserver_request_duration_seconds", lab, out)
+            self.sli[verb].export("apiserver_request_sli_duration_seconds", lab, out)
         gauge(out, "process_cpu_seconds_total", (), round(self.cpu_s, 2))
         gauge(out, "process_resident_memory_bytes", (), round(self.rss / 4096) * 4096)
         gauge(out, "process_start_time_seconds", (), round(self.start_time, 2))

@@ -70,6 +70,8 @@ class Scheduler:
         self._hashes = {app: self._suffix(10) for app in APPS}
         self.steady_rate = 0.5 + len(fleet) / 2000.0
         self.attempts = Counters()
+        self.bound = 0.0
+        """Pods bound so far (each a ``POST pods/binding`` to an apiserver)."""
         self.durations = {r: Histogram(SCHEDULING_BUCKETS) for r in ("scheduled", "unschedulable")}
         n = len(fleet)
         self._median = {"scheduled": 0.002 + n * 2e-6, "unschedulable": 3 * (0.002 + n * 2e-6)}
@@ -160,6 +162,7 @@ class Scheduler:
         n = len(self.fleet)
         if pod.kind == "steady" and rec.wait is PodWait.NOT_ATTEMPTED:
             self._attempt("scheduled")
+            self.bound += 1.0
             node = self.fleet.names[int(rnd() * n)]
             pod.record = replace(rec, wait=PodWait.BOUND_NOT_STARTED, node=node)
             out.append(PendingPodUpserted(at, pod.record))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 
+from ktop.model.apf_requests import REQUESTS_PATH
 from ktop.model.events import (
     FEED_EVENTS,
     FEED_IDENTITIES,
@@ -19,6 +20,7 @@ from ktop.model.events import (
     FEED_QUOTAS,
     ApfDumpFailed,
     ApfDumpRead,
+    ApfRequestsFailed,
     ApiserverIdentities,
     ClockTick,
     Component,
@@ -203,7 +205,9 @@ class Simulator:
         if k % MONITOR_PERIOD_S == 0:
             self.lifecycle.monitor(el, out)
         self.lifecycle.taint_pass(el, dt, out)
+        bound = self.scheduler.bound
         self.scheduler.step(k, out)
+        self._bindings(self.scheduler.bound - bound)
         writes = sum(a.writes_per_s for a, up in zip(self.apiservers, self.up, strict=True) if up)
         self.etcd.step(el, dt, writes)
         self._rebalance(dt)
@@ -238,6 +242,14 @@ class Simulator:
                     start_time=self._start_at + r.up_at - RESTART_BOOT_S,
                     version=r.version,
                 )
+
+    def _bindings(self, pods: float) -> None:
+        """The scheduler's bindings reach the apiservers that are up, by their weights."""
+        live = [i for i, up in enumerate(self.up) if up]
+        total = sum(self.weights[i] for i in live)
+        for i in live:
+            share = self.weights[i] / total if total > 0 else 1.0 / len(live)
+            self.apiservers[i].bind(pods * share)
 
     def _move_weight(self, down: int) -> None:
         """Clients of a stopped apiserver reconnect evenly to the others."""
@@ -280,10 +292,18 @@ class Simulator:
                         ),
                     )
                 )
+                out.append(
+                    ApfRequestsFailed(
+                        at + DUMP_DELAY_S,
+                        target.instance,
+                        reason.replace("/metrics", REQUESTS_PATH),
+                    )
+                )
                 return
             samples, dump = self.apiservers[i].samples()
             out.append(MetricsScraped(at, target, tuple(samples)))
             out.append(ApfDumpRead(at + DUMP_DELAY_S, target.instance, dump))
+            out.append(self.apiservers[i].request_dump(at + DUMP_DELAY_S))
         elif comp is Component.ETCD:
             index = j - len(self.apiservers)
             out.append(MetricsScraped(at, target, tuple(self.etcd.samples(index, el))))

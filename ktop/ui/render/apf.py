@@ -7,10 +7,11 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from ktop.model.limits import APF_SEATS
-from ktop.model.snapshot import ApfRow, ApfSnapshot
-from ktop.model.text import fmt_duration, fmt_pct, fmt_rate, fmt_si, fmt_val
+from ktop.model.snapshot import ApfRow, ApfSnapshot, TalkerRow, TalkersView
+from ktop.model.text import counted, fmt_duration, fmt_pct, fmt_rate, fmt_si, fmt_val
 from ktop.model.values import Val, ratio, sum_vals
 from ktop.ui.render.level import (
+    STYLE,
     SYMBOL,
     Level,
     graded,
@@ -128,9 +129,47 @@ def panel(
         header_cells += [TableCell("disp", 7)]
     header_cells += [TableCell("rej", 7 if wide else 5)]
     body = [_panel_row(r, wide, width) for r in shown_order(apf.levels)]
+    if (top := top_talker(apf)) is not None:
+        body.insert(0, Text(talker_line(top[1], width), style=STYLE[top[2]]))
     header = line([TableCell(c.text, c.width, c.align, Level.NEUTRAL) for c in header_cells], width)
     header.stylize("dim")
     return PanelView(title("APF", summary, level), fit(body, note, rows, header), level)
+
+
+def top_talker(apf: ApfSnapshot) -> tuple[ApfRow, TalkerRow, Level] | None:
+    """The heaviest client of the worst priority level that queues or rejects, with
+    that level's row and look; None when no such level has a known client.
+    """
+    for r in shown_order(apf.levels):
+        if r.in_queue.or_(0.0) <= 0 and r.rejected_total_per_s.or_(0.0) <= 0:
+            continue
+        clients = apf.talkers.of_level(r.priority_level)
+        if clients:
+            return r, clients[0], row_level(r)
+    return None
+
+
+SA_PREFIX = "system:serviceaccount:"
+
+
+def short_client(name: str) -> str:
+    """A client name in fewer columns: ``sa:batch:reporter`` for a service account."""
+    return "sa:" + name[len(SA_PREFIX) :] if name.startswith(SA_PREFIX) else name
+
+
+def talker_line(t: TalkerRow, width: int) -> str:
+    """The overview's top-talker line in ``width`` columns: the whole sentence where it
+    fits, else the level, share and shortened name, else share and name.
+    """
+    share = t.share_words() or "most load"
+    for text in (
+        f"top: {t.sentence()}",
+        f"top: {t.priority_level}: {share} {short_client(t.client)}",
+        f"top: {share.split()[0]} {short_client(t.client)}",
+    ):
+        if len(text) <= width:
+            return text
+    return text[: max(width, 1)]
 
 
 def _panel_row(r: ApfRow, wide: bool, width: int) -> Text:
@@ -248,4 +287,56 @@ def tables(apf: ApfSnapshot) -> tuple[TableSpec, ...]:
             for r in shown_order(apf.per_instance)
         ),
     )
-    return (levels, flows, instances)
+    return (levels, talkers_table(apf.talkers), flows, instances)
+
+
+def _share(x: float | None) -> Text:
+    return num_cell("-" if x is None else fmt_pct(x))
+
+
+def talkers_table(t: TalkersView) -> TableSpec:
+    """Who holds the seats and queues: every client of every level, from the request
+    dumps (levels with the most queued first, the heaviest client first).
+    """
+    if t.unknown_reason:
+        empty = f"unknown: {t.unknown_reason}"
+    else:
+        empty = "no request queued or executing in the dumps"
+    unread = f"; not read: {', '.join(i for i, _ in t.unread)}" if t.unread else ""
+    seats = "" if t.executing_listed else "; executing requests not listed (before 1.28)"
+    read = f"{counted(len(t.read), 'instance')}, last {t.window_s:g} s{seats}{unread}"
+    return TableSpec(
+        "talkers",
+        f"Top talkers (request dumps of {read})",
+        (
+            Column("level", "priority level"),
+            Column("client", "client (user or flow distinguisher)"),
+            Column("seats", "seats", 7),
+            Column("seat_share", "of seats", 8),
+            Column("queued", "queued", 7),
+            Column("queue_share", "of queue", 8),
+            Column("oldest", "oldest wait", 11),
+            Column("what", "commonest call"),
+            Column("flow", "flow schema"),
+            Column("instances", "instances"),
+        ),
+        tuple(
+            Row(
+                f"{r.priority_level}/{r.client}",
+                (
+                    text_cell(r.priority_level),
+                    text_cell(r.client),
+                    num_cell(fmt_si(r.seats)),
+                    _share(r.seat_share),
+                    num_cell(fmt_si(r.waiting)),
+                    _share(r.wait_share),
+                    num_cell(fmt_duration(r.oldest_wait_s) if r.waiting > 0 else "-"),
+                    text_cell(r.what),
+                    text_cell(r.flow_schema),
+                    text_cell(", ".join(r.instances)),
+                ),
+            )
+            for r in t.rows
+        ),
+        empty=empty,
+    )

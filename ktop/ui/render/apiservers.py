@@ -8,12 +8,14 @@ from rich.text import Text
 
 from ktop.model.events import LOAD_BALANCED
 from ktop.model.limits import API_SKEW
-from ktop.model.snapshot import ApiserverRow, ApiserversSnapshot
+from ktop.model.slo import SLOS
+from ktop.model.snapshot import ApiserverRow, ApiserversSnapshot, SloRow
 from ktop.model.text import (
     fmt_age,
     fmt_bytes,
     fmt_cores,
     fmt_duration,
+    fmt_pct,
     fmt_rate,
     fmt_si,
     fmt_times,
@@ -71,7 +73,13 @@ def instance_level(row: ApiserverRow, now: float) -> Level:
     """How one instance looks: unreachable is unknown, throttling or a restart a warning."""
     if row.error or not row.requests_per_s.known:
         return Level.UNKNOWN
-    levels = [uptime_level(row, now), reading_level("api.throttled_per_s", row.throttled_per_s)]
+    worst_slo = row.worst_slo
+    slo = Level.NEUTRAL if worst_slo is None else reading_level("api.slo_ratio", worst_slo.ratio)
+    levels = [
+        uptime_level(row, now),
+        reading_level("api.throttled_per_s", row.throttled_per_s),
+        slo,
+    ]
     return worst(levels) if max(levels) > Level.NEUTRAL else Level.OK
 
 
@@ -100,7 +108,7 @@ def panel(
     wide = width >= WIDE
     spec: list[tuple[str, int]] = [("req", 7), ("infl", 5), ("watch", 6)]
     if wide:
-        spec += [("cpu", 5), ("rss", 8), ("429", 6)]
+        spec += [("cpu", 5), ("rss", 8), ("429", 6), ("p99/slo", 8)]
     spec += [("up", 5)]
     header = line([TableCell("instance", 0, "left"), *(TableCell(n, w) for n, w in spec)], width)
     header.stylize("dim")
@@ -137,12 +145,40 @@ def _panel_row(r: ApiserverRow, now: float, wide: bool, width: int) -> Text:
                 6,
                 level=reading_level("api.throttled_per_s", r.throttled_per_s),
             ),
+            TableCell(slo_cell(r)[0], 8, level=slo_cell(r)[1]),
         ]
     if r.error:  # numbers are the last ones read; uptime is meaningless while unreachable
         cells.append(TableCell("err", 5, level=Level.UNKNOWN))
     else:
         cells.append(TableCell(fmt_val(uptime(r, now), fmt_age), 5, level=uptime_level(r, now)))
     return line(cells, width)
+
+
+def slo_cell(r: ApiserverRow) -> tuple[str, Level]:
+    """The worst SLO's p99 / limit (``0.4x``, ``2.6x``) and its look; ``-`` when no call
+    was measured, ``?`` when unknown.
+    """
+    worst = r.worst_slo
+    if worst is None:
+        known = [s for s in r.slos if s.p99_s.empty]
+        return ("-", Level.NEUTRAL) if known and len(known) == len(r.slos) else ("?", Level.UNKNOWN)
+    return fmt_val(worst.ratio, fmt_times), reading_level("api.slo_ratio", worst.ratio)
+
+
+def slo_text(s: SloRow) -> Text:
+    """``2.6s of 1s (16% slow)``, styled by p99 / limit; ``~`` marks a lifetime value."""
+    if s.p99_s.value is None:
+        return val_cell(s.p99_s, fmt_duration)
+    slow = "" if s.slow_share.value is None else f" ({fmt_pct(s.slow_share.value)} slow)"
+    text = f"{fmt_val(s.p99_s, fmt_duration)} of {fmt_duration(s.limit_s)}{slow}"
+    return num_cell(text, reading_level("api.slo_ratio", s.ratio))
+
+
+def _slo_metric(i: int) -> Callable[[ApiserverRow, float], Text]:
+    def cell(r: ApiserverRow, _now: float) -> Text:
+        return slo_text(r.slos[i]) if i < len(r.slos) else num_cell("?", Level.UNKNOWN)
+
+    return cell
 
 
 Metric = tuple[str, str, Callable[[ApiserverRow, float], Text]]
@@ -165,6 +201,15 @@ METRICS: tuple[Metric, ...] = (
     ("reads", "reads/s (GET, LIST)", _v(lambda r: r.reads_per_s, fmt_rate)),
     ("writes", "writes/s", _v(lambda r: r.writes_per_s, fmt_rate)),
     ("write_p99", "write latency p99", _v(lambda r: r.write_p99_s, fmt_duration)),
+    *(
+        (f"slo:{slo.kind}", f"p99 {slo.kind} (SLO {fmt_duration(slo.limit_s)})", _slo_metric(i))
+        for i, slo in enumerate(SLOS)
+    ),
+    (
+        "errors_5xx",
+        "5xx/s",
+        _v(lambda r: r.errors_5xx_per_s, fmt_rate),
+    ),
     ("inflight_ro", "inflight read-only", _v(lambda r: r.inflight_readonly)),
     ("inflight_mut", "inflight mutating", _v(lambda r: r.inflight_mutating)),
     ("watches", "watches", _v(lambda r: r.watches)),

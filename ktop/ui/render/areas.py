@@ -7,12 +7,13 @@ from dataclasses import dataclass, replace
 
 from rich.text import Text
 
+from ktop.analysis.etcd_space import defrag_advice
 from ktop.model.events import Area
 from ktop.model.snapshot import FIRST_DATA_DUE_S, ClusterSnapshot
 from ktop.model.text import truncate
 from ktop.ui.render import apf, apiservers, etcd, metrics_only, nodes, scheduler
 from ktop.ui.render.cost import cost_line
-from ktop.ui.render.level import Level
+from ktop.ui.render.level import STYLE, Level
 from ktop.ui.render.reasons import drill_reason_lines, input_errors, panel_note
 from ktop.ui.render.trend import AREA_CHARTS, WINDOWS, ChartData, chart_data
 from ktop.ui.render.view import DrillView, PanelView, title
@@ -72,7 +73,9 @@ def _etcd_panel(
 
 
 def _etcd_drill(s: ClusterSnapshot, reasons: tuple[Text, ...], own: tuple[Text, ...]) -> DrillView:
-    return DrillView(reasons, etcd.tables(s.etcd, s.at))
+    advice = defrag_advice(s.etcd)
+    hint = () if advice is None else (Text(advice.text(), style=STYLE[Level.WARN]),)
+    return DrillView((*reasons, *hint), etcd.tables(s.etcd, s.at))
 
 
 def _sched_panel(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from ktop.model.extractors import reclaimable_bytes
 from ktop.model.limits import ETCD_CLIENT_ERRORS, ETCD_COMMIT_P99, ETCD_LEADER_CHANGES
 from ktop.model.snapshot import (
     EtcdApiserverView,
@@ -240,6 +241,7 @@ def tables(etcd: EtcdSnapshot, now: float) -> tuple[TableSpec, ...]:
         Column("commit_p99", "commit p99", 10),
         Column("db", "db size", 9),
         Column("in_use", "in use", 9),
+        Column("reclaimable", "reclaimable", 11),
         Column("quota", "quota", 9),
         Column("db_quota", "db/quota", 8),
         Column("frag", "frag", 6),
@@ -327,6 +329,7 @@ def _member_cells(m: EtcdMemberRow, leader: str, now: float) -> tuple[Text, ...]
         val_cell(m.backend_commit_p99_s, fmt_duration, commit_level(m)),
         val_cell(m.db_size_bytes, fmt_bytes),
         val_cell(m.db_in_use_bytes, fmt_bytes),
+        val_cell(reclaimable_bytes(m), fmt_bytes),
         val_cell(m.quota_bytes, fmt_bytes),
         val_cell(m.db_quota_ratio, fmt_pct, quota_level(m)),
         val_cell(m.fragmentation, fmt_pct, reading_level("etcd.fragmentation", m.fragmentation)),

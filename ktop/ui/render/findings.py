@@ -92,24 +92,30 @@ def trend_text(f: Finding, now: float) -> Text | None:
     return None if f.trend is None else styled_trend(f.trend, now)
 
 
+def finding_block(f: Finding, now: float) -> Text:
+    """One finding: severity, code, area and title, since when and which way it goes
+    (``now`` is the snapshot's time), and its evidence, one line each.
+    """
+    out = Text()
+    style = STYLE[SEVERITY_LEVEL[f.severity]]
+    out.append(f"{SEVERITY_SYMBOL[f.severity]} {f.severity.name:<8} {f.code}", style=style)
+    out.append(f"  [{f.area.value}]  ", style="dim")
+    out.append(f.title + "\n", style="bold")
+    out.append("      ")
+    out.append_text(trend_text(f, now) or Text(NO_HISTORY, style="dim"))
+    for evidence in f.evidence:
+        out.append(f"\n      · {evidence}")
+    return out
+
+
+NO_FINDINGS = "✓ no findings: nothing in the catalogue matched this snapshot."
+
+
 def full_text(findings: Sequence[Finding], now: float) -> Text:
     """Every finding with its area, since when and which way it goes (``now`` is the
     snapshot's time), and its evidence.
     """
     top = ranked(findings)
     if not top:
-        return Text("✓ no findings: nothing in the catalogue matched this snapshot.")
-    out = Text()
-    for i, f in enumerate(top):
-        if i:
-            out.append("\n")
-        style = STYLE[SEVERITY_LEVEL[f.severity]]
-        out.append(f"{SEVERITY_SYMBOL[f.severity]} {f.severity.name:<8} {f.code}", style=style)
-        out.append(f"  [{f.area.value}]  ", style="dim")
-        out.append(f.title + "\n", style="bold")
-        out.append("      ")
-        out.append_text(trend_text(f, now) or Text(NO_HISTORY, style="dim"))
-        out.append("\n")
-        for evidence in f.evidence:
-            out.append(f"      · {evidence}\n")
-    return out
+        return Text(NO_FINDINGS)
+    return Text("\n").join(finding_block(f, now) + Text("\n") for f in top)

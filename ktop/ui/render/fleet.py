@@ -104,30 +104,47 @@ def _age(c: CellSummary) -> Text:
     return _cell(fmt_age(v.value), level, right=True)
 
 
+CELL_PADDING = 2
+"""Columns a table cell adds around its text (one each side)."""
+WHY_MIN = 20
+"""On wide terminals the last column, why, keeps at least this much."""
+NAME_MIN = 10
+
+
+def _name_width(view: FleetView, width: int, rest: list[Column]) -> int:
+    """The cell column as wide as the longest name (and its status mark) where the width
+    allows it, so that no name is cut while the table has room; at least
+    :data:`NAME_MIN`.
+    """
+    longest = max((len(c.name) for c in view.cells), default=4) + 2
+    taken = sum((col.width or WHY_MIN) + CELL_PADDING for col in rest) + CELL_PADDING
+    return max(NAME_MIN, min(longest, width - taken))
+
+
 def fleet_table(view: FleetView, width: int) -> TableSpec:
     """Every cell worst first; wide terminals also get the APF level, the top pending
     reason and why (the suspect path's title, or why the cell is unknown).
     """
     wide = width >= WIDE
-    name_width = 24 if wide else 14
-    columns = [
-        Column("cell", "cell", name_width),
+    rest = [
         Column("nodes", "NotReady" if wide else "NotRdy", 9 if wide else 8),
         Column("zones", "zones", 8),
         Column("apf", "APF rej" if wide else "APF", 7 if wide else 6),
     ]
     if wide:
-        columns.append(Column("level", "APF level", 14))
-    columns += [
+        rest.append(Column("level", "APF level", 14))
+    rest += [
         Column("skew", "skew", 5 if wide else 4),
         Column("etcd", "etcd", 7),
         Column("pending", "pending" if wide else "pend", 7 if wide else 4),
     ]
     if wide:
-        columns.append(Column("reason", "top pending reason", 20))
-    columns += [Column("triage", "triage", 11 if wide else 7), Column("age", "age", 3)]
+        rest.append(Column("reason", "top pending reason", 20))
+    rest += [Column("triage", "triage", 11 if wide else 7), Column("age", "age", 3)]
     if wide:
-        columns.append(Column("why", "why", None))
+        rest.append(Column("why", "why", None))
+    name_width = _name_width(view, width, rest)
+    columns = [Column("cell", "cell", name_width), *rest]
     rows = []
     for c in view.cells:
         level = SEVERITY_LEVEL[c.severity]

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from rich.text import Text
 
 from ktop.model.events import Area
-from ktop.model.snapshot import ApfSnapshot, ClusterSnapshot, Freshness
+from ktop.model.snapshot import ApfSnapshot, ClusterSnapshot, Freshness, TalkersView
 from ktop.model.text import fmt_age, short_instance, truncate
 from ktop.model.values import Val
 from ktop.ui.render.level import STYLE, Level
@@ -98,8 +98,9 @@ def area_reasons(snapshot: ClusterSnapshot, area: Area) -> tuple[str, ...]:
     seen: dict[str, None] = dict.fromkeys(input_errors(tuple(failed)))
     part = getattr(snapshot, area.value)
     if isinstance(part, ApfSnapshot):
-        # flows and per-instance rows have no seat limit of their own: not shown, not a gap
-        part = dataclasses.replace(part, flows=(), per_instance=())
+        # flows and per-instance rows have no seat limit of their own: not shown, not a gap;
+        # the top talkers say their own state in the drill-down (they are extra evidence)
+        part = dataclasses.replace(part, flows=(), per_instance=(), talkers=TalkersView())
     for reason in val_reasons(part):
         covered = any(f.error in reason for f in failed)
         if not covered:

@@ -104,6 +104,8 @@ def panel(
     """The scheduler overview panel: queues, gated/quota apart, top reasons."""
     lvl = degrade(level(s), failing)
     summary = f"{fmt_val(pending_total(s), fmt_count)} pending"
+    if s.bindings_per_s.known:
+        summary += f" · bound {fmt_val(s.bindings_per_s, fmt_rate)}"
     if s.oldest_pending_s.known:
         summary += f" · oldest {fmt_val(s.oldest_pending_s, fmt_duration)}"
     body = [queue_line(s, width), apart_line(s, width)]
@@ -172,6 +174,12 @@ def tables(s: SchedulerSnapshot) -> tuple[TableSpec, ...]:
         Row(f"attempts:{r}", (text_cell(f"attempts {r}"), val_cell(v, fmt_rate)))
         for r, v in s.attempts_per_s.items()
     ]
+    queue_rows.append(
+        Row(
+            "bound",
+            (text_cell("pods bound (apiservers' count)"), val_cell(s.bindings_per_s, fmt_rate)),
+        )
+    )
     queue_rows.append(
         Row("oldest", (text_cell("oldest pending"), val_cell(s.oldest_pending_s, fmt_duration)))
     )

@@ -28,8 +28,9 @@ SEP = " │ "
 WAITING = "wait"
 """An area's age while its first data is not yet due: waiting, neither fresh nor failed."""
 
-FRESH = f"<{fmt_age(STALE_AFTER_S)}"
-"""A coarse age: younger than the stale limit (low-bandwidth mode shows this)."""
+COARSE_AGE_STEP_S = STALE_AFTER_S / 4
+"""Low-bandwidth mode shows a fresh area's age in steps of this many seconds (``<15s``,
+``15s``, ``30s``, ``45s``): a real age, whose text changes at most once a step."""
 
 
 def _age(snapshot: ClusterSnapshot, area: Area) -> tuple[float | None, bool]:
@@ -42,13 +43,21 @@ def _age(snapshot: ClusterSnapshot, area: Area) -> tuple[float | None, bool]:
 def area_age(snapshot: ClusterSnapshot, area: Area, coarse: bool = False) -> tuple[str, bool]:
     """The area's data age text and whether it is stale (too old, failing or never read).
 
-    ``coarse`` (low-bandwidth mode) says only :data:`FRESH` for an area that is not
-    stale, so the text does not change, and need not be redrawn, every second.
+    ``coarse`` (low-bandwidth mode) gives a fresh area's age in steps of
+    :data:`COARSE_AGE_STEP_S`, so that the text does not change, and need not be
+    redrawn, every second.
     """
     if snapshot.area_waiting_s(area) is not None:
         return WAITING, False
     age, stale = _age(snapshot, area)
-    return (FRESH if coarse and not stale else fmt_age(age)), stale
+    if coarse and not stale and age is not None:
+        return _stepped(age, COARSE_AGE_STEP_S), stale
+    return fmt_age(age), stale
+
+
+def _stepped(age: float, step: float) -> str:
+    """``<15s`` below one step, else the age rounded down to a whole step."""
+    return f"<{fmt_age(step)}" if age < step else fmt_age(age // step * step)
 
 
 PANEL_AGE_STEP_S = CLOCK_STEP_S
@@ -64,10 +73,9 @@ def panel_age(snapshot: ClusterSnapshot, area: Area, coarse: bool = False) -> tu
     if snapshot.area_waiting_s(area) is not None:
         return WAITING, False
     age, stale = _age(snapshot, area)
-    if coarse or stale or age is None:
-        return (FRESH if coarse and not stale else fmt_age(age)), stale
-    step = PANEL_AGE_STEP_S
-    return (f"<{fmt_age(step)}" if age < step else fmt_age(age // step * step)), stale
+    if stale or age is None:
+        return fmt_age(age), stale
+    return _stepped(age, COARSE_AGE_STEP_S if coarse else PANEL_AGE_STEP_S), stale
 
 
 def ages(snapshot: ClusterSnapshot, coarse: bool = False) -> Text:

@@ -12,6 +12,7 @@ from textual.events import Resize
 from textual.widgets import Input, Static
 
 from ktop.model.events import Area
+from ktop.model.text import counted
 from ktop.ui.frame import Frame
 from ktop.ui.render.areas import AREA_KEYS, AREA_TITLES, drill_view, render_key
 from ktop.ui.render.trend import AREA_CHARTS
@@ -159,9 +160,9 @@ class DrillScreen(KtopScreen):
         for key, (title, empty) in self._titles_of.items():
             table = self.table(key)
             shown = table.row_count
-            count = f"{table.total_rows} rows" if table.total_rows else empty
+            count = counted(table.total_rows, "row") if table.total_rows else empty
             if table.filter_text:
-                count = f"{shown} of {table.total_rows} rows match {table.filter_text!r}"
+                count = f"{shown} of {counted(table.total_rows, 'row')} match {table.filter_text!r}"
             if table.sort_by is not None:
                 arrow = "desc" if table.sort_reverse else "asc"
                 count += f" · sorted by {table.sort_by} {arrow}"

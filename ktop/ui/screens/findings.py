@@ -1,4 +1,4 @@
-"""All findings with their evidence, filtered with ``/``."""
+"""All findings with their evidence, filtered with ``/``; enter on one opens its area."""
 
 from __future__ import annotations
 
@@ -7,12 +7,19 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
-from textual.widgets import Input, Static
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
 
 from ktop.analysis.findings import Finding
 from ktop.ui.frame import Frame
-from ktop.ui.render.findings import counts, full_text, matches, ranked
+from ktop.ui.render.findings import (
+    NO_FINDINGS,
+    counts,
+    finding_block,
+    full_text,
+    matches,
+    ranked,
+)
 from ktop.ui.screens.base import KtopScreen
 from ktop.ui.widgets.filter_input import FilterInput
 
@@ -22,25 +29,27 @@ class FindingsScreen(KtopScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "filter", key_display="/"),
+        Binding("enter", "open", "open", key_display="enter", show=False),
     ]
 
     KEY_HELP: ClassVar[dict[str, str]] = {
         "filter": "filter the findings: code, area, severity or any text of a finding; "
         "enter keeps it, escape clears it",
+        "open": "open the highlighted finding's area (its drill-down); ↑↓ move between findings",
     }
     """Help for the findings screen's own keys (the help screen lists them)."""
 
     def __init__(self) -> None:
         super().__init__(name="findings")
         self._shown: object = None
+        self._listed: list[Finding] = []
         self.filter_text = ""
         """Only findings with this text in their code, area, title or evidence are listed."""
 
     def compose_body(self) -> ComposeResult:
         """A title, a scrollable list and the (hidden) filter line."""
         yield Static("", id="findings-title")
-        with VerticalScroll(id="findings-scroll"):
-            yield Static("", id="findings-list")
+        yield OptionList(id="findings-list")
         line = FilterInput(
             placeholder="filter: code, area or text (enter keeps, escape clears)",
             id="findings-filter",
@@ -65,14 +74,53 @@ class FindingsScreen(KtopScreen):
         if self.filter_text:
             total = len(ranked(frame.findings))
             title.append(f"   {len(shown)} of {total} match {self.filter_text!r}")
-        title.append("   esc/o overview · / filter · ↑↓ scroll", style="dim")
+        title.append("   esc/o overview · / filter · ↑↓ move · enter opens its area", style="dim")
         self.query_one("#findings-title", Static).update(title)
-        body = (
-            full_text(shown, frame.snapshot.at)
-            if shown or not self.filter_text
-            else Text(f"no finding matches {self.filter_text!r} (escape on / clears it)")
-        )
-        self.query_one("#findings-list", Static).update(body)
+        listed = self.query_one("#findings-list", OptionList)
+        highlighted = self._highlighted_code(listed)
+        self._listed = shown
+        listed.clear_options()
+        if not shown:
+            empty = (
+                f"no finding matches {self.filter_text!r} (escape on / clears it)"
+                if self.filter_text
+                else NO_FINDINGS
+            )
+            listed.add_option(Option(Text(empty), disabled=True))
+            return
+        at = frame.snapshot.at
+        options: list[Option | None] = []
+        for i, f in enumerate(shown):
+            if i:
+                options.append(None)  # a separator line between findings
+            options.append(Option(finding_block(f, at), id=f"{f.code}|{i}"))
+        listed.add_options(options)
+        codes = [f.code for f in shown]
+        listed.highlighted = codes.index(highlighted) if highlighted in codes else 0
+
+    def _highlighted_code(self, listed: OptionList) -> str | None:
+        """The code of the finding under the cursor (kept across refreshes)."""
+        i = listed.highlighted
+        if i is None or not self._listed or i >= len(self._listed):
+            return None
+        return self._listed[i].code
+
+    @property
+    def highlighted_finding(self) -> Finding | None:
+        """The finding under the cursor, if any."""
+        i = self.query_one("#findings-list", OptionList).highlighted
+        return self._listed[i] if i is not None and i < len(self._listed) else None
+
+    def action_open(self) -> None:
+        """Open the highlighted finding's area."""
+        f = self.highlighted_finding
+        if f is not None:
+            self.ktop.action_goto(f.area.value)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        """Enter (or a click) on a finding opens its area."""
+        event.stop()
+        self.action_open()
 
     def action_filter(self) -> None:
         """Open the filter line."""
@@ -88,7 +136,7 @@ class FindingsScreen(KtopScreen):
         """Enter keeps the filter, escape cleared it; the list takes the focus back."""
         self._apply_filter(event.value)
         self.query_one(FilterInput).display = False
-        self.query_one("#findings-scroll").focus()
+        self.query_one("#findings-list").focus()
 
     def _apply_filter(self, text: str) -> None:
         self.filter_text = text.strip()
@@ -105,6 +153,10 @@ class FindingsScreen(KtopScreen):
 
     @property
     def list_text(self) -> str:
-        """The list as plain text."""
-        content = self.query_one("#findings-list", Static).content
-        return content.plain if isinstance(content, Text) else str(content)
+        """The list as plain text (as ``y`` copies it)."""
+        if not self._listed:
+            listed = self.query_one("#findings-list", OptionList)
+            return "\n".join(
+                str(listed.get_option_at_index(i).prompt) for i in range(listed.option_count)
+            )
+        return full_text(self._listed, self.ktop.frame.snapshot.at).plain

@@ -84,10 +84,12 @@ def _bound_rows(owner: type[Any], where: str = "") -> list[KeyRow]:
 
 
 def key_rows(app: type[App[Any]]) -> list[KeyRow]:
-    """Every key of ``app``, in the order the help lists them: the app's bindings, the keys
-    Textual binds, then the keys of the drill-downs and of the findings screen.
+    """Every key of ``app``, in the order the help lists them: the keys of the app's own
+    first screen (``HELP_FIRST``, e.g. the fleet's), the app's bindings, the keys Textual
+    binds, then the keys of the drill-downs and of the findings screen.
     """
-    rows = _bound_rows(app) + list(TEXTUAL_KEYS)
+    first: tuple[KeyRow, ...] = getattr(app, "HELP_FIRST", ())
+    rows = list(first) + _bound_rows(app) + list(TEXTUAL_KEYS)
     for screen, where in SCREENS:
         rows += _bound_rows(screen, where)
     return rows
@@ -128,7 +130,8 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         """The key table of this app and the legend."""
-        text = Text("ktop keys\n\n", style="bold")
+        title = getattr(self.app, "HELP_TITLE", "ktop keys")
+        text = Text(f"{title}\n\n", style="bold")
         rows = key_rows(type(self.app))
         width = max(len(row.shown) for row in rows)
         for row in rows:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ktop.analysis.baseline_marks import MARKABLE
 from ktop.analysis.findings import Severity
 from ktop.model.events import Area
 from ktop.model.grading import Threshold
@@ -25,6 +26,8 @@ from ktop.model.limits import (
     API_THROTTLED,
     API_UPTIME,
     API_WRITE_P99,
+    BASELINE_MARK,
+    BASELINE_MARK_FLOOR,
     BASELINE_RATIO,
     CONSTRAINT_SHARE,
     ETCD_COMMIT_P99,
@@ -364,6 +367,32 @@ CATALOGUE: tuple[Rule, ...] = (
         _TRIAGE_1,
         severity=Severity.UNKNOWN,
     ),
+)
+
+_AREA_CODE = {
+    Area.APF: "APF",
+    Area.APISERVERS: "API",
+    Area.ETCD: "ETCD",
+    Area.SCHEDULER: "SCHED",
+    Area.NODES: "NODE",
+}
+BASELINE_CODES: dict[Area, str] = {
+    area: f"KT-{_AREA_CODE[area]}-020" for area in Area if any(r.area is area for r in MARKABLE)
+}
+"""Per area with a reading compared with its own normal (``analysis/baseline_marks``), the
+code of its finding when far above it."""
+
+CATALOGUE = CATALOGUE + tuple(
+    Rule(
+        code,
+        area,
+        "A reading is far above its own normal, though under its limit",
+        f"{BASELINE_MARK:g}x or more the median of its per-chunk medians, and at least "
+        f"{BASELINE_MARK_FLOOR:g} of its warning limit",
+        "ktop: an absolute limit misses a disk 100x slower than its own normal (seeds: the "
+        "real baseline is the cluster's own normal window)",
+    )
+    for area, code in BASELINE_CODES.items()
 )
 
 BY_CODE = {r.code: r for r in CATALOGUE}

@@ -13,13 +13,24 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 
 from ktop.analysis import catalogue as c
+from ktop.analysis.baseline_marks import BaselineMark, baseline_marks
 from ktop.analysis.findings import Finding, Severity
 from ktop.analysis.trends import signal_trend
 from ktop.model.events import Area, PodWait
+from ktop.model.limits import BASELINE_MARK
 from ktop.model.reading import key
 from ktop.model.snapshot import FIRST_DATA_DUE_S, ApiserverRow, ClusterSnapshot, EtcdMemberRow
 from ktop.model.snapshot_nodes import MetricsOnlyNodes, ZoneState
-from ktop.model.text import counted, fmt_age, fmt_count, fmt_duration
+from ktop.model.text import (
+    counted,
+    fmt_age,
+    fmt_bytes,
+    fmt_count,
+    fmt_duration,
+    fmt_pct,
+    fmt_rate,
+    fmt_si,
+)
 from ktop.model.values import Val
 
 RuleFn = Callable[[ClusterSnapshot], Iterator[Finding]]
@@ -396,7 +407,42 @@ def _with_trend(s: ClusterSnapshot, f: Finding) -> Finding:
     return replace(f, trend=signal_trend(s.history, f.signal, f.threshold))
 
 
-RULES: tuple[RuleFn, ...] = (apf, apiservers, etcd, scheduler, nodes, inputs)
+def _fmt(unit: str) -> Callable[[float], str]:
+    return {"s": fmt_duration, "/s": fmt_rate, "B": fmt_bytes, "ratio": fmt_pct}.get(unit, fmt_si)
+
+
+def _mark_line(m: BaselineMark, fmt: Callable[[float], str]) -> str:
+    subject = m.subject or "cluster"
+    return f"{subject}: {fmt(m.value)}, normal {fmt(m.normal)}, {m.ratio:.0f}x"
+
+
+def baselines(s: ClusterSnapshot) -> Iterator[Finding]:
+    """Readings far above their own normal though under their limit, one finding per
+    reading naming its subjects (``analysis/baseline_marks.py``).
+    """
+    by_reading: dict[str, list[BaselineMark]] = {}
+    for m in baseline_marks(s):
+        by_reading.setdefault(m.reading.metric, []).append(m)
+    for marks in by_reading.values():
+        marks.sort(key=lambda m: -m.ratio)
+        top = marks[0]
+        r, th = top.reading, top.reading.threshold
+        if r.area is None or th is None or th.warn is None:
+            continue
+        fmt = _fmt(r.unit)
+        where = _names([m.subject for m in marks if m.subject])
+        yield _f(
+            c.BASELINE_CODES[r.area],
+            Severity.WARNING,
+            f"{r.label} {top.ratio:.0f}x its normal{' on ' + where if where else ''} "
+            f"({fmt(top.normal)} -> {fmt(top.value)}; limit {fmt(th.warn)})",
+            *(_mark_line(m, fmt) for m in marks),
+            signal=key(r.metric, top.subject),
+            threshold=BASELINE_MARK * top.normal,
+        )
+
+
+RULES: tuple[RuleFn, ...] = (apf, apiservers, etcd, scheduler, nodes, inputs, baselines)
 
 
 def waiting(s: ClusterSnapshot) -> Iterator[Finding]:

@@ -189,6 +189,11 @@ API_SLO = Threshold(
     warn=1.0,
     critical=2.0,
 )
+BASELINE_MARK = 10.0
+"""A graded reading under its warning limit is marked at this many times its own normal
+(``ktop/analysis/baseline_marks.py``)..."""
+BASELINE_MARK_FLOOR = 0.1
+"""...when it is also at least this share of its warning limit (noise near zero is not)."""
 TALKER_DOMINANCE = Threshold(
     "one client's share of its priority level's seats (or queue)",
     "ratio",

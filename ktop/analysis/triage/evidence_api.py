@@ -43,17 +43,28 @@ def apf_wait(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     return worst_reading(spec, rows, "priority level", fmt_s, "apf.wait_p99_s")
 
 
-def apf_flow(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
-    """Evidence ``apf.dominant_flow``."""
-    a = ctx.snap.apf
+def _busiest_level(snap: ClusterSnapshot) -> tuple[str, Val] | EvidenceReading:
+    """The priority level with the most queued requests and its queue, or the reading to
+    give when there is none (APF or queue lengths unknown, nothing queued).
+    """
+    a = snap.apf
     if a.unknown_reason:
         return unknown(a.unknown_reason)
     busiest = worst_row([(r.priority_level, r.in_queue) for r in a.levels])
     if busiest is None:
         return unknown("queue lengths unknown")
-    level, queued = busiest
-    if queued.or_(0.0) <= 0:  # a share of nothing is not a number
+    if busiest[1].or_(0.0) <= 0:  # a share of nothing is not a number
         return EvidenceReading(Severity.OK, None, "no request is queued")
+    return busiest
+
+
+def apf_flow(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``apf.dominant_flow``."""
+    busiest = _busiest_level(ctx.snap)
+    if isinstance(busiest, EvidenceReading):
+        return busiest
+    level, queued = busiest
+    a = ctx.snap.apf
     flows = [(f.flow_schema, f.in_queue) for f in a.flows if f.priority_level == level]
     top = worst_row(flows)
     if top is None:
@@ -67,8 +78,8 @@ def busiest_talker(snap: ClusterSnapshot) -> TalkerRow | None:
     """The heaviest client of the priority level with the most queued requests (None when
     nothing is queued or its clients are unknown).
     """
-    busiest = worst_row([(r.priority_level, r.in_queue) for r in snap.apf.levels])
-    if busiest is None or busiest[1].or_(0.0) <= 0:
+    busiest = _busiest_level(snap)
+    if isinstance(busiest, EvidenceReading):
         return None
     clients = snap.apf.talkers.of_level(busiest[0])
     return clients[0] if clients else None
@@ -76,15 +87,11 @@ def busiest_talker(snap: ClusterSnapshot) -> TalkerRow | None:
 
 def apf_talker(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``apf.top_talker``: who holds the level that queues most."""
+    busiest = _busiest_level(ctx.snap)
+    if isinstance(busiest, EvidenceReading):
+        return busiest
+    level, _ = busiest
     a = ctx.snap.apf
-    if a.unknown_reason:
-        return unknown(a.unknown_reason)
-    busiest = worst_row([(r.priority_level, r.in_queue) for r in a.levels])
-    if busiest is None:
-        return unknown("queue lengths unknown")
-    level, queued = busiest
-    if queued.or_(0.0) <= 0:
-        return EvidenceReading(Severity.OK, None, "no request is queued")
     if a.talkers.unknown_reason:
         return unknown(f"request dumps: {a.talkers.unknown_reason}")
     clients = a.talkers.of_level(level)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -195,60 +195,55 @@ def _os_reason(exc: OSError) -> str:
     return str(exc) if isinstance(exc, FileRefusedError) or not exc.strerror else exc.strerror
 
 
-def _read_apf(root: Path, out: BundleRead) -> list[Event]:
-    found: list[Event] = []
-    base = root / APF_DIR
+def _dump_texts(
+    root: Path, out: BundleRead, top_dir: str
+) -> Iterator[tuple[float, str, Path, str]]:
+    """``(time, instance, file, text)`` of every ``<top_dir>/<instance>/<unix-seconds>.txt``
+    that can be read; a missing ``top_dir`` is noted, stray entries reported.
+    """
+    base = root / top_dir
     if not base.is_dir():
-        out.missing.append(f"{APF_DIR}/")
-        return found
-    top = f"files go in {APF_DIR}/<instance>/<unix-seconds>{APF_SUFFIX}"
+        out.missing.append(f"{top_dir}/")
+        return
+    top = f"files go in {top_dir}/<instance>/<unix-seconds>{APF_SUFFIX}"
     for inst_dir in _stray(root, base, out, top):
         for t, f in _timed_files(root, inst_dir, APF_SUFFIX, out):
             text = _read_text(root, f, out)
-            if text is None:
-                continue
-            try:
-                found.append(ev.ApfDumpRead(t, inst_dir.name, parse_priority_levels(text)))
-            except ApfDumpError as exc:
-                m = _LINE.match(str(exc))
-                line, msg = (int(m.group(1)), m.group(2)) if m else (None, str(exc))
-                out.errors.append(BundleError(_rel(root, f), line, msg))
-                found.append(ev.ApfDumpFailed(t, inst_dir.name, f"{_rel(root, f)}: {msg}"))
+            if text is not None:
+                yield t, inst_dir.name, f, text
+
+
+def _read_apf(root: Path, out: BundleRead) -> list[Event]:
+    found: list[Event] = []
+    for t, inst, f, body in _dump_texts(root, out, APF_DIR):
+        try:
+            found.append(ev.ApfDumpRead(t, inst, parse_priority_levels(body)))
+        except ApfDumpError as exc:
+            m = _LINE.match(str(exc))
+            line, msg = (int(m.group(1)), m.group(2)) if m else (None, str(exc))
+            out.errors.append(BundleError(_rel(root, f), line, msg))
+            found.append(ev.ApfDumpFailed(t, inst, f"{_rel(root, f)}: {msg}"))
     return found
 
 
 def _read_apf_requests(root: Path, out: BundleRead) -> list[Event]:
     """``apf-requests/<instance>/<unix-seconds>.txt``: request dumps (top talkers)."""
     found: list[Event] = []
-    base = root / APF_REQUESTS_DIR
-    if not base.is_dir():
-        out.missing.append(f"{APF_REQUESTS_DIR}/")
-        return found
-    top = f"files go in {APF_REQUESTS_DIR}/<instance>/<unix-seconds>{APF_SUFFIX}"
-    for inst_dir in _stray(root, base, out, top):
-        for t, f in _timed_files(root, inst_dir, APF_SUFFIX, out):
-            text = _read_text(root, f, out)
-            if text is None:
-                continue
-            try:
-                dump = parse_requests(text, t)
-            except ApfRequestsError as exc:
-                out.errors.append(BundleError(_rel(root, f), None, str(exc)))
-                found.append(ev.ApfRequestsFailed(t, inst_dir.name, f"{_rel(root, f)}: {exc}"))
-                continue
-            if dump.skipped:
-                why = f"{dump.skipped} request rows unreadable (wrong cell count or numbers)"
-                out.errors.append(BundleError(_rel(root, f), None, why))
-            found.append(
-                ev.ApfRequestsRead(
-                    t,
-                    inst_dir.name,
-                    dump.talkers,
-                    dump.requests,
-                    dump.executing_listed,
-                    skipped=dump.skipped,
-                )
+    for t, inst, f, body in _dump_texts(root, out, APF_REQUESTS_DIR):
+        try:
+            dump = parse_requests(body, t)
+        except ApfRequestsError as exc:
+            out.errors.append(BundleError(_rel(root, f), None, str(exc)))
+            found.append(ev.ApfRequestsFailed(t, inst, f"{_rel(root, f)}: {exc}"))
+            continue
+        if dump.skipped:
+            why = f"{dump.skipped} request rows unreadable (wrong cell count or numbers)"
+            out.errors.append(BundleError(_rel(root, f), None, why))
+        found.append(
+            ev.ApfRequestsRead(
+                t, inst, dump.talkers, dump.requests, dump.executing_listed, skipped=dump.skipped
             )
+        )
     return found
 
 

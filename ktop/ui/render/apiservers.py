@@ -137,6 +137,7 @@ def _panel_row(r: ApiserverRow, now: float, wide: bool, width: int) -> Text:
         TableCell(fmt_val(r.watches), 6),
     ]
     if wide:
+        slo_text_, slo_level = slo_cell(r)
         cells += [
             TableCell(fmt_val(r.cpu_cores, fmt_cores), 5),
             TableCell(fmt_val(r.rss_bytes, fmt_bytes), 8),
@@ -145,7 +146,7 @@ def _panel_row(r: ApiserverRow, now: float, wide: bool, width: int) -> Text:
                 6,
                 level=reading_level("api.throttled_per_s", r.throttled_per_s),
             ),
-            TableCell(slo_cell(r)[0], 8, level=slo_cell(r)[1]),
+            TableCell(slo_text_, 8, level=slo_level),
         ]
     if r.error:  # numbers are the last ones read; uptime is meaningless while unreachable
         cells.append(TableCell("err", 5, level=Level.UNKNOWN))

@@ -20,6 +20,7 @@ from ktop.analysis.triage.paths import BY_ID
 from ktop.analysis.triage.types import Status, TriageReport, Verdict
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_nodes import ZoneState
+from ktop.model.text import as_shown, fmt_rate, fmt_si
 from ktop.model.values import Val, max_val
 
 ZONE_STATE_RANK: Mapping[ZoneState | None, int] = {
@@ -268,13 +269,14 @@ def summarize(
 
 def rank_key(c: CellSummary) -> tuple[int, int, float, float, str]:
     """Worst first: severity (CRITICAL > WARNING > UNKNOWN > INFO > OK), then more suspect
-    triage paths, then more NotReady nodes, then more APF rejections/s, then the name.
+    triage paths, then more NotReady nodes, then more APF rejections/s (both as the fleet
+    table prints them: numbers that print the same tie), then the name.
     """
     return (
         -int(c.severity),
         -len(c.suspects),
-        -c.not_ready.or_(0.0),
-        -c.apf_rejected_per_s.or_(0.0),
+        -(as_shown(c.not_ready, fmt_si) or 0.0),
+        -(as_shown(c.apf_rejected_per_s, fmt_rate) or 0.0),
         c.name,
     )
 

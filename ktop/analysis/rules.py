@@ -19,7 +19,7 @@ from ktop.analysis.trends import signal_trend
 from ktop.model.events import Area, PodWait
 from ktop.model.limits import BASELINE_MARK
 from ktop.model.reading import key
-from ktop.model.snapshot import FIRST_DATA_DUE_S, ApiserverRow, ClusterSnapshot, EtcdMemberRow
+from ktop.model.snapshot import ApiserverRow, ClusterSnapshot, EtcdMemberRow
 from ktop.model.snapshot_nodes import MetricsOnlyNodes, ZoneState
 from ktop.model.text import (
     counted,
@@ -454,7 +454,7 @@ def waiting(s: ClusterSnapshot) -> Iterator[Finding]:
             yield _f(
                 INPUT_UNKNOWN_CODES[area],
                 Severity.UNKNOWN,
-                f"{area.value}: waiting for first data (due within {FIRST_DATA_DUE_S:g} s "
+                f"{area.value}: waiting for first data (due within {s.first_data_due_s:g} s "
                 "of the start)",
             )
 

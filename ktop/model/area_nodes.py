@@ -4,21 +4,18 @@ Per node ktop holds one small frozen record and one float (the Lease renew
 time). Readiness counts per (region, zone, rack) are kept up to date as
 nodes change, so a snapshot does not recount 100,000 nodes; it only reads
 the renew times of each rack's members to compute Lease lag, and builds the
-NotReady list from the set of nodes that are not Ready.
+NotReady list from the set of nodes that are not Ready (sorted again only
+when that set, one of its nodes or one of their Leases changed).
 """
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 
 from ktop.model.events import NodeRecord, Readiness
-from ktop.model.snapshot_nodes import DomainRollup, NodesSnapshot, NotReadyNode
+from ktop.model.snapshot_nodes import DomainRollup, NodesSnapshot, NotReadyList
 from ktop.model.values import Val
 from ktop.model.zones import zone_state
-
-NOT_READY_LIST_CAP = 200
-RACK_LIST_CAP = 200
 
 Domain = tuple[str, str, str]
 """(region, zone, rack)."""
@@ -57,6 +54,10 @@ class NodesState:
         self._sorted: dict[Domain, list[float]] = {}
         self._zone_sorted: dict[Domain, list[float]] = {}
         self._all_sorted: list[float] = []
+        self._unhealthy_changes = 0
+        """Bumped when a not-Ready node, its record or its Lease changes."""
+        self._listed: tuple[int, tuple[NodeRecord, ...], tuple[float | None, ...]] = (0, (), ())
+        """The not-Ready nodes longest first and their renews, as of ``_unhealthy_changes``."""
         self.sampling: tuple[int, float] | None = None
         """``(per_round, period_s)`` when the source samples Leases (``LeasesSampled``):
         then ``leases`` and ``renews`` hold ``renew_time - read_at`` (minus the lag when
@@ -68,6 +69,7 @@ class NodesState:
         """
         if self.sampling is None:
             self.leases.clear()
+            self._unhealthy_changes += 1
             for dom in self.renews:
                 self.renews[dom] = {}
                 self._dirty.add(dom)
@@ -130,11 +132,23 @@ class NodesState:
             if node.ready is not Readiness.TRUE:
                 since = node.ready_since if node.ready_since is not None else float("inf")
                 self.unhealthy[node.name] = (since, node.name)
+                self._unhealthy_changes += 1
         else:
             self.renews[dom].pop(node.name, None)
-            self.unhealthy.pop(node.name, None)
+            if self.unhealthy.pop(node.name, None) is not None:
+                self._unhealthy_changes += 1
             if counts[TOTAL] == 0:
                 del self.counts[dom], self.renews[dom]
+
+    def not_ready_list(self, now: float) -> NotReadyList:
+        """Every not-Ready node, longest first (sorted again only after a change)."""
+        changes, records, renews = self._listed
+        if changes != self._unhealthy_changes:
+            nodes, leases = self.nodes, self.leases
+            records = tuple(nodes[name] for _, name in sorted(self.unhealthy.values()))
+            renews = tuple(leases.get(node.name) for node in records)
+            self._listed = (self._unhealthy_changes, records, renews)
+        return NotReadyList(records, renews, self.lag_origin(now))
 
     def upsert(self, node: NodeRecord) -> None:
         """Add or replace a node."""
@@ -158,6 +172,8 @@ class NodesState:
         if self.sampling is not None:
             renew_time = min(0.0, renew_time - read_at)
         self.leases[name] = renew_time
+        if name in self.unhealthy:
+            self._unhealthy_changes += 1
         node = self.nodes.get(name)
         if node is not None:
             dom = (node.region, node.zone, node.rack)
@@ -211,34 +227,6 @@ def _rollup(
     )
 
 
-def _not_ready(state: NodesState, now: float) -> list[NotReadyNode]:
-    """The longest-NotReady nodes (only the listed ones become objects)."""
-    nodes = state.nodes
-    origin = state.lag_origin(now)
-    out = []
-    for _, name in heapq.nsmallest(NOT_READY_LIST_CAP, state.unhealthy.values()):
-        node = nodes[name]
-        renew = state.leases.get(name)
-        out.append(
-            NotReadyNode(
-                name=name,
-                region=node.region,
-                zone=node.zone,
-                rack=node.rack,
-                ready=node.ready.value,
-                since=node.ready_since,
-                lease_lag_s=(
-                    Val.of(max(0.0, origin - renew))
-                    if renew is not None
-                    else Val.unknown("no lease")
-                ),
-                tainted_unreachable=node.unreachable_taint,
-                tainted_not_ready=node.not_ready_taint,
-            )
-        )
-    return out
-
-
 def build_nodes(
     state: NodesState,
     now: float,
@@ -262,11 +250,11 @@ def build_nodes(
         oldest = renews[0] if renews else origin
         unhealthy = counts[NOT_READY] + counts[UNKNOWN]
         rack_keys.append((-unhealthy, oldest, dom[1], dom[2], dom))
-    # Worst racks first.
+    # Worst racks first; every rack (a screen builds only the rows it shows).
     rack_keys.sort()
     racks = [
         _rollup(k[4], state.counts[k[4]], by_domain.get(k[4], []), origin, False, cfg)
-        for k in rack_keys[:RACK_LIST_CAP]
+        for k in rack_keys
     ]
     zones = [
         _rollup(d, zone_counts[d], by_zone.get(d, []), origin, True, cfg)
@@ -287,7 +275,7 @@ def build_nodes(
         cordoned=sum(z.cordoned for z in zones),
         zones=tuple(zones),
         racks=tuple(racks),
-        not_ready_nodes=tuple(_not_ready(state, now)),
+        not_ready_nodes=state.not_ready_list(now),
         lease_lag_p99_s=p99,
         heartbeat_writes_per_s=(
             Val.of(total / cfg.lease_renew_interval_s)

@@ -27,6 +27,18 @@ def _parsed(message: str) -> SchedulingFailure:
     return parse_failed_scheduling(message)
 
 
+def main_reason(pod: PendingPodRecord) -> str:
+    """What a Pending pod waits for, in a few words: its first FailedScheduling reason
+    (the one that rules out most nodes), or '' when the scheduler has said nothing.
+    """
+    if not pod.message:
+        return ""
+    failure = _parsed(pod.message)
+    if failure.reasons:
+        return max(failure.reasons, key=lambda r: r[1])[0]
+    return failure.prefilter or failure.raw
+
+
 class PendingPods:
     """The Pending pods seen through the API, and recent quota rejections."""
 
@@ -36,14 +48,28 @@ class PendingPods:
         self._quota: deque[tuple[float, int]] = deque()
         self.quotas: dict[tuple[str, str], QuotaRecord] = {}
         self.starts = StartWarnings(window_s)
+        self._changes = 0
+        self._listed: tuple[int, tuple[PendingPodRecord, ...]] = (0, ())
 
     def upsert(self, pod: PendingPodRecord) -> None:
         """Add or replace a pod."""
-        self.pods[(pod.namespace, pod.name)] = pod
+        key = (pod.namespace, pod.name)
+        if self.pods.get(key) != pod:
+            self.pods[key] = pod
+            self._changes += 1
 
     def delete(self, namespace: str, name: str) -> None:
         """Forget a pod (no longer Pending)."""
-        self.pods.pop((namespace, name), None)
+        if self.pods.pop((namespace, name), None) is not None:
+            self._changes += 1
+
+    def listed(self) -> tuple[PendingPodRecord, ...]:
+        """Every Pending pod, the oldest first (sorted again only after a change)."""
+        changes, pods = self._listed
+        if changes != self._changes:
+            pods = tuple(sorted(self.pods.values(), key=lambda p: (p.created, p.namespace, p.name)))
+            self._listed = (self._changes, pods)
+        return pods
 
     def warning(self, ev: WarningEvent) -> None:
         """Note a Warning event: quota rejections and pod start failures are kept."""
@@ -158,4 +184,5 @@ def build_scheduler(
         quotas_known=quotas_known,
         start_failures=pending.starts.group(pods, now, zone_of or (lambda _node: "")),
         events_known=events_known,
+        pending_pods=pending.listed(),
     )

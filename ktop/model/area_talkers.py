@@ -19,6 +19,7 @@ from statistics import median
 
 from ktop.model.events import ApfRequestsFailed, ApfRequestsRead, ApfTalker
 from ktop.model.snapshot import TALKER_WINDOW_S, TalkerRow, TalkersView
+from ktop.model.text import fmt_si, numeric
 
 
 @dataclass(slots=True)
@@ -90,6 +91,11 @@ def _client(t: ApfTalker) -> str:
     return t.user or t.distinguisher or "(no user)"
 
 
+def _shown(x: float) -> float:
+    """``x`` as the talkers table prints it (``fmt_si``: 12.4 and 11.6 are both ``12``)."""
+    return numeric(fmt_si(x)) or 0.0
+
+
 def _fold(
     fresh: dict[str, list[ApfRequestsRead]], unread: tuple[tuple[str, str], ...]
 ) -> TalkersView:
@@ -138,12 +144,14 @@ def _fold(
         )
         for (pl, client), a in accs.items()
     ]
+    # By the numbers as printed (seats and queued in fmt_si), then by name: averages
+    # that move below the printed precision never swap two rows.
     rows.sort(
         key=lambda r: (
-            -round(level_waiting[r.priority_level], 1),
-            -round(level_seats[r.priority_level], 1),
+            -_shown(level_waiting[r.priority_level]),
+            -_shown(level_seats[r.priority_level]),
             r.priority_level,
-            -round(r.seats + r.waiting, 1),
+            -(_shown(r.seats) + _shown(r.waiting)),
             r.client,
         )
     )

@@ -95,6 +95,9 @@ class ClusterModel:
         self.started_at: float | None = None
         """When the source started (its first ``SourceStarted``): until an input is due,
         an area without data is waiting, not failed."""
+        self.first_data_due_s = FIRST_DATA_DUE_S
+        """How long after the start the first data is due (the first ``SourceStarted``'s,
+        from the source's cadence)."""
         self.context = ""
         self.source_detail = ""
         self.series: dict[Target, TargetSeries] = {}
@@ -115,6 +118,8 @@ class ClusterModel:
         self._cache: dict[Area, Any] = {}
         self._seq = 0
         self.self_cost: ev.SelfCost | None = None
+        self.pace: ev.SimPace | None = None
+        """How fast the source's clock moves against the asked speed (the simulator)."""
         self.history = History(self.config.history_s, self.config.history_step_s)
         self.identities: tuple[str, ...] | None = None
         self.metrics_only = ""
@@ -150,6 +155,7 @@ class ClusterModel:
             ev.FeedFailed: self._feed_failed,
             ev.ObjectsSkipped: self._objects_skipped,
             ev.SelfCost: self._self_cost,
+            ev.SimPace: self._pace,
             ev.ClockTick: self._tick,
             ev.HistoryBackfilled: self._backfilled,
             ev.MetricsOnlyMode: self._metrics_only,
@@ -258,6 +264,8 @@ class ClusterModel:
         self.source_kind, self.context, self.source_detail = e.kind, e.context, e.detail
         if self.started_at is None:
             self.started_at = e.at
+            if e.first_data_due_s is not None:
+                self.first_data_due_s = e.first_data_due_s
 
     def _feed_ok(self, feed: str, at: float) -> None:
         h = self.feeds.get(feed)
@@ -283,6 +291,9 @@ class ClusterModel:
 
     def _self_cost(self, e: ev.SelfCost) -> None:
         self.self_cost = e
+
+    def _pace(self, e: ev.SimPace) -> None:
+        self.pace = e
 
     def _backfilled(self, e: ev.HistoryBackfilled) -> None:
         self.history.backfill({k: pts for k, pts in e.series})
@@ -380,11 +391,12 @@ class ClusterModel:
 
     def _waiting(self) -> str:
         """Why a component with no series yet is unknown while its first scrape is not
-        due (:data:`FIRST_DATA_DUE_S` after the start); empty after that.
+        due (:attr:`first_data_due_s` after the start); empty after that.
         """
-        if self.started_at is None or self.now - self.started_at > FIRST_DATA_DUE_S:
+        due = self.first_data_due_s
+        if self.started_at is None or self.now - self.started_at > due:
             return ""
-        return f"waiting for the first scrape (due within {FIRST_DATA_DUE_S:g} s of the start)"
+        return f"waiting for the first scrape (due within {due:g} s of the start)"
 
     def _build_apf(self) -> Any:
         series, health = self._component(Component.APISERVER)
@@ -523,6 +535,7 @@ class ClusterModel:
             context=self.context,
             source_detail=self.source_detail,
             started_at=self.started_at,
+            first_data_due_s=self.first_data_due_s,
             apf=self._cache[Area.APF],
             apiservers=self._cache[Area.APISERVERS],
             etcd=self._cache[Area.ETCD],
@@ -532,6 +545,7 @@ class ClusterModel:
             window_s=self.config.window_s,
             seq=self._seq,
             self_cost=self.self_cost,
+            pace=self.pace,
             leaders=tuple(build_leader(c, *self._component(c)) for c in ELECTED),
         )
         self.history.record(self.now, read_signals(snap))

@@ -367,6 +367,10 @@ class SourceStarted:
     context: str
     """The kube context, or the scenario name for the simulator."""
     detail: str = ""
+    first_data_due_s: float | None = None
+    """How long after this start every input's first data is due, from the cadences the
+    source reads at (``ktop.model.snapshot.first_data_due_s``); None: the default
+    (``FIRST_DATA_DUE_S``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -421,6 +425,31 @@ class SelfCost:
     by_destination: tuple[tuple[str, int, int], ...] = ()
     """``(destination, requests, bytes)`` since start, per apiserver instance, Prometheus
     and component endpoint."""
+
+
+PACE_BEHIND_RATIO = 0.9
+"""The simulator is behind when its clock moved at less than this share of the asked speed."""
+
+
+@dataclass(frozen=True, slots=True)
+class SimPace:
+    """How fast the simulator's clock moved against the wall clock (``ktop demo
+    --speed``): over the last ``window_s`` wall seconds it advanced ``effective_speed``
+    simulated seconds per wall second, asked to advance ``speed``.
+    """
+
+    at: float
+    speed: float
+    """The asked speed (simulated seconds per wall second)."""
+    effective_speed: float
+    """The speed measured over the window (less than asked on a busy machine)."""
+    window_s: float
+    """The wall seconds measured over."""
+
+    @property
+    def behind(self) -> bool:
+        """The clock moved at less than :data:`PACE_BEHIND_RATIO` of the asked speed."""
+        return self.effective_speed < PACE_BEHIND_RATIO * self.speed
 
 
 @dataclass(frozen=True, slots=True)
@@ -490,6 +519,7 @@ Event = (
     | FeedFailed
     | ObjectsSkipped
     | SelfCost
+    | SimPace
     | ClockTick
     | HistoryBackfilled
     | MetricsOnlyMode

@@ -7,11 +7,11 @@ analysis reads it; neither can change it. Formulas for every field are in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ktop.model.events import Area, SelfCost
+from ktop.model.events import Area, SelfCost, SimPace
 from ktop.model.history import EMPTY_HISTORY, HistoryView
 from ktop.model.leaders import LeaderStatus
 from ktop.model.list_sizes import ListSize
@@ -29,7 +29,17 @@ FIRST_DATA_DUE_S = 30.0
 """An input is due to deliver its first data this long after the source started (every
 feed's first page and every target's first scrape, at the slowest default cadence, with
 room for a busy machine); until then an area without data is *waiting*, after that it
-is *failed* (never read)."""
+is *failed* (never read). A source that reads slower than that says when its first data
+is due (:func:`first_data_due_s`, ``SourceStarted.first_data_due_s``)."""
+
+
+def first_data_due_s(cadences_s: Iterable[float]) -> float:
+    """How long after its start a source's first data is due, given the cadences its
+    inputs are read at: twice the slowest (the first read, and one more that must land
+    if the first was lost), and never less than :data:`FIRST_DATA_DUE_S`.
+    """
+    return max([FIRST_DATA_DUE_S, *(2 * c for c in cadences_s)])
+
 
 STALE_AFTER_S = 60.0
 """An input silent this long is stale (a scrape or feed silent for 6 polls): an area
@@ -408,28 +418,39 @@ class ClusterSnapshot:
     """Increases by one with every published snapshot."""
     self_cost: SelfCost | None = None
     """ktop's own load on the cluster (live sources only)."""
+    pace: SimPace | None = None
+    """How fast the source's clock moves against the asked speed (the simulator only)."""
     history: HistoryView = EMPTY_HISTORY
     """Every signal's recent past (``ktop/model/signals.py``), this snapshot included."""
     leaders: tuple[LeaderStatus, ...] = ()
     """Who leads the scheduler and the controller-manager (``ktop/model/leaders.py``)."""
     started_at: float | None = None
     """When the source started (None when unknown: an old recording's keyframe)."""
+    first_data_due_s: float = FIRST_DATA_DUE_S
+    """How long after the start the source's first data is due (from its cadence)."""
 
     def area_waiting_s(self, area: Area) -> float | None:
         """Seconds since the source started when the area is *waiting*: no input of it has
         delivered data or failed yet, and its first data is not yet due
-        (:data:`FIRST_DATA_DUE_S`); None when it is not waiting (it has data, an input
-        failed, the data is overdue, or the start is unknown).
+        (:attr:`first_data_due_s` after the start); None when it is not waiting (it has
+        data, an input failed, the data is overdue, or the start is unknown).
         """
         if self.started_at is None:
             return None
         since = max(0.0, self.at - self.started_at)
-        if since > FIRST_DATA_DUE_S:
+        if since > self.first_data_due_s:
             return None
         inputs = self.area_freshness(area)
         if any(f.last_ok is not None or f.error for f in inputs):
             return None
         return since
+
+    def area_due_in_s(self, area: Area) -> float | None:
+        """Seconds until the area's first data is due while it is *waiting* (0 at the due
+        time itself); None when it is not waiting.
+        """
+        since = self.area_waiting_s(area)
+        return None if since is None else max(0.0, self.first_data_due_s - since)
 
     def area_freshness(self, area: Area) -> tuple[Freshness, ...]:
         """The inputs that feed one area."""

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import overload
 
+from ktop.model.events import NodeRecord, Readiness
 from ktop.model.values import Val
 
 # --------------------------------------------------------------------------
@@ -61,6 +64,85 @@ class NotReadyNode:
     tainted_not_ready: bool
 
 
+NO_LEASE = "no lease"
+"""Why a listed node's Lease lag is unknown."""
+
+
+@dataclass(frozen=True, slots=True)
+class NotReadyList(Sequence[NotReadyNode]):
+    """Every node that is not Ready, longest first; a row is built only when read.
+
+    During a zone outage at 100,000 nodes tens of thousands of nodes are listed:
+    the list holds the model's own frozen node records and their Lease renew
+    times (shared, not copied), and a screen builds the rows it shows. Lease lag
+    is ``origin - renew`` (``origin`` is the snapshot's clock, or 0 when Leases
+    are sampled and a renew holds minus its lag).
+    """
+
+    records: tuple[NodeRecord, ...] = ()
+    renews: tuple[float | None, ...] = ()
+    origin: float = 0.0
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    @overload
+    def __getitem__(self, index: int) -> NotReadyNode: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[NotReadyNode, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> NotReadyNode | tuple[NotReadyNode, ...]:
+        if isinstance(index, slice):
+            return tuple(self._node(i) for i in range(*index.indices(len(self.records))))
+        if index < 0:
+            index += len(self.records)
+        if not 0 <= index < len(self.records):
+            raise IndexError(index)
+        return self._node(index)
+
+    def __iter__(self) -> Iterator[NotReadyNode]:
+        return (self._node(i) for i in range(len(self.records)))
+
+    def _node(self, i: int) -> NotReadyNode:
+        node, renew = self.records[i], self.renews[i]
+        lag = Val.of(max(0.0, self.origin - renew)) if renew is not None else Val.unknown(NO_LEASE)
+        return NotReadyNode(
+            name=node.name,
+            region=node.region,
+            zone=node.zone,
+            rack=node.rack,
+            ready=node.ready.value,
+            since=node.ready_since,
+            lease_lag_s=lag,
+            tainted_unreachable=node.unreachable_taint,
+            tainted_not_ready=node.not_ready_taint,
+        )
+
+    @classmethod
+    def of(cls, nodes: Iterable[NotReadyNode]) -> NotReadyList:
+        """A list of ready-made rows (tests and fixtures), in the order given."""
+        listed = tuple(nodes)
+        return cls(
+            records=tuple(
+                NodeRecord(
+                    n.name,
+                    n.region,
+                    n.zone,
+                    n.rack,
+                    Readiness(n.ready),
+                    n.since,
+                    unreachable_taint=n.tainted_unreachable,
+                    not_ready_taint=n.tainted_not_ready,
+                )
+                for n in listed
+            ),
+            renews=tuple(
+                -n.lease_lag_s.value if n.lease_lag_s.value is not None else None for n in listed
+            ),
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class ZoneHealth:
     """One zone as the node lifecycle controller exports it (``node_collector_*``)."""
@@ -112,9 +194,9 @@ class NodesSnapshot:
     cordoned: int
     zones: tuple[DomainRollup, ...]
     racks: tuple[DomainRollup, ...]
-    """Per rack, only racks with unhealthy nodes or lease lag first; capped."""
-    not_ready_nodes: tuple[NotReadyNode, ...]
-    """The longest-NotReady nodes first; capped."""
+    """Every rack, those with unhealthy nodes or the oldest Lease first."""
+    not_ready_nodes: NotReadyList
+    """Every not-Ready node, the longest-NotReady first (rows built when read)."""
     lease_lag_p99_s: Val
     heartbeat_writes_per_s: Val
     """nodes / lease renew interval (capacity arithmetic, 000 §1.2)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ktop.model.events import PodWait
+from ktop.model.events import PendingPodRecord, PodWait
 from ktop.model.values import Val
 
 # --------------------------------------------------------------------------
@@ -92,6 +92,8 @@ class SchedulerSnapshot:
     """False when Warning events are not read by this source."""
     metrics_only: MetricsOnlyScheduler | None = None
     """Set in metrics-only mode: per-plugin counts instead of the pods' own messages."""
+    pending_pods: tuple[PendingPodRecord, ...] = ()
+    """Every Pending pod seen through the API, the oldest first (shared, not copied)."""
     bindings_per_s: Val = NO_APISERVER_METRICS
     """Pods bound per second, as the apiservers count them (``POST pods/binding`` answered
     201): the scheduler's throughput, readable where the scheduler itself is not."""

@@ -119,6 +119,7 @@ def export_state(model: ClusterModel) -> dict[str, Plain]:
         "context": model.context,
         "source_detail": model.source_detail,
         "started_at": model.started_at,
+        "first_data_due_s": model.first_data_due_s,
         "series": [_series_out(ts) for ts in model.series.values()],
         "targets": [[to_plain(t), _health(h)] for t, h in model.targets.items()],
         "apf_dumps": [[i, [to_plain(x) for x in d]] for i, d in model.apf_dumps.items()],
@@ -138,6 +139,7 @@ def export_state(model: ClusterModel) -> dict[str, Plain]:
         },
         "_seq": model._seq,
         "self_cost": None if model.self_cost is None else to_plain(model.self_cost),
+        "pace": None if model.pace is None else to_plain(model.pace),
         "identities": None if model.identities is None else list(model.identities),
         "metrics_only": model.metrics_only,
         "readiness": [[label, [list(r) for r in rows]] for label, rows in model.readiness.items()],
@@ -178,6 +180,9 @@ def import_state(state: dict[str, Plain], config: ModelConfig | None = None) -> 
     m.source_detail = state.get("source_detail", "")
     started = state.get("started_at")
     m.started_at = float(started) if isinstance(started, int | float) else None
+    due = state.get("first_data_due_s")
+    if isinstance(due, int | float):
+        m.first_data_due_s = float(due)
     for v in state.get("series", []):
         ts = _series_in(v)
         m.series[ts.target] = ts
@@ -211,6 +216,8 @@ def import_state(state: dict[str, Plain], config: ModelConfig | None = None) -> 
     m._seq = int(state.get("_seq", 0))
     cost = state.get("self_cost")
     m.self_cost = None if cost is None else from_plain(ev.SelfCost, cost)
+    pace = state.get("pace")
+    m.pace = None if pace is None else from_plain(ev.SimPace, pace)
     ids = state.get("identities")
     m.identities = None if ids is None else tuple(ids)
     m.metrics_only = str(state.get("metrics_only", ""))

@@ -9,6 +9,7 @@ leading ``~``.
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -128,6 +129,51 @@ def fmt_val(v: Val, fmt: Callable[[float], str] = fmt_si) -> str:
         return NOTHING if v.empty else UNKNOWN
     text = fmt(v.value)
     return LIFETIME_MARK + text if v.lifetime else text
+
+
+_NUMBER = re.compile(r"^[~<>]?(-?\d[\d,]*(?:\.\d+)?)\s*([a-zA-Zµ%/]*)")
+_SCALE: dict[str, float] = {
+    "": 1.0,
+    "%": 0.01,
+    "x": 1.0,
+    "k": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "µs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+    "d": 86400.0,
+    "B": 1.0,
+    "KiB": 1024.0,
+    "MiB": 1024.0**2,
+    "GiB": 1024.0**3,
+    "TiB": 1024.0**4,
+}
+
+
+def numeric(text: str) -> float | None:
+    """The value of a printed number such as ``1.2k``, ``612ms``, ``982MiB``, ``45%``,
+    ``12/s``, ``~3.3s``; None when the text is not one (``?``, ``-``, ``3/5``, a name).
+    """
+    match = _NUMBER.match(text.strip())
+    if match is None:
+        return None
+    number, unit = match.groups()
+    unit = unit.removesuffix("/s")  # a rate reads as its count
+    scale = _SCALE.get(unit)
+    if scale is None:
+        return None
+    return float(number.replace(",", "")) * scale
+
+
+def as_shown(v: Val, fmt: Callable[[float], str] = fmt_si) -> float | None:
+    """``v`` rounded the way ``fmt`` prints it (3.27 s prints ``3.3s``: 3.3), so that
+    what is ordered by it never moves on jitter the screen does not show; None when
+    unknown or empty.
+    """
+    return numeric(fmt_val(v, fmt))
 
 
 def short_instance(instance: str) -> str:

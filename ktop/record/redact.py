@@ -393,7 +393,13 @@ class Redactor:
                 out = replace(e, series=series)
             case ev.MetricsOnlyMode():
                 out = replace(e, why=self.text(e.why))
-            case ev.NodeReadinessByLabel() | ev.ClockTick() | ev.FeedSynced() | ev.LeasesSampled():
+            case (
+                ev.NodeReadinessByLabel()
+                | ev.ClockTick()
+                | ev.FeedSynced()
+                | ev.LeasesSampled()
+                | ev.SimPace()
+            ):
                 pass  # labels, zones, racks, feed names and numbers: nothing to hide
         result: ev.Event = self._sweep(e, out)
         return result

@@ -34,7 +34,14 @@ from ktop.ui.screens.help import HelpScreen, help_screen, key_rows
 from ktop.ui.screens.overview import OverviewScreen
 from ktop.ui.screens.timeline import TimelineScreen
 from ktop.ui.screens.triage import TriageScreen
-from ktop.ui.theming import DEFAULT_THEME, NO_COLOR_THEME, KtopTheme, all_themes, derived_status
+from ktop.ui.theming import (
+    DEFAULT_THEME,
+    NO_COLOR_THEME,
+    KtopTheme,
+    all_themes,
+    data_styles,
+    derived_status,
+)
 
 SOURCES_GROUP = "sources"
 _STRIP_COLOR = StripColor()
@@ -211,10 +218,12 @@ class KtopApp(App[None]):
         self.use_data_styles(styles)
 
     def use_data_styles(self, styles: RichTheme) -> None:
-        """Make the level styles (``ktop.ok`` ...) look like ``styles`` from now on."""
+        """Make the level styles (``ktop.ok`` ...) look like ``styles`` from now on (and the
+        critical count readable on a 16-colour terminal: :func:`data_styles`).
+        """
         if self._pushed_styles:
             self.console.pop_theme()
-        self.console.push_theme(styles)
+        self.console.push_theme(data_styles(styles, self.console.color_system))
         self._pushed_styles = True
         self.style_generation += 1
         if self.is_running and self.screen_stack:

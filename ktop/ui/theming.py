@@ -24,7 +24,13 @@ from textual.theme import Theme
 
 from ktop.files import THEME, FileRefusedError, read_text_bounded
 from ktop.model.scrub import scrub
-from ktop.ui.render.level import THEME_STATUSES, style_name
+from ktop.ui.render.level import (
+    CRITICAL_COUNT_STYLE,
+    STATUS_NAME,
+    THEME_STATUSES,
+    Level,
+    style_name,
+)
 
 DEFAULT_THEME = "ktop-dark"
 NO_COLOR_THEME = "monochrome"
@@ -261,3 +267,34 @@ def derived_status(theme: Theme) -> RichTheme:
     status = {"ok": ok, "warn": warn, "bad": f"bold {bad}", "unknown": unknown}
     status["stale"] = f"reverse {warn}"
     return RichTheme({style_name(k): Style.parse(v) for k, v in status.items()}, inherit=False)
+
+
+SIXTEEN_COLOURS = frozenset({"standard", "windows"})
+"""Rich's names of the colour systems with 16 colours (``TERM=xterm`` without
+``COLORTERM``, a legacy Windows console): every colour drawn is brought down to one of 16."""
+
+CRITICAL_COUNT_16 = "bold #ffffff on #aa0000"
+"""The critical count on 16 colours: bright white on red. A theme's bad colour, brought
+down to 16 colours, may land on bright red over a status line brought down to bright
+black (#ff0000 on #7f7f7f in xterm: 1.0:1). These two are entries of the palette Rich
+brings colours down to (``rich._palettes.STANDARD_PALETTE``), so they become exactly
+colours 15 and 1 whatever the theme (an ANSI colour name would first go through
+Textual's ANSI-to-truecolour filter and could come back as another colour): in xterm's
+palette #ffffff on #cd0000, 5.8:1."""
+CRITICAL_COUNT_16_PLAIN = "bold reverse #ffffff on #000000"
+"""The same for a theme whose bad style has no colour (monochrome): black on white
+(21:1), and reverse still marks it when ``NO_COLOR`` takes the colours away."""
+
+
+def data_styles(styles: RichTheme, color_system: str | None) -> RichTheme:
+    """The data styles to draw with: the theme's ``[status]`` styles plus the critical
+    count's (:data:`~ktop.ui.render.level.CRITICAL_COUNT_STYLE`), which is the theme's bad
+    style, or, when the terminal has 16 colours (``color_system``, Rich's name), a pair
+    that is readable there (:data:`CRITICAL_COUNT_16`).
+    """
+    bad = styles.styles.get(style_name(STATUS_NAME[Level.CRIT]), Style.parse("bold red"))
+    count = bad
+    if color_system in SIXTEEN_COLOURS:
+        plain = bad.color is None and bad.bgcolor is None
+        count = Style.parse(CRITICAL_COUNT_16_PLAIN if plain else CRITICAL_COUNT_16)
+    return RichTheme({**styles.styles, CRITICAL_COUNT_STYLE: count}, inherit=False)

@@ -20,7 +20,13 @@ from ktop.model.snapshot import (
     Freshness,
     SloRow,
 )
-from ktop.model.snapshot_nodes import DomainRollup, NodesSnapshot, NotReadyNode, ZoneState
+from ktop.model.snapshot_nodes import (
+    DomainRollup,
+    NodesSnapshot,
+    NotReadyList,
+    NotReadyNode,
+    ZoneState,
+)
 from ktop.model.snapshot_scheduler import ReasonCount, SchedulerSnapshot
 from ktop.model.values import Val
 
@@ -229,7 +235,7 @@ def nodes() -> NodesSnapshot:
         cordoned=3,
         zones=zones,
         racks=racks,
-        not_ready_nodes=not_ready,
+        not_ready_nodes=NotReadyList.of(not_ready),
         lease_lag_p99_s=v(180),
         heartbeat_writes_per_s=v(60),
         nodes_known=True,

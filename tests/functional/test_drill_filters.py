@@ -11,9 +11,9 @@ import pytest
 from ktop.model.events import Area
 from ktop.ui.app import KtopApp
 from ktop.ui.render.areas import AREA_KEYS, drill_view
-from ktop.ui.render.view import TableSpec
+from ktop.ui.render.view import Row, TableSpec
 from ktop.ui.screens.drill import DrillScreen
-from ktop.ui.widgets.snapshot_table import SnapshotTable
+from ktop.ui.widgets.snapshot_table import WINDOW, SnapshotTable
 from tests.functional.scenarios import SCENARIO_TIMES, scenario_events
 
 NOWHERE = "no-row-has-this-text"
@@ -26,20 +26,27 @@ SCENARIO_OF: dict[Area, str] = {
 }
 
 
+def all_rows(spec: TableSpec) -> tuple[Row, ...]:
+    """Every row of the spec, a long (lazy) list's built one by one."""
+    return spec.all_rows()
+
+
 def expected(spec: TableSpec, text: str) -> list[str]:
-    """Keys of the spec's rows with ``text`` in some cell (any case), in the spec's order."""
+    """Keys of the spec's rows with ``text`` in some cell (any case), in the spec's order
+    (the first ``WINDOW`` of them: what a table holds at once).
+    """
     needle = text.lower()
     keys: list[str] = []
-    for i, row in enumerate(spec.rows):
+    for i, row in enumerate(all_rows(spec)):
         key = row.key if row.key not in keys else f"{row.key}#{i}"
         if any(needle in c.plain.lower() for c in row.cells):
             keys.append(key)
-    return keys
+    return keys[:WINDOW]
 
 
 def unique_text(spec: TableSpec) -> str | None:
     """A cell text found in exactly one row (None when every text repeats)."""
-    for row in spec.rows:
+    for row in all_rows(spec)[:WINDOW]:
         for cell in row.cells:
             text = cell.plain.strip()
             if len(text) >= 3 and len(expected(spec, text)) == 1:
@@ -67,7 +74,7 @@ async def test_every_table_s_filter_shows_exactly_the_rows_that_match(area: Area
         checked = 0
         for spec in view.tables:
             table = screen.table(spec.key)
-            if not spec.rows:
+            if not all_rows(spec):
                 continue
             all_keys = expected(spec, "")
             one = unique_text(spec)
@@ -83,8 +90,8 @@ async def test_every_table_s_filter_shows_exactly_the_rows_that_match(area: Area
         assert checked, f"{area.value} has a table with rows"
 
         # a kept filter holds across refreshes: the rows shown still match and follow
-        spec = next(s for s in view.tables if s.rows)
-        text = unique_text(spec) or spec.rows[0].cells[0].plain.strip()
+        spec = next(s for s in view.tables if all_rows(s))
+        text = unique_text(spec) or all_rows(spec)[0].cells[0].plain.strip()
         table = screen.table(spec.key)
         table.set_filter(text)
         hub.ingest(later[half:])
@@ -93,7 +100,7 @@ async def test_every_table_s_filter_shows_exactly_the_rows_that_match(area: Area
         fresh = next(s for s in drill_view(app.frame.snapshot, area).tables if s.key == spec.key)
         assert table.row_keys == expected(fresh, text)
         for key in table.row_keys:
-            row = next(r for r in fresh.rows if r.key == key.split("#")[0])
+            row = next(r for r in all_rows(fresh) if r.key == key.split("#")[0])
             assert [table.cell_text(key, c.key) for c in fresh.columns] == [
                 c.plain for c in row.cells
             ]

@@ -1,6 +1,6 @@
 """Waiting, stale and failed are different states: before an input's first data is due
-the screen says the area waits (not failed, not healthy); once it is overdue it says it
-was never read; when data comes it shows the data."""
+the screen says the area waits (not failed, not healthy) and when its data is due; once
+it is overdue it says it was never read; when data comes it shows the data."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ def test_before_the_first_data_is_due_every_area_waits() -> None:
     published = started_hub().latest
     snap = published.snapshot
     line = ages(snap).plain
-    assert line == " ".join(f"{a} wait" for a in ("apf", "api", "etcd", "sched", "nodes"))
-    assert "!" not in line and "never" not in line
+    assert line == f"waiting for first data, due in {FIRST_DATA_DUE_S:.0f}s"
+    assert "!" not in line and "never" not in line and "✖" not in line
     for area in Area:
         view = overview_panel(snap, area, rows=6, width=60)
         assert "waiting for first data" in view.title.plain
@@ -49,7 +49,7 @@ def test_once_overdue_an_area_without_data_is_shown_as_never_read() -> None:
     snap = hub.latest.snapshot
     assert snap.started_at == T0
     line = ages(snap).plain
-    assert "wait" not in line and line.count("never!") == len(Area)
+    assert "wait" not in line and line.count("✖never") == len(Area)
     for area in Area:
         assert "waiting" not in overview_panel(snap, area, rows=6, width=60).title.plain
 
@@ -70,7 +70,9 @@ async def test_the_first_frame_of_a_live_start_says_waiting(size: tuple[int, int
         await pilot.pause()
         text = screen_text(app)
         assert "waiting for first data" in text
-        assert "never!" not in text and "0/" not in text
+        # when: on every panel's border, and once in the status line
+        assert text.count(f"due in {FIRST_DATA_DUE_S:.0f}s") == len(Area) + 1
+        assert "never" not in text and "✖" not in text and "0/" not in text
         assert "No verdict" in text
 
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from ktop.model.snapshot import ApfSnapshot, ApiserversSnapshot, ClusterSnapshot, EtcdSnapshot
-from ktop.model.snapshot_nodes import NodesSnapshot, ZoneState
+from ktop.model.snapshot_nodes import NodesSnapshot, NotReadyList, ZoneState
 from ktop.model.snapshot_scheduler import SchedulerSnapshot
 from ktop.model.values import Val
 from tests.functional.factories import AT, apf_row, apiserver, member, zone
@@ -53,7 +53,7 @@ def healthy() -> ClusterSnapshot:
             cordoned=0,
             zones=zones,
             racks=(),
-            not_ready_nodes=(),
+            not_ready_nodes=NotReadyList(),
             lease_lag_p99_s=Val.of(5),
             heartbeat_writes_per_s=Val.of(2),
             nodes_known=True,

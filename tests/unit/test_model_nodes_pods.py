@@ -123,3 +123,42 @@ def test_pending_reasons_are_aggregated_and_quota_kept_apart() -> None:
     assert s.oldest_pending_s.value == pytest.approx(60)
     codes = {f.code for f in evaluate(m.snapshot())}
     assert {"KT-SCHED-001", "KT-SCHED-002", "KT-SCHED-003"} <= codes
+
+
+def test_every_not_ready_node_is_listed_longest_first_beyond_any_cap() -> None:
+    nodes = [
+        NodeRecord(
+            f"n{i:04d}", "reg", "a", f"r{i % 7}", Readiness.FALSE, T0 - 5000 + (i * 37) % 900
+        )
+        for i in range(1500)
+    ]
+    leases = {n.name: T0 - 60 - (i % 5) for i, n in enumerate(nodes) if i % 3}
+    m = _model([*nodes, _node(0, "a", Readiness.TRUE)], leases)
+    listed = m.snapshot().nodes.not_ready_nodes
+    expected = [n.name for n in sorted(nodes, key=lambda n: (n.ready_since, n.name))]
+    assert len(listed) == 1500
+    assert [n.name for n in listed] == expected
+    by_name = {n.name: n for n in listed}
+    for i, node in enumerate(nodes):
+        lag = by_name[node.name].lease_lag_s
+        if i % 3:
+            assert lag.value == pytest.approx(60 + i % 5)
+        else:
+            assert lag.value is None and lag.reason == "no lease"
+    assert listed[-1].name == expected[-1] and listed[2:4][1].name == expected[3]
+
+
+def test_the_not_ready_list_is_sorted_again_only_after_a_change() -> None:
+    nodes = [_node(i, "a", Readiness.UNKNOWN) for i in range(50)]
+    m = _model(nodes, {"na1": T0 - 30})
+    first = m.snapshot().nodes.not_ready_nodes
+    m.apply_all([LeaseRenewed(T0, "na0", T0 - 99)])  # a not-Ready node's Lease
+    second = m.snapshot().nodes.not_ready_nodes
+    assert second.records is not first.records
+    assert second[0].lease_lag_s.value == pytest.approx(99)
+    m.apply_all([NodeUpserted(T0, _node(60, "a", Readiness.TRUE))])  # a Ready node: no change
+    third = m.snapshot().nodes.not_ready_nodes
+    assert third.records is second.records
+    m.apply_all([NodeUpserted(T0, _node(3, "a", Readiness.TRUE))])  # one recovers
+    fourth = m.snapshot().nodes.not_ready_nodes
+    assert "na3" not in {n.name for n in fourth} and len(fourth) == 49

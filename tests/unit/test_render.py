@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from ktop.model.events import Area
+from ktop.model.events import Area, PendingPodRecord, PodWait
 from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.text import (
     fmt_age,
@@ -223,7 +223,7 @@ def test_scheduler_keeps_gated_and_quota_apart() -> None:
     assert view.title.plain == "scheduler ▲ 1,252 pending · bound 12/s · oldest 12m"
     assert plain[1] == "gated 40 · quota-rej 3 (admission)"
     assert plain[2].split() == ["1,100", "Insufficient", "cpu"]
-    reasons, waits, _queues, quotas = scheduler.tables(snap.scheduler)
+    reasons, waits, _queues, quotas, _pending = scheduler.tables(snap.scheduler, snap.at)
     assert reasons.rows[0].cells[3].plain == "batch/job-1, batch/job-2"
     assert quotas.rows == () and quotas.empty == "? ResourceQuotas not read"
     by_key = {r.key: r.cells[1].plain for r in waits.rows}
@@ -252,9 +252,9 @@ def test_nodes_panel_zone_states() -> None:
     assert rows[1] == ["✓", "zone-b", "199/200", "▲1", "Normal", "9.0s"]
     zones, racks, not_ready = nodes.tables(snap.nodes, snap.at)
     assert [c.plain for c in zones.rows[0].cells[:4]] == ["✖", "-", "zone-a", "✖ FullDisruption"]
-    assert racks.rows[0].key == "zone-a/rack-01"
-    assert not_ready.rows[0].cells[4].plain == "3m"
-    assert not_ready.rows[0].cells[6].plain == "unreachable"
+    assert racks.all_rows()[0].key == "zone-a/rack-01"
+    assert not_ready.all_rows()[0].cells[4].plain == "3m"
+    assert not_ready.all_rows()[0].cells[6].plain == "unreachable"
 
 
 def test_partial_disruption_is_warning() -> None:
@@ -282,10 +282,10 @@ def test_status_line_fits_80_columns() -> None:
     assert len(out.plain) <= 80
     assert out.plain.startswith("demo sim/zone-out")
     assert "15:06:40Z" in out.plain
-    assert "etcd 2m!" in out.plain and "nodes 1s" in out.plain
+    assert "etcd ✖2m" in out.plain and "nodes 1s" in out.plain  # etcd-1 fails
     assert out.plain.endswith("✖1 ▲1 ?1")
     wide = status_line(snap, findings(), 160).plain
-    assert wide.startswith("demo sim/zone-outage │ 15:06:40Z │ apf 2s api 2s etcd 2m!")
+    assert wide.startswith("demo sim/zone-outage │ 15:06:40Z │ apf 2s api 2s etcd ✖2m")
 
 
 @pytest.mark.parametrize(
@@ -299,8 +299,8 @@ def test_panel_ages_step_by_five_seconds_while_fresh(later_s: float, shown: str)
 
 
 def test_panel_ages_exact_when_stale_or_coarse() -> None:
-    snap = busy_snapshot()  # etcd's data is 2 minutes old: stale
-    assert panel_age(snap, Area.ETCD) == ("2m", True)
+    snap = busy_snapshot()  # etcd-1 refuses, its data 2 minutes old: failed
+    assert panel_age(snap, Area.ETCD) == ("failed 2m", True)
     # low bandwidth: a real age in 15 s steps (APF's data is 2 s old, then 47 s)
     assert panel_age(snap, Area.APF, coarse=True) == ("<15s", False)
     later = replace(snap, at=snap.at + 45)
@@ -310,7 +310,7 @@ def test_panel_ages_exact_when_stale_or_coarse() -> None:
 
 def test_ages_never_when_no_data() -> None:
     snap = replace(busy_snapshot(), freshness=())
-    assert ages(snap).plain == "apf never! api never! etcd never! sched never! nodes never!"
+    assert ages(snap).plain == "apf ✖never api ✖never etcd ✖never sched ✖never nodes ✖never"
 
 
 def test_findings_ranked_and_strip() -> None:
@@ -366,7 +366,7 @@ def test_quotas_near_their_limits_are_listed_with_units() -> None:
             QuotaUsage("web", "compute", "limits.memory", 0.95 * 2**40, 2**40),
         ),
     )
-    quotas = scheduler.tables(sched)[3]
+    quotas = scheduler.tables(sched, snap.at)[3]
     cells = [[c.plain for c in r.cells] for r in quotas.rows]
     assert cells[0] == ["ml/gpu", "requests.nvidia.com/gpu", "64", "64", "▲100%"]
     assert cells[1][0:2] == ["web/compute", "limits.memory"] and cells[1][3] == "1.0TiB"
@@ -402,3 +402,28 @@ def test_cost_line_names_every_destination() -> None:
     assert "6 requests so far (apiserver 3 (300B), etcd e0:2379 1 (0B), prometheus 2 (4.0KiB))" in (
         line_.plain
     )
+
+
+def test_every_pending_pod_is_listed_oldest_first_with_its_main_reason() -> None:
+
+    snap = busy_snapshot()
+    msg = (
+        "0/50 nodes are available: 3 node(s) had untolerated taint {x: y}, "
+        "47 Insufficient cpu. preemption: 0/50 nodes are available."
+    )
+    pods = tuple(
+        PendingPodRecord("batch", f"job-{i:04d}", snap.at - 600 + i, PodWait.UNSCHEDULABLE, "", msg)
+        for i in range(900)
+    )
+    spec = scheduler.tables(replace(snap.scheduler, pending_pods=pods), snap.at)[4]
+    assert spec.lazy is not None and spec.lazy.count == 900
+    first, last = spec.lazy.row(0), spec.lazy.row(899)
+    assert [c.plain for c in first.cells] == [
+        "batch",
+        "job-0000",
+        "unschedulable",
+        "10m",
+        "Insufficient cpu",
+    ]
+    assert last.key == "batch/job-0899"
+    assert [i for i in range(900) if "job-0777" in spec.lazy.search(i)] == [777]

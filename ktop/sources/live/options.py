@@ -7,9 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ktop.model.series import WINDOW_S
+from ktop.model.snapshot import first_data_due_s
 from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 from ktop.sources.live.components import TlsFiles
 from ktop.sources.live.prometheus_connect import PrometheusAuth
+from ktop.sources.live.timing import BACKFILL_TIMEOUT_S, FIRST_POLL_WAIT_S
 
 PROMETHEUS_AUTO = "auto"
 """``--prometheus auto``: find an in-cluster Prometheus and read it through the proxy."""
@@ -55,6 +57,24 @@ class LiveOptions:
     leases_per_round: int = 200
     """Node Leases are sampled, not watched: this many in rotation every ``lease_round_s``,
     plus those of not-Ready and lagging nodes (``leases.py``)."""
+
+    @property
+    def first_data_due_s(self) -> float:
+        """How long after the start every pane's first data is due: twice the slowest
+        cadence read (:func:`ktop.model.snapshot.first_data_due_s`); with Prometheus, not
+        before its start-up waits are over (its first answer and the history backfill,
+        which the apiserver discovery waits for).
+        """
+        cadences = [
+            self.apiserver_scrape_s,
+            self.apf_dump_s,
+            self.component_scrape_s,
+            self.lease_round_s,
+        ]
+        if self.prometheus:
+            cadences.append(self.prometheus_s)
+        due = first_data_due_s(cadences)
+        return max(due, FIRST_POLL_WAIT_S + BACKFILL_TIMEOUT_S) if self.prometheus else due
 
     @property
     def without_kubeconfig(self) -> bool:

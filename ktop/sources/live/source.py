@@ -171,7 +171,8 @@ class LiveSource:
             self.conn = await connect(self.o.kubeconfig, self.o.context, self.meter)
         self._session = aiohttp.ClientSession()
         try:
-            emit([SourceStarted(self.clock(), "live", self.conn.context, self.conn.server)])
+            due = self.o.first_data_due_s
+            emit([SourceStarted(self.clock(), "live", self.conn.context, self.conn.server, due)])
             t = KubeTransport(self.conn.api, self.meter)
             if self.o.metrics_only:
                 emit([MetricsOnlyMode(self.clock(), self.o.metrics_only_why)])
@@ -198,7 +199,7 @@ class LiveSource:
         """No kubeconfig: one cluster's series from a (global) Prometheus, nothing else."""
         where = self.o.cluster if self.o.cluster is not None else (self.o.prometheus or "")
         detail = f"{self.o.cluster_label}={where} at {self.o.prometheus}"
-        emit([SourceStarted(self.clock(), "live", where, detail)])
+        emit([SourceStarted(self.clock(), "live", where, detail, self.o.first_data_due_s)])
         emit([MetricsOnlyMode(self.clock(), self.o.metrics_only_why)])
         try:
             self.loops.start("prometheus", lambda: self._prometheus(None, emit), FEED_PROMETHEUS)

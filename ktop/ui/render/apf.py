@@ -18,7 +18,7 @@ from ktop.ui.render.level import (
     reading_level,
     worst,
 )
-from ktop.ui.render.sortkey import numeric
+from ktop.ui.render.sortkey import Larger, larger_first
 from ktop.ui.render.view import (
     Column,
     PanelView,
@@ -80,23 +80,17 @@ def rejected_text(row: ApfRow) -> str:
     return ", ".join(parts) or "-"
 
 
-def _shown(text: str) -> float:
-    """A printed number read back (so rows order by what the screen shows); unknown last."""
-    value = numeric(text)
-    return -1.0 if value is None else value
-
-
 def shown_order(rows: Sequence[ApfRow]) -> list[ApfRow]:
     """Worst first, by the values as printed: status, rejections, queued, wait p99; then by
     name. Jitter the screen does not show never swaps two rows.
     """
 
-    def key(r: ApfRow) -> tuple[float, float, float, float, str, str, str]:
+    def key(r: ApfRow) -> tuple[int, Larger, Larger, Larger, str, str, str]:
         return (
             -row_level(r),
-            -_shown(fmt_val(r.rejected_total_per_s, fmt_rate)),
-            -_shown(fmt_val(r.in_queue, fmt_si)),
-            -_shown(fmt_val(r.wait_p99_s, fmt_duration)),
+            larger_first(r.rejected_total_per_s, fmt_rate),
+            larger_first(r.in_queue, fmt_si),
+            larger_first(r.wait_p99_s, fmt_duration),
             r.priority_level,
             r.flow_schema,
             r.instance,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -9,17 +10,19 @@ from rich.text import Text
 
 from ktop.analysis.etcd_space import defrag_advice
 from ktop.model.events import Area
-from ktop.model.snapshot import FIRST_DATA_DUE_S, ClusterSnapshot
-from ktop.model.text import truncate
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.text import fmt_clock, truncate
 from ktop.ui.render import apf, apiservers, etcd, metrics_only, nodes, scheduler
 from ktop.ui.render.cost import cost_line
 from ktop.ui.render.level import STYLE, Level
 from ktop.ui.render.reasons import drill_reason_lines, input_errors, panel_note
+from ktop.ui.render.status import AreaState, area_state
 from ktop.ui.render.trend import AREA_CHARTS, WINDOWS, ChartData, chart_data
 from ktop.ui.render.view import DrillView, PanelView, title
 
 PanelFn = Callable[[ClusterSnapshot, "Text | None", int, int, bool], PanelView]
-"""An area's overview panel: snapshot, note, rows, width, whether an input is failing."""
+"""An area's overview panel: snapshot, note, rows, width, whether the area's data is
+stale or an input failing (its level is then never better than unknown)."""
 DrillFn = Callable[[ClusterSnapshot, tuple[Text, ...], tuple[Text, ...]], DrillView]
 """An area's drill-down: snapshot, the reasons' lines, ktop's own load line (if shown)."""
 
@@ -94,7 +97,7 @@ def _sched_drill(s: ClusterSnapshot, reasons: tuple[Text, ...], own: tuple[Text,
             (*reasons, metrics_only.scheduler_summary(sched, view)),
             metrics_only.scheduler_tables(sched, view),
         )
-    return DrillView((*reasons, scheduler.summary_line(sched)), scheduler.tables(sched))
+    return DrillView((*reasons, scheduler.summary_line(sched)), scheduler.tables(sched, s.at))
 
 
 def _nodes_panel(
@@ -133,7 +136,12 @@ AREA_VIEWS: dict[Area, AreaView] = {
         "3", "etcd members", _etcd_panel, _etcd_drill, drill_clock=True, name="etcd"
     ),
     Area.SCHEDULER: AreaView(
-        "4", "Scheduler: pending pods", _sched_panel, _sched_drill, name="scheduler"
+        "4",
+        "Scheduler: pending pods",
+        _sched_panel,
+        _sched_drill,
+        drill_clock=True,
+        name="scheduler",
     ),
     Area.NODES: AreaView(
         "5",
@@ -156,17 +164,17 @@ AREA_TITLES: dict[Area, str] = {area: view.title for area, view in AREA_VIEWS.it
 def render_key(snapshot: ClusterSnapshot, area: Area, *, drill: bool = False) -> object:
     """What an area's rendering depends on: equal keys render the same.
 
-    The area snapshot and the area's failing inputs, plus the source clock
-    where the view shows ages or uptimes.
+    The area snapshot, the area's failing inputs and its state (waiting, stale ...),
+    plus the source clock where the view shows ages or uptimes.
     """
     part = getattr(snapshot, area.value)
     errors = input_errors(snapshot.area_freshness(area))
     spec = AREA_VIEWS[area]
     own = snapshot.self_cost if drill and spec.cost else None
-    waiting = snapshot.area_waiting_s(area) is not None
+    state = (area_state(snapshot, area), snapshot.started_at, snapshot.first_data_due_s)
     if spec.drill_clock if drill else spec.panel_clock:
-        return (part, errors, snapshot.at, own, waiting)
-    return (part, errors, own, waiting)
+        return (part, errors, snapshot.at, own, state)
+    return (part, errors, own, state)
 
 
 SPARK_MIN_WIDTH = 30
@@ -230,21 +238,33 @@ def _panel(
 
 
 WAITING_SUMMARY = "waiting for first data"
-WAITING_LINE = (
-    f"no input has answered yet; its first data is due within {FIRST_DATA_DUE_S:g} s "
-    "of the start (then it is shown as failed)"
-)
+
+
+def waiting_line(snapshot: ClusterSnapshot) -> str:
+    """A waiting panel's line: when its first data is due (the border counts down)."""
+    due = snapshot.first_data_due_s
+    start = snapshot.started_at
+    when = "" if start is None else f" (by {fmt_clock(start + due)}Z)"
+    return (
+        f"first data due within {due:g} s of the start{when}; no input has answered yet, "
+        "and it is shown as failed if none has by then"
+    )
 
 
 def _full_panel(
     snapshot: ClusterSnapshot, area: Area, rows: int, width: int, note: Text | None
 ) -> PanelView:
-    if snapshot.area_waiting_s(area) is not None:
-        lines = (Text(truncate(WAITING_LINE, width), style="dim"),) if rows > 0 else ()
+    state = area_state(snapshot, area)
+    if state is AreaState.WAITING:
+        wrapped = textwrap.wrap(waiting_line(snapshot), max(4, width)) if rows > 0 else []
+        if len(wrapped) > rows:  # no room for all of it: the last line shown says it is cut
+            wrapped = [*wrapped[: rows - 1], truncate(" ".join(wrapped[rows - 1 :]), width)]
+        lines = tuple(Text(line, style="dim") for line in wrapped)
         name = AREA_VIEWS[area].name
         return PanelView(title(name, WAITING_SUMMARY, Level.NEUTRAL), lines, Level.NEUTRAL)
-    failing = any(f.error for f in snapshot.area_freshness(area))
-    return AREA_VIEWS[area].panel(snapshot, note, rows, width, failing)
+    # stale data or a failing input: the panel's level is at least unknown, never healthy
+    degraded = state in (AreaState.STALE, AreaState.FAILED)
+    return AREA_VIEWS[area].panel(snapshot, note, rows, width, degraded)
 
 
 def drill_view(snapshot: ClusterSnapshot, area: Area) -> DrillView:

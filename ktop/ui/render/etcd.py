@@ -32,6 +32,7 @@ from ktop.ui.render.level import (
     reading_level,
     worst,
 )
+from ktop.ui.render.sortkey import larger_first
 from ktop.ui.render.view import (
     Column,
     PanelView,
@@ -258,8 +259,10 @@ def tables(etcd: EtcdSnapshot, now: float) -> tuple[TableSpec, ...]:
 
 
 def client_tables(view: EtcdApiserverView | None) -> tuple[TableSpec, ...]:
-    """Drill-down of the apiservers' view: per instance, per request, object counts
-    (empty tables that say why when no apiserver exposes etcd client metrics).
+    """Drill-down of the apiservers' view: per instance, per request (the slowest p99
+    first, then the busiest), object counts (the most first), each by the values as
+    printed and then by name (empty tables that say why when no apiserver exposes etcd
+    client metrics).
     """
     empty = "(no apiserver exposes etcd client metrics)"
     if view is None:
@@ -306,10 +309,19 @@ def client_tables(view: EtcdApiserverView | None) -> tuple[TableSpec, ...]:
                 val_cell(r.errors_per_s, fmt_rate, graded(ETCD_CLIENT_ERRORS, r.errors_per_s)),
             ),
         )
-        for r in view.requests
+        for r in sorted(
+            view.requests,
+            key=lambda r: (
+                larger_first(r.p99_s, fmt_duration),
+                larger_first(r.requests_per_s, fmt_rate),
+                r.resource,
+                r.operation,
+            ),
+        )
     )
     obj_cols = (Column("resource", "resource"), Column("objects", "objects", 10))
-    obj_rows = tuple(Row(name, (text_cell(name), val_cell(v))) for name, v in view.objects)
+    objects = sorted(view.objects, key=lambda kv: (larger_first(kv[1]), kv[0]))
+    obj_rows = tuple(Row(name, (text_cell(name), val_cell(v))) for name, v in objects)
     return (
         TableSpec("etcd-clients", "etcd as the apiservers see it", inst_cols, inst_rows, empty),
         TableSpec("etcd-requests", "etcd requests by resource", req_cols, req_rows, empty),

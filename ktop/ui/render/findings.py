@@ -9,7 +9,7 @@ from rich.text import Text
 from ktop.analysis.findings import Finding, Severity
 from ktop.analysis.trends import DIRECTION_WORDS, Direction, Trend, since_words
 from ktop.model.text import truncate
-from ktop.ui.render.level import SEVERITY_LEVEL, SEVERITY_SYMBOL, STYLE
+from ktop.ui.render.level import CRITICAL_COUNT_STYLE, SEVERITY_LEVEL, SEVERITY_SYMBOL, STYLE
 
 NO_HISTORY = "no history for this finding"
 """Said of a finding whose reading has no signal history (a count over the window,
@@ -19,9 +19,12 @@ SEVERITY_ORDER = (Severity.CRITICAL, Severity.WARNING, Severity.UNKNOWN, Severit
 
 
 def ranked(findings: Sequence[Finding]) -> list[Finding]:
-    """Findings worse than OK, worst first, then by code."""
+    """Findings worse than OK, worst first, then by code, then by what each is about (its
+    signal names the level, instance or zone) and its title: a fixed order, whatever
+    order the rules found them in.
+    """
     shown = [f for f in findings if f.severity > Severity.OK]
-    return sorted(shown, key=lambda f: (-f.severity, f.code))
+    return sorted(shown, key=lambda f: (-f.severity, f.code, f.signal, f.title))
 
 
 def matches(f: Finding, needle: str) -> bool:
@@ -42,7 +45,8 @@ def counts(findings: Sequence[Finding]) -> Text:
         if n:
             if out:
                 out.append(" ")
-            out.append(f"{SEVERITY_SYMBOL[sev]}{n}", style=STYLE[SEVERITY_LEVEL[sev]])
+            style = CRITICAL_COUNT_STYLE if sev is Severity.CRITICAL else STYLE[SEVERITY_LEVEL[sev]]
+            out.append(f"{SEVERITY_SYMBOL[sev]}{n}", style=style)
     return out or Text("✓ no findings", style=STYLE[SEVERITY_LEVEL[Severity.OK]])
 
 

@@ -70,6 +70,10 @@ STYLE: dict[Level, str] = {
 STALE_STYLE = style_name(STALE)
 """Rich style for a stale or failing input (the theme's ``[status] stale``)."""
 
+CRITICAL_COUNT_STYLE = style_name("critical-count")
+"""Rich style for the count of critical findings (status line, findings screen): the
+theme's ``bad``, or a pair readable on 16 colours (``ktop.ui.theming.data_styles``)."""
+
 SEVERITY_LEVEL: dict[Severity, Level] = {
     Severity.OK: Level.OK,
     Severity.INFO: Level.NEUTRAL,

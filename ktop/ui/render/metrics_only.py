@@ -16,8 +16,10 @@ from ktop.model.events import Area
 from ktop.model.snapshot_nodes import MetricsOnlyNodes, ZoneHealth
 from ktop.model.snapshot_scheduler import MetricsOnlyScheduler, SchedulerSnapshot
 from ktop.model.text import counted, fmt_count, fmt_pct, fmt_val, truncate
+from ktop.model.values import Val
 from ktop.ui.render.level import STYLE, SYMBOL, ZONE_LEVEL, Level, worst
 from ktop.ui.render.scheduler import QUEUES, queue_line, reason_line
+from ktop.ui.render.sortkey import larger_first
 from ktop.ui.render.view import (
     Column,
     PanelView,
@@ -213,7 +215,7 @@ def scheduler_panel(
     gated = s.queue.get("gated")
     if gated is not None:
         body.append(Text(truncate(f"gated {fmt_val(gated)} (scheduler_pending_pods)", width)))
-    blocked = [(p, val) for p, val in v.unschedulable_by_plugin if val.value]
+    blocked = [(p, val) for p, val in plugin_order(v) if val.value]
     body += [reason_line(int(val.value or 0), plugin, width) for plugin, val in blocked]
     if not v.unschedulable_by_plugin:
         body.append(Text(truncate(f"plugins unknown: {v.plugins_reason}", width), style="dim"))
@@ -244,7 +246,7 @@ def scheduler_tables(s: SchedulerSnapshot, v: MetricsOnlyScheduler) -> tuple[Tab
                     val_cell(val, fmt_count_val, Level.WARN if val.value else Level.NEUTRAL),
                 ),
             )
-            for p, val in v.unschedulable_by_plugin
+            for p, val in plugin_order(v)
         ),
         empty=f"(unknown: {v.plugins_reason})",
     )
@@ -256,6 +258,13 @@ def fmt_count_val(x: float) -> str:
     return fmt_count(round(x))
 
 
+def plugin_order(v: MetricsOnlyScheduler) -> list[tuple[str, Val]]:
+    """Plugins by unschedulable pods as printed, the most first, then by name."""
+    return sorted(
+        v.unschedulable_by_plugin, key=lambda pv: (larger_first(pv[1], fmt_count_val), pv[0])
+    )
+
+
 def scheduler_summary(s: SchedulerSnapshot, v: MetricsOnlyScheduler) -> Text:
     """Drill-down header of the scheduler pane in metrics-only mode."""
     lvl = scheduler_level(s)
@@ -263,7 +272,7 @@ def scheduler_summary(s: SchedulerSnapshot, v: MetricsOnlyScheduler) -> Text:
     unsched = s.queue.get("unschedulable")
     out.append(f"{fmt_val(unsched, fmt_count_val) if unsched else '?'} unschedulable")
     if v.unschedulable_by_plugin:
-        plugin, val = v.unschedulable_by_plugin[0]
+        plugin, val = plugin_order(v)[0]
         out.append(f" · top plugin: {plugin} ({counted(val.value or 0, 'pod')})")
     out.append(f" · {VIEW} ({v.why})")
     return out

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from rich.text import Text
 
-from ktop.model.snapshot_nodes import DomainRollup, NodesSnapshot, NotReadyNode
+from ktop.model.snapshot_nodes import DomainRollup, NodesSnapshot, NotReadyList, NotReadyNode
 from ktop.model.text import fmt_age, fmt_count, fmt_duration, fmt_rate, fmt_val
 from ktop.model.values import Val, max_val
 from ktop.ui.render.level import (
@@ -15,8 +17,10 @@ from ktop.ui.render.level import (
     reading_level,
     worst,
 )
+from ktop.ui.render.sortkey import larger_first
 from ktop.ui.render.view import (
     Column,
+    LazyRows,
     PanelView,
     Row,
     TableCell,
@@ -81,7 +85,7 @@ def panel(
     header = line([TableCell(" zone", 0, "left"), *(TableCell(t, w) for t, w in spec)], width)
     header.stylize("dim")
     body = [_panel_row(z, wide, width) for z in n.zones]
-    racks = [r for r in n.racks if r.unhealthy]
+    racks = rack_order([r for r in n.racks if r.unhealthy])
     unbuilt = 0
     if racks and rows >= len(body) + 4:
         body.append(Text(" racks with unhealthy nodes", style="dim"))
@@ -139,6 +143,124 @@ def _taints(node: NotReadyNode) -> str:
     return ", ".join(name for name, on in names if on) or "-"
 
 
+NOT_READY_COLUMNS = (
+    Column("name", "node"),
+    Column("zone", "zone"),
+    Column("rack", "rack"),
+    Column("ready", "Ready", 7),
+    Column("since", "for", 6),
+    Column("lag", "lease lag", 9),
+    Column("taints", "taints"),
+)
+
+
+def not_ready_row(node: NotReadyNode, now: float) -> Row:
+    """One row of the NotReady list."""
+    return Row(
+        node.name,
+        (
+            text_cell(node.name),
+            text_cell(node.zone),
+            text_cell(node.rack),
+            text_cell(node.ready, Level.CRIT if node.ready == "False" else Level.WARN),
+            num_cell(fmt_age(None if node.since is None else now - node.since)),
+            val_cell(node.lease_lag_s, fmt_duration, lag_level(node.lease_lag_s)),
+            text_cell(_taints(node)),
+        ),
+    )
+
+
+def _not_ready_rows(listed: NotReadyList, now: float) -> LazyRows:
+    """Every not-Ready node, rows built for the part on screen only."""
+    recs, renews = listed.records, listed.renews
+
+    def taints(i: int) -> str:
+        r = recs[i]
+        names = [("unreachable", r.unreachable_taint), ("not-ready", r.not_ready_taint)]
+        return ", ".join(name for name, on in names if on) or "-"
+
+    def search(i: int) -> str:
+        r = recs[i]
+        return f"{r.name} {r.zone} {r.rack} {r.ready.value} {taints(i)}".lower()
+
+    def since(i: int) -> tuple[bool, float]:
+        at = recs[i].ready_since
+        return (at is None, -(at or 0.0))  # "for" ascending: the latest to fail first
+
+    def lag(i: int) -> tuple[bool, float]:
+        renew = renews[i]
+        return (renew is None, -(renew or 0.0))  # lag ascending: the latest renew first
+
+    return LazyRows(
+        count=len(listed),
+        row=lambda i: not_ready_row(listed[i], now),
+        search=search,
+        sort_keys={
+            "name": lambda i: recs[i].name,
+            "zone": lambda i: (recs[i].zone, recs[i].name),
+            "rack": lambda i: (recs[i].rack, recs[i].name),
+            "ready": lambda i: (recs[i].ready.value, recs[i].name),
+            "since": since,
+            "lag": lag,
+            "taints": taints,
+        },
+        source=recs,
+    )
+
+
+def rack_order(racks: Sequence[DomainRollup]) -> tuple[DomainRollup, ...]:
+    """Racks worst first by the values as printed: unhealthy nodes (NotReady and Unknown),
+    then lease lag max; then by zone and rack.
+    """
+    return tuple(
+        sorted(
+            racks,
+            key=lambda r: (
+                -r.unhealthy,
+                larger_first(r.lease_lag_max_s, fmt_duration),
+                r.region,
+                r.zone,
+                r.rack,
+            ),
+        )
+    )
+
+
+def _rack_rows(listed: tuple[DomainRollup, ...]) -> LazyRows:
+    """Every rack, worst first (:func:`rack_order`), rows built for the part on screen only."""
+    racks = rack_order(listed)
+
+    def count(field: str) -> Callable[[int], int]:
+        return lambda i: int(getattr(racks[i], field))
+
+    def lag(field: str) -> Callable[[int], tuple[bool, float]]:
+        def key(i: int) -> tuple[bool, float]:
+            v: Val = getattr(racks[i], field)
+            return (v.value is None, v.value or 0.0)  # unknown last
+
+        return key
+
+    return LazyRows(
+        count=len(racks),
+        row=lambda i: Row(
+            domain_name(racks[i]),
+            (text_cell(racks[i].zone), text_cell(racks[i].rack), *_domain_cells(racks[i])),
+        ),
+        search=lambda i: f"{racks[i].zone} {racks[i].rack}".lower(),
+        sort_keys={
+            "zone": lambda i: (racks[i].zone, racks[i].rack),
+            "rack": lambda i: (racks[i].rack, racks[i].zone),
+            "ready": lambda i: (racks[i].ready, racks[i].total),
+            "not_ready": count("not_ready"),
+            "unknown": count("unknown"),
+            "cordoned": count("cordoned"),
+            "lag_max": lag("lease_lag_max_s"),
+            "lag_p50": lag("lease_lag_p50_s"),
+        },
+        source=listed,
+    )
+
+
 def tables(n: NodesSnapshot, now: float) -> tuple[TableSpec, ...]:
     """Drill-down: zones with state, racks, and the NotReady node list."""
     zones = TableSpec(
@@ -169,38 +291,15 @@ def tables(n: NodesSnapshot, now: float) -> tuple[TableSpec, ...]:
         "racks",
         f"Racks ({n.rack_label})" if n.rack_label else "Racks",
         (Column("zone", "zone"), Column("rack", "rack"), *_DOMAIN_COLUMNS),
-        tuple(
-            Row(domain_name(r), (text_cell(r.zone), text_cell(r.rack), *_domain_cells(r)))
-            for r in n.racks
-        ),
+        (),
+        lazy=_rack_rows(n.racks),
     )
     nodes = TableSpec(
         "not_ready",
         "NotReady nodes (longest first)",
-        (
-            Column("name", "node"),
-            Column("zone", "zone"),
-            Column("rack", "rack"),
-            Column("ready", "Ready", 7),
-            Column("since", "for", 6),
-            Column("lag", "lease lag", 9),
-            Column("taints", "taints"),
-        ),
-        tuple(
-            Row(
-                node.name,
-                (
-                    text_cell(node.name),
-                    text_cell(node.zone),
-                    text_cell(node.rack),
-                    text_cell(node.ready, Level.CRIT if node.ready == "False" else Level.WARN),
-                    num_cell(fmt_age(None if node.since is None else now - node.since)),
-                    val_cell(node.lease_lag_s, fmt_duration, lag_level(node.lease_lag_s)),
-                    text_cell(_taints(node)),
-                ),
-            )
-            for node in n.not_ready_nodes
-        ),
+        NOT_READY_COLUMNS,
+        (),
+        lazy=_not_ready_rows(n.not_ready_nodes, now),
     )
     return (zones, racks, nodes)
 

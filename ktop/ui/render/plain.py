@@ -9,7 +9,7 @@ from ktop.model.events import Area
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.ui.render.areas import overview_panel
 from ktop.ui.render.findings import finding_line, ranked
-from ktop.ui.render.status import area_age, status_line
+from ktop.ui.render.status import state_words, status_line
 
 FINDING_WIDTH = 400
 """Findings are printed whole: a pasted line may wrap, but is never cut."""
@@ -36,9 +36,8 @@ def overview_text(
     out.append(status_line(snapshot, findings, width).plain)
     for area in Area:
         view = overview_panel(snapshot, area, PANEL_ROWS, width)
-        age, stale = area_age(snapshot, area)
         out.append("")
-        out.append(f"{view.title.plain}  [{age}{' stale' if stale else ''}]")
+        out.append(f"{view.title.plain}  [{state_words(snapshot, area)}]")
         out.extend(line.plain.rstrip() for line in view.lines if line.plain.strip())
     top = ranked(findings)
     out.append("")

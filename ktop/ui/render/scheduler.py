@@ -5,10 +5,12 @@ from __future__ import annotations
 from rich.text import Text
 
 from ktop.analysis import catalogue
+from ktop.model.area_scheduler import main_reason
 from ktop.model.events import PodWait
 from ktop.model.snapshot_scheduler import SchedulerSnapshot
 from ktop.model.text import (
     counted,
+    fmt_age,
     fmt_bytes,
     fmt_count,
     fmt_duration,
@@ -20,8 +22,10 @@ from ktop.model.text import (
 )
 from ktop.model.values import Val
 from ktop.ui.render.level import SEVERITY_LEVEL, STYLE, SYMBOL, Level
+from ktop.ui.render.sortkey import larger_first
 from ktop.ui.render.view import (
     Column,
+    LazyRows,
     PanelView,
     Row,
     TableSpec,
@@ -113,8 +117,10 @@ def panel(
     return PanelView(title("scheduler", summary, lvl), fit(body, note, rows), lvl)
 
 
-def tables(s: SchedulerSnapshot) -> tuple[TableSpec, ...]:
-    """Drill-down: reasons with example pods, pending by wait category, queues and attempts."""
+def tables(s: SchedulerSnapshot, now: float) -> tuple[TableSpec, ...]:
+    """Drill-down: reasons with example pods, pending by wait category, queues and attempts,
+    quotas near their limits, and every Pending pod.
+    """
     reasons = TableSpec(
         "reasons",
         "FailedScheduling reasons (pending pods blocked)",
@@ -189,7 +195,7 @@ def tables(s: SchedulerSnapshot) -> tuple[TableSpec, ...]:
         (Column("what", "what"), Column("value", "value", 9)),
         tuple(queue_rows),
     )
-    return (reasons, waits, queues, quota_table(s))
+    return (reasons, waits, queues, quota_table(s), pending_table(s, now))
 
 
 def _amount(resource: str, value: float) -> str:
@@ -202,7 +208,13 @@ def quota_level(used_ratio: float) -> Level:
 
 
 def quota_table(s: SchedulerSnapshot) -> TableSpec:
-    """ResourceQuotas at or near their hard limits (a different layer from placement)."""
+    """ResourceQuotas at or near their hard limits (a different layer from placement), the
+    fullest first by the share as printed, then by name.
+    """
+    quotas = sorted(
+        s.quotas_near_limit,
+        key=lambda q: (larger_first(Val.of(q.ratio), fmt_pct), q.namespace, q.name, q.resource),
+    )
     rows = tuple(
         Row(
             f"{q.namespace}/{q.name}/{q.resource}",
@@ -214,7 +226,7 @@ def quota_table(s: SchedulerSnapshot) -> TableSpec:
                 num_cell(fmt_pct(q.ratio), quota_level(q.ratio)),
             ),
         )
-        for q in s.quotas_near_limit
+        for q in quotas
     )
     empty = "none at 90 % or more" if s.quotas_known else "? ResourceQuotas not read"
     return TableSpec(
@@ -241,3 +253,53 @@ def summary_line(s: SchedulerSnapshot) -> Text:
         top = s.reasons[0]
         out.append(f" · top reason: {top.reason} ({counted(top.pods, 'pod')})")
     return out
+
+
+def pending_table(s: SchedulerSnapshot, now: float) -> TableSpec:
+    """Every Pending pod, the oldest first (rows built for the part on screen only)."""
+    pods = s.pending_pods
+
+    def row(i: int) -> Row:
+        pod = pods[i]
+        return Row(
+            f"{pod.namespace}/{pod.name}",
+            (
+                text_cell(pod.namespace),
+                text_cell(pod.name),
+                text_cell(pod.wait.value),
+                num_cell(fmt_age(now - pod.created)),
+                text_cell(main_reason(pod) or "-"),
+            ),
+        )
+
+    def search(i: int) -> str:
+        pod = pods[i]
+        return f"{pod.namespace} {pod.name} {pod.wait.value} {main_reason(pod)}".lower()
+
+    empty = "none" if s.pods_known else f"? {s.pods_reason or 'pending pods not listed'}"
+    return TableSpec(
+        "pending",
+        "Pending pods (oldest first)",
+        (
+            Column("namespace", "namespace"),
+            Column("pod", "pod"),
+            Column("wait", "waits", 13),
+            Column("age", "for", 6),
+            Column("reason", "main reason"),
+        ),
+        (),
+        empty=empty,
+        lazy=LazyRows(
+            count=len(pods),
+            row=row,
+            search=search,
+            sort_keys={
+                "namespace": lambda i: (pods[i].namespace, pods[i].name),
+                "pod": lambda i: (pods[i].name, pods[i].namespace),
+                "wait": lambda i: (pods[i].wait.value, pods[i].created),
+                "age": lambda i: -pods[i].created,
+                "reason": lambda i: (main_reason(pods[i]), pods[i].created),
+            },
+            source=pods,
+        ),
+    )

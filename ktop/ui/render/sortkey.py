@@ -1,42 +1,18 @@
-"""Sort keys for table cells: the numbers ktop prints, read back with their units."""
+"""Sort keys for table cells and rows: the numbers ktop prints, read back with their units,
+so that rows order by what the screen shows (never by jitter it does not show).
+"""
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 
-_NUMBER = re.compile(r"^[~<>]?(-?\d[\d,]*(?:\.\d+)?)\s*([a-zA-Zµ%/]*)")
-_SCALE: dict[str, float] = {
-    "": 1.0,
-    "%": 0.01,
-    "x": 1.0,
-    "k": 1e3,
-    "M": 1e6,
-    "G": 1e9,
-    "µs": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-    "d": 86400.0,
-    "B": 1.0,
-    "KiB": 1024.0,
-    "MiB": 1024.0**2,
-    "GiB": 1024.0**3,
-    "TiB": 1024.0**4,
-}
+from ktop.model.text import as_shown, fmt_si, numeric
+from ktop.model.values import Val
 
+__all__ = ["Larger", "larger_first", "numeric", "sort_key"]
 
-def numeric(text: str) -> float | None:
-    """The value of a cell such as ``1.2k``, ``612ms``, ``982MiB``, ``45%``, ``3/5``; else None."""
-    match = _NUMBER.match(text.strip())
-    if match is None:
-        return None
-    number, unit = match.groups()
-    unit = unit.removesuffix("/s")  # a rate reads as its count
-    scale = _SCALE.get(unit)
-    if scale is None:
-        return None
-    return float(number.replace(",", "")) * scale
+Larger = tuple[bool, float]
+"""What :func:`larger_first` gives: a part of a row's sort key."""
 
 
 def sort_key(text: str) -> tuple[int, float, str]:
@@ -48,3 +24,11 @@ def sort_key(text: str) -> tuple[int, float, str]:
     if plain in ("?", "-", ""):
         return (2, 0.0, plain)
     return (1, 0.0, plain.lower())
+
+
+def larger_first(v: Val, fmt: Callable[[float], str] = fmt_si) -> Larger:
+    """A row key part for "the largest first" by ``v`` as ``fmt`` prints it: values that
+    print the same tie (the rest of the key, a name, decides); unknown and empty last.
+    """
+    shown = as_shown(v, fmt)
+    return (shown is None, -(shown or 0.0))

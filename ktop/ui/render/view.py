@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from rich.text import Text
 
@@ -50,8 +50,29 @@ class Row:
 
 
 @dataclass(frozen=True, slots=True)
+class LazyRows:
+    """A long list whose rows are built only for the part of it on screen.
+
+    Row ``i`` (in the list's own order) is ``row(i)``; the filter searches
+    ``search(i)`` (the row's text, lower case) and sorting a column uses
+    ``sort_keys[column](i)``. ``source`` is the data the rows come from: a table
+    keeps its filtered and sorted order while ``source`` is the same object.
+    """
+
+    count: int
+    row: Callable[[int], Row]
+    search: Callable[[int], str]
+    sort_keys: Mapping[str, Callable[[int], Any]]
+    source: object
+
+
+@dataclass(frozen=True, slots=True)
 class TableSpec:
-    """A drill-down table: what columns, which rows."""
+    """A drill-down table: what columns, which rows.
+
+    A long list gives ``lazy`` instead of ``rows``: the table shows a window of
+    it, and the filter and the sort still reach every row.
+    """
 
     key: str
     title: str
@@ -59,6 +80,13 @@ class TableSpec:
     rows: tuple[Row, ...]
     empty: str = "(none)"
     """Shown in the title when there are no rows."""
+    lazy: LazyRows | None = None
+
+    def all_rows(self) -> tuple[Row, ...]:
+        """Every row, a long list's built here one by one (exports and tests)."""
+        if self.lazy is None:
+            return self.rows
+        return tuple(self.lazy.row(i) for i in range(self.lazy.count))
 
 
 @dataclass(frozen=True, slots=True)

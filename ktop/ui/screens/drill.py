@@ -101,6 +101,10 @@ class DrillScreen(KtopScreen):
             table.set_filter(text.strip())
         self._titles()
 
+    def on_snapshot_table_window_moved(self, _event: SnapshotTable.WindowMoved) -> None:
+        """A long list moved on: its title says which rows it holds."""
+        self._titles()
+
     def action_sort(self) -> None:
         """Sort the table in focus by the column under its cursor."""
         table = self.focused if isinstance(self.focused, SnapshotTable) else None
@@ -159,10 +163,14 @@ class DrillScreen(KtopScreen):
         """Each table's title: rows shown (of how many, when filtered), sort column."""
         for key, (title, empty) in self._titles_of.items():
             table = self.table(key)
-            shown = table.row_count
             count = counted(table.total_rows, "row") if table.total_rows else empty
             if table.filter_text:
-                count = f"{shown} of {counted(table.total_rows, 'row')} match {table.filter_text!r}"
+                count = (
+                    f"{table.matched:,} of {counted(table.total_rows, 'row')} "
+                    f"match {table.filter_text!r}"
+                )
+            if table.shown_range:
+                count += f" · {table.shown_range} shown, pgdn for more"
             if table.sort_by is not None:
                 arrow = "desc" if table.sort_reverse else "asc"
                 count += f" · sorted by {table.sort_by} {arrow}"

@@ -82,8 +82,7 @@ class AreaPanel(Widget):
         self._snapshot = snapshot
         if window_s is not None:
             self.window_s = window_s
-        text, stale = panel_age(snapshot, self.area, self.lean)
-        subtitle = f"{text} stale" if stale else text
+        subtitle, _ = panel_age(snapshot, self.area, self.lean)
         if subtitle != self._shown_subtitle:  # setting it, even to the same text, redraws
             self._shown_subtitle = subtitle
             self.border_subtitle = Text(subtitle, style="")

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual.message import Message
 from textual.widgets import DataTable
 
 from ktop.ui.render.sortkey import sort_key
-from ktop.ui.render.view import TableSpec
+from ktop.ui.render.view import LazyRows, TableSpec
+
+WINDOW = 200
+"""Rows of a long (lazy) list built and held by the table at a time."""
 
 
 class SnapshotTable(DataTable[Text]):
@@ -15,7 +19,15 @@ class SnapshotTable(DataTable[Text]):
     When the set of rows changes it clears and re-adds every row (one pass;
     never many ``remove_row`` calls, which are O(N) each), keeping the
     cursor on the same row key when that row survives.
+
+    A long list (a spec with :class:`LazyRows`) is shown a window of
+    :data:`WINDOW` rows at a time: the cursor keys move the window when the
+    cursor leaves it, so every row can be reached, and the filter and the sort
+    run over the whole list (its search text and sort keys, not built rows).
     """
+
+    class WindowMoved(Message):
+        """A long list's table now holds other rows (its title says which)."""
 
     def __init__(self, *, id: str | None = None, rows_only: bool = False) -> None:
         # A cell cursor lets `s` sort by the column under it; tables whose rows are
@@ -34,6 +46,12 @@ class SnapshotTable(DataTable[Text]):
         self.sort_reverse = False
         self.total_rows = 0
         """Rows in the spec before filtering."""
+        self.matched = 0
+        """Rows that pass the filter (on screen or not)."""
+        self.window_start = 0
+        """Where in the matching rows the rows held by the table begin (lazy lists)."""
+        self._order: tuple[object, str, str | None, bool, list[int]] | None = None
+        """A lazy list's filtered, sorted order, for (source, filter, sort, reverse)."""
         self._rebuild_next = False
         """The rows on screen may differ from ``_shown_rows`` (the filter or the sort
         changed): the next :meth:`show` re-adds every row, even when none match."""
@@ -50,14 +68,109 @@ class SnapshotTable(DataTable[Text]):
                 self.add_column(column.label, width=column.width, key=column.key)
             self._shown_columns = columns
             self._shown_rows = {}
-        rows = _unique_rows(spec)
-        self.total_rows = len(rows)
-        rows = self._filtered_sorted(rows)
+        if spec.lazy is not None:
+            rows = self._window(spec.lazy)
+        else:
+            rows = _unique_rows(spec)
+            self.total_rows = len(rows)
+            rows = self._filtered_sorted(rows)
+            self.matched, self.window_start = len(rows), 0
         if not self._rebuild_next and tuple(rows) == tuple(self._shown_rows):
             self._update_in_place(rows)
         else:
             self._rebuild(rows)
             self._rebuild_next = False
+
+    def _window(self, lazy: LazyRows) -> dict[str, tuple[Text, ...]]:
+        """The rows of the window of a lazy list, built now."""
+        order = self._lazy_order(lazy)
+        self.total_rows, self.matched = lazy.count, len(order)
+        self.window_start = max(0, min(self.window_start, self.matched - WINDOW))
+        rows: dict[str, tuple[Text, ...]] = {}
+        for i in order[self.window_start : self.window_start + WINDOW]:
+            row = lazy.row(i)
+            rows[row.key if row.key not in rows else f"{row.key}#{i}"] = row.cells
+        return rows
+
+    def _lazy_order(self, lazy: LazyRows) -> list[int]:
+        """Indices of a lazy list's rows that match the filter, in the order asked."""
+        key = self.sort_by if self.sort_by in lazy.sort_keys else None
+        cached = self._order
+        if (
+            cached is not None
+            and cached[0] is lazy.source
+            and cached[1:4] == (self.filter_text, key, self.sort_reverse)
+        ):
+            return cached[4]
+        order = list(range(lazy.count))
+        if self.filter_text:
+            needle = self.filter_text.lower()
+            order = [i for i in order if needle in lazy.search(i)]
+        if key is not None:
+            order.sort(key=lazy.sort_keys[key], reverse=self.sort_reverse)
+        self._order = (lazy.source, self.filter_text, key, self.sort_reverse, order)
+        return order
+
+    def move_to(self, index: int) -> None:
+        """Put the cursor on the ``index``-th matching row, moving the window to it."""
+        if self.matched == 0:
+            return
+        index = max(0, min(index, self.matched - 1))
+        if not self.window_start <= index < self.window_start + self.row_count:
+            self.window_start = max(0, min(index - WINDOW // 2, self.matched - WINDOW))
+            self._reshow()
+            self.post_message(self.WindowMoved())
+        self.move_cursor(row=index - self.window_start, animate=False)
+
+    @property
+    def _windowed(self) -> bool:
+        return self.row_count < self.matched
+
+    def _page(self) -> int:
+        header = self.header_height if self.show_header else 0
+        return max(1, self.scrollable_content_region.height - header)
+
+    def action_cursor_down(self) -> None:
+        """Down; past the window's last row, the window moves on."""
+        if self._windowed and self.cursor_row >= self.row_count - 1:
+            self.move_to(self.window_start + self.cursor_row + 1)
+        else:
+            super().action_cursor_down()
+
+    def action_cursor_up(self) -> None:
+        """Up; above the window's first row, the window moves back."""
+        if self._windowed and self.cursor_row <= 0:
+            self.move_to(self.window_start - 1)
+        else:
+            super().action_cursor_up()
+
+    def action_page_down(self) -> None:
+        """A page down, across the window's end."""
+        if self._windowed and self.cursor_row + self._page() >= self.row_count:
+            self.move_to(self.window_start + self.cursor_row + self._page())
+        else:
+            super().action_page_down()
+
+    def action_page_up(self) -> None:
+        """A page up, across the window's start."""
+        if self._windowed and self.cursor_row - self._page() < 0:
+            self.move_to(self.window_start + self.cursor_row - self._page())
+        else:
+            super().action_page_up()
+
+    def action_scroll_top(self) -> None:
+        """The first matching row."""
+        if self._windowed:
+            self.move_to(0)
+        else:
+            super().action_scroll_top()
+
+    def action_scroll_bottom(self) -> None:
+        """The last matching row."""
+        if self._windowed:
+            self.move_to(self.matched - 1)
+        else:
+            super().action_scroll_bottom()
 
     def _update_in_place(self, rows: dict[str, tuple[Text, ...]]) -> None:
         for key, cells in rows.items():
@@ -101,6 +214,8 @@ class SnapshotTable(DataTable[Text]):
 
     def set_filter(self, text: str) -> None:
         """Show only rows with ``text`` in some cell ('' shows all)."""
+        if text != self.filter_text:
+            self.window_start = 0
         self.filter_text = text
         self._reshow()
 
@@ -114,6 +229,7 @@ class SnapshotTable(DataTable[Text]):
             self.sort_reverse = not self.sort_reverse
         else:
             self.sort_by, self.sort_reverse = column, False
+        self.window_start = 0
         self._reshow()
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
@@ -131,6 +247,7 @@ class SnapshotTable(DataTable[Text]):
         """Rebuild every row on the next :meth:`show` (the theme changed)."""
         self._shown_columns = ()
         self._shown_rows = {}
+        self._order = None
         self._rebuild_next = True
 
     def as_text(self, title: str = "") -> str:
@@ -153,6 +270,13 @@ class SnapshotTable(DataTable[Text]):
     def column_text(self, column_key: str) -> list[str]:
         """Every cell of a column as plain text, top to bottom."""
         return [self.cell_text(key, column_key) for key in self._shown_rows]
+
+    @property
+    def shown_range(self) -> str:
+        """Which matching rows the table holds, ``201-400``, or '' when it holds all."""
+        if not self._windowed:
+            return ""
+        return f"{self.window_start + 1:,}-{self.window_start + self.row_count:,}"
 
     @property
     def row_keys(self) -> list[str]:

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from rich.theme import Theme as RichTheme
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.driver import Driver
 from textual.filter import LineFilter, Monochrome, NoColor
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
@@ -20,6 +21,7 @@ from ktop.model.events import Area
 from ktop.model.scrub import scrub
 from ktop.sources.base import Source
 from ktop.sources.replay import ReplaySource
+from ktop.ui.diff_driver import driver_class
 from ktop.ui.display import AsciiFilter, Display, StripColor
 from ktop.ui.frame import Frame
 from ktop.ui.recording import RecordingControls
@@ -163,6 +165,10 @@ class KtopApp(App[None]):
         """The window sparklines and charts show (the ``w`` key cycles through WINDOWS)."""
         self.frame = self._frame(hub.latest)
         """What the screens show: the last published snapshot and findings, and errors."""
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this platform, writing only changed cells on a Unix terminal."""
+        return driver_class(super().get_driver_class())
 
     def get_line_filters(self) -> list[LineFilter]:
         """Textual's filters; without colour at all under NO_COLOR; ASCII with ``--ascii``."""

@@ -260,15 +260,15 @@ async def test_apiserver_restart_shows_unknown_reason(size: tuple[int, int]) -> 
         assert text.startswith("2 apiservers ? 2/3 up")
         line = next(ln for ln in text.splitlines() if ln.startswith("apiserver-1 "))
         assert line.split()[-1] == "?err"
-        assert "? apiserver-1: connection refused" in text
+        assert "? failed: apiserver-1: connection refused" in text
         apf = overview(app).panel(Area.APF).plain
         assert apf.startswith("1 APF ?")  # a failing input is never shown as healthy
-        assert "? apiserver-1: connection refused" in apf
+        assert "? failed: apiserver-1: connection refused" in apf
         await pilot.press("2")
         await pilot.pause()
         header = drill(app, Area.APISERVERS).header_text
         assert header.startswith(
-            'apiservers: unknown — apiserver apiserver-1:6443: Get "https://apiserver-1:6443/metrics"'
+            'apiservers: failed: apiserver apiserver-1:6443: Get "https://apiserver-1:6443/metrics"'
         )
         evs = events("apf-saturation", 36)
         ok = [

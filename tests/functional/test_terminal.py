@@ -68,3 +68,25 @@ def test_colour_depth_follows_term(term: str, forbidden: tuple[str, ...]) -> Non
 
 def test_80x24_draws_every_area() -> None:
     demo(size=(80, 24))
+
+
+def test_a_minute_of_the_demo_stays_within_the_byte_budget_and_draws_the_screen() -> None:
+    """Only changed cells are written, and what is written still draws every area."""
+    import pyte
+
+    from benchmarks.bench_terminal import BUDGET_KIB_PER_MIN
+
+    cols, lines = 100, 30
+    run = run_in_pty(ktop_argv(*DEMO), env=base_env(), size=(cols, lines), seconds=20)
+    assert run.returncode == 0, run.output[-2000:]
+    per_minute_kib = len(run.output) * 60 / run.seconds / 1024
+    assert per_minute_kib <= BUDGET_KIB_PER_MIN[(cols, lines, "normal")]
+    # the screen as a terminal shows it just before quitting (the alternate screen,
+    # which pyte lacks, is left after that)
+    shown = run.output[: run.output.rindex(b"\x1b[?1049l")].decode("utf-8", "replace")
+    term = pyte.Screen(cols, lines)
+    pyte.Stream(term).feed(shown)
+    text = "\n".join(term.display)
+    for title in TITLES:
+        assert title.decode() in text, text
+    assert NODES_READY.search(text.encode()) is not None, text

@@ -78,14 +78,14 @@ async def test_unknown_value_shows_question_mark_and_reason(size: tuple[int, int
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         etcd = overview(app).panel(Area.ETCD).plain
-        assert "? etcd-1: connection refused" in etcd
+        assert "? failed: etcd-1: connection refused" in etcd
         dead = next(line.split() for line in etcd.splitlines() if line.startswith("etcd-1"))
         assert dead[1:4] == ["?", "?", "?"]
         assert "failed 2m" in (overview(app).panel(Area.ETCD).border_subtitle or "")
         await pilot.press("3")
         await pilot.pause()
         screen = drill(app, Area.ETCD)
-        assert screen.header_text == "etcd: unknown — etcd-1: connection refused (stale 2m)"
+        assert screen.header_text == "etcd: failed: etcd-1: connection refused (last read 2m ago)"
         table = screen.table("members")
         assert table.cell_text("etcd-1", "fsync_p99") == "?"
         assert table.cell_text("etcd-1", "error") == "? connection refused"

@@ -91,3 +91,27 @@ def test_a_replay_at_its_first_second_waits_instead_of_naming_a_missing_source()
     assert not [f for f in first if "metrics source" in f.title]
     assert [f for f in first if "waiting for" in f.title]
     assert not [f for f in later if "waiting for" in f.title]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)], ids=["80x24", "200x60"])
+async def test_a_waiting_drill_down_counts_down_to_its_first_data(size: tuple[int, int]) -> None:
+    from ktop.ui.screens.drill import DrillScreen
+
+    hub = started_hub()
+    app = KtopApp(hub)
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, DrillScreen)
+        due = FIRST_DATA_DUE_S
+        assert screen.header_text.splitlines()[0] == (
+            f"etcd: waiting for first data, due in {due:.0f}s"
+        )
+        # the source clock moves on 12 s without data: the same screen counts down
+        hub.ingest([SourceStarted(T0 + 12, "live", "prod-cell-a")])
+        app.pump()
+        await pilot.pause()
+        first = screen.header_text.splitlines()[0]
+        assert first == f"etcd: waiting for first data, due in {due - 12:.0f}s"
+        assert "failed" not in screen.header_text and "never" not in screen.header_text

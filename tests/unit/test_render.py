@@ -132,7 +132,7 @@ def test_area_reasons_merge_failed_inputs() -> None:
     assert area_reasons(snap, Area.ETCD) == ("etcd-1: connection refused",)
     assert area_reasons(snap, Area.NODES) == ()
     note = panel_note(snap, Area.ETCD, 36)
-    assert note is not None and note.plain == "? etcd-1: connection refused"
+    assert note is not None and note.plain == "? failed: etcd-1: connection refused"
 
 
 def test_panel_note_shortens_go_errors() -> None:
@@ -142,14 +142,14 @@ def test_panel_note_shortens_go_errors() -> None:
     fresh = (Freshness("apiserver apiserver-1:6443", Area.APISERVERS, AT - 10, error=error),)
     snap = replace(busy_snapshot(), freshness=fresh)
     note = panel_note(snap, Area.APISERVERS, 38)
-    assert note is not None and note.plain == "? apiserver-1: refused"
+    assert note is not None and note.plain == "? failed: apiserver-1: refused"
     lines = [t.plain for t in drill_reason_lines(snap, Area.APISERVERS)]
-    assert lines == [f"apiservers: unknown — apiserver apiserver-1:6443: {error} (stale 10s)"]
+    assert lines == [f"apiservers: failed: apiserver apiserver-1:6443: {error} (last read 10s ago)"]
 
 
 def test_drill_reason_line_says_unknown_reason_and_staleness() -> None:
     lines = [t.plain for t in drill_reason_lines(busy_snapshot(), Area.ETCD)]
-    assert lines == ["etcd: unknown — etcd-1: connection refused (stale 2m)"]
+    assert lines == ["etcd: failed: etcd-1: connection refused (last read 2m ago)"]
 
 
 def test_apf_panel_worst_first_with_rejections() -> None:

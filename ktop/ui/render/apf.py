@@ -27,8 +27,8 @@ from ktop.ui.render.view import (
     TableSpec,
     degrade,
     fit,
-    line,
     num_cell,
+    table_lines,
     text_cell,
     title,
     val_cell,
@@ -122,11 +122,12 @@ def panel(
     if wide:
         header_cells += [TableCell("disp", 7)]
     header_cells += [TableCell("rej", 7 if wide else 5)]
-    body = [_panel_row(r, wide, width) for r in shown_order(apf.levels)]
+    header, *body = table_lines(
+        [header_cells, *(_panel_cells(r, wide) for r in shown_order(apf.levels))], width
+    )
+    header.stylize("dim")
     if (top := top_talker(apf)) is not None:
         body.insert(0, Text(talker_line(top[1], width), style=STYLE[top[2]]))
-    header = line([TableCell(c.text, c.width, c.align, Level.NEUTRAL) for c in header_cells], width)
-    header.stylize("dim")
     return PanelView(title("APF", summary, level), fit(body, note, rows, header), level)
 
 
@@ -166,7 +167,7 @@ def talker_line(t: TalkerRow, width: int) -> str:
     return text[: max(width, 1)]
 
 
-def _panel_row(r: ApfRow, wide: bool, width: int) -> Text:
+def _panel_cells(r: ApfRow, wide: bool) -> list[TableCell]:
     lvl = row_level(r)
     cells = [
         TableCell(r.priority_level, 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL),
@@ -186,7 +187,7 @@ def _panel_row(r: ApfRow, wide: bool, width: int) -> Text:
     rej_level = reading_level("apf.rejected_per_s", rejected)
     rej_text = fmt_val(rejected, fmt_rate) if wide else fmt_val(rejected)
     cells.append(TableCell(rej_text, 7 if wide else 5, level=rej_level))
-    return line(cells, width)
+    return cells
 
 
 def _num(v: Val, level: Level = Level.NEUTRAL) -> Text:

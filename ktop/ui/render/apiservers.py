@@ -39,8 +39,8 @@ from ktop.ui.render.view import (
     TableSpec,
     degrade,
     fit,
-    line,
     num_cell,
+    table_lines,
     text_cell,
     title,
     val_cell,
@@ -110,9 +110,9 @@ def panel(
     if wide:
         spec += [("cpu", 5), ("rss", 8), ("429", 6), ("p99/slo", 8)]
     spec += [("up", 5)]
-    header = line([TableCell("instance", 0, "left"), *(TableCell(n, w) for n, w in spec)], width)
+    head = [TableCell("instance", 0, "left"), *(TableCell(n, w) for n, w in spec)]
+    header, *body = table_lines([head, *(_panel_cells(r, now, wide) for r in api.instances)], width)
     header.stylize("dim")
-    body = [_panel_row(r, now, wide, width) for r in api.instances]
     body.append(skew_line(api))
     return PanelView(title("apiservers", summary, level), fit(body, note, rows, header), level)
 
@@ -128,7 +128,7 @@ def skew_line(api: ApiserversSnapshot) -> Text:
     return out
 
 
-def _panel_row(r: ApiserverRow, now: float, wide: bool, width: int) -> Text:
+def _panel_cells(r: ApiserverRow, now: float, wide: bool) -> list[TableCell]:
     lvl = instance_level(r, now)
     cells = [
         TableCell(short_instance(r.instance), 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL),
@@ -152,7 +152,7 @@ def _panel_row(r: ApiserverRow, now: float, wide: bool, width: int) -> Text:
         cells.append(TableCell("err", 5, level=Level.UNKNOWN))
     else:
         cells.append(TableCell(fmt_val(uptime(r, now), fmt_age), 5, level=uptime_level(r, now)))
-    return line(cells, width)
+    return cells
 
 
 def slo_cell(r: ApiserverRow) -> tuple[str, Level]:

@@ -16,7 +16,7 @@ from ktop.ui.render import apf, apiservers, etcd, metrics_only, nodes, scheduler
 from ktop.ui.render.cost import cost_line
 from ktop.ui.render.level import STYLE, Level
 from ktop.ui.render.reasons import drill_reason_lines, input_errors, panel_note
-from ktop.ui.render.status import AreaState, area_state
+from ktop.ui.render.status import WAITING_STYLE, AreaState, area_state, state_words
 from ktop.ui.render.trend import AREA_CHARTS, WINDOWS, ChartData, chart_data
 from ktop.ui.render.view import DrillView, PanelView, title
 
@@ -171,7 +171,10 @@ def render_key(snapshot: ClusterSnapshot, area: Area, *, drill: bool = False) ->
     errors = input_errors(snapshot.area_freshness(area))
     spec = AREA_VIEWS[area]
     own = snapshot.self_cost if drill and spec.cost else None
-    state = (area_state(snapshot, area), snapshot.started_at, snapshot.first_data_due_s)
+    now = area_state(snapshot, area)
+    # a waiting drill-down counts down to when its first data is due
+    countdown = waiting_words(snapshot, area) if drill and now is AreaState.WAITING else None
+    state = (now, snapshot.started_at, snapshot.first_data_due_s, countdown)
     if spec.drill_clock if drill else spec.panel_clock:
         return (part, errors, snapshot.at, own, state)
     return (part, errors, own, state)
@@ -267,9 +270,18 @@ def _full_panel(
     return AREA_VIEWS[area].panel(snapshot, note, rows, width, degraded)
 
 
+def waiting_words(snapshot: ClusterSnapshot, area: Area) -> str:
+    """A waiting drill-down's first line: ``etcd: waiting for first data, due in 26s``."""
+    return f"{area.value}: {WAITING_SUMMARY}, {state_words(snapshot, area)}"
+
+
 def drill_view(snapshot: ClusterSnapshot, area: Area) -> DrillView:
-    """An area's drill-down: reasons for unknown values, a summary, and tables."""
+    """An area's drill-down: reasons for unknown values, a summary, and tables (while
+    the area waits for its first data, a first line that counts down to when it is due).
+    """
     reasons = drill_reason_lines(snapshot, area)
+    if area_state(snapshot, area) is AreaState.WAITING:
+        reasons = (Text(waiting_words(snapshot, area), style=WAITING_STYLE), *reasons)
     why = _metrics_only_why(snapshot)
     if why:
         reasons = (*reasons, metrics_only.view_line(area, why, 400))

@@ -41,8 +41,8 @@ from ktop.ui.render.view import (
     TableSpec,
     degrade,
     fit,
-    line,
     num_cell,
+    table_lines,
     text_cell,
     title,
     val_cell,
@@ -156,9 +156,11 @@ def panel(
     spec: list[tuple[str, int]] = [("fsync", 6), ("commit", 6), ("db/quota", 8)]
     if wide:
         spec += [("db", 8), ("frag", 5), ("pend", 5)]
-    header = line([TableCell("member", 0, "left"), *(TableCell(n, w) for n, w in spec)], width)
+    head = [TableCell("member", 0, "left"), *(TableCell(n, w) for n, w in spec)]
+    header, *body = table_lines(
+        [head, *(_panel_cells(m, etcd.leader, wide) for m in etcd.members)], width
+    )
     header.stylize("dim")
-    body = [_panel_row(m, etcd.leader, wide, width) for m in etcd.members]
     if view is EtcdView.BOTH and client is not None:
         extra = Text(client_summary(client), style="dim")
         extra.truncate(width)
@@ -180,9 +182,7 @@ def _client_panel(
     spec: list[tuple[str, int]] = [("p99", 6), ("req/s", 7), ("err/s", 6)]
     if width >= WIDE:
         spec += [("p50", 6), ("db", 8)]
-    header = line([TableCell("apiserver", 0, "left"), *(TableCell(n, w) for n, w in spec)], width)
-    header.stylize("dim")
-    body = []
+    table = [[TableCell("apiserver", 0, "left"), *(TableCell(n, w) for n, w in spec)]]
     for r in client.instances:
         lvl = client_level(r)
         cells = [
@@ -202,7 +202,9 @@ def _client_panel(
                 TableCell(fmt_val(r.p50_s, fmt_duration), 6),
                 TableCell(fmt_val(r.storage_bytes, fmt_bytes), 8),
             ]
-        body.append(line(cells, width))
+        table.append(cells)
+    header, *body = table_lines(table, width)
+    header.stylize("dim")
     why = etcd.unknown_reason or "; ".join(m.error for m in etcd.members if m.error)
     members = Text(f"members: {why or 'not read'}", style="dim")
     members.truncate(width)
@@ -210,7 +212,7 @@ def _client_panel(
     return PanelView(title("etcd", summary, level), fit(body, note, rows, header), level)
 
 
-def _panel_row(m: EtcdMemberRow, leader: str, wide: bool, width: int) -> Text:
+def _panel_cells(m: EtcdMemberRow, leader: str, wide: bool) -> list[TableCell]:
     lvl = member_level(m)
     cells = [
         TableCell(member_name(m, leader), 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL),
@@ -228,7 +230,7 @@ def _panel_row(m: EtcdMemberRow, leader: str, wide: bool, width: int) -> Text:
             ),
             TableCell(fmt_val(m.proposals_pending), 5),
         ]
-    return line(cells, width)
+    return cells
 
 
 def tables(etcd: EtcdSnapshot, now: float) -> tuple[TableSpec, ...]:

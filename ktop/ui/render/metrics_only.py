@@ -28,8 +28,8 @@ from ktop.ui.render.view import (
     TableSpec,
     degrade,
     fit,
-    line,
     num_cell,
+    table_lines,
     text_cell,
     title,
     val_cell,
@@ -78,9 +78,7 @@ def nodes_panel(
     else:
         summary = f"? ready · {VIEW}"
     spec = [("ready/size", 13), ("unhealthy", 10), ("state", 17), ("health", 7)]
-    header = line([TableCell(" zone", 0, "left"), *(TableCell(t, w) for t, w in spec)], width)
-    header.stylize("dim")
-    body: list[Text] = []
+    table = [[TableCell(" zone", 0, "left"), *(TableCell(t, w) for t, w in spec)]]
     for z in v.zones:
         zl = ZONE_LEVEL[z.state]
         cells = [
@@ -92,7 +90,9 @@ def nodes_panel(
             TableCell(z.state.value, 17, level=zl),
             TableCell(fmt_val(z.health_pct, _pct), 7),
         ]
-        body.append(line(cells, width))
+        table.append(cells)
+    header, *body = table_lines(table, width)
+    header.stylize("dim")
     if not v.zones:
         body.append(Text(truncate(f"zones unknown: {v.zones_reason}", width), style="dim"))
     body.append(view_line(Area.NODES, v.why, width))

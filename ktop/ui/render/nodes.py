@@ -27,8 +27,8 @@ from ktop.ui.render.view import (
     TableSpec,
     degrade,
     fit,
-    line,
     num_cell,
+    table_lines,
     text_cell,
     title,
     val_cell,
@@ -82,21 +82,22 @@ def panel(
     if wide:
         spec += [("NotReady", 8), ("Unknown", 8), ("cordon", 6), ("lag p50", 8)]
     spec += [("lag max", 8)]
-    header = line([TableCell(" zone", 0, "left"), *(TableCell(t, w) for t, w in spec)], width)
-    header.stylize("dim")
-    body = [_panel_row(z, wide, width) for z in n.zones]
+    head = [TableCell(" zone", 0, "left"), *(TableCell(t, w) for t, w in spec)]
+    zone_rows = [_panel_cells(z, wide) for z in n.zones]
     racks = rack_order([r for r in n.racks if r.unhealthy])
+    built = racks[:rows] if racks and rows >= len(zone_rows) + 4 else []
+    # no more racks can show than rows: the rest only counts in "+N more"
+    header, *body = table_lines([head, *zone_rows, *(_panel_cells(r, wide) for r in built)], width)
+    header.stylize("dim")
     unbuilt = 0
-    if racks and rows >= len(body) + 4:
-        body.append(Text(" racks with unhealthy nodes", style="dim"))
-        built = racks[:rows]  # no more can show: the rest only counts in "+N more"
-        body += [_panel_row(r, wide, width) for r in built]
+    if built:
+        body.insert(len(zone_rows), Text(" racks with unhealthy nodes", style="dim"))
         unbuilt = len(racks) - len(built)
     view_lines = fit(body, note, rows, header, unbuilt=unbuilt)
     return PanelView(title("nodes", summary, lvl), view_lines, lvl)
 
 
-def _panel_row(z: DomainRollup, wide: bool, width: int) -> Text:
+def _panel_cells(z: DomainRollup, wide: bool) -> list[TableCell]:
     lvl = zone_level(z)
     state = z.state.value if z.state is not None else ("-" if z.rack else "?")
     cells = [
@@ -114,7 +115,7 @@ def _panel_row(z: DomainRollup, wide: bool, width: int) -> Text:
         ]
     lag = z.lease_lag_max_s
     cells.append(TableCell(fmt_val(lag, fmt_duration), 8, level=lag_level(lag)))
-    return line(cells, width)
+    return cells
 
 
 _DOMAIN_COLUMNS = (

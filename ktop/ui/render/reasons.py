@@ -109,13 +109,15 @@ def area_reasons(snapshot: ClusterSnapshot, area: Area) -> tuple[str, ...]:
 
 
 def panel_note(snapshot: ClusterSnapshot, area: Area, width: int) -> Text | None:
-    """A one-line note for an overview panel: the first reason, short, and how many more."""
+    """A one-line note for an overview panel: the first reason, short, and how many more;
+    ``? failed: etcd-1: connection refused (+1)`` when an input failed.
+    """
     failed = [f for f in snapshot.area_freshness(area) if f.error]
     brief = list(dict.fromkeys(brief_input_error(f) for f in failed))
     reasons = area_reasons(snapshot, area)
     if not reasons:
         return None
-    shown = brief[0] if brief else reasons[0]
+    shown = f"failed: {brief[0]}" if brief else reasons[0]
     hidden = len(reasons) - 1
     more = f" (+{hidden})" if hidden else ""
     text = "? " + truncate(shown, max(4, width - 2 - len(more))) + more
@@ -125,7 +127,9 @@ def panel_note(snapshot: ClusterSnapshot, area: Area, width: int) -> Text | None
 def drill_reason_lines(snapshot: ClusterSnapshot, area: Area) -> tuple[Text, ...]:
     """Header lines for a drill-down, one per failed input or unknown reason.
 
-    e.g. ``etcd: unknown — etcd-1: connection refused (stale 2m)``.
+    e.g. ``etcd: failed: etcd-1: connection refused (last read 2m ago)`` for an input
+    that failed, ``scheduler: unknown — pending-pods not read by this source`` for a
+    value without its input's failure.
     """
     lines: list[Text] = []
     shown: list[str] = []
@@ -133,8 +137,8 @@ def drill_reason_lines(snapshot: ClusterSnapshot, area: Area) -> tuple[Text, ...
         if not f.error:
             continue
         age = f.age_s(snapshot.at)
-        stale = "never read" if age is None else f"stale {fmt_age(age)}"
-        text = f"{area.value}: unknown — {f.name}: {f.error} ({stale})"
+        stale = "never read" if age is None else f"last read {fmt_age(age)} ago"
+        text = f"{area.value}: failed: {f.name}: {f.error} ({stale})"
         lines.append(Text(text, style=STYLE[Level.UNKNOWN]))
         shown.append(f"{f.name}: {f.error}")
     for reason in area_reasons(snapshot, area):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from rich.text import Text
@@ -116,11 +116,45 @@ FLEX_MAX = 28
 """The flexible (name) column never grows wider than this."""
 
 
-def line(cells: Sequence[TableCell], width: int) -> Text:
+def table_lines(rows: Sequence[Sequence[TableCell]], width: int) -> list[Text]:
+    """A panel's table (its header first) in ``width`` cells, one :func:`line` per row.
+
+    The first column is the name. While every name fits in the room the declared
+    column widths leave, those widths hold (so columns do not move from one frame to
+    the next); when a name would be cut, each other column shrinks to its widest
+    content (header included) and the name takes what that frees, so no name is cut
+    while the table has free columns.
+    """
+    if not rows:
+        return []
+    widths = [c.width for c in rows[0]]
+    need = max((len(marked(r[0].text, r[0].level)) for r in rows if r), default=0)
+    room = width - sum(widths[1:]) - max(0, len(widths) - 1)
+    if room < need:
+        widths = [0] + [
+            min(w, max(len(marked(r[j].text, r[j].level)) for r in rows if len(r) > j))
+            for j, w in enumerate(widths)
+            if j > 0
+        ]
+    flex_max = max(FLEX_MAX, need)
+    return [
+        line(
+            [
+                replace(c, width=widths[j]) if 0 < j < len(widths) and c.width > 0 else c
+                for j, c in enumerate(r)
+            ],
+            width,
+            flex_max=flex_max,
+        )
+        for r in rows
+    ]
+
+
+def line(cells: Sequence[TableCell], width: int, *, flex_max: int = FLEX_MAX) -> Text:
     """Join cells into one line of at most ``width`` cells.
 
     A cell with width 0 is flexible: it takes the room the others leave (at
-    least 4 and at most :data:`FLEX_MAX` cells), and its text is cut to fit.
+    least 4 and at most ``flex_max`` cells), and its text is cut to fit.
     A cell of a marked level (:func:`marked`) carries its symbol in its own
     padding, or, when its text fills the width, in the space before it, so no
     column moves and no value is cut for the symbol. The first cell (a row's
@@ -129,7 +163,7 @@ def line(cells: Sequence[TableCell], width: int) -> Text:
     name is cut in the middle, keeping its end.
     """
     fixed = sum(c.width for c in cells if c.width > 0) + max(0, len(cells) - 1)
-    flex_width = min(FLEX_MAX, max(4, width - fixed))
+    flex_width = min(flex_max, max(4, width - fixed))
     out = Text()
     for i, cell in enumerate(cells):
         w = cell.width if cell.width > 0 else flex_width

@@ -12,6 +12,17 @@ from ktop.model.values import Val, ratio
 DB_SIZE = "etcd_mvcc_db_total_size_in_bytes"
 DB_SIZE_OLD = "etcd_debugging_mvcc_db_total_size_in_bytes"
 """The 3.4 name, deprecated in 3.5."""
+DEFRAG_INFLIGHT = "etcd_disk_defrag_inflight"
+DEFRAG_SINCE = "etcd 3.4.18"
+"""The first release exposing :data:`DEFRAG_INFLIGHT` (etcd CHANGELOG-3.4, etcd#13397)."""
+
+
+def _defrag(ts: TargetSeries) -> Val:
+    """1 while the member defragments; unknown, saying why, when the gauge is absent."""
+    v = ts.gauge(DEFRAG_INFLIGHT)
+    if v.known:
+        return v
+    return Val.unknown(f"{DEFRAG_INFLIGHT} not exposed (added in {DEFRAG_SINCE})")
 
 
 def _fragmentation(in_use: Val, total: Val) -> Val:
@@ -56,6 +67,7 @@ def member_row(
         quota_bytes=ts.gauge("etcd_server_quota_backend_bytes"),
         fragmentation=_fragmentation(in_use, db),
         peer_rtt_p99_s=ts.quantile(0.99, "etcd_network_peer_round_trip_time_seconds"),
+        defrag_inflight=_defrag(ts),
         last_ok=last_ok,
         error=error,
     )

@@ -104,6 +104,12 @@ ETCD_FRAG_MIN_IN_USE = Threshold(
     "etcd mixin etcdDatabaseHighFragmentationRatio (104857600 bytes)",
     warn=104857600.0,
 )
+ETCD_DEFRAG_INFLIGHT = Threshold(
+    "defragmentation in progress (etcd_disk_defrag_inflight)",
+    "count",
+    "etcd maintenance guide: a member blocks reads and writes while it defragments",
+    warn=0.0,
+)
 ETCD_FAILED_PROPOSALS = Threshold(
     "failed proposals per second",
     "/s",

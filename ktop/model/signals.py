@@ -356,6 +356,17 @@ SIGNALS: tuple[Reading, ...] = (
         threshold=limits.ETCD_PEER_RTT_P99,
     ),
     Reading(
+        "etcd.defrag_inflight",
+        "defragmenting",
+        "",
+        _ETCD,
+        INST,
+        f"sum by ({INST}) ({select('etcd_disk_defrag_inflight')})",
+        area=Area.ETCD,
+        extract=per_member("defrag_inflight"),
+        threshold=limits.ETCD_DEFRAG_INFLIGHT,
+    ),
+    Reading(
         "etcd.has_leader",
         "has leader",
         "",

@@ -304,8 +304,16 @@ class EtcdMemberRow:
     fragmentation: Val
     """1 - in_use / total."""
     peer_rtt_p99_s: Val
+    defrag_inflight: Val
+    """``etcd_disk_defrag_inflight``: 1 while the member defragments (it then blocks
+    reads and writes), 0 otherwise; unknown before etcd 3.4.18, which does not expose it."""
     last_ok: float | None
     error: str = ""
+
+    @property
+    def defragmenting(self) -> bool:
+        """True while the member reports a defragmentation in progress."""
+        return (self.defrag_inflight.value or 0.0) >= 1.0
 
     @property
     def db_quota_ratio(self) -> Val:

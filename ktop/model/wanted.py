@@ -64,6 +64,7 @@ ETCD_FAMILIES: Mapping[str, KeptLabels] = {
     "etcd_server_leader_changes_seen_total": (),
     "etcd_disk_wal_fsync_duration_seconds": (),
     "etcd_disk_backend_commit_duration_seconds": (),
+    "etcd_disk_defrag_inflight": (),
     "etcd_server_proposals_pending": (),
     "etcd_server_proposals_failed_total": (),
     "etcd_mvcc_db_total_size_in_bytes": (),

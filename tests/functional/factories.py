@@ -140,6 +140,7 @@ def member(name: str, *, leader: bool = False, fsync: float = 0.004) -> EtcdMemb
         quota_bytes=v(8 * 2**30),
         fragmentation=v(0.25),
         peer_rtt_p99_s=v(0.002),
+        defrag_inflight=v(0),
         last_ok=AT - 5,
     )
 
@@ -161,6 +162,7 @@ def etcd() -> EtcdSnapshot:
         quota_bytes=x,
         fragmentation=x,
         peer_rtt_p99_s=x,
+        defrag_inflight=x,
         last_ok=AT - 120,
         error="connection refused",
     )

@@ -32,6 +32,7 @@ def member(
         quota_bytes=Val.of(quota),
         fragmentation=Val.of(1 - in_use / size),
         peer_rtt_p99_s=Val.of(0.001),
+        defrag_inflight=Val.of(0.0),
         last_ok=100.0,
     )
 

@@ -182,6 +182,9 @@ class Headline:
     """How many paths were walked."""
     talker: str = ""
     """The client dominating the busiest priority level (empty: none does)."""
+    named: str = ""
+    """The culprit the cause's evidence names (``etcd-1 is defragmenting: ...``; empty:
+    none)."""
 
     @property
     def no_verdict(self) -> bool:
@@ -209,6 +212,8 @@ class Headline:
             return f"No incident: no triage path is suspect{unknown}"
         c = self.cause
         out = f"Probable cause: {c.id} {c.title}"
+        if self.named:
+            out += f" ({self.named})"
         if since := self.since():
             out += f", {since}"
         out += f"; first direction: {c.direction}"
@@ -236,4 +241,5 @@ def headline(report: TriageReport) -> Headline:
         report.at,
         len(report.paths),
         report.talker if report.cause is not None else "",
+        report.named if report.cause is not None else "",
     )

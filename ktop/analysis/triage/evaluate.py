@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from ktop.analysis.etcd_defrag import defrag_stall
 from ktop.analysis.findings import Severity
 from ktop.analysis.trends import Trend, signal_trend
 from ktop.analysis.triage.baseline import NO_BASELINE, BaselineSource
@@ -17,6 +18,7 @@ from ktop.analysis.triage.types import (
     Capacity,
     Evidence,
     PathResult,
+    Role,
     Status,
     TriageReport,
     Verdict,
@@ -308,6 +310,16 @@ def axis(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
     return Verdict.SUSPECT, f"{what}; churn-bound: {hb.detail} (other writes dominate)"
 
 
+def etcd(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
+    """A defragmenting member that stalls is named first, before the disk it stalls."""
+    defrag = _by_id(ev)["etcd.defrag_inflight"]
+    if not defrag.suspect:
+        v = default_verdict(ev)
+        return v, _plain(v, ev)
+    others = "; ".join(f"{e.title}: {e.detail}" for e in ev if e.suspect and e is not defrag)
+    return Verdict.SUSPECT, defrag.detail + (f"; {others}" if others else "")
+
+
 def ha(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
     """What of fail-over is observable; the standbys' readiness never is."""
     v = default_verdict(ev)
@@ -331,6 +343,7 @@ CORRELATE: dict[str, Correlate] = {
     "API-CPU": api_cpu,
     "AXIS": axis,
     "HA": ha,
+    "ETCD": etcd,
 }
 
 
@@ -366,8 +379,26 @@ def triage(
         if c.id not in given and not (c.id == "full_list_bytes" and given_sizes(given))
     )
     return TriageReport(
-        tuple(results), estimated + extra_capacity, used, snap.at, _talker(snap, results)
+        tuple(results),
+        estimated + extra_capacity,
+        used,
+        snap.at,
+        _talker(snap, results),
+        _named(snap, results),
     )
+
+
+def _named(snap: ClusterSnapshot, results: Sequence[PathResult]) -> str:
+    """What the probable cause's evidence names as the culprit: a defragmenting etcd
+    member that stalls (``etcd-1 is defragmenting: ...``); empty otherwise.
+    """
+    cause = next((p for p in results if p.role is Role.CAUSE), None)
+    if cause is None or not any(
+        e.id == "etcd.defrag_inflight" and e.suspect for e in cause.evidence
+    ):
+        return ""
+    stall = defrag_stall(snap.etcd)
+    return stall.sentence() if stall is not None else ""
 
 
 def _talker(snap: ClusterSnapshot, results: Sequence[PathResult]) -> str:

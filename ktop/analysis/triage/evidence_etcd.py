@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ktop.analysis import catalogue as c
+from ktop.analysis.etcd_defrag import defrag_stall, defragmenting
 from ktop.analysis.findings import Severity
 from ktop.analysis.triage.evidence import (
     Context,
@@ -95,6 +96,37 @@ def etcd_frag(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     return _etcd_reading(ctx, spec, lambda m: m.fragmentation, fmt_ratio, "etcd.fragmentation")
 
 
+def etcd_defrag(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``etcd.defrag_inflight``: critical when a defragmenting member stalls
+    (:mod:`ktop.analysis.etcd_defrag`), a warning while one defragments without a stall;
+    unknown when no readable member exposes the gauge (before etcd 3.4.18).
+    """
+    e = ctx.snap.etcd
+    if e.unknown_reason:
+        return unknown(e.unknown_reason)
+    rows = _etcd_rows(ctx)
+    if not rows:
+        return unknown("; ".join(f"{m.instance}: {m.error}" for m in e.members) or "no member")
+    unread = [m for m in rows if not m.defrag_inflight.known]
+    if len(unread) == len(rows):
+        return unknown("; ".join(dict.fromkeys(m.defrag_inflight.reason for m in rows)))
+    busy = defragmenting(e)
+    assert spec.threshold is not None, spec.id
+    fires_at = spec.threshold.fires_at
+    if stall := defrag_stall(e):
+        reading = EvidenceReading(Severity.CRITICAL, float(len(busy)), stall.detail())
+        return reading.on(signal_key("etcd.defrag_inflight", stall.instance), fires_at)
+    if busy:
+        names = ", ".join(m.instance for m in busy)
+        detail = f"defragmenting: {names} (no stall seen: fsync, commit and leader are fine)"
+        reading = EvidenceReading(spec.threshold.grade(float(len(busy))), len(busy), detail)
+        return reading.on(signal_key("etcd.defrag_inflight", busy[0].instance), fires_at)
+    detail = "no member defragmenting"
+    if unread:
+        detail += "; not exposed by " + ", ".join(m.instance for m in unread)
+    return EvidenceReading(Severity.OK, 0.0, detail)
+
+
 def etcd_proposals(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``etcd.failed_proposals``."""
     return _etcd_reading(
@@ -109,6 +141,7 @@ ETCD_READERS: dict[str, Reader] = {
     "etcd.backend_commit_p99": etcd_commit,
     "etcd.db_quota": etcd_quota,
     "etcd.fragmentation": etcd_frag,
+    "etcd.defrag_inflight": etcd_defrag,
     "etcd.failed_proposals": etcd_proposals,
 }
 """Evidence ID -> reader, for etcd."""

@@ -11,7 +11,7 @@ from ktop.analysis import catalogue as c
 from ktop.analysis.catalogue import Threshold
 from ktop.analysis.findings import Severity
 from ktop.model.events import Area
-from ktop.model.limits import PENDING_MIN_PODS, PENDING_PER_NODE
+from ktop.model.limits import ETCD_DEFRAG_INFLIGHT, PENDING_MIN_PODS, PENDING_PER_NODE
 from ktop.model.snapshot import TALKER_WINDOW_S
 
 
@@ -253,6 +253,20 @@ ETCD_FRAG = EvidenceSpec(
     "ratio",
     Area.ETCD,
     c.ETCD_FRAGMENTATION,
+    first_line=False,
+)
+ETCD_DEFRAG = EvidenceSpec(
+    "etcd.defrag_inflight",
+    "Defragmentation in progress",
+    "etcd_disk_defrag_inflight (etcd 3.4.18+), with the member's WAL fsync and backend "
+    "commit p99 and the members' leader changes",
+    "the members defragmenting; critical when one of them has a WAL fsync or backend "
+    "commit p99 past its warning, or the leader changed in the window: the "
+    "defragmentation, which blocks the member's reads and writes until it ends, is the "
+    "stall's probable cause",
+    "count",
+    Area.ETCD,
+    ETCD_DEFRAG_INFLIGHT,
     first_line=False,
 )
 ETCD_PROPOSALS = EvidenceSpec(

@@ -30,6 +30,7 @@ from ktop.analysis.triage.evidence_specs import (
     DNS,
     ETCD_CHANGES,
     ETCD_COMMIT,
+    ETCD_DEFRAG,
     ETCD_FRAG,
     ETCD_FSYNC,
     ETCD_LEADER,
@@ -289,9 +290,19 @@ PATHS: tuple[PathSpec, ...] = (
         "ETCD",
         "etcd health",
         "etcd is slow, leaderless or full",
-        (ETCD_LEADER, ETCD_CHANGES, ETCD_FSYNC, ETCD_COMMIT, ETCD_QUOTA, ETCD_FRAG, ETCD_PROPOSALS),
-        "suspect when a member has no leader, the leader changed, or a latency or quota "
-        "reading passes its critical threshold",
+        (
+            ETCD_LEADER,
+            ETCD_CHANGES,
+            ETCD_DEFRAG,
+            ETCD_FSYNC,
+            ETCD_COMMIT,
+            ETCD_QUOTA,
+            ETCD_FRAG,
+            ETCD_PROPOSALS,
+        ),
+        "suspect when a member has no leader, the leader changed, a latency or quota "
+        "reading passes its critical threshold, or a defragmenting member stalls; the "
+        "conclusion then names the defragmentation before the disk",
         "find who writes before tuning; defrag one member at a time, the leader last",
         "triage-paths etcd health (000 §4.4, 003 §6)",
         explains=(

@@ -152,6 +152,9 @@ class TriageReport:
     talker: str = ""
     """The client dominating the busiest priority level, in words (``workload-low: 92% of
     seats system:serviceaccount:batch:reporter (list pods)``); empty when none does."""
+    named: str = ""
+    """What the probable cause's evidence names as the culprit, in words (``etcd-1 is
+    defragmenting: reads and writes on it block until it ends``); empty when it names none."""
 
     @property
     def suspects(self) -> tuple[PathResult, ...]:

@@ -6,7 +6,8 @@ median (see ``plan.disk_slowdown``). fsyncs are sequential, so a slow disk
 also lowers how many happen per second. apiserver writes wait for the
 quorum's fsync and the leader's commit. A leader change bumps
 ``leader_changes_seen_total`` on every member, briefly leaves the cluster
-without a leader and fails the proposals in flight.
+without a leader and fails the proposals in flight. A member that defragments
+(``plan.etcd_defrag``) reports ``etcd_disk_defrag_inflight`` 1 and its disk work waits.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import random
 from ktop.model.events import Sample
 from ktop.sources.sim.catalog import ETCD_DISK_BUCKETS, ETCD_VERSION, PEER_RTT_BUCKETS
 from ktop.sources.sim.metrics import Histogram, gauge, labels
-from ktop.sources.sim.plan import Plan, disk_slowdown
+from ktop.sources.sim.plan import Plan, defragmenting, disk_slowdown
 
 FSYNC_MEDIAN_S = 0.0007
 FSYNC_SIGMA = 0.45
@@ -49,6 +50,7 @@ class Member:
         self.rtt: dict[str, Histogram] = {}
         self.fsync_median = FSYNC_MEDIAN_S
         self.commit_median = 0.004
+        self.defragmenting = False
 
 
 class Etcd:
@@ -91,6 +93,7 @@ class Etcd:
         for m in self.members:
             m.has_leader = not electing
             m.is_leader = (m.index == self.leader) and not electing
+            m.defragmenting = defragmenting(plan, m.index, el)
             slow = disk_slowdown(plan, m.index, self.first_leader, el) * m.disk_jitter
             m.fsync_median = FSYNC_MEDIAN_S * slow
             m.commit_median = 0.004 + 1.5 * m.fsync_median
@@ -143,6 +146,7 @@ class Etcd:
         gauge(out, "etcd_server_leader_changes_seen_total", (), m.leader_changes)
         m.wal.export("etcd_disk_wal_fsync_duration_seconds", (), out)
         m.commit.export("etcd_disk_backend_commit_duration_seconds", (), out)
+        gauge(out, "etcd_disk_defrag_inflight", (), 1 if m.defragmenting else 0)
         gauge(out, "etcd_server_proposals_pending", (), round(m.pending))
         gauge(out, "etcd_server_proposals_failed_total", (), math.floor(m.proposals_failed))
         size = round(self.db_size * (1.0 + 0.002 * index) / 4096) * 4096

@@ -38,6 +38,9 @@ class Plan:
     etcd_slow_start: float | None = None
     etcd_all_slow: float = 0.0
     etcd_leader_change: float = 0.0
+    etcd_defrag: tuple[int, float, float] | None = None
+    """A defragmentation: (member, starts, ends); the member's disk work waits meanwhile
+    (no scenario has one yet: tests set it)."""
     restarts: tuple[Restart, ...] = ()
     rebalance_per_s: float = 0.0
     """How fast clients drift back to an even spread over apiservers (fraction per second)."""
@@ -122,10 +125,23 @@ def storm_level(plan: Plan, el: float) -> float:
 LEADER_SLOWDOWN = 400.0
 """WAL fsync median multiplier on the slow leader (0.7 ms -> 280 ms, p99 > 500 ms)."""
 FOLLOWER_SLOWDOWN = 250.0
+DEFRAG_SLOWDOWN = 1500.0
+"""WAL fsync median multiplier while a member defragments (0.7 ms -> ~1 s: its writes
+wait for the defragmentation)."""
+
+
+def defragmenting(plan: Plan, member: int, el: float) -> bool:
+    """True while ``member`` defragments at ``el``."""
+    if plan.etcd_defrag is None:
+        return False
+    index, start, end = plan.etcd_defrag
+    return index == member and start <= el < end
 
 
 def disk_slowdown(plan: Plan, member: int, first_leader: int, el: float) -> float:
     """Multiplier on member's fsync median at ``el`` (1 = healthy)."""
+    if defragmenting(plan, member, el):
+        return DEFRAG_SLOWDOWN
     if plan.etcd_slow_start is None:
         return 1.0
     if member == first_leader:

@@ -51,6 +51,8 @@ from ktop.ui.render.view import (
 WIDE = 60
 LEADER_MARK = "*"
 """Marks the leader in member lists."""
+DEFRAG_MARK = "defrag"
+"""Marks a member that defragments (it blocks reads and writes until it ends)."""
 VIEW_LABEL: dict[EtcdView, str] = {
     EtcdView.MEMBERS: "members",
     EtcdView.APISERVER: "apiserver view",
@@ -96,6 +98,15 @@ def quota_level(m: EtcdMemberRow) -> Level:
     return reading_level("etcd.db_quota_ratio", m.db_quota_ratio)
 
 
+def defrag_level(m: EtcdMemberRow) -> Level:
+    """A defragmentation in progress (the member blocks reads and writes); a member that
+    does not expose the gauge (etcd before 3.4.18) is not marked: triage says it is unknown.
+    """
+    if not m.defragmenting:
+        return Level.NEUTRAL
+    return reading_level("etcd.defrag_inflight", m.defrag_inflight)
+
+
 def member_level(m: EtcdMemberRow) -> Level:
     """How one member looks; unreachable or unknown readings are unknown, never healthy."""
     fsync = m.wal_fsync_p99_s
@@ -106,6 +117,7 @@ def member_level(m: EtcdMemberRow) -> Level:
         commit_level(m),
         quota_level(m),
         reading_level("etcd.fragmentation", m.fragmentation),
+        defrag_level(m),
         Level.CRIT if m.has_leader.value == 0 else Level.NEUTRAL,
     ]
     return worst(levels) if max(levels) > Level.NEUTRAL else Level.OK
@@ -114,6 +126,13 @@ def member_level(m: EtcdMemberRow) -> Level:
 def member_name(m: EtcdMemberRow, leader: str) -> str:
     """The member name without its port, with ``*`` when it is the leader."""
     return short_instance(m.instance) + (LEADER_MARK if m.instance == leader else "")
+
+
+def role(m: EtcdMemberRow) -> str:
+    """``leader``, ``follower``, ``?``; ``defrag`` while it defragments."""
+    if m.defragmenting:
+        return DEFRAG_MARK
+    return {None: "?", 1.0: "leader"}.get(m.is_leader.value, "follower")
 
 
 def leader_changes(etcd: EtcdSnapshot) -> Val:
@@ -214,8 +233,9 @@ def _client_panel(
 
 def _panel_cells(m: EtcdMemberRow, leader: str, wide: bool) -> list[TableCell]:
     lvl = member_level(m)
+    name = member_name(m, leader) + (f" {DEFRAG_MARK}" if m.defragmenting else "")
     cells = [
-        TableCell(member_name(m, leader), 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL),
+        TableCell(name, 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL),
         TableCell(fmt_val(m.wal_fsync_p99_s, fmt_duration), 6, level=fsync_level(m)),
         TableCell(fmt_val(m.backend_commit_p99_s, fmt_duration), 6, level=commit_level(m)),
         TableCell(fmt_val(m.db_quota_ratio, fmt_pct), 8, level=quota_level(m)),
@@ -333,11 +353,11 @@ def client_tables(view: EtcdApiserverView | None) -> tuple[TableSpec, ...]:
 
 def _member_cells(m: EtcdMemberRow, leader: str, now: float) -> tuple[Text, ...]:
     lvl = member_level(m)
-    role = {None: "?", 1.0: "leader"}.get(m.is_leader.value, "follower")
+    role_level = Level.CRIT if m.has_leader.value == 0 else defrag_level(m)
     return (
         text_cell(SYMBOL[lvl], lvl),
         text_cell(member_name(m, leader)),
-        text_cell(role, Level.CRIT if m.has_leader.value == 0 else Level.NEUTRAL),
+        text_cell(role(m), role_level),
         val_cell(m.wal_fsync_p50_s, fmt_duration),
         val_cell(m.wal_fsync_p99_s, fmt_duration, fsync_level(m)),
         val_cell(m.backend_commit_p99_s, fmt_duration, commit_level(m)),

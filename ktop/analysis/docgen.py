@@ -17,6 +17,7 @@ from ktop.analysis.trends import BASELINE_MIN_AGE_S
 from ktop.analysis.triage.diagnosis import ONSET_SLACK_S
 from ktop.analysis.triage.paths import PATHS
 from ktop.analysis.triage.timeline import KIND_HOW, KIND_MARK, KIND_WORD, EventKind
+from ktop.model.limits import API_SLO_BUDGET
 
 
 def findings_md() -> str:
@@ -54,6 +55,9 @@ def findings_md() -> str:
         "",
         "An area whose stalest input is older than "
         f"{STALE_AFTER.warn:g} {STALE_AFTER.unit} is shown stale ({STALE_AFTER.source}).",
+        "",
+        "Not a finding: the apiservers drill-down colours the "
+        f"{API_SLO_BUDGET.describe()} ({API_SLO_BUDGET.source}).",
         "",
         "## Fleet",
         "",

@@ -9,6 +9,7 @@ from typing import Any
 from ktop.model.list_sizes import build_list_sizes
 from ktop.model.series import IDENTITY, TargetSeries
 from ktop.model.slo import slo_rows
+from ktop.model.slo_budget import InstanceBudget, with_budget
 from ktop.model.snapshot import ApiserverRow, ApiserversSnapshot
 from ktop.model.values import Val
 
@@ -23,9 +24,15 @@ def _version(ts: TargetSeries) -> str:
 
 
 def apiserver_row(
-    instance: str, ts: TargetSeries | None, last_ok: float | None, error: str
+    instance: str,
+    ts: TargetSeries | None,
+    last_ok: float | None,
+    error: str,
+    budget: InstanceBudget | None = None,
 ) -> ApiserverRow:
-    """One instance's row; every value unknown (with ``error``) if never scraped."""
+    """One instance's row; every value unknown (with ``error``) if never scraped.
+    ``budget`` is what ktop counted of its SLOs' calls (``ktop/model/slo_budget.py``).
+    """
     if ts is None:
         unknown = Val.unknown(error or "never scraped")
         vals: dict[str, Any] = {
@@ -53,7 +60,7 @@ def apiserver_row(
         last_ok=last_ok,
         error=error,
         write_p99_s=ts.quantile(0.99, "apiserver_request_duration_seconds", {"verb": WRITE_VERBS}),
-        slos=slo_rows(ts),
+        slos=with_budget(slo_rows(ts), ts, budget),
         errors_5xx_per_s=_errors_5xx(ts),
     )
 
@@ -84,12 +91,16 @@ def build_apiservers(
     series: Mapping[str, TargetSeries],
     health: Mapping[str, tuple[float | None, str]],
     unknown_reason: str,
+    budgets: Mapping[str, InstanceBudget] | None = None,
 ) -> ApiserversSnapshot:
-    """All instances (scraped or failed), sorted by name, with skew ratios."""
+    """All instances (scraped or failed), sorted by name, with skew ratios; ``budgets``
+    the SLOs' calls ktop counted per instance.
+    """
     rows = []
     for instance in sorted(set(series) | set(health)):
         last_ok, error = health.get(instance, (None, ""))
-        rows.append(apiserver_row(instance, series.get(instance), last_ok, error))
+        budget = (budgets or {}).get(instance)
+        rows.append(apiserver_row(instance, series.get(instance), last_ok, error, budget))
     live = [r for r in rows if not r.error]
     sizes, sizes_reason = build_list_sizes(series)
     return ApiserversSnapshot(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ktop.model.events import NodeRecord, Readiness
-from ktop.model.snapshot_nodes import DomainRollup, NodesSnapshot, NotReadyList
+from ktop.model.snapshot_nodes import DomainRollup, NodesSnapshot, NotReadyList, rack_order
 from ktop.model.values import Val
 from ktop.model.zones import zone_state
 
@@ -240,22 +240,18 @@ def build_nodes(
     by_domain, by_zone, all_renews = state.sorted_renews()
     origin = state.lag_origin(now)
     zone_counts: dict[Domain, list[int]] = {}
-    rack_keys: list[tuple[int, float, str, str, Domain]] = []
     for dom, counts in state.counts.items():
-        renews = by_domain.get(dom, [])
         zdom = (dom[0], dom[1], "")
         zc = zone_counts.setdefault(zdom, [0] * 7)
         for i, v in enumerate(counts):
             zc[i] += v
-        oldest = renews[0] if renews else origin
-        unhealthy = counts[NOT_READY] + counts[UNKNOWN]
-        rack_keys.append((-unhealthy, oldest, dom[1], dom[2], dom))
-    # Worst racks first; every rack (a screen builds only the rows it shows).
-    rack_keys.sort()
-    racks = [
-        _rollup(k[4], state.counts[k[4]], by_domain.get(k[4], []), origin, False, cfg)
-        for k in rack_keys
-    ]
+    # Worst racks first, as printed; every rack (a screen builds only the rows it shows).
+    racks = rack_order(
+        [
+            _rollup(dom, counts, by_domain.get(dom, []), origin, False, cfg)
+            for dom, counts in state.counts.items()
+        ]
+    )
     zones = [
         _rollup(d, zone_counts[d], by_zone.get(d, []), origin, True, cfg)
         for d in sorted(zone_counts)
@@ -274,7 +270,7 @@ def build_nodes(
         unknown=sum(z.unknown for z in zones),
         cordoned=sum(z.cordoned for z in zones),
         zones=tuple(zones),
-        racks=tuple(racks),
+        racks=racks,
         not_ready_nodes=state.not_ready_list(now),
         lease_lag_p99_s=p99,
         heartbeat_writes_per_s=(

@@ -28,6 +28,7 @@ from ktop.model.history import DEFAULT_RETENTION_S, DEFAULT_STEP_S, History
 from ktop.model.leaders import ELECTED, build_leader
 from ktop.model.series import WINDOW_S, TargetSeries
 from ktop.model.signals import read_signals
+from ktop.model.slo_budget import InstanceBudget, fold
 from ktop.model.snapshot import FIRST_DATA_DUE_S, STALE_AFTER_S, ClusterSnapshot, Freshness
 from ktop.model.zones import DEFAULT_UNHEALTHY_ZONE_THRESHOLD
 
@@ -132,6 +133,8 @@ class ClusterModel:
         step it is built, so a model rebuilt from a keyframe shows what the live one did."""
         self.readiness: dict[str, tuple[tuple[str, int, int], ...]] = {}
         """kube-state-metrics readiness rows per node label (metrics-only mode)."""
+        self.slo_budgets: dict[str, InstanceBudget] = {}
+        """The SLOs' calls counted per apiserver instance since its first scrape."""
         self._handlers: dict[type, Callable[[Any], None]] = {
             ev.MetricsScraped: self._scraped,
             ev.ScrapeFailed: self._scrape_failed,
@@ -179,6 +182,10 @@ class ClusterModel:
         if ts is None:
             ts = self.series[e.target] = TargetSeries(e.target, self.config.window_s)
         ts.ingest(e.at, e.samples)
+        if e.target.component is Component.APISERVER and ts.last_at == e.at:
+            budget = fold(self.slo_budgets.get(e.target.instance), e.at, ts)
+            if budget is not None:
+                self.slo_budgets[e.target.instance] = budget
         h = self.targets.setdefault(e.target, _Health())
         h.last_ok, h.error = e.at, ""
         h.note = (
@@ -200,6 +207,7 @@ class ClusterModel:
             self.apf_dumps.pop(e.target.instance, None)
             self.apf_dump_health.pop(e.target.instance, None)
             self.apf_requests.drop(e.target.instance)
+            self.slo_budgets.pop(e.target.instance, None)
         self._dirty.update(COMPONENT_AREAS[e.target.component])
 
     def _apf_dump(self, e: ev.ApfDumpRead) -> None:
@@ -410,7 +418,7 @@ class ClusterModel:
 
     def _build_apiservers(self) -> Any:
         series, health = self._component(Component.APISERVER)
-        snap = build_apiservers(series, health, self._waiting())
+        snap = build_apiservers(series, health, self._waiting(), self.slo_budgets)
         ids = None if self.identities is None else len(self.identities)
         return replace(snap, identities=ids)
 

@@ -195,6 +195,16 @@ API_SLO = Threshold(
     warn=1.0,
     critical=2.0,
 )
+API_SLO_BUDGET = Threshold(
+    "share of an API call SLO's error budget burned since ktop's first scrape",
+    "ratio",
+    "sig-scalability/slos api_call_latency (99 % of calls within the limit: 1 % is the "
+    "budget); SRE workbook error budgets: past the whole budget the SLO is missed over the "
+    "span, half of it burned is a warning (ktop starting point)",
+    warn=0.5,
+    critical=1.0,
+)
+"""Not a finding: colours the drill-down's budget rows (``ktop/model/slo_budget.py``)."""
 BASELINE_MARK = 10.0
 """A graded reading under its warning limit is marked at this many times its own normal
 (``ktop/analysis/baseline_marks.py``)..."""

@@ -41,6 +41,22 @@ class Slo:
     scope: str | None
     """The ``scope`` label of the calls (None: any)."""
     limit_s: float
+    objective: float = QUANTILE
+    """The share of the calls that must be within ``limit_s``: a p99 at most the limit is
+    99 % of the calls at most the limit. One minus it is the SLO's error budget."""
+
+    @property
+    def budget(self) -> float:
+        """The share of the calls that may be slower than ``limit_s`` (the error budget)."""
+        return 1.0 - self.objective
+
+    @property
+    def match(self) -> dict[str, str | frozenset[str]]:
+        """The label matchers of the SLO's calls."""
+        out: dict[str, str | frozenset[str]] = {"verb": self.verbs}
+        if self.scope is not None:
+            out["scope"] = self.scope
+        return out
 
 
 MUTATING = frozenset({"POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION"})
@@ -63,14 +79,17 @@ def _family(ts: TargetSeries) -> str | None:
     return None
 
 
+def sli_family(ts: TargetSeries) -> str | None:
+    """The SLI histogram the instance exposes, never the total duration (None: neither)."""
+    name = _family(ts)
+    return None if name == TOTAL else name
+
+
 def slow_share(ts: TargetSeries, name: str, slo: Slo) -> Val:
     """The share of calls slower than the SLO's limit over the window: one minus the share
     in the largest bucket bound at or under the limit (so never understated).
     """
-    match: dict[str, str | frozenset[str]] = {"verb": slo.verbs}
-    if slo.scope is not None:
-        match["scope"] = slo.scope
-    buckets = ts.buckets_by(name, (), match).get(())
+    buckets = ts.buckets_by(name, (), slo.match).get(())
     if buckets is None:
         return Val.unknown(f"{name} not exposed")
     counts = sorted(buckets.counts.items())
@@ -92,10 +111,7 @@ def slo_rows(ts: TargetSeries) -> tuple[SloRow, ...]:
             none = Val.unknown(f"{SLI_FAMILIES[0]} not exposed")
             rows.append(SloRow(slo.kind, slo.limit_s, none, none))
             continue
-        match: dict[str, str | frozenset[str]] = {"verb": slo.verbs}
-        if slo.scope is not None:
-            match["scope"] = slo.scope
-        groups = ts.quantile_by(QUANTILE, name, (), match)
+        groups = ts.quantile_by(QUANTILE, name, (), slo.match)
         no_calls = Val.nothing("no such calls in the window")
         rows.append(
             SloRow(

@@ -21,6 +21,8 @@ from ktop.model.snapshot_scheduler import SchedulerSnapshot
 from ktop.model.values import Val, ratio, sum_vals
 
 NOT_EXPOSED = Val(None, "not exposed")
+NOT_COUNTED = Val(None, "not counted")
+"""An SLO row's budget before ktop counted its calls (``ktop/model/slo_budget.py``)."""
 
 # --------------------------------------------------------------------------
 # Freshness
@@ -211,6 +213,12 @@ class SloRow:
     total: bool = False
     """True when measured on the total duration (no SLI histogram): it includes APF queue
     waits and webhooks, so it overstates what the SLO measures."""
+    budget_burned: Val = NOT_COUNTED
+    """The share of the error budget burned by the calls ktop counted since
+    ``budget_since`` (``ktop/model/slo_budget.py``): above 1 the SLO is missed over that
+    span; empty when no call was counted; unknown without the SLI histogram."""
+    budget_since: float | None = None
+    """When counting began: ktop's first scrape of the instance (None: not counted)."""
 
     @property
     def ratio(self) -> Val:

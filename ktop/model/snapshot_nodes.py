@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import overload
 
 from ktop.model.events import NodeRecord, Readiness
+from ktop.model.text import fmt_duration, larger_first
 from ktop.model.values import Val
 
 # --------------------------------------------------------------------------
@@ -47,6 +48,26 @@ class DomainRollup:
     def unhealthy(self) -> int:
         """Nodes whose Ready condition is not True."""
         return self.not_ready + self.unknown
+
+
+def rack_order(racks: Iterable[DomainRollup]) -> tuple[DomainRollup, ...]:
+    """Racks worst first by the values as printed: unhealthy nodes (NotReady and Unknown),
+    then lease lag max as shown (so the order never moves on jitter the screen does not
+    show); then by region, zone and rack. Decided here once: the panel, the drill-down
+    and the rules all see this order.
+    """
+    return tuple(
+        sorted(
+            racks,
+            key=lambda r: (
+                -r.unhealthy,
+                larger_first(r.lease_lag_max_s, fmt_duration),
+                r.region,
+                r.zone,
+                r.rack,
+            ),
+        )
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from ktop.model.cluster import ClusterModel, ModelConfig, _Health
 from ktop.model.history import History
 from ktop.model.plaindata import encoder, from_plain, to_plain
 from ktop.model.series import TargetSeries, _Series
+from ktop.model.slo_budget import InstanceBudget
 
 STATE_VERSION = 1
 """Bumped only for a change an older reader would misread (never for additions)."""
@@ -144,6 +145,7 @@ def export_state(model: ClusterModel) -> dict[str, Plain]:
         "metrics_only": model.metrics_only,
         "readiness": [[label, [list(r) for r in rows]] for label, rows in model.readiness.items()],
         "history": _history_out(model.history, KEYFRAME_HISTORY_STEP_S),
+        "slo_budgets": [[i, to_plain(b)] for i, b in model.slo_budgets.items()],
     }
 
 
@@ -225,6 +227,8 @@ def import_state(state: dict[str, Plain], config: ModelConfig | None = None) -> 
         str(label): tuple((str(v), int(r), int(n)) for v, r, n in rows)
         for label, rows in state.get("readiness", [])
     }
+    for inst, b in state.get("slo_budgets", []):
+        m.slo_budgets[str(inst)] = from_plain(InstanceBudget, b)
     hist = state.get("history")
     if hist is not None:
         m.history = History.from_state(hist)

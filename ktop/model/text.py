@@ -176,6 +176,18 @@ def as_shown(v: Val, fmt: Callable[[float], str] = fmt_si) -> float | None:
     return numeric(fmt_val(v, fmt))
 
 
+Larger = tuple[bool, float]
+"""What :func:`larger_first` gives: a part of a row's sort key."""
+
+
+def larger_first(v: Val, fmt: Callable[[float], str] = fmt_si) -> Larger:
+    """A row key part for "the largest first" by ``v`` as ``fmt`` prints it: values that
+    print the same tie (the rest of the key, a name, decides); unknown and empty last.
+    """
+    shown = as_shown(v, fmt)
+    return (shown is None, -(shown or 0.0))
+
+
 def short_instance(instance: str) -> str:
     """An instance name without its port when the host is a name: ``apiserver-0:6443`` ->
     ``apiserver-0``. Addresses keep their port (``127.0.0.1:6443``): several instances

@@ -108,7 +108,14 @@ def apiserver(i: int, *, rps: float, start: float, error: str = "") -> Apiserver
         error=error,
         write_p99_s=v(0.045),
         slos=tuple(
-            SloRow(s.kind, s.limit_s, v(0.045 * (i + 1) * (k + 1)), v(0.0))
+            SloRow(
+                s.kind,
+                s.limit_s,
+                v(0.045 * (i + 1) * (k + 1)),
+                v(0.0),
+                budget_burned=v(0.0),
+                budget_since=AT - 3600,  # ktop's first scrape, an hour ago: 14:06 UTC
+            )
             for k, s in enumerate(SLOS)
         ),
         errors_5xx_per_s=v(0),

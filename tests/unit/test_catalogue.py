@@ -222,6 +222,8 @@ SCREEN: list[tuple[str, list[tuple[float, str]]]] = [
     ("apf.rejected_per_s", [(0, "NEUTRAL"), (0.01, "CRIT")]),
     ("apf.in_queue", [(0, "NEUTRAL"), (1, "WARN")]),
     ("ETCD_LEADER_CHANGES", [(0, "NEUTRAL"), (1, "WARN"), (4, "CRIT")]),
+    # the SLO budget's share burned: half of it a warning, past the whole of it critical
+    ("API_SLO_BUDGET", [(0.5, "NEUTRAL"), (0.51, "WARN"), (1.0, "WARN"), (1.01, "CRIT")]),
     # inclusive: the limit itself counts (the old screen rule missed this)
     ("APF_SEATS", [(0.89, "NEUTRAL"), (0.9, "WARN")]),
     # lower is worse

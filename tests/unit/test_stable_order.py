@@ -16,7 +16,7 @@ from ktop.analysis.fleet import CellSummary, rank
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import ApfRequestsRead, ApfTalker, Area
 from ktop.model.snapshot import ApfRow, ApfSnapshot, EtcdApiserverView, EtcdRequestRow
-from ktop.model.snapshot_nodes import DomainRollup
+from ktop.model.snapshot_nodes import DomainRollup, rack_order
 from ktop.model.snapshot_scheduler import MetricsOnlyScheduler, QuotaUsage
 from ktop.model.values import Val
 from ktop.ui.render import etcd, findings, metrics_only, nodes, scheduler
@@ -81,8 +81,10 @@ def _rack(name: str, *, unhealthy: int = 0, lag: float = 8.0) -> DomainRollup:
 
 
 def _rack_order(*racks: DomainRollup) -> tuple[list[str], list[str]]:
-    """The racks table's order and the overview panel's (racks with unhealthy nodes)."""
-    snap = replace(nodes_snapshot(), racks=racks)
+    """The racks table's order and the overview panel's (racks with unhealthy nodes), the
+    racks ordered by the model (:func:`rack_order`, as :func:`build_nodes` does).
+    """
+    snap = replace(nodes_snapshot(), racks=rack_order(racks))
     table = _table(nodes.tables(snap, 0.0), "racks")
     body = [line.plain for line in nodes.panel(snap, None, rows=30, width=100).lines]
     start = next(i for i, line in enumerate(body) if "racks with unhealthy" in line)
@@ -258,3 +260,30 @@ def test_fleet_cells_whose_numbers_print_the_same_go_by_name() -> None:
     first = rank([_cell("b", 1234, 10.4), _cell("a", 1201, 10.3), _cell("c", 1300, 0)])
     second = rank([_cell("a", 1240, 10.4), _cell("c", 1300, 0), _cell("b", 1201, 10.3)])
     assert [c.name for c in first] == [c.name for c in second] == ["c", "a", "b"]
+
+
+def test_the_model_orders_racks_as_the_screen_prints_them() -> None:
+    from ktop.hub import Hub
+    from ktop.model.text import fmt_duration
+    from ktop.sources.sim.simulator import Simulator
+
+    sim = Simulator("zone-outage", nodes=600, seed=5)
+    hub = Hub()
+    hub.ingest(sim.start())
+    for _ in range(240):
+        hub.ingest(sim.advance(1.0))
+    racks = hub.latest.snapshot.nodes.racks
+    assert sum(1 for r in racks if r.unhealthy) >= 2, "the outage must hit racks (or void)"
+
+    def printed(r: DomainRollup) -> tuple[int, float, str, str, str]:
+        value = r.lease_lag_max_s.value
+        lag = None if value is None else fmt_duration(value)
+        scale = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+        shown = -1.0
+        if lag is not None:
+            unit = lag.lstrip("0123456789.")
+            shown = float(lag[: len(lag) - len(unit)]) * scale.get(unit, 1.0)
+        return (-r.unhealthy, -shown, r.region, r.zone, r.rack)
+
+    keys = [printed(r) for r in racks]
+    assert keys == sorted(keys)

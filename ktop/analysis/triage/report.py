@@ -22,7 +22,7 @@ from ktop.model.values import Val
 
 JSON_VERSION = 1
 """Changes only when a field changes meaning or disappears."""
-JSON_MINOR_VERSION = 4
+JSON_MINOR_VERSION = 5
 """Counts the additions since (1: evidence ``note``, top-level ``error``, the error document;
 2: ``headline``, ``cause``, ``independent``, the paths' ``role``, ``explained_by``, ``onset``;
 3: ``timeline``; 4: ``top_talkers``, the apiservers' ``slo`` and ``errors_5xx_per_s``)."""
@@ -109,6 +109,8 @@ def signals(
                     "slow_share": _f(s.slow_share),
                     "ratio": _f(s.ratio),
                     "total_duration": s.total,
+                    "budget_burned": _f(s.budget_burned),
+                    "budget_since": s.budget_since,
                 }
                 for s in r.slos
             ],

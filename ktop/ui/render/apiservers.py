@@ -7,12 +7,13 @@ from collections.abc import Callable
 from rich.text import Text
 
 from ktop.model.events import LOAD_BALANCED
-from ktop.model.limits import API_SKEW
+from ktop.model.limits import API_SKEW, API_SLO_BUDGET
 from ktop.model.slo import SLOS
 from ktop.model.snapshot import ApiserverRow, ApiserversSnapshot, SloRow
 from ktop.model.text import (
     fmt_age,
     fmt_bytes,
+    fmt_clock,
     fmt_cores,
     fmt_duration,
     fmt_pct,
@@ -175,6 +176,26 @@ def slo_text(s: SloRow) -> Text:
     return num_cell(text, reading_level("api.slo_ratio", s.ratio))
 
 
+def budget_text(s: SloRow) -> Text:
+    """``38% since 14:02`` (UTC): the share of the SLO's error budget burned by the calls
+    ktop counted since its first scrape of the instance, graded by
+    :data:`~ktop.model.limits.API_SLO_BUDGET`; ``-`` when no call was counted, ``?`` when
+    the SLI histogram is not exposed.
+    """
+    v = s.budget_burned
+    if v.value is None or s.budget_since is None:
+        return val_cell(v, fmt_pct)
+    since = fmt_clock(s.budget_since)[:5]
+    return num_cell(f"{fmt_pct(v.value)} since {since}", graded(API_SLO_BUDGET, v))
+
+
+def _budget_metric(i: int) -> Callable[[ApiserverRow, float], Text]:
+    def cell(r: ApiserverRow, _now: float) -> Text:
+        return budget_text(r.slos[i]) if i < len(r.slos) else num_cell("?", Level.UNKNOWN)
+
+    return cell
+
+
 def _slo_metric(i: int) -> Callable[[ApiserverRow, float], Text]:
     def cell(r: ApiserverRow, _now: float) -> Text:
         return slo_text(r.slos[i]) if i < len(r.slos) else num_cell("?", Level.UNKNOWN)
@@ -204,6 +225,10 @@ METRICS: tuple[Metric, ...] = (
     ("write_p99", "write latency p99", _v(lambda r: r.write_p99_s, fmt_duration)),
     *(
         (f"slo:{slo.kind}", f"p99 {slo.kind} (SLO {fmt_duration(slo.limit_s)})", _slo_metric(i))
+        for i, slo in enumerate(SLOS)
+    ),
+    *(
+        (f"budget:{slo.kind}", f"budget burned, {slo.kind}", _budget_metric(i))
         for i, slo in enumerate(SLOS)
     ),
     (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from rich.text import Text
 
@@ -17,7 +17,6 @@ from ktop.ui.render.level import (
     reading_level,
     worst,
 )
-from ktop.ui.render.sortkey import larger_first
 from ktop.ui.render.view import (
     Column,
     LazyRows,
@@ -84,7 +83,7 @@ def panel(
     spec += [("lag max", 8)]
     head = [TableCell(" zone", 0, "left"), *(TableCell(t, w) for t, w in spec)]
     zone_rows = [_panel_cells(z, wide) for z in n.zones]
-    racks = rack_order([r for r in n.racks if r.unhealthy])
+    racks = [r for r in n.racks if r.unhealthy]  # in the model's order, worst first
     built = racks[:rows] if racks and rows >= len(zone_rows) + 4 else []
     # no more racks can show than rows: the rest only counts in "+N more"
     header, *body = table_lines([head, *zone_rows, *(_panel_cells(r, wide) for r in built)], width)
@@ -209,27 +208,10 @@ def _not_ready_rows(listed: NotReadyList, now: float) -> LazyRows:
     )
 
 
-def rack_order(racks: Sequence[DomainRollup]) -> tuple[DomainRollup, ...]:
-    """Racks worst first by the values as printed: unhealthy nodes (NotReady and Unknown),
-    then lease lag max; then by zone and rack.
+def _rack_rows(racks: tuple[DomainRollup, ...]) -> LazyRows:
+    """Every rack in the model's order (worst first), rows built for the part on screen
+    only.
     """
-    return tuple(
-        sorted(
-            racks,
-            key=lambda r: (
-                -r.unhealthy,
-                larger_first(r.lease_lag_max_s, fmt_duration),
-                r.region,
-                r.zone,
-                r.rack,
-            ),
-        )
-    )
-
-
-def _rack_rows(listed: tuple[DomainRollup, ...]) -> LazyRows:
-    """Every rack, worst first (:func:`rack_order`), rows built for the part on screen only."""
-    racks = rack_order(listed)
 
     def count(field: str) -> Callable[[int], int]:
         return lambda i: int(getattr(racks[i], field))
@@ -258,7 +240,7 @@ def _rack_rows(listed: tuple[DomainRollup, ...]) -> LazyRows:
             "lag_max": lag("lease_lag_max_s"),
             "lag_p50": lag("lease_lag_p50_s"),
         },
-        source=listed,
+        source=racks,
     )
 
 

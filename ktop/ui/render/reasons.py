@@ -110,17 +110,22 @@ def area_reasons(snapshot: ClusterSnapshot, area: Area) -> tuple[str, ...]:
 
 def panel_note(snapshot: ClusterSnapshot, area: Area, width: int) -> Text | None:
     """A one-line note for an overview panel: the first reason, short, and how many more;
-    ``? failed: etcd-1: connection refused (+1)`` when an input failed.
+    ``? failed: etcd-1: connection refused (+1)`` when an input failed (without the
+    word ``failed:`` when only that keeps the reason whole: the border says failed).
     """
     failed = [f for f in snapshot.area_freshness(area) if f.error]
     brief = list(dict.fromkeys(brief_input_error(f) for f in failed))
     reasons = area_reasons(snapshot, area)
     if not reasons:
         return None
-    shown = f"failed: {brief[0]}" if brief else reasons[0]
     hidden = len(reasons) - 1
     more = f" (+{hidden})" if hidden else ""
-    text = "? " + truncate(shown, max(4, width - 2 - len(more))) + more
+    room = max(4, width - 2 - len(more))
+    shown = reasons[0]
+    if brief:  # the word where it fits; else the reason whole (the border says failed)
+        word = f"failed: {brief[0]}"
+        shown = word if len(word) <= room or len(brief[0]) > room else brief[0]
+    text = "? " + truncate(shown, room) + more
     return Text(text, style=STYLE[Level.UNKNOWN])
 
 

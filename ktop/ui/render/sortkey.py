@@ -4,15 +4,9 @@ so that rows order by what the screen shows (never by jitter it does not show).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from ktop.model.text import as_shown, fmt_si, numeric
-from ktop.model.values import Val
+from ktop.model.text import Larger, larger_first, numeric
 
 __all__ = ["Larger", "larger_first", "numeric", "sort_key"]
-
-Larger = tuple[bool, float]
-"""What :func:`larger_first` gives: a part of a row's sort key."""
 
 
 def sort_key(text: str) -> tuple[int, float, str]:
@@ -24,11 +18,3 @@ def sort_key(text: str) -> tuple[int, float, str]:
     if plain in ("?", "-", ""):
         return (2, 0.0, plain)
     return (1, 0.0, plain.lower())
-
-
-def larger_first(v: Val, fmt: Callable[[float], str] = fmt_si) -> Larger:
-    """A row key part for "the largest first" by ``v`` as ``fmt`` prints it: values that
-    print the same tie (the rest of the key, a name, decides); unknown and empty last.
-    """
-    shown = as_shown(v, fmt)
-    return (shown is None, -(shown or 0.0))

@@ -31,9 +31,13 @@ def main_reason(pod: PendingPodRecord) -> str:
     """What a Pending pod waits for, in a few words: its first FailedScheduling reason
     (the one that rules out most nodes), or '' when the scheduler has said nothing.
     """
-    if not pod.message:
-        return ""
-    failure = _parsed(pod.message)
+    return _main_reason(pod.message) if pod.message else ""
+
+
+@lru_cache(maxsize=4096)
+def _main_reason(message: str) -> str:
+    # a row, its search text and its sort key all ask: one answer per message
+    failure = _parsed(message)
     if failure.reasons:
         return max(failure.reasons, key=lambda r: r[1])[0]
     return failure.prefilter or failure.raw

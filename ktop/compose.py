@@ -370,9 +370,9 @@ def open_recording(path: str) -> Recording:
     try:
         return Recording(path)
     except FormatError as exc:
-        raise SourceError(f"{path}: {exc}") from None
+        raise SourceError(scrub(f"{path}: {exc}")) from None
     except OSError as exc:
-        raise SourceError(f"cannot read {path}: {exc.strerror}") from None
+        raise SourceError(scrub(f"cannot read {path}: {exc.strerror or exc}")) from None
 
 
 def replay_source(plan: Replay) -> OpenedSource:
@@ -383,17 +383,18 @@ def replay_source(plan: Replay) -> OpenedSource:
     try:
         _check_terminal(plan.needs_terminal)
         hub = _hub(rec.model_config, HistoryKind.RECORDING)
-        player = ReplayPlayer(rec, hub.reset, speed=plan.speed)
-        if plan.at:
+        start_at = None
+        if plan.at:  # checked now; the seek runs in the app, which shows its progress
             try:
-                player.seek(parse_time(plan.at, rec.start, rec.end))
-            except ValueError:
-                raise SourceError(f"--at {plan.at!r}: use HH:MM:SS or +SECONDS") from None
+                start_at = parse_time(plan.at, rec.start, rec.end)
+            except ValueError as exc:
+                raise SourceError(f"--at: {exc}") from None
+        player = ReplayPlayer(rec, hub.reset, speed=plan.speed)
         player.paused = plan.paused
     except BaseException:
         rec.close()
         raise
-    source = ReplaySource(player)
+    source = ReplaySource(player, start_at=start_at)
     info = {str(k): str(v) for k, v in rec.header.get("source", {}).items()}
 
     async def release() -> None:

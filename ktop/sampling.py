@@ -19,7 +19,7 @@ from typing import Any
 
 from ktop.analysis.triage.baseline import BaselineSource, HistoryKind, baseline_source
 from ktop.analysis.triage.types import Capacity
-from ktop.compose import Bundle, Live, OpenedSource, live_options, open_source
+from ktop.compose import Bundle, Live, OpenedSource, live_options, open_recording, open_source
 from ktop.model.events import (
     FEED_PROMETHEUS,
     FEED_PROMETHEUS_BACKFILL,
@@ -31,7 +31,6 @@ from ktop.model.events import (
 )
 from ktop.model.series import WINDOW_S
 from ktop.model.snapshot import ClusterSnapshot
-from ktop.record.reader import Recording
 from ktop.sources.live.timing import BACKFILL_TIMEOUT_S
 from ktop.sources.replay import parse_time
 
@@ -101,12 +100,11 @@ def from_recording(path: str, at: str | None) -> Sampled:
     """The model of a recording at ``at`` (default its end), rebuilt from its events with
     today's rules; the baseline is the recording's own history up to that moment.
     """
-    with Recording(path) as rec:
-        when = rec.end if at is None else parse_time(at, rec.start, rec.end)
-        if not rec.start <= when <= rec.end:
-            raise ValueError(
-                f"--at {at}: the recording covers {rec.start:.0f} to {rec.end:.0f} (Unix seconds)"
-            )
+    with open_recording(path) as rec:
+        try:
+            when = rec.end if at is None else parse_time(at, rec.start, rec.end)
+        except ValueError as exc:
+            raise ValueError(f"--at: {exc}") from None
         cursor = rec.cursor(rec.start)
         t = rec.start
         while t < when:
@@ -116,6 +114,7 @@ def from_recording(path: str, at: str | None) -> Sampled:
         cursor.advance(when)
         snap = cursor.model.snapshot()
         errors = [f"gap {g.start:.0f}-{g.end:.0f}: {g.reason}" for g in rec.gaps]
+        errors += [f"{path}: {f}" for f in rec.faults if not any(f == g.reason for g in rec.gaps)]
         if rec.truncated:
             errors.append("the file was cut: it ends at its last complete chunk")
         source = {"kind": "recording", "path": path, "at": when, "recorded": rec.describe()}

@@ -1,7 +1,8 @@
 """``ktop replay FILE``: the live UI on a recording, with today's analysis.
 
-``--info`` prints what the file holds (source, span, markers, gaps) without
-the UI, for scripts and bug reports.
+``--info`` prints what the file holds (source, time range, size per hour, markers,
+gaps, unreadable frames) without the UI, for scripts and bug reports. A file that cannot
+be read is one line naming it, the offset and what was expected there; exit status 2.
 """
 
 from __future__ import annotations
@@ -32,7 +33,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         default=1.0,
         help=f"start speed, {bounds.REPLAY_SPEED.text()} (default 1)",
     )
-    p.add_argument("--at", metavar="TIME", help="start at this time (HH:MM:SS, +SECONDS or Unix)")
+    p.add_argument(
+        "--at",
+        metavar="TIME",
+        help="start at this time (HH:MM:SS UTC, +SECONDS from the start, or Unix seconds); "
+        "a time outside the recording is refused with its time range",
+    )
     p.add_argument("--paused", action="store_true", help="start paused")
     p.add_argument("--info", action="store_true", help="print what the file holds and exit")
     return p
@@ -43,23 +49,41 @@ def clock(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
+def _per_hour(size: int, span_s: float) -> str:
+    if span_s < 1:
+        return "size per hour: n/a (shorter than a second)"
+    return f"{size / 1e6 * 3600 / span_s:.2f} MB per hour"
+
+
 def info(rec: Recording) -> str:
-    """A plain-text description of a recording."""
+    """A plain-text description of a recording: format, source, time range, size per hour,
+    chunks, markers, gaps and any frame that could not be read.
+    """
     h = rec.header
+    src = h.get("source", {})
+    span = rec.end - rec.start
     lines = [
         f"{rec.path}: ktop recording, format version {rec.version}",
-        f"  recorded by ktop {h.get('ktop', '?')}, source {rec.describe()}",
-        f"  from {clock(rec.start)} to {clock(rec.end)} UTC ({rec.end - rec.start:.0f} s)",
+        f"  recorded by ktop {h.get('ktop', '?')}",
+        f"  source {src.get('kind', '?')} {src.get('context', '?')}"
+        + (f" ({src['detail']})" if src.get("detail") else ""),
+        f"  from {clock(rec.start)} to {clock(rec.end)} UTC ({span:.0f} s)",
+        f"  {rec.size / 1e6:.2f} MB, {_per_hour(rec.size, span)}",
         f"  {len(rec.chunks)} chunks, {len(rec.keyframes)} keyframes, "
         f"{'index' if rec.indexed else 'no index (rebuilt by a scan)'}"
         f"{', redacted' if h.get('redacted') else ''}",
     ]
     if rec.truncated:
         lines.append("  the file was cut (crash or copy): replay stops at its last complete chunk")
+    lines.append(f"  {len(rec.markers)} markers" if rec.markers else "  no markers")
     for m in rec.markers:
         lines.append(f"  marker {clock(m.at)}  {m.note}")
+    lines.append(f"  {len(rec.gaps)} gaps" if rec.gaps else "  no gaps")
     for g in rec.gaps:
         lines.append(f"  gap    {clock(g.start)} - {clock(g.end)}  {g.reason}")
+    for fault in rec.faults:
+        if not any(g.reason == fault for g in rec.gaps):
+            lines.append(f"  unreadable {fault}")
     return "\n".join(lines)
 
 

@@ -25,13 +25,14 @@ from __future__ import annotations
 import struct
 import sys
 import typing
-from array import array
+from array import array as array_of
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ktop.model import events as ev
-from ktop.model.plaindata import decoder, encoder
+from ktop.model.plaindata import encoder
+from ktop.record.strict import RecordError, array, checked, expected, number
 
 EVENT_TYPES: dict[str, type[Any]] = {cls.__name__: cls for cls in typing.get_args(ev.Event)}
 """Every event class by the tag that names it in a recording."""
@@ -148,7 +149,7 @@ class ChunkEncoder:
         packed: list[int] | bytes = renews
         if all(0 <= d <= 0xFFFF for d in renews[1:]):
             # Renewals arrive in time order a few ms apart: 16-bit deltas, smaller once compressed.
-            column = array("H", renews[1:])
+            column = array_of("H", renews[1:])
             if sys.byteorder == "big":
                 column.byteswap()  # the file is little-endian
             packed = struct.pack("<q", renews[0]) + column.tobytes()
@@ -199,43 +200,75 @@ class ChunkDecoder:
         """Start a new chunk: its name table starts empty."""
         self.names = []
 
-    def _name(self, ref: int | str) -> str:
-        name = ref if isinstance(ref, str) else self.names[len(self.names) - ref]
+    def _name(self, ref: Any) -> str:
+        if type(ref) is str:
+            name = ref
+        elif type(ref) is int and 0 < ref <= len(self.names):
+            name = self.names[len(self.names) - ref]
+        else:
+            raise RecordError(
+                f"expected a node name or a reference 1-{len(self.names)}, got {str(ref)[:40]!r}"
+            )
         self.names.append(name)
         return name
 
     @staticmethod
     def _ats(spec: Any, n: int, reference: list[float] | None) -> list[float]:
         if spec is None:
-            assert reference is not None
+            if reference is None:
+                raise RecordError("expected observation times, got nil")
             return reference
-        if isinstance(spec, list):
-            return [float(a) for a in spec]
-        return [float(spec)] * n
+        if type(spec) is list:
+            if len(spec) != n:
+                raise RecordError(f"expected {n} observation times, got {len(spec)}")
+            return [number(a) for a in spec]
+        return [number(spec)] * n
 
-    def decode(self, rec: list[Any]) -> Iterator[ev.Event]:
-        """The events one record holds."""
-        tag = rec[0]
+    @staticmethod
+    def _renews(deltas: Any, n: int) -> list[float]:
+        """The renew times of a lease run: deltas in microseconds, a list or packed."""
+        if type(deltas) is bytes:
+            if len(deltas) != 8 + 2 * (n - 1) or n < 1:
+                raise RecordError(
+                    f"expected {8 + 2 * max(0, n - 1)} bytes of packed renew times, "
+                    f"got {len(deltas)}"
+                )
+            column = array_of("H")
+            column.frombytes(deltas[8:])
+            if sys.byteorder == "big":
+                column.byteswap()
+            deltas = [struct.unpack("<q", deltas[:8])[0], *column]
+        items = array(deltas, "renew times: an array or binary data")
+        if len(items) != n:
+            raise RecordError(f"expected {n} renew times, got {len(items)}")
+        renews: list[float] = []
+        acc = 0
+        for d in items:
+            if type(d) is not int:
+                raise expected("a renew time delta (an integer)", d)
+            acc += d
+            renews.append(acc / US)
+        return renews
+
+    def decode(self, rec: Any) -> Iterator[ev.Event]:
+        """The events one record holds; :class:`RecordError` when it is not a valid record."""
+        items = array(rec, "a record [tag, ...]")
+        if not items or type(items[0]) is not str:
+            raise RecordError("expected a record [tag, ...] whose tag is a string")
+        tag = items[0]
         if tag == LEASE_RUN:
-            names = [self._name(r) for r in rec[1]]
-            renews: list[float] = []
-            acc = 0
-            deltas = rec[2]
-            if isinstance(deltas, bytes):
-                column = array("H")
-                column.frombytes(deltas[8:])
-                if sys.byteorder == "big":
-                    column.byteswap()
-                deltas = [struct.unpack("<q", deltas[:8])[0], *column]
-            for d in deltas:
-                acc += d
-                renews.append(acc / US)
-            ats = self._ats(rec[3], len(names), renews)
+            if len(items) < 4:
+                raise RecordError(f"{LEASE_RUN}: expected [tag, names, renews, ats]")
+            names = [self._name(r) for r in array(items[1], "names: an array")]
+            renews = self._renews(items[2], len(names))
+            ats = self._ats(items[3], len(names), renews)
             for name, at, renew in zip(names, ats, renews, strict=True):
                 yield ev.LeaseRenewed(at, name, renew)
         elif tag == NODE_TOUCH_RUN:
-            names = [self._name(r) for r in rec[1]]
-            ats = self._ats(rec[2], len(names), None)
+            if len(items) < 3:
+                raise RecordError(f"{NODE_TOUCH_RUN}: expected [tag, names, ats]")
+            names = [self._name(r) for r in array(items[1], "names: an array")]
+            ats = self._ats(items[2], len(names), None)
             for name, at in zip(names, ats, strict=True):
                 node = self.nodes.get(name)
                 if node is None:
@@ -248,7 +281,7 @@ class ChunkDecoder:
             cls = EVENT_TYPES.get(tag)
             if cls is None:
                 return  # an event type from a newer ktop: this version has no use for it
-            e = decoder(cls)(rec[1:])
+            e = checked(cls)(items[1:])
             if cls is ev.NodeUpserted:
                 self.nodes[e.node.name] = e.node
                 self.stale.discard(e.node.name)

@@ -28,6 +28,10 @@ FRAME = struct.Struct("<4sBBHIIddII")
 payload CRC-32, header CRC-32 (of the 36 bytes before it)."""
 FRAME_SIZE = FRAME.size
 
+LATEST_TIME = 253_402_300_799.0
+"""The last second of the year 9999: a time in a recording is between 0 and this (later
+times cannot be shown as dates)."""
+
 TRAILER = struct.Struct("<4sQI")
 """``KTix``, offset of the index frame, CRC-32 of the 12 bytes before it."""
 TRAILER_SYNC = b"KTix"
@@ -109,11 +113,15 @@ def pack_frame(
 
 
 def unpack_frame_header(data: bytes, offset: int) -> FrameHeader | None:
-    """The frame header in ``data`` (40 bytes), or ``None`` if it is damaged or not one."""
+    """The frame header in ``data`` (40 bytes), or ``None`` if it is damaged or not one
+    (its times must be in order and between 0 and :data:`LATEST_TIME`).
+    """
     if len(data) < FRAME_SIZE:
         return None
     sync, kind, codec, _, length, count, first, last, crc, hcrc = FRAME.unpack(data[:FRAME_SIZE])
     if sync != SYNC or zlib.crc32(data[: FRAME_SIZE - 4]) != hcrc:
+        return None
+    if not 0.0 <= first <= last <= LATEST_TIME:  # also false for NaN
         return None
     try:
         return FrameHeader(Kind(kind), Codec(codec), length, count, first, last, crc, offset)

@@ -8,14 +8,23 @@ are known before playing and shown as gaps; a cut last frame is ignored.
 
 Seeking to a time starts from the last keyframe at or before it and folds
 only the events after that keyframe.
+
+A recording is untrusted input (it arrives attached to bug reports). A fault that
+leaves nothing to replay (the preamble, the header) is a :class:`FormatError` whose
+message gives the offset and what was expected there; any later fault (an unreadable
+index, marker, keyframe or chunk content) loses only that frame: it is listed in
+:attr:`Recording.faults` (a lost chunk also as a gap) and what was read before it still
+replays. Decompression and decoding are bounded per frame (:data:`MAX_CHUNK_BYTES`,
+:data:`MAX_KEYFRAME_BYTES`, :data:`MAX_PLAIN_BYTES`, and no more events than a chunk's
+header declares).
 """
 
 from __future__ import annotations
 
-import contextlib
 import mmap
+import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +35,6 @@ import zstandard
 from ktop.files import RECORDING, check_regular
 from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel, ModelConfig
-from ktop.model.plaindata import from_plain
 from ktop.model.state import import_state
 from ktop.record.codec import ChunkDecoder, Marker
 from ktop.record.format import (
@@ -42,6 +50,32 @@ from ktop.record.format import (
     unpack_frame_header,
     unpack_trailer,
 )
+from ktop.record.header import check_header, model_config
+from ktop.record.strict import RecordError, array, checked, expected, finite_time
+
+MiB = 1 << 20
+MAX_PLAIN_BYTES = 64 * MiB
+"""The largest header, marker or index payload read (they are stored uncompressed)."""
+MAX_CHUNK_BYTES = 64 * MiB
+"""The largest chunk read, uncompressed (the writer cuts chunks at 4 MiB of records)."""
+MAX_KEYFRAME_BYTES = 1024 * MiB
+"""The largest keyframe read, uncompressed (a keyframe of 100,000 nodes is far smaller)."""
+LIMITS = {Kind.CHUNK: MAX_CHUNK_BYTES, Kind.KEYFRAME: MAX_KEYFRAME_BYTES}
+"""The most a frame of each kind may hold uncompressed (others: :data:`MAX_PLAIN_BYTES`)."""
+DECODE_ERRORS = (
+    zstandard.ZstdError,
+    ValueError,  # RecordError, msgpack's errors, int/float of a bad value, Enum lookups
+    TypeError,
+    KeyError,
+    IndexError,
+    AttributeError,
+    OverflowError,
+    struct.error,
+    msgpack.UnpackException,
+)
+"""What decoding a crafted frame can raise; each loses only that frame."""
+SEEK_STEP_S = 10.0
+"""A seek folds in steps this long, reporting its progress after each."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +88,17 @@ class Gap:
 
 
 def _unpack(payload: bytes) -> Any:
-    return msgpack.unpackb(payload, raw=False, strict_map_key=False)
+    """The one msgpack value ``payload`` holds; :class:`RecordError` when it holds more."""
+    try:
+        return msgpack.unpackb(payload, raw=False, strict_map_key=False)
+    except msgpack.ExtraData as exc:
+        extra = len(exc.extra)
+        raise RecordError(
+            f"expected one msgpack value, found {extra} more bytes after it "
+            f"(at +{len(payload) - extra})"
+        ) from None
+    except (ValueError, msgpack.UnpackException) as exc:
+        raise RecordError(f"expected msgpack data ({str(exc) or 'not valid msgpack'})") from None
 
 
 def _stream(payload: bytes) -> Iterator[Any]:
@@ -63,51 +107,135 @@ def _stream(payload: bytes) -> Iterator[Any]:
     yield from unpacker
 
 
+def _inflate(dctx: zstandard.ZstdDecompressor, raw: bytes, limit: int) -> bytes:
+    """A zstandard frame decompressed, refusing more than ``limit`` bytes before making them."""
+    declared = zstandard.frame_content_size(raw)
+    if declared > limit:
+        raise RecordError(
+            f"expected at most {limit:,} bytes uncompressed, the frame declares {declared:,}"
+        )
+    if declared >= 0:
+        return dctx.decompress(raw)
+    out = bytearray()
+    with dctx.stream_reader(raw) as reader:
+        while block := reader.read(MiB):
+            out += block
+            if len(out) > limit:
+                raise RecordError(f"expected at most {limit:,} bytes uncompressed")
+    return bytes(out)
+
+
+def _marker(value: Any) -> Marker:
+    """A MARKER payload (or an index's marker entry): ``[at, note]``."""
+    items = array(value, "a marker [at, note]")
+    if len(items) < 2:
+        raise RecordError(f"expected a marker [at, note], got {len(items)} items")
+    if type(items[1]) is not str:
+        raise RecordError(f"marker note: {expected('a string', items[1])}")
+    return Marker(finite_time(items[0]), items[1])
+
+
+def _index_entries(value: Any, start: int, end: int) -> list[tuple[Kind, int, float, float, int]]:
+    """The frames an INDEX payload lists, checked: known kinds, offsets in order inside
+    ``start``-``end`` (so no frame is listed twice), times in order.
+    """
+    if type(value) is not dict:
+        raise expected("a map", value)
+    out = []
+    last = start
+    for entry in array(value.get("frames"), "frames: an array"):
+        items = array(entry, "a frame entry [kind, offset, first, last, count]")
+        if len(items) < 5:
+            raise RecordError("expected a frame entry [kind, offset, first, last, count]")
+        kind, offset, first, last_t, count = items[:5]
+        if type(kind) is not int or kind not in {k.value for k in Kind} - {Kind.INDEX.value}:
+            raise RecordError(f"frame entry: expected a frame kind, got {kind!r}")
+        if type(offset) is not int or not last <= offset < end:
+            raise RecordError(f"frame entry: expected an offset from {last} to {end}")
+        if type(count) is not int or count < 0:
+            raise RecordError(f"frame entry: expected a record count, got {count!r}")
+        a, b = finite_time(first), finite_time(last_t)
+        if a > b:
+            raise RecordError("frame entry: expected its first time before its last")
+        out.append((Kind(kind), offset, a, b, count))
+        last = offset + FRAME_SIZE
+    return out
+
+
 class Recording:
     """An open recording (read-only)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         check_regular(self.path, RECORDING)  # a FIFO or a device would block or never end
-        with open(self.path, "rb") as f:
-            data = f.read(PREAMBLE.size)
-            self.version = check_preamble(data)
-            self.size = f.seek(0, 2)
         self._f = open(self.path, "rb")  # noqa: SIM115 - closed by close()
-        self._map = mmap.mmap(self._f.fileno(), 0, access=mmap.ACCESS_READ) if self.size else None
+        try:
+            self.version = check_preamble(self._f.read(PREAMBLE.size))
+            self.size = self._f.seek(0, 2)
+            self._map = mmap.mmap(self._f.fileno(), 0, access=mmap.ACCESS_READ)
+        except BaseException:
+            self._f.close()
+            raise
         self._dctx = zstandard.ZstdDecompressor()
-        first = self._header_at(PREAMBLE.size)
-        if first is None or first.kind is not Kind.HEADER or not self._crc_ok(first):
-            raise FormatError("damaged recording: its header frame cannot be read")
-        self.header: dict[str, Any] = _unpack(self._payload(first))
-        self.indexed = False
-        """Whether a clean close left an index (else it was rebuilt by a scan)."""
-        self.truncated = False
-        """Whether the file ends in a partial frame or without an index (a crash or a cut)."""
-        self.frames: list[FrameHeader] = []
-        self.gaps: list[Gap] = []
-        self.lost_before: set[int] = set()
-        """Positions in :attr:`frames` of the frames that follow lost events."""
-        self.markers: list[Marker] = []
-        self._load(first.end)
+        self.faults: list[str] = []
+        """Frames that could not be used, each as ``offset N: KIND: what was expected``."""
+        try:
+            first = self._header_at(PREAMBLE.size)
+            if first is None or first.kind is not Kind.HEADER or not self._crc_ok(first):
+                raise FormatError(
+                    f"offset {PREAMBLE.size}: expected an intact HEADER frame (the header "
+                    "is damaged or missing)"
+                )
+            try:
+                self.header: dict[str, Any] = check_header(_unpack(self._payload(first)))
+            except DECODE_ERRORS as exc:
+                raise FormatError(f"offset {first.offset + FRAME_SIZE}: HEADER: {exc}") from None
+            self.model_config: ModelConfig = model_config(self.header)
+            """The model settings the recording was made with."""
+            self.indexed = False
+            """Whether a clean close left an index (else it was rebuilt by a scan)."""
+            self.truncated = False
+            """Whether the file ends in a partial frame or without an index (a crash or a cut)."""
+            self.frames: list[FrameHeader] = []
+            self.gaps: list[Gap] = []
+            self.lost_before: set[int] = set()
+            """Positions in :attr:`frames` of the frames that follow lost events."""
+            self.markers: list[Marker] = []
+            self._load(first.end)
+        except BaseException:
+            self.close()
+            raise
 
     # ------------------------------------------------------------- bytes
 
     def _bytes(self, start: int, end: int) -> bytes:
-        assert self._map is not None
         return self._map[start:end]
 
     def _header_at(self, offset: int) -> FrameHeader | None:
-        if offset + FRAME_SIZE > self.size:
+        if offset < 0 or offset + FRAME_SIZE > self.size:
             return None
         return unpack_frame_header(self._bytes(offset, offset + FRAME_SIZE), offset)
 
     def _payload(self, h: FrameHeader) -> bytes:
+        """A frame's payload, decompressed; :class:`RecordError` over its kind's limit."""
+        limit = LIMITS.get(h.kind, MAX_PLAIN_BYTES)
+        if h.codec is Codec.NONE and h.length > limit:
+            raise RecordError(f"expected at most {limit:,} bytes, the frame declares {h.length:,}")
         raw = self._bytes(h.offset + FRAME_SIZE, h.end)
-        return self._dctx.decompress(raw) if h.codec is Codec.ZSTD else raw
+        return _inflate(self._dctx, raw, limit) if h.codec is Codec.ZSTD else raw
 
     def _crc_ok(self, h: FrameHeader) -> bool:
-        return h.end <= self.size and zlib.crc32(self._bytes(h.offset + FRAME_SIZE, h.end)) == h.crc
+        if h.end > self.size:
+            return False
+        with memoryview(self._map) as whole, whole[h.offset + FRAME_SIZE : h.end] as payload:
+            return zlib.crc32(payload) == h.crc
+
+    def fault(self, h: FrameHeader, problem: object) -> str:
+        """Note that frame ``h`` could not be used (once); the line that says so."""
+        line = f"offset {h.offset}: {h.kind.name}: {problem}"
+        if line not in self.faults:
+            self.faults.append(line)
+        return line
 
     # -------------------------------------------------------------- index
 
@@ -117,26 +245,33 @@ class Recording:
             index_at = unpack_trailer(self._bytes(self.size - TRAILER.size, self.size))
         h = self._header_at(index_at) if index_at is not None else None
         if h is not None and h.kind is Kind.INDEX and self._crc_ok(h):
-            index = _unpack(self._payload(h))
-            frames: list[FrameHeader] = []
-            for kind, offset, first, last, count in index["frames"]:
-                got = self._header_at(int(offset))
-                if got is None:  # a damaged frame header: the index still knows its times
-                    got = FrameHeader(
-                        Kind(kind), Codec.NONE, -1, int(count), float(first), float(last), 0, offset
-                    )
-                frames.append(got)
-            self.markers = [Marker(float(a), str(n)) for a, n in index["markers"]]
-            self.indexed = True
-            self._check(frames)
-            return
-        self.truncated = True
+            try:
+                self._from_index(h, start)
+                return
+            except DECODE_ERRORS as exc:
+                self.fault(h, f"{exc}; the frames were found by a scan instead")
+                self.gaps, self.lost_before, self.markers = [], set(), []
+        self.truncated = h is None or h.kind is not Kind.INDEX
         self._check(self._scan(start))
         self.markers = list(self._all_markers())
 
+    def _from_index(self, h: FrameHeader, start: int) -> None:
+        index = _unpack(self._payload(h))
+        frames: list[FrameHeader] = []
+        for kind, offset, first, last, count in _index_entries(index, start, h.offset):
+            got = self._header_at(offset)
+            if got is None:  # a damaged frame header: the index still knows its times
+                got = FrameHeader(kind, Codec.NONE, -1, count, first, last, 0, offset)
+            elif got.kind is not kind or got.end > h.offset:
+                raise RecordError(f"expected a {kind.name} frame at offset {offset}")
+            frames.append(got)
+        markers = [_marker(m) for m in array(index.get("markers"), "markers: an array")]
+        self._check(frames)
+        self.markers = markers
+        self.indexed = True
+
     def _scan(self, offset: int) -> list[FrameHeader]:
         """Every frame header from ``offset`` on, skipping damaged stretches by sync bytes."""
-        assert self._map is not None
         out: list[FrameHeader] = []
         while offset + FRAME_SIZE <= self.size:
             h = self._header_at(offset)
@@ -183,9 +318,18 @@ class Recording:
     def _all_markers(self) -> Iterator[Marker]:
         for h in self.frames:
             if h.kind is Kind.MARKER:
-                with contextlib.suppress(ValueError, TypeError, msgpack.UnpackException):
-                    at, note = _unpack(self._payload(h))[:2]
-                    yield Marker(float(at), str(note))
+                try:
+                    yield _marker(_unpack(self._payload(h)))
+                except DECODE_ERRORS as exc:
+                    self.fault(h, exc)
+
+    def lose_chunk(self, h: FrameHeader, after: float, problem: object) -> None:
+        """The rest of chunk ``h`` (after time ``after``) cannot be decoded: a gap."""
+        line = self.fault(h, problem)
+        gap = Gap(min(after, h.last), h.last, line)
+        if gap not in self.gaps:
+            self.gaps.append(gap)
+            self.gaps.sort(key=lambda g: g.start)
 
     # ------------------------------------------------------------- facts
 
@@ -203,29 +347,13 @@ class Recording:
     def start(self) -> float:
         """The recording's first time (source clock)."""
         first = [f.first for f in self.frames if f.kind is Kind.CHUNK]
-        recorded = self.header.get("start_at") or 0.0
-        return float(recorded) if recorded > 0 else min(first, default=0.0)
+        recorded = float(self.header.get("start_at") or 0.0)
+        return recorded if recorded > 0 else min(first, default=0.0)
 
     @property
     def end(self) -> float:
-        """The recording's last time (source clock)."""
+        """The recording's last time (source clock; never before its start)."""
         return max((f.last for f in self.frames), default=self.start)
-
-    @property
-    def model_config(self) -> ModelConfig:
-        """The model settings the recording was made with."""
-        m = self.header.get("settings", {}).get("model", {})
-        base = ModelConfig()
-        return ModelConfig(
-            window_s=float(m.get("window_s", base.window_s)),
-            rack_label=str(m.get("rack_label", base.rack_label)),
-            unhealthy_zone_threshold=float(
-                m.get("unhealthy_zone_threshold", base.unhealthy_zone_threshold)
-            ),
-            lease_renew_interval_s=float(
-                m.get("lease_renew_interval_s", base.lease_renew_interval_s)
-            ),
-        )
 
     def describe(self) -> str:
         """One line: source, context, span."""
@@ -235,32 +363,46 @@ class Recording:
 
     # -------------------------------------------------------------- play
 
-    def cursor(self, at: float | None = None) -> Cursor:
-        """A cursor whose model holds the state at ``at`` (default: the start)."""
+    def _import(self, key: FrameHeader) -> ClusterModel | None:
+        """The model a keyframe holds, or ``None`` (noted as a fault) when it cannot be read."""
+        try:
+            body = _unpack(self._payload(key))
+            if type(body) is not dict or type(body.get("state")) is not dict:
+                raise expected('a map {"at": time, "state": map}', body)
+            return import_state(body["state"], self.model_config)
+        except DECODE_ERRORS as exc:
+            self.fault(key, exc)
+            return None
+
+    def cursor(
+        self, at: float | None = None, progress: Callable[[float], None] | None = None
+    ) -> Cursor:
+        """A cursor whose model holds the state at ``at`` (default: the start), built from
+        the last readable keyframe at or before it; ``progress`` hears the fraction done.
+        """
         target = self.start if at is None else at
-        key: FrameHeader | None = None
-        for k in self.keyframes:
-            if k.first <= target:
-                key = k
         model: ClusterModel | None = None
         frame_pos = 0
-        if key is not None:
-            try:
-                body = _unpack(self._payload(key))
-                model = import_state(body["state"], self.model_config)
+        for key in reversed([k for k in self.keyframes if k.first <= target]):
+            model = self._import(key)
+            if model is not None:
                 frame_pos = self.frames.index(key) + 1
-            except (zstandard.ZstdError, ValueError, KeyError, msgpack.UnpackException):
-                model = None
+                break
         if model is None:
             model = ClusterModel(self.model_config)
             frame_pos = 0
         cur = Cursor(self, model, frame_pos)
+        begin = t = cur.position
+        while progress is not None and t + SEEK_STEP_S < target:
+            t += SEEK_STEP_S
+            cur.advance(t)
+            progress((t - begin) / max(1e-9, target - begin))
         cur.advance(target)
         return cur
 
     def close(self) -> None:
         """Release the file."""
-        if self._map is not None:
+        if getattr(self, "_map", None) is not None:
             self._map.close()
         self._f.close()
 
@@ -309,32 +451,42 @@ class Cursor:
                 return True
             if h.kind is not Kind.CHUNK:
                 continue
-            self._decoder.new_chunk()
-            out: list[ev.Event | Marker] = []
-            try:
-                for rec in _stream(self.rec._payload(h)):
-                    out.extend(self._decoder.decode(rec))
-            except (
-                zstandard.ZstdError,
-                ValueError,
-                TypeError,
-                IndexError,
-                msgpack.UnpackException,
-            ):
-                self._decoder.lose()  # keep what decoded; the rest is a loss like a gap
-            self._pending, self._i = out, 0
+            self._pending, self._i = list(self._chunk(h)), 0
             return True
         return False
 
+    def _chunk(self, h: FrameHeader) -> list[ev.Event | Marker]:
+        """A chunk's events; at a fault, those before it (the rest is lost, like a gap)."""
+        self._decoder.new_chunk()
+        out: list[ev.Event | Marker] = []
+        try:
+            for rec in _stream(self.rec._payload(h)):
+                for e in self._decoder.decode(rec):
+                    if not h.first <= e.at <= h.last:
+                        raise RecordError(
+                            f"expected event times from {h.first} to {h.last} (the frame's), "
+                            f"got {type(e).__name__} at {e.at}"
+                        )
+                    out.append(e)
+                if len(out) > h.count:
+                    raise RecordError(f"expected {h.count} events (the frame's count), got more")
+        except DECODE_ERRORS as exc:
+            self._decoder.lose()  # keep what decoded; the rest is a loss like a gap
+            self.rec.lose_chunk(h, out[-1].at if out else h.first, exc)
+        return out
+
     def _reestablish(self, h: FrameHeader) -> list[ev.Event | Marker]:
         """After lost data: the events that bring node records back to the keyframe's."""
+        node = checked(ev.NodeRecord)
         try:
             body = _unpack(self.rec._payload(h))
-            rows = body["state"].get("nodes", {}).get("nodes", [])
-            nodes = {n.name: n for n in (from_plain(ev.NodeRecord, r) for r in rows)}
-        except (zstandard.ZstdError, ValueError, TypeError, KeyError, msgpack.UnpackException):
+            rows = array(body["state"].get("nodes", {}).get("nodes", []))
+            nodes = {n.name: n for n in (node(r) for r in rows)}
+            at = finite_time(body.get("at", h.first))
+        except DECODE_ERRORS as exc:
+            self.rec.fault(h, exc)
             return []  # stays stale until a later keyframe
-        return list(self._decoder.reestablish(float(body.get("at", h.first)), nodes))
+        return list(self._decoder.reestablish(at, nodes))
 
     def take(self, until: float) -> list[ev.Event]:
         """The next events up to time ``until`` (stopping at the first later one), in order."""

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -32,23 +34,58 @@ FOLD_AHEAD_S = 120.0
 nearest keyframe, like seeks back (cheaper at 10,000 nodes than folding ten minutes)."""
 TICK_S = 0.1
 """Wall seconds between two moves of the replay clock."""
+MARKER_EPS_S = 1e-6
+"""A position this close to a marker is on it."""
 
 
-def parse_time(text: str, start: float, end: float) -> float:
-    """``+SECONDS`` from the start, ``HH:MM[:SS]`` on the recording's days, or Unix seconds."""
+def clock_text(t: float) -> str:
+    """A recording time as UTC ``YYYY-MM-DD HH:MM:SS``."""
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def parse_time(text: str, start: float, end: float, position: float | None = None) -> float:
+    """A time in the recording from ``start`` to ``end``: ``+SECONDS`` / ``-SECONDS`` from
+    ``position`` (default: the start), ``HH:MM[:SS]`` UTC on the recording's days, or
+    seconds (from the start when smaller than the recording's length, else Unix seconds).
+    :class:`ValueError` says what is wrong, with the recording's time range when the time
+    is outside it.
+    """
     t = text.strip()
-    if t.startswith("+"):
-        return start + float(t[1:])
-    if ":" in t:
-        parts = [float(x) for x in t.split(":")]
-        secs = parts[0] * 3600 + parts[1] * 60 + (parts[2] if len(parts) > 2 else 0.0)
-        day = datetime.fromtimestamp(start, UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-        at = day.timestamp() + secs
-        return at if at >= start else at + 86_400.0
-    value = float(t)
-    if value < end - start + 1:
-        return start + value
-    return value
+    base = start if position is None else position
+    try:
+        if t and t[:1] in "+-":
+            at = base + float(t)
+        elif ":" in t:
+            at = _clock_time(t, start)
+        else:
+            value = float(t)
+            at = start + value if value < end - start + 1 else value
+    except ValueError:
+        raise ValueError(
+            f"not a time: {text.strip()[:40]!r} (HH:MM:SS UTC, +SECONDS or -SECONDS)"
+        ) from None
+    if not math.isfinite(at):
+        raise ValueError(f"not a time: {text.strip()[:40]!r}")
+    if not start <= at <= end:
+        where = "before" if at < start else "after"
+        raise ValueError(
+            f"{text.strip()[:40]} is {where} the recording: it covers "
+            f"{clock_text(start)} to {clock_text(end)} UTC"
+        )
+    return at
+
+
+def _clock_time(text: str, start: float) -> float:
+    """``HH:MM[:SS]`` on the day the recording starts (UTC), or the next day when earlier."""
+    parts = text.split(":")
+    if len(parts) > 3 or not all(p.strip().replace(".", "", 1).isdigit() for p in parts):
+        raise ValueError(text)
+    h, m, sec = (float(p) for p in (*parts, "0")[:3])
+    if m >= 60 or sec >= 60:
+        raise ValueError(text)
+    day = datetime.fromtimestamp(start, UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    at = day.timestamp() + h * 3600 + m * 60 + sec
+    return at if at >= start else at + 86_400.0
 
 
 class TimedNote(Protocol):
@@ -96,9 +133,20 @@ class Timeline(Protocol):
     @property
     def gaps(self) -> Sequence[Span]: ...  # noqa: D102
 
-    def cursor(self, at: float | None = None) -> Cursor:
-        """A cursor whose model holds the state at ``at``."""
+    def cursor(
+        self, at: float | None = None, progress: Callable[[float], None] | None = None
+    ) -> Cursor:
+        """A cursor whose model holds the state at ``at`` (``progress`` hears how far)."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class Landing:
+    """Where a seek arrives: the events passed (a short move forward) or a new cursor."""
+
+    at: float
+    events: list[Event]
+    cursor: Cursor | None = None
 
 
 class ReplayPlayer:
@@ -113,6 +161,10 @@ class ReplayPlayer:
         self.paused = False
         self.message = ""
         """The last thing a control did (e.g. ``no marker after this``)."""
+        self.seeking: float | None = None
+        """Where a seek running off the UI loop is going (ticks wait until it lands)."""
+        self.seek_progress = 0.0
+        """How much of that seek's folding is done (0 to 1)."""
         self._cursor = timeline.cursor(timeline.start)
         self.position = timeline.start
         restore(self._cursor.model)
@@ -126,13 +178,16 @@ class ReplayPlayer:
 
     def tick(self, wall_s: float) -> list[Event]:
         """Move the clock ``wall_s * speed`` forward (unless paused); the events passed."""
-        if self.paused or self.at_end:
+        if self.paused or self.at_end or self.seeking is not None:
             return []
         return self._forward(min(self.timeline.end, self.position + wall_s * self.speed))
 
     def _forward(self, until: float) -> list[Event]:
         events = self._cursor.take(until)
+        passed = [m for m in self.timeline.markers if self.position < m.at <= until]
         self.position = until
+        if passed:  # played over a marker: its note stays until the next control
+            self.message = "marker: " + (passed[-1].note or "(no note)")
         if self.at_end:
             self.paused = True
             self.message = "end of recording"
@@ -140,14 +195,37 @@ class ReplayPlayer:
 
     def seek(self, at: float) -> list[Event]:
         """Go to ``at`` (clamped): short moves forward emit the events passed, others restore."""
+        return self.land(self.travel(at))
+
+    def travel(self, at: float) -> Landing:
+        """The heavy half of a seek, which may run off the UI loop while ticks are held
+        (:attr:`seeking` set): fold to ``at`` without touching the hub.
+        """
         at = max(self.timeline.start, min(self.timeline.end, at))
-        self.message = ""
         if self.position <= at <= self.position + FOLD_AHEAD_S:
-            return self._forward(at)
-        self._cursor = self.timeline.cursor(at)
-        self.position = at
-        self._restore(self._cursor.model)
-        return []
+            return Landing(at, self._cursor.take(at))
+
+        def progress(fraction: float) -> None:
+            self.seek_progress = fraction
+
+        return Landing(at, [], self.timeline.cursor(at, progress))
+
+    def land(self, landing: Landing) -> list[Event]:
+        """The light half of a seek: take the new position (and model); the events passed.
+        Landing on a marker shows its note.
+        """
+        if landing.cursor is not None:
+            self._cursor = landing.cursor
+            self._restore(landing.cursor.model)
+        self.position = landing.at
+        self.message = ""
+        if self.at_end:
+            self.paused = True
+            self.message = "end of recording"
+        notes = [m.note for m in self.timeline.markers if abs(m.at - landing.at) <= MARKER_EPS_S]
+        if notes:
+            self.message = "marker: " + " / ".join(n or "(no note)" for n in notes)
+        return landing.events
 
     # ---------------------------------------------------------- controls
 
@@ -179,27 +257,37 @@ class ReplayPlayer:
 
     def marker(self, direction: int) -> list[Event]:
         """Go to the next (``+1``) or previous (``-1``) marker."""
-        eps = 1e-6
+        at = self.marker_target(direction)
+        return [] if at is None else self.seek(at)
+
+    def marker_target(self, direction: int) -> float | None:
+        """The time of the next (``+1``) or previous (``-1``) marker; ``None`` (and a
+        message) when there is none.
+        """
         marks = sorted(m.at for m in self.timeline.markers)
         if direction > 0:
-            later = [t for t in marks if t > self.position + eps]
+            later = [t for t in marks if t > self.position + MARKER_EPS_S]
             if not later:
                 self.message = "no marker after this point"
-                return []
-            return self.seek(later[0])
-        earlier = [t for t in marks if t < self.position - eps]
+                return None
+            return later[0]
+        earlier = [t for t in marks if t < self.position - MARKER_EPS_S]
         if not earlier:
             self.message = "no marker before this point"
-            return []
-        return self.seek(earlier[-1])
+            return None
+        return earlier[-1]
 
 
 class ReplaySource:
     """Plays a :class:`ReplayPlayer` in real time: one tick every ``TICK_S`` wall seconds."""
 
-    def __init__(self, player: ReplayPlayer, *, tick_s: float = TICK_S) -> None:
+    def __init__(
+        self, player: ReplayPlayer, *, tick_s: float = TICK_S, start_at: float | None = None
+    ) -> None:
         self.player = player
         self.tick_s = tick_s
+        self.start_at = start_at
+        """Where to seek when the source starts (``--at``): in the app, with its progress."""
         self._emit: Emit | None = None
 
     @property
@@ -208,14 +296,41 @@ class ReplaySource:
         return "replay"
 
     def control(self, action: Callable[[ReplayPlayer], list[Event] | None]) -> None:
-        """Run a control on the player and emit what it passed over (from the UI)."""
+        """Run a control on the player and emit what it passed over (from the UI); not
+        while a seek runs off the loop (the player is that seek's until it lands).
+        """
+        if self.player.seeking is not None:
+            return
         events = action(self.player)
         if events and self._emit is not None:
             self._emit(events)
 
+    async def seek_to(self, at: float) -> None:
+        """Seek off the UI loop: the heavy folding runs in a thread while ticks wait and
+        :attr:`ReplayPlayer.seeking` says where it is going; the landing is on the loop.
+        A seek asked for while one runs is dropped (the screen says one is running).
+        """
+        player = self.player
+        if player.seeking is not None:
+            return
+        player.seeking = max(player.timeline.start, min(player.timeline.end, at))
+        player.seek_progress = 0.0
+        try:
+            landing = await asyncio.to_thread(player.travel, at)
+        finally:
+            player.seeking = None
+        events = player.land(landing)
+        if events and self._emit is not None:
+            self._emit(events)
+
     async def run(self, emit: Emit) -> None:
-        """Emit the recorded events as the replay clock passes them, until cancelled."""
+        """Emit the recorded events as the replay clock passes them, until cancelled (first
+        seeking to :attr:`start_at` when one was asked for).
+        """
         self._emit = emit
+        if self.start_at is not None:
+            at, self.start_at = self.start_at, None
+            await self.seek_to(at)
         loop = asyncio.get_running_loop()
         last = loop.time()
         with contextlib.suppress(asyncio.CancelledError):

@@ -16,6 +16,7 @@ from rich.text import Text
 from textual.binding import Binding
 
 from ktop.model.events import Event
+from ktop.model.text import fmt_clock
 from ktop.record.session import Recorder
 from ktop.sources.replay import ReplayPlayer, ReplaySource, parse_time
 from ktop.ui.render.replay import (
@@ -24,6 +25,7 @@ from ktop.ui.render.replay import (
     REPLAY_KEYS,
     ReplayState,
     recording_line,
+    seek_question,
     timeline_line,
 )
 from ktop.ui.screens.prompt import PromptScreen
@@ -132,24 +134,25 @@ class RecordingControls:
             self.replay.control(lambda p: _events(CONTROLS[name](p)))
 
     def ask_seek(self) -> None:
-        """Ask for a time, then seek there."""
+        """Ask for a time, then seek there off the UI loop (the banner shows where to)."""
         replay = self.replay
         if replay is None:
             return
+        player = replay.player
 
         def done(text: str | None) -> None:
-            if not text:
+            if not text or not text.strip():
                 return
-            tl = replay.player.timeline
+            tl = player.timeline
             try:
-                at = parse_time(text, tl.start, tl.end)
-            except ValueError:
-                self.app.notify(f"not a time: {text!r} (HH:MM:SS or +SECONDS)", severity="error")
+                at = parse_time(text, tl.start, tl.end, player.position)
+            except ValueError as exc:
+                self.app.notify(str(exc), title="go to time", severity="error", timeout=8)
                 return
-            replay.control(lambda p: p.seek(at))
+            self.app.run_worker(replay.seek_to(at), name="seek", group="seek")
             self.app.pump()
 
-        self.app.push_screen(PromptScreen("Go to time (HH:MM:SS UTC or +SECONDS)"), done)
+        self.app.push_screen(PromptScreen(seek_question(player.position)), done)
 
     # ----------------------------------------------------------- banner
 
@@ -158,6 +161,9 @@ class RecordingControls:
         if self.replay is not None:
             p = self.replay.player
             tl = p.timeline
+            message = p.message
+            if p.seeking is not None:
+                message = f"seeking to {fmt_clock(p.seeking)} ... {p.seek_progress:.0%}"
             state = ReplayState(
                 tl.start,
                 tl.end,
@@ -166,7 +172,7 @@ class RecordingControls:
                 p.paused,
                 tuple(m.at for m in tl.markers),
                 tuple((g.start, g.end) for g in tl.gaps),
-                p.message,
+                message,
             )
             return (timeline_line(state, width),)
         rec = self.recorder

@@ -94,6 +94,9 @@ async def test_seek_to_a_typed_time(recording: Path) -> None:
         assert isinstance(app.screen, PromptScreen)
         await pilot.press(*"+300", "enter")
         await pilot.pause()
+        seeks = [w for w in app.workers if w.name == "seek"]  # the seek runs off the loop
+        if seeks:
+            await app.workers.wait_for_complete(seeks)
         assert player.position == pytest.approx(rec.start + 300)
         direct = rec.cursor(rec.start + 300).model.snapshot()
         app.pump()

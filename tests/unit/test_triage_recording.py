@@ -58,7 +58,7 @@ def test_a_cut_recording_is_triaged_up_to_its_last_chunk(
 @pytest.mark.parametrize(
     ("extra", "words"),
     [
-        (["--at", "+99999"], "the recording covers"),
+        (["--at", "+99999"], "it covers"),
         (["--bundle", "x"], "cannot be combined"),
     ],
 )

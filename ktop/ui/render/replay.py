@@ -27,7 +27,7 @@ REPLAY_KEYS: tuple[tuple[str, str, str, str], ...] = (
     ("left_curly_bracket", "replay('back_10m')", "-10m", "replay: jump 10 minutes back"),
     ("n", "replay('next_marker')", "next mark", "replay: next marker"),
     ("N", "replay('previous_marker')", "prev mark", "replay: previous marker"),
-    ("g", "seek", "seek", "replay: go to a time (HH:MM:SS or +SECONDS)"),
+    ("g", "seek", "seek", "replay: go to a time (HH:MM:SS UTC, or +N/-N seconds from here)"),
 )
 """(key, action, footer label, help text) of the replay keys."""
 
@@ -42,6 +42,14 @@ KEY_DISPLAY = {
     "right_curly_bracket": "}",
     "left_curly_bracket": "{",
 }
+
+
+def seek_question(position: float) -> str:
+    """The ``g`` prompt: what a typed time means, and where the replay is now."""
+    return (
+        f"Go to time (now {fmt_clock(position)} UTC): HH:MM:SS UTC, "
+        "or +N / -N seconds from now (enter to go, escape to cancel)"
+    )
 
 
 @dataclass(frozen=True, slots=True)

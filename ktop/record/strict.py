@@ -1,0 +1,223 @@
+"""Checked decoding of a recording's records: plain data to events, refusing wrong types.
+
+A recording is untrusted input (it arrives attached to bug reports), so nothing it holds
+reaches the model unchecked: every field must have the type its event class declares
+(a string where ``str`` is declared, an integer and not a boolean where ``int`` is, a
+number where ``float`` is, a known value where an enum is), every nested record must be
+an array with at least its required fields. A value that does not fit raises
+:class:`RecordError`, whose message names the field and what was expected.
+
+The rules on length are those of the format (docs/recording-format.md): missing trailing
+fields take their defaults, extra trailing items are ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable
+from enum import Enum
+from typing import Any
+
+from ktop.model.events import Sample
+from ktop.record.format import LATEST_TIME
+
+Check = Callable[[Any], Any]
+
+
+class RecordError(ValueError):
+    """A record whose data does not fit its declared type; the message says which field."""
+
+
+def _kind(value: Any) -> str:
+    """What a value is, in the format's words (msgpack types)."""
+    if value is None:
+        return "nil"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bytes):
+        return "binary data"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a map"
+    return type(value).__name__
+
+
+def expected(what: str, value: Any) -> RecordError:
+    """The error for ``value`` where ``what`` was expected."""
+    return RecordError(f"expected {what}, got {_kind(value)}")
+
+
+def number(value: Any) -> float:
+    """A msgpack number as a float (a boolean or anything else is refused)."""
+    if type(value) is float:
+        return value
+    if type(value) is int:
+        return float(value)
+    raise expected("a number", value)
+
+
+def finite_time(value: Any) -> float:
+    """A time: a finite number between 0 and the year 9999."""
+    t = number(value)
+    if not 0.0 <= t <= LATEST_TIME:  # also false for NaN
+        raise RecordError(f"expected a time (Unix seconds), got {t!r}")
+    return t
+
+
+def _str(value: Any) -> str:
+    if type(value) is not str:
+        raise expected("a string", value)
+    return value
+
+
+def _int(value: Any) -> int:
+    if type(value) is not int:
+        raise expected("an integer", value)
+    return value
+
+
+def _bool(value: Any) -> bool:
+    if type(value) is not bool:
+        raise expected("a boolean", value)
+    return value
+
+
+def array(value: Any, what: str = "an array") -> list[Any]:
+    """``value`` when it is an array (msgpack arrays decode as lists), else an error."""
+    if type(value) is not list:
+        raise expected(what, value)
+    return value
+
+
+def _optional_inner(tp: Any) -> Any | None:
+    if isinstance(tp, types.UnionType) or typing.get_origin(tp) is typing.Union:
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1 and len(typing.get_args(tp)) == 2:
+            return args[0]
+    return None
+
+
+def _sample(v: Any) -> Sample:
+    """The hot path: most records of a recording are samples."""
+    if type(v) is not list or len(v) < 3:
+        raise expected("a Sample array of 3 items", v)
+    name = v[0]
+    if type(name) is not str:
+        raise RecordError(f"Sample.name: {expected('a string', name)}")
+    try:
+        pairs = tuple(map(tuple, v[1]))
+        for a, b in pairs:
+            if type(a) is not str or type(b) is not str:
+                raise TypeError
+    except (TypeError, ValueError):
+        raise RecordError("Sample.labels: expected an array of [name, value] strings") from None
+    return Sample(name, pairs, number(v[2]))
+
+
+def _fails(dec: Check, value: Any) -> bool:
+    try:
+        dec(value)
+    except RecordError:
+        return True
+    return False
+
+
+_CHECKS: dict[Any, Check] = {}
+
+
+def checked(tp: Any) -> Check:
+    """A function from plain data to a value of type ``tp`` that refuses wrong types with
+    :class:`RecordError` (built once per type).
+    """
+    out = _CHECKS.get(tp)
+    if out is None:
+        out = _CHECKS[tp] = _make(tp)
+    return out
+
+
+def _make(tp: Any) -> Check:
+    if tp is float:
+        return number
+    if tp is str:
+        return _str
+    if tp is int:
+        return _int
+    if tp is bool:
+        return _bool
+    inner = _optional_inner(tp)
+    if inner is not None:
+        dec = checked(inner)
+        return lambda v: None if v is None else dec(v)
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        enum = tp
+        names = " / ".join(str(m.value) for m in enum)
+
+        def dec_enum(v: Any) -> Any:
+            try:
+                return enum(_str(v))
+            except ValueError:
+                raise RecordError(f"expected one of {names}, got {str(v)[:40]!r}") from None
+
+        return dec_enum
+    origin = typing.get_origin(tp)
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            item = checked(args[0])
+            return lambda v: tuple([item(x) for x in array(v)])
+        decs = [checked(a) for a in args]
+        n = len(decs)
+
+        def dec_tuple(v: Any) -> tuple[Any, ...]:
+            if len(array(v)) != n:
+                raise RecordError(f"expected an array of {n} items, got {len(v)}")
+            return tuple([d(x) for d, x in zip(decs, v, strict=True)])
+
+        return dec_tuple
+    if dataclasses.is_dataclass(tp):
+        cls = typing.cast(type, tp)
+        if cls is Sample:
+            return _sample
+        return _record(cls)
+    raise TypeError(f"no checked decoding for {tp!r}")
+
+
+def _record(cls: type[Any]) -> Check:
+    hints = typing.get_type_hints(cls)
+    fields = dataclasses.fields(cls)
+    decs = [(f.name, checked(hints[f.name])) for f in fields]
+    n = len(decs)
+    required = sum(
+        1
+        for f in fields
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    )
+    timed = bool(fields) and fields[0].name == "at"
+    name = cls.__name__
+
+    def dec_record(v: Any) -> Any:
+        items = array(v, f"a {name} array")
+        if len(items) < required:
+            raise RecordError(f"{name}: expected at least {required} fields, got {len(items)}")
+        try:
+            values = [dec(x) for (_, dec), x in zip(decs, items[:n], strict=False)]
+        except RecordError as exc:  # name the field (found again: errors are rare)
+            field = next(f for (f, d), x in zip(decs, items, strict=False) if _fails(d, x))
+            raise RecordError(f"{name}.{field}: {exc}") from None
+        if timed:
+            try:
+                finite_time(values[0])
+            except RecordError as exc:
+                raise RecordError(f"{name}.at: {exc}") from None
+        return cls(*values)
+
+    return dec_record

@@ -28,6 +28,17 @@ def _etcd_rows(ctx: Context) -> list[EtcdMemberRow]:
     return [m for m in ctx.snap.etcd.members if not m.error]
 
 
+def _readable(ctx: Context) -> list[EtcdMemberRow] | EvidenceReading:
+    """The members that answered, or the unknown reading that says why none can be read."""
+    e = ctx.snap.etcd
+    if e.unknown_reason:
+        return unknown(e.unknown_reason)
+    rows = _etcd_rows(ctx)
+    if not rows:
+        return unknown("; ".join(f"{m.instance}: {m.error}" for m in e.members) or "no member")
+    return rows
+
+
 def _etcd_reading(
     ctx: Context,
     spec: EvidenceSpec,
@@ -35,23 +46,18 @@ def _etcd_reading(
     fmt: Callable[[float], str],
     metric: str = "",
 ) -> EvidenceReading:
-    e = ctx.snap.etcd
-    if e.unknown_reason:
-        return unknown(e.unknown_reason)
-    rows = _etcd_rows(ctx)
-    if not rows:
-        return unknown("; ".join(f"{m.instance}: {m.error}" for m in e.members) or "no member")
+    rows = _readable(ctx)
+    if isinstance(rows, EvidenceReading):
+        return rows
     return worst_reading(spec, [(m.instance, field(m)) for m in rows], "member", fmt, metric)
 
 
 def etcd_leader(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``etcd.has_leader``."""
     e = ctx.snap.etcd
-    if e.unknown_reason:
-        return unknown(e.unknown_reason)
-    rows = _etcd_rows(ctx)
-    if not rows:
-        return unknown("; ".join(f"{m.instance}: {m.error}" for m in e.members) or "no member")
+    rows = _readable(ctx)
+    if isinstance(rows, EvidenceReading):
+        return rows
     if all(m.has_leader.value is None for m in rows):
         return unknown("etcd_server_has_leader not exposed")
     without = [m.instance for m in rows if m.has_leader.value == 0]
@@ -102,11 +108,9 @@ def etcd_defrag(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     unknown when no readable member exposes the gauge (before etcd 3.4.18).
     """
     e = ctx.snap.etcd
-    if e.unknown_reason:
-        return unknown(e.unknown_reason)
-    rows = _etcd_rows(ctx)
-    if not rows:
-        return unknown("; ".join(f"{m.instance}: {m.error}" for m in e.members) or "no member")
+    rows = _readable(ctx)
+    if isinstance(rows, EvidenceReading):
+        return rows
     unread = [m for m in rows if not m.defrag_inflight.known]
     if len(unread) == len(rows):
         return unknown("; ".join(dict.fromkeys(m.defrag_inflight.reason for m in rows)))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ktop.analysis.baseline_marks import MARKABLE
 from ktop.analysis.findings import Severity
+from ktop.analysis.reading_rules import BY_READING_CODE
 from ktop.model.events import Area
 from ktop.model.grading import Threshold
 from ktop.model.limits import (
@@ -22,6 +23,7 @@ from ktop.model.limits import (
     APF_WAIT_P99,
     API_SKEW,
     API_SLO,
+    API_SLO_BUDGET,
     API_TERMINATIONS,
     API_THROTTLED,
     API_UPTIME,
@@ -63,6 +65,7 @@ __all__ = [  # the rules' thresholds are defined in ktop.model.limits and re-exp
     "APF_WAIT_P99",
     "API_SKEW",
     "API_SLO",
+    "API_SLO_BUDGET",
     "API_TERMINATIONS",
     "API_THROTTLED",
     "API_UPTIME",
@@ -134,23 +137,20 @@ class Rule:
 
 _TRIAGE_1 = "triage rule 1: missing evidence is unknown, never healthy"
 
+
+def _graded(code: str) -> Rule:
+    """The entry of a finding that grades one reading (``ktop/analysis/reading_rules.py``):
+    its area and threshold are the reading's.
+    """
+    rule = BY_READING_CODE[code]
+    reading = rule.reading
+    assert reading.area is not None and reading.threshold is not None, code
+    return Rule(code, reading.area, rule.summary, "", rule.source, (reading.threshold,))
+
+
 CATALOGUE: tuple[Rule, ...] = (
-    Rule(
-        "KT-APF-001",
-        Area.APF,
-        "A priority level rejects requests",
-        "",
-        "triage P1",
-        (APF_REJECTIONS,),
-    ),
-    Rule(
-        "KT-APF-002",
-        Area.APF,
-        "Requests queue in a priority level",
-        "",
-        "triage P1",
-        (APF_WAIT_P99,),
-    ),
+    _graded("KT-APF-001"),
+    _graded("KT-APF-002"),
     Rule(
         "KT-APF-003",
         Area.APF,
@@ -191,22 +191,9 @@ CATALOGUE: tuple[Rule, ...] = (
         "triage: uneven load, step 3",
         (API_UPTIME,),
     ),
-    Rule(
-        "KT-API-004",
-        Area.APISERVERS,
-        "Clients are throttled (HTTP 429)",
-        "",
-        "triage P1, P5",
-        (API_THROTTLED,),
-    ),
-    Rule(
-        "KT-API-005",
-        Area.APISERVERS,
-        "An apiserver terminates requests",
-        "",
-        "triage P1",
-        (API_TERMINATIONS,),
-    ),
+    _graded("KT-API-004"),
+    _graded("KT-API-005"),
+    _graded("KT-API-006"),
     Rule(
         "KT-API-010",
         Area.APISERVERS,
@@ -231,30 +218,9 @@ CATALOGUE: tuple[Rule, ...] = (
         "etcd health (003 §6)",
         (ETCD_LEADER_CHANGES,),
     ),
-    Rule(
-        "KT-ETCD-003",
-        Area.ETCD,
-        "WAL fsync is slow",
-        "",
-        "etcd health (000 §4.4)",
-        (ETCD_FSYNC_P99,),
-    ),
-    Rule(
-        "KT-ETCD-004",
-        Area.ETCD,
-        "Backend commit is slow",
-        "",
-        "etcd health (000 §4.4)",
-        (ETCD_COMMIT_P99,),
-    ),
-    Rule(
-        "KT-ETCD-005",
-        Area.ETCD,
-        "etcd database is close to its quota",
-        "",
-        "etcd health (003 §6)",
-        (ETCD_QUOTA,),
-    ),
+    _graded("KT-ETCD-003"),
+    _graded("KT-ETCD-004"),
+    _graded("KT-ETCD-005"),
     Rule(
         "KT-ETCD-006",
         Area.ETCD,
@@ -263,22 +229,8 @@ CATALOGUE: tuple[Rule, ...] = (
         "etcd health (003 §6)",
         (ETCD_FRAGMENTATION, ETCD_FRAG_MIN_IN_USE),
     ),
-    Rule(
-        "KT-ETCD-007",
-        Area.ETCD,
-        "Proposals are failing",
-        "",
-        "etcd health (000 §4.4)",
-        (ETCD_FAILED_PROPOSALS,),
-    ),
-    Rule(
-        "KT-ETCD-008",
-        Area.ETCD,
-        "Peer round trips are slow",
-        "",
-        "etcd health (000 §4.4)",
-        (ETCD_PEER_RTT_P99,),
-    ),
+    _graded("KT-ETCD-007"),
+    _graded("KT-ETCD-008"),
     Rule(
         "KT-ETCD-010",
         Area.ETCD,
@@ -351,14 +303,7 @@ CATALOGUE: tuple[Rule, ...] = (
         "triage P4",
         (NODE_DOMAIN_SHARE,),
     ),
-    Rule(
-        "KT-NODE-004",
-        Area.NODES,
-        "Node heartbeats (Leases) lag",
-        "",
-        "triage P4",
-        (NODE_LEASE_LAG_P99,),
-    ),
+    _graded("KT-NODE-004"),
     Rule(
         "KT-NODE-010",
         Area.NODES,

@@ -17,7 +17,6 @@ from ktop.analysis.trends import BASELINE_MIN_AGE_S
 from ktop.analysis.triage.diagnosis import ONSET_SLACK_S
 from ktop.analysis.triage.paths import PATHS
 from ktop.analysis.triage.timeline import KIND_HOW, KIND_MARK, KIND_WORD, EventKind
-from ktop.model.limits import API_SLO_BUDGET
 
 
 def findings_md() -> str:
@@ -56,8 +55,10 @@ def findings_md() -> str:
         "An area whose stalest input is older than "
         f"{STALE_AFTER.warn:g} {STALE_AFTER.unit} is shown stale ({STALE_AFTER.source}).",
         "",
-        "Not a finding: the apiservers drill-down colours the "
-        f"{API_SLO_BUDGET.describe()} ({API_SLO_BUDGET.source}).",
+        "The error budget of `KT-API-006` is counted by Prometheus over the day so far "
+        "(since 00:00 UTC) where ktop reads Prometheus, else by ktop since its first scrape "
+        "of the instance; the apiservers drill-down shows every SLO's, with the span "
+        "(`38% today`, `38% since 14:02`).",
         "",
         "## Fleet",
         "",

@@ -15,6 +15,7 @@ from dataclasses import replace
 from ktop.analysis import catalogue as c
 from ktop.analysis.baseline_marks import BaselineMark, baseline_marks
 from ktop.analysis.findings import Finding, Severity
+from ktop.analysis.reading_rules import READING_RULES, graded_findings
 from ktop.analysis.trends import signal_trend
 from ktop.model.events import Area, PodWait
 from ktop.model.limits import BASELINE_MARK
@@ -111,26 +112,6 @@ def apf(s: ClusterSnapshot) -> Iterator[Finding]:
         yield _f("KT-APF-010", Severity.UNKNOWN, f"APF unknown: {a.unknown_reason}")
         return
     for row in a.levels:
-        rej = row.rejected_total_per_s
-        reasons = ", ".join(
-            f"{r} {v.or_(0):.1f}/s" for r, v in row.rejected_per_s.items() if v.or_(0) > 0
-        )
-        yield from _graded(
-            "KT-APF-001",
-            c.APF_REJECTIONS,
-            rej,
-            f"{row.priority_level} rejects {rej.or_(0):.1f} req/s ({reasons})",
-            f"in queue {row.in_queue.or_(0):.0f}, p99 wait {_ms(row.wait_p99_s)}",
-            signal=key("apf.rejected_per_s", row.priority_level),
-        )
-        yield from _graded(
-            "KT-APF-002",
-            c.APF_WAIT_P99,
-            row.wait_p99_s,
-            f"{row.priority_level} p99 wait {_ms(row.wait_p99_s)}, "
-            f"{row.in_queue.or_(0):.0f} in queue",
-            signal=key("apf.wait_p99_s", row.priority_level),
-        )
         used, lim = row.seats_in_use.value, row.seats_limit.value
         full = Severity.OK
         if used is not None and lim is not None and lim > 0:
@@ -174,20 +155,6 @@ def _instance(s: ClusterSnapshot, row: ApiserverRow) -> Iterator[Finding]:
     start = row.start_time.value
     if start is not None and (sev := c.API_UPTIME.grade(s.at - start)):
         yield _f("KT-API-003", sev, f"{row.instance} restarted {fmt_age(s.at - start)} ago")
-    yield from _graded(
-        "KT-API-004",
-        c.API_THROTTLED,
-        row.throttled_per_s,
-        f"{row.instance} answers {row.throttled_per_s.or_(0):.1f} 429/s",
-        signal=key("api.throttled_per_s", row.instance),
-    )
-    yield from _graded(
-        "KT-API-005",
-        c.API_TERMINATIONS,
-        row.terminations_per_s,
-        f"{row.instance} terminates {row.terminations_per_s.or_(0):.1f} requests/s",
-        signal=key("api.terminations_per_s", row.instance),
-    )
 
 
 def etcd(s: ClusterSnapshot) -> Iterator[Finding]:
@@ -216,27 +183,6 @@ def _member(m: EtcdMemberRow) -> Iterator[Finding]:
     if not m.leader_changes.lifetime and (sev := _sev(c.ETCD_LEADER_CHANGES, m.leader_changes)):
         n = m.leader_changes.or_(0)
         yield _f("KT-ETCD-002", sev, f"{m.instance} saw {n:.0f} leader change(s)")
-    yield from _graded(
-        "KT-ETCD-003",
-        c.ETCD_FSYNC_P99,
-        m.wal_fsync_p99_s,
-        f"{m.instance} WAL fsync p99 {_ms(m.wal_fsync_p99_s)}",
-        signal=key("etcd.fsync_p99_s", m.instance),
-    )
-    yield from _graded(
-        "KT-ETCD-004",
-        c.ETCD_COMMIT_P99,
-        m.backend_commit_p99_s,
-        f"{m.instance} backend commit p99 {_ms(m.backend_commit_p99_s)}",
-        signal=key("etcd.commit_p99_s", m.instance),
-    )
-    yield from _graded(
-        "KT-ETCD-005",
-        c.ETCD_QUOTA,
-        m.db_quota_ratio,
-        f"{m.instance} db at {m.db_quota_ratio.or_(0) * 100:.0f}% of quota",
-        signal=key("etcd.db_quota_ratio", m.instance),
-    )
     frag = _sev(c.ETCD_FRAGMENTATION, m.fragmentation)
     if frag and _sev(c.ETCD_FRAG_MIN_IN_USE, m.db_in_use_bytes):
         yield _f(
@@ -246,20 +192,6 @@ def _member(m: EtcdMemberRow) -> Iterator[Finding]:
             signal=key("etcd.fragmentation", m.instance),
             threshold=c.ETCD_FRAGMENTATION.fires_at,
         )
-    yield from _graded(
-        "KT-ETCD-007",
-        c.ETCD_FAILED_PROPOSALS,
-        m.proposals_failed_per_s,
-        f"{m.instance} {m.proposals_failed_per_s.or_(0):.2f} failed proposals/s",
-        signal=key("etcd.proposals_failed_per_s", m.instance),
-    )
-    yield from _graded(
-        "KT-ETCD-008",
-        c.ETCD_PEER_RTT_P99,
-        m.peer_rtt_p99_s,
-        f"{m.instance} peer round-trip p99 {_ms(m.peer_rtt_p99_s)}",
-        signal=key("etcd.peer_rtt_p99_s", m.instance),
-    )
 
 
 def scheduler(s: ClusterSnapshot) -> Iterator[Finding]:
@@ -349,17 +281,6 @@ def nodes(s: ClusterSnapshot) -> Iterator[Finding]:
                 signal=key("nodes.unhealthy", worst.zone),
                 threshold=c.NODE_UNHEALTHY_ABOVE,
             )
-    yield from _graded(
-        "KT-NODE-004",
-        c.NODE_LEASE_LAG_P99,
-        n.lease_lag_p99_s,
-        (
-            f"lease lag p99 {fmt_duration(n.lease_lag_p99_s.or_(0))} "
-            f"(warning > {c.NODE_LEASE_LAG_P99.warn:g}s, kubelet lease duration "
-            f"{c.NODE_LEASE_LAG_P99.critical:g}s)"
-        ),
-        signal=key("nodes.lease_lag_p99_s"),
-    )
 
 
 def _metrics_only_zones(view: MetricsOnlyNodes) -> Iterator[Finding]:
@@ -442,7 +363,23 @@ def baselines(s: ClusterSnapshot) -> Iterator[Finding]:
         )
 
 
-RULES: tuple[RuleFn, ...] = (apf, apiservers, etcd, scheduler, nodes, inputs, baselines)
+def readings(s: ClusterSnapshot) -> Iterator[Finding]:
+    """The findings that grade one reading each (``ktop/analysis/reading_rules.py``)."""
+    for rule in READING_RULES:
+        found = graded_findings(s, rule)
+        yield from _fold(found) if rule.fold else (f for _, f in found)
+
+
+RULES: tuple[RuleFn, ...] = (
+    apf,
+    apiservers,
+    etcd,
+    scheduler,
+    nodes,
+    inputs,
+    baselines,
+    readings,
+)
 
 
 def waiting(s: ClusterSnapshot) -> Iterator[Finding]:

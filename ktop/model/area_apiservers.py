@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
+from ktop.model.events import SloDayCounted
 from ktop.model.list_sizes import build_list_sizes
 from ktop.model.series import IDENTITY, TargetSeries
 from ktop.model.slo import slo_rows
@@ -29,9 +30,11 @@ def apiserver_row(
     last_ok: float | None,
     error: str,
     budget: InstanceBudget | None = None,
+    day: SloDayCounted | None = None,
 ) -> ApiserverRow:
     """One instance's row; every value unknown (with ``error``) if never scraped.
-    ``budget`` is what ktop counted of its SLOs' calls (``ktop/model/slo_budget.py``).
+    ``budget`` is what ktop counted of its SLOs' calls (``ktop/model/slo_budget.py``),
+    ``day`` what Prometheus counted of them today (it stands instead when given).
     """
     if ts is None:
         unknown = Val.unknown(error or "never scraped")
@@ -60,7 +63,7 @@ def apiserver_row(
         last_ok=last_ok,
         error=error,
         write_p99_s=ts.quantile(0.99, "apiserver_request_duration_seconds", {"verb": WRITE_VERBS}),
-        slos=with_budget(slo_rows(ts), ts, budget),
+        slos=with_budget(slo_rows(ts), ts, budget, day),
         errors_5xx_per_s=_errors_5xx(ts),
     )
 
@@ -92,6 +95,7 @@ def build_apiservers(
     health: Mapping[str, tuple[float | None, str]],
     unknown_reason: str,
     budgets: Mapping[str, InstanceBudget] | None = None,
+    days: Mapping[str, SloDayCounted] | None = None,
 ) -> ApiserversSnapshot:
     """All instances (scraped or failed), sorted by name, with skew ratios; ``budgets``
     the SLOs' calls ktop counted per instance.
@@ -100,7 +104,8 @@ def build_apiservers(
     for instance in sorted(set(series) | set(health)):
         last_ok, error = health.get(instance, (None, ""))
         budget = (budgets or {}).get(instance)
-        rows.append(apiserver_row(instance, series.get(instance), last_ok, error, budget))
+        day = (days or {}).get(instance)
+        rows.append(apiserver_row(instance, series.get(instance), last_ok, error, budget, day))
     live = [r for r in rows if not r.error]
     sizes, sizes_reason = build_list_sizes(series)
     return ApiserversSnapshot(

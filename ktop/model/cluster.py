@@ -28,7 +28,7 @@ from ktop.model.history import DEFAULT_RETENTION_S, DEFAULT_STEP_S, History
 from ktop.model.leaders import ELECTED, build_leader
 from ktop.model.series import WINDOW_S, TargetSeries
 from ktop.model.signals import read_signals
-from ktop.model.slo_budget import InstanceBudget, fold
+from ktop.model.slo_budget import DAY_FRESH_S, InstanceBudget, fold
 from ktop.model.snapshot import FIRST_DATA_DUE_S, STALE_AFTER_S, ClusterSnapshot, Freshness
 from ktop.model.zones import DEFAULT_UNHEALTHY_ZONE_THRESHOLD
 
@@ -135,6 +135,8 @@ class ClusterModel:
         """kube-state-metrics readiness rows per node label (metrics-only mode)."""
         self.slo_budgets: dict[str, InstanceBudget] = {}
         """The SLOs' calls counted per apiserver instance since its first scrape."""
+        self.slo_days: dict[str, ev.SloDayCounted] = {}
+        """The SLOs' calls of the day so far per apiserver instance, counted by Prometheus."""
         self._handlers: dict[type, Callable[[Any], None]] = {
             ev.MetricsScraped: self._scraped,
             ev.ScrapeFailed: self._scrape_failed,
@@ -163,6 +165,7 @@ class ClusterModel:
             ev.HistoryBackfilled: self._backfilled,
             ev.MetricsOnlyMode: self._metrics_only,
             ev.NodeReadinessByLabel: self._readiness,
+            ev.SloDayCounted: self._slo_day,
         }
 
     # ------------------------------------------------------------- folding
@@ -208,7 +211,12 @@ class ClusterModel:
             self.apf_dump_health.pop(e.target.instance, None)
             self.apf_requests.drop(e.target.instance)
             self.slo_budgets.pop(e.target.instance, None)
+            self.slo_days.pop(e.target.instance, None)
         self._dirty.update(COMPONENT_AREAS[e.target.component])
+
+    def _slo_day(self, e: ev.SloDayCounted) -> None:
+        self.slo_days[e.instance] = e
+        self._dirty.add(Area.APISERVERS)
 
     def _apf_dump(self, e: ev.ApfDumpRead) -> None:
         self.apf_dumps[e.instance] = e.levels
@@ -418,7 +426,8 @@ class ClusterModel:
 
     def _build_apiservers(self) -> Any:
         series, health = self._component(Component.APISERVER)
-        snap = build_apiservers(series, health, self._waiting(), self.slo_budgets)
+        days = {i: d for i, d in self.slo_days.items() if self.now - d.at <= DAY_FRESH_S}
+        snap = build_apiservers(series, health, self._waiting(), self.slo_budgets, days)
         ids = None if self.identities is None else len(self.identities)
         return replace(snap, identities=ids)
 

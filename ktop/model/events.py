@@ -496,6 +496,21 @@ class NodeReadinessByLabel:
     """``(label value, Ready nodes, not-Ready nodes)``, by label value."""
 
 
+@dataclass(frozen=True, slots=True)
+class SloDayCounted:
+    """The API call SLOs' calls on one apiserver instance over the day so far, counted by
+    Prometheus (``increase`` of the SLI histogram's buckets since 00:00 UTC): a day of
+    history that ktop, which keeps only its own run, cannot count itself.
+    """
+
+    at: float
+    instance: str
+    since: float
+    """Where the counted span starts (00:00 UTC of the day of ``at``)."""
+    counts: tuple[tuple[str, float, float], ...]
+    """``(SLO kind, slow calls, calls)`` per SLO of ``ktop/model/slo.py``."""
+
+
 Event = (
     MetricsScraped
     | ScrapeFailed
@@ -524,6 +539,7 @@ Event = (
     | HistoryBackfilled
     | MetricsOnlyMode
     | NodeReadinessByLabel
+    | SloDayCounted
 )
 """Any event a source may emit."""
 

@@ -48,6 +48,21 @@ def slo_ratio(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
         yield row.instance, worst.ratio if worst is not None else Val.unknown("no SLI histogram")
 
 
+def slo_budget(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+    """Each instance's most burned API call SLO error budget (today, or since ktop's first
+    scrape: ``ktop/model/slo_budget.py``); the first SLO's reason when none is known.
+    """
+    for row in s.apiservers.instances:
+        worst = row.worst_budget
+        if worst is not None:
+            yield row.instance, worst.budget_burned
+        else:
+            yield (
+                row.instance,
+                row.slos[0].budget_burned if row.slos else Val.unknown("no SLI histogram"),
+            )
+
+
 def inflight(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
     """Each instance's requests in flight, read-only and mutating."""
     for a in s.apiservers.instances:

@@ -196,7 +196,8 @@ API_SLO = Threshold(
     critical=2.0,
 )
 API_SLO_BUDGET = Threshold(
-    "share of an API call SLO's error budget burned since ktop's first scrape",
+    "share of an API call SLO's error budget burned today (Prometheus) or since ktop's "
+    "first scrape, the most burned SLO of an instance",
     "ratio",
     "sig-scalability/slos api_call_latency (99 % of calls within the limit: 1 % is the "
     "budget); SRE workbook error budgets: past the whole budget the SLO is missed over the "
@@ -204,7 +205,8 @@ API_SLO_BUDGET = Threshold(
     warn=0.5,
     critical=1.0,
 )
-"""Not a finding: colours the drill-down's budget rows (``ktop/model/slo_budget.py``)."""
+"""Grades the budget rows of the drill-down (``ktop/model/slo_budget.py``), finding
+KT-API-006 and evidence ``api.slo_budget``."""
 BASELINE_MARK = 10.0
 """A graded reading under its warning limit is marked at this many times its own normal
 (``ktop/analysis/baseline_marks.py``)..."""

@@ -36,6 +36,7 @@ from ktop.model.extractors import (
     queues,
     reason_pods,
     reclaimable,
+    slo_budget,
     slo_ratio,
     uptime,
     waiting_pods,
@@ -219,6 +220,17 @@ SIGNALS: tuple[Reading, ...] = (
         chart=Chart("max", "API call p99 / SLO limit, worst instance and kind", 7),
     ),
     Reading(
+        "api.slo_budget",
+        "SLO budget burned",
+        "ratio",
+        None,
+        INST,
+        "",
+        area=Area.APISERVERS,
+        extract=slo_budget,
+        threshold=limits.API_SLO_BUDGET,
+    ),
+    Reading(
         "api.request_skew",
         "request skew",
         "x",
@@ -311,7 +323,7 @@ SIGNALS: tuple[Reading, ...] = (
     Reading(
         "etcd.db_quota_ratio",
         "db / quota",
-        "x",
+        "ratio",
         _ETCD,
         INST,
         DB_QUOTA,
@@ -322,7 +334,7 @@ SIGNALS: tuple[Reading, ...] = (
     Reading(
         "etcd.fragmentation",
         "fragmentation",
-        "x",
+        "ratio",
         _ETCD,
         INST,
         FRAGMENTATION,

@@ -7,9 +7,11 @@ ones (above the largest bucket bound at or under the limit, as
 :func:`~ktop.model.slo.slow_share` does, so never understated). Burned is the slow share
 of the counted calls over the budget: 0.38 is 38 % of the budget those calls carry;
 above 1 the SLO is missed over the span. The span starts at ktop's first scrape of the
-instance (``since``), never a day or an SLO period: ktop keeps no longer history than its
-own run, so the count says since when it holds (a recording's keyframes carry it,
-``ktop/model/state.py``).
+instance (``since``): ktop keeps no longer history than its own run, so the count says
+since when it holds (a recording's keyframes carry it, ``ktop/model/state.py``). Where
+Prometheus is read, it counts the day so far instead (:class:`~ktop.model.events.SloDayCounted`,
+``increase`` since 00:00 UTC), which replaces ktop's own count while it is fresh
+(:data:`DAY_FRESH_S`).
 
 Counter resets: a count lower than at the previous scrape, or a new
 ``process_start_time_seconds``, is a restart: the new process counted only calls made
@@ -28,6 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from ktop.model.events import SloDayCounted
 from ktop.model.series import IDENTITY, TargetSeries
 from ktop.model.slo import SLI_FAMILIES, SLOS, Slo, sli_family
 from ktop.model.snapshot import SloRow
@@ -35,6 +38,9 @@ from ktop.model.values import Val
 
 NOT_EXPOSED = f"{SLI_FAMILIES[0]} not exposed (the total duration includes APF waits and webhooks)"
 NO_CALLS = "no call counted yet"
+DAY_FRESH_S = 900.0
+"""A day's count from Prometheus stands for this long after it was read (it is read every
+five minutes, ``ktop/sources/live/prometheus.py``); older, ktop's own count is shown."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,11 +138,26 @@ def burned(budget: InstanceBudget | None, slo: Slo) -> Val:
     return Val.of(c.slow / c.calls / slo.budget)
 
 
+def burned_today(day: SloDayCounted, slo: Slo) -> Val:
+    """The share of ``slo``'s error budget burned since 00:00 UTC, as Prometheus counted
+    the day's calls: empty when it counted none of that SLO's calls.
+    """
+    got = next(((slow, calls) for kind, slow, calls in day.counts if kind == slo.kind), None)
+    if got is None or got[1] <= 0:
+        return Val.nothing("no call today")
+    slow, calls = got
+    return Val.of(min(max(slow, 0.0), calls) / calls / slo.budget)
+
+
 def with_budget(
-    rows: tuple[SloRow, ...], ts: TargetSeries, budget: InstanceBudget | None
+    rows: tuple[SloRow, ...],
+    ts: TargetSeries,
+    budget: InstanceBudget | None,
+    day: SloDayCounted | None = None,
 ) -> tuple[SloRow, ...]:
-    """``rows`` with the budget burned of each SLO (unknown while the instance does not
-    expose the SLI histogram, whatever was counted before).
+    """``rows`` with the budget burned of each SLO: over the day so far when Prometheus
+    counted it (``day``), else since ktop's first scrape (unknown while the instance does
+    not expose the SLI histogram, whatever was counted before).
     """
     slos = {s.kind: s for s in SLOS}
     exposed = sli_family(ts) is not None
@@ -145,8 +166,11 @@ def with_budget(
         slo = slos.get(row.kind)
         if slo is None:
             out.append(row)
-            continue
-        value = burned(budget, slo) if exposed else Val.unknown(NOT_EXPOSED)
-        since = budget.since if exposed and budget is not None else None
-        out.append(replace(row, budget_burned=value, budget_since=since))
+        elif day is not None:
+            value = burned_today(day, slo)
+            out.append(replace(row, budget_burned=value, budget_since=day.since, budget_today=True))
+        else:
+            value = burned(budget, slo) if exposed else Val.unknown(NOT_EXPOSED)
+            since = budget.since if exposed and budget is not None else None
+            out.append(replace(row, budget_burned=value, budget_since=since))
     return tuple(out)

@@ -18,6 +18,7 @@ from ktop.model.list_sizes import ListSize
 from ktop.model.series import WINDOW_S
 from ktop.model.snapshot_nodes import NodesSnapshot
 from ktop.model.snapshot_scheduler import SchedulerSnapshot
+from ktop.model.text import fmt_clock
 from ktop.model.values import Val, ratio, sum_vals
 
 NOT_EXPOSED = Val(None, "not exposed")
@@ -214,11 +215,26 @@ class SloRow:
     """True when measured on the total duration (no SLI histogram): it includes APF queue
     waits and webhooks, so it overstates what the SLO measures."""
     budget_burned: Val = NOT_COUNTED
-    """The share of the error budget burned by the calls ktop counted since
+    """The share of the error budget burned by the calls counted since
     ``budget_since`` (``ktop/model/slo_budget.py``): above 1 the SLO is missed over that
     span; empty when no call was counted; unknown without the SLI histogram."""
     budget_since: float | None = None
-    """When counting began: ktop's first scrape of the instance (None: not counted)."""
+    """When counting began: ktop's first scrape of the instance, or 00:00 UTC when
+    ``budget_today`` (None: not counted)."""
+    budget_today: bool = False
+    """True when the day so far was counted by Prometheus (``SloDayCounted``), not by ktop
+    from its own scrapes."""
+
+    @property
+    def budget_span(self) -> str:
+        """Over what the budget was counted: ``today`` (by Prometheus, since 00:00 UTC) or
+        ``since 14:02`` (UTC, by ktop since its first scrape); empty when not counted.
+        """
+        if self.budget_since is None:
+            return ""
+        if self.budget_today:
+            return "today"
+        return "since " + fmt_clock(self.budget_since)[:5]
 
     @property
     def ratio(self) -> Val:
@@ -267,6 +283,14 @@ class ApiserverRow:
         """The SLO with the highest p99 / limit (None when none is known)."""
         known = [s for s in self.slos if s.ratio.value is not None]
         return max(known, key=lambda s: s.ratio.or_(0.0)) if known else None
+
+    @property
+    def worst_budget(self) -> SloRow | None:
+        """The SLO that burned the largest share of its error budget (None when no budget
+        is known).
+        """
+        known = [s for s in self.slos if s.budget_burned.value is not None]
+        return max(known, key=lambda s: s.budget_burned.or_(0.0)) if known else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -146,6 +146,7 @@ def export_state(model: ClusterModel) -> dict[str, Plain]:
         "readiness": [[label, [list(r) for r in rows]] for label, rows in model.readiness.items()],
         "history": _history_out(model.history, KEYFRAME_HISTORY_STEP_S),
         "slo_budgets": [[i, to_plain(b)] for i, b in model.slo_budgets.items()],
+        "slo_days": [to_plain(d) for d in model.slo_days.values()],
     }
 
 
@@ -229,6 +230,9 @@ def import_state(state: dict[str, Plain], config: ModelConfig | None = None) -> 
     }
     for inst, b in state.get("slo_budgets", []):
         m.slo_budgets[str(inst)] = from_plain(InstanceBudget, b)
+    for d in state.get("slo_days", []):
+        day = from_plain(ev.SloDayCounted, d)
+        m.slo_days[day.instance] = day
     hist = state.get("history")
     if hist is not None:
         m.history = History.from_state(hist)

@@ -366,7 +366,7 @@ class Redactor:
                 )
             case ev.ScrapeFailed() | ev.TargetGone():
                 out = replace(e, target=self._target(e.target), reason=self.text(e.reason))
-            case ev.ApfDumpRead():
+            case ev.ApfDumpRead() | ev.SloDayCounted():
                 out = replace(e, instance=self._instance(e.instance))
             case ev.ApfDumpFailed() | ev.ApfRequestsFailed():
                 out = replace(e, instance=self._instance(e.instance), reason=self.text(e.reason))

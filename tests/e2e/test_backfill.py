@@ -23,10 +23,13 @@ from ktop.lab import Lab
 from ktop.lab.util import http_json
 from ktop.model.area_apiservers import WRITE_VERBS
 from ktop.model.cluster import ClusterModel, ModelConfig
-from ktop.model.events import MetricsScraped
+from ktop.model.events import Component, Event, MetricsScraped, SloDayCounted
 from ktop.model.reading import key
+from ktop.model.slo import QUANTILE, SLI_FAMILIES, SLOS
 from ktop.model.values import Val
 from ktop.sources.live.backfill import PrometheusBackfill
+from ktop.sources.live.prometheus import PrometheusMetrics
+from ktop.sources.live.prometheus_queries import day_start
 from tests.e2e.cadence import cycles, deadline, lab_cadence, prometheus_first_s
 from tests.e2e.helpers import poll
 from tests.e2e.live import account, live, options
@@ -67,6 +70,15 @@ def wait_for_two_windows(lab: Lab, url: str) -> None:
         timeout_s=two_windows_s(lab),
         what=f"{2 * WINDOW_S:.0f}s of samples ({wanted:.0f} scrapes of each apiserver)",
     )
+
+
+def sli_family_exposed(url: str, at: float) -> str:
+    """The SLI histogram the lab's apiservers expose (the first of ktop's preference order
+    that Prometheus holds), as ktop picks it."""
+    for name in SLI_FAMILIES:
+        if prom_at(url, f'count({name}_bucket{{job="apiserver"}})', at, ""):
+            return name
+    raise AssertionError("no apiserver latency histogram in Prometheus")
 
 
 def assert_same_quantile(ktop: Val, prom: float, what: str) -> None:
@@ -137,6 +149,27 @@ def test_first_frame_equals_prometheus_rate_and_histogram_quantile(lab: Lab, pro
     for inst, row in rows.items():
         assert_same_quantile(row.write_p99_s, writes[inst], f"write p99 {inst}")
     assert any(not math.isnan(v) for v in writes.values()), "writes were observed"
+    # The API call SLOs (issue item: checked against Prometheus' histogram_quantile over the
+    # same window): each kind's p99 from the SLI histogram, its calls matched as the SLO says.
+    family = sli_family_exposed(prom_url, at)
+    for slo in SLOS:
+        scope = "" if slo.scope is None else f',scope="{slo.scope}"'
+        verbs = "|".join(sorted(slo.verbs))
+        p99 = prom_at(
+            prom_url,
+            f"histogram_quantile({QUANTILE}, sum by (instance, le) (rate({family}_bucket"
+            f'{{job="apiserver",verb=~"{verbs}"{scope}}}[{w}])))',
+            at,
+            "instance",
+        )
+        for inst, row in rows.items():
+            got = next(s for s in row.slos if s.kind == slo.kind)
+            if inst in p99:
+                assert_same_quantile(got.p99_s, p99[inst], f"{slo.kind} p99 {inst}")
+            else:  # Prometheus has no such calls in the window: ktop says none either
+                assert got.p99_s.value is None, f"{slo.kind} p99 {inst}"
+        if slo.kind == SLOS[0].kind:
+            assert any(not math.isnan(v) for v in p99.values()), "mutating calls were observed"
     commit = prom_at(
         prom_url,
         "histogram_quantile(0.99, sum by (instance, le) "
@@ -186,3 +219,60 @@ async def test_live_source_with_prometheus_starts_with_the_window_and_the_past(l
             assert (fsync.known or fsync.empty) and not fsync.lifetime, (m.instance, fsync)
             past = snap.history.points(key("etcd.db_size_bytes", m.instance))
             assert past and past[0][0] < started - 30, ("history from before ktop started", past)
+        # The day's SLO counts come with the first poll (the frame above may be the
+        # backfill's), named as the apiservers' rows.
+        await run.until(
+            lambda s: (
+                s.apiservers.instances
+                and all(x.budget_today for r in s.apiservers.instances for x in r.slos)
+            ),
+            timeout_s=deadline(prometheus_first_s(ONE_POLL_S, polls=1)),
+            what="every apiserver's SLO budget counted today by Prometheus",
+        )
+
+
+async def test_the_days_slo_counts_equal_prometheus_increase_of_the_buckets(
+    lab: Lab, prom_url: str
+) -> None:
+    """The budget burned today: what the transport reads per instance and SLO equals the
+    calls and slow calls Prometheus counts since 00:00 UTC, asked bucket by bucket."""
+    wait_for_two_windows(lab, prom_url)
+    client = PrometheusConnect(url=prom_url)
+    metrics = PrometheusMetrics(client, prom_url, time.time)
+    got: list[Event] = []
+    await metrics.poll_once(got.extend)
+    at = metrics.evaluated_at
+    assert metrics.healthy and at is not None, metrics.last_error
+    days = {e.instance: e for e in got if isinstance(e, SloDayCounted)}
+    apiservers = {t.instance for t in metrics.seen if t.component is Component.APISERVER}
+    assert apiservers and set(days) == apiservers, (days, apiservers)
+    seconds = int(at - day_start(at))
+    family = sli_family_exposed(prom_url, at)
+    for slo in SLOS:
+        verbs = "|".join(sorted(slo.verbs))
+        scope = "" if slo.scope is None else f',scope="{slo.scope}"'
+        sel = f'job="apiserver",verb=~"{verbs}"{scope}'
+        bound = f"{slo.limit_s:g}|{slo.limit_s:.1f}"
+        calls = prom_at(
+            prom_url,
+            f'sum by (instance) (increase({family}_bucket{{{sel},le="+Inf"}}[{seconds}s]))',
+            at,
+            "instance",
+        )
+        fast = prom_at(
+            prom_url,
+            f'sum by (instance) (increase({family}_bucket{{{sel},le=~"{bound}"}}[{seconds}s]))',
+            at,
+            "instance",
+        )
+        for inst, day in days.items():
+            assert day.since == at - at % 86400
+            counted = {k: (slow, n) for k, slow, n in day.counts}
+            if inst not in calls:
+                assert slo.kind not in counted, (inst, slo.kind)
+                continue
+            slow, n = counted[slo.kind]
+            assert n == pytest.approx(calls[inst], rel=1e-9), (inst, slo.kind)
+            assert slow == pytest.approx(calls[inst] - fast.get(inst, 0.0), abs=1e-6)
+        if slo.kind == SLOS[0].kind:
+            assert calls and min(calls.values()) > 0, "mutating calls were counted today"

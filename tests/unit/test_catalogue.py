@@ -18,7 +18,7 @@ from ktop.analysis.catalogue import BASELINE_CODES, BY_CODE, CATALOGUE
 from ktop.analysis.findings import Severity
 from ktop.analysis.rules import evaluate
 from ktop.model.events import Area, PodWait
-from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot import ClusterSnapshot, SloRow
 from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.snapshot_scheduler import QuotaUsage
 from ktop.model.values import Val
@@ -72,6 +72,11 @@ def _watch_skew(x: Val) -> ClusterSnapshot:
     return replace(s, apiservers=replace(s.apiservers, watch_skew=x))
 
 
+def _budget(x: Val) -> ClusterSnapshot:
+    slo = SloRow("mutating", 1.0, Val.of(0.2), Val.of(0.0), budget_burned=x, budget_since=AT - 60)
+    return with_api(slos=(slo,))
+
+
 def _lease(x: Val) -> ClusterSnapshot:
     return with_nodes(lease_lag_p99_s=x)
 
@@ -90,6 +95,7 @@ BOUNDARIES: list[tuple[str, Make, list[tuple[float, Severity]]]] = [
     ("KT-API-003", _uptime, [(600, OK), (599, WARN)]),
     ("KT-API-004", lambda x: with_api(throttled_per_s=x), [(0, OK), (0.01, WARN)]),
     ("KT-API-005", lambda x: with_api(terminations_per_s=x), [(0, OK), (0.01, WARN)]),
+    ("KT-API-006", _budget, [(0.5, OK), (0.51, WARN), (1.0, WARN), (1.01, CRIT)]),
     (
         "KT-ETCD-002",
         lambda x: with_etcd(leader_changes=x),

@@ -25,6 +25,7 @@ from ktop.sources.live.options import LiveOptions
 from ktop.sources.live.prometheus import PrometheusMetrics
 from ktop.sources.live.prometheus_connect import PrometheusConfigError, prometheus_client
 from ktop.sources.live.prometheus_queries import (
+    SLO_DAY_EVERY_S,
     cluster_matcher,
     cluster_values,
     readiness_query,
@@ -205,11 +206,15 @@ def test_metrics_only_cost_is_what_the_docs_say() -> None:
     assert len(labels) == 2  # zone and rack
     prom = PrometheusMetrics(client, "http://p:9090", lambda: 7.0, readiness_labels=labels)
     asyncio.run(prom.poll_once(Recorder()))
-    per_poll = meter.requests_by_destination["prometheus"]
+    first = meter.requests_by_destination["prometheus"]
+    asyncio.run(prom.poll_once(Recorder()))  # within five minutes: no day query
+    per_poll = meter.requests_by_destination["prometheus"] - first
+    day = first - per_poll
     PrometheusBackfill("http://p:9090", lambda: 7.0).read(client, PROM_TIME)
-    backfill = meter.requests_by_destination["prometheus"] - per_poll
+    backfill = meter.requests_by_destination["prometheus"] - first - per_poll
     cost = (DOCS / "cost.md").read_text()
     assert f"**{per_poll} instant queries per refresh**" in cost
+    assert f"**{day} more every {SLO_DAY_EVERY_S / 60:g} minutes**" in cost
     assert f"**{backfill} queries once at start**" in cost
 
 

@@ -28,8 +28,10 @@ from ktop.model.events import (
     Event,
     MetricsScraped,
     ScrapeFailed,
+    SloDayCounted,
     Target,
 )
+from ktop.model.slo import SLOS
 from ktop.sources.live import reads
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.discovery import find_prometheus, prometheus_address
@@ -322,3 +324,93 @@ async def test_prometheus_found_in_cluster() -> None:
     found = await find_prometheus(KubeTransport(api, CostMeter()))  # type: ignore[arg-type]
     assert found == "k8s://monitoring/prometheus-k8s:web"
     assert prometheus_address([], ("web",)) == ""
+
+
+# ------------------------------------------------------------- the day's SLO counts
+
+SLI_BUCKET = "apiserver_request_sli_duration_seconds_bucket"
+# Per instance, cumulative calls of the mutating SLO's verbs today, by bucket bound (as
+# Prometheus writes it: "1.0" since 3.0, "1" before; both must be read).
+DAY_BUCKETS = {
+    A: {"0.5": 900.0, "1.0": 990.0, "2.0": 998.0, "+Inf": 1000.0},  # 10 slow of 1000
+    B: {"0.5": 40.0, "1": 50.0, "+Inf": 50.0},  # none slow
+}
+
+
+def day_answer(query: str) -> dict[str, Any]:
+    """Two apiservers as above, and their day's mutating calls (no read was counted)."""
+    if f"increase({SLI_BUCKET}{{" in query:
+        if 'verb=~"APPLY|DELETE|DELETECOLLECTION|PATCH|POST|PUT"' not in query:
+            return vector([])
+        return vector([
+            ({"instance": i, "le": le}, v) for i, b in DAY_BUCKETS.items() for le, v in b.items()
+        ])  # fmt: skip
+    return apiserver_answer(query)
+
+
+def day_queries(http: FakeHttp) -> list[str]:
+    """The day queries the transport sent, in order."""
+    queries = [parse_qs(urlsplit(str(r.url)).query)["query"][0] for r in http.seen]
+    return [q for q in queries if "increase(" in q]
+
+
+def test_the_days_slo_counts_are_read_every_five_minutes_from_midnight_utc() -> None:
+    http = FakeHttp(day_answer)
+    client = faked(prometheus_client("http://prom:9090", CostMeter()), http)
+    prom = PrometheusMetrics(client, "http://prom:9090", lambda: 7.0)
+    emit = Recorder()
+    asyncio.run(prom.poll_once(emit))
+    days = {e.instance: e for e in emit.events if isinstance(e, SloDayCounted)}
+    assert set(days) == {A, B}
+    midnight = PROM_TIME - PROM_TIME % 86400
+    assert all(d.since == midnight for d in days.values())
+    assert days[A].counts == (("mutating", 10.0, 1000.0),)  # 1000 - 990 above 1 s
+    assert days[B].counts == (("mutating", 0.0, 50.0),)
+    # one query per SLO, over the seconds since 00:00 UTC, of the SLI (or its older name)
+    sent = day_queries(http)
+    seconds = int(PROM_TIME - midnight)
+    assert len(sent) == len(SLOS) and all(f"[{seconds}s]" in q for q in sent)
+    assert all(" or " in q and "apiserver_request_slo_duration_seconds_bucket" in q for q in sent)
+    assert 'scope="namespace"' in sent[2] and "scope" not in sent[0]
+    # the next poll, within five minutes, does not ask again
+    asyncio.run(prom.poll_once(emit))
+    assert len(day_queries(http)) == len(SLOS)
+    # in the model: the budget burned today, 10 / 1000 / 1 %
+    model = ClusterModel()
+    model.apply_all(emit.events)
+    rows = {r.instance: r for r in model.snapshot().apiservers.instances}
+    mutating = rows[A].slos[0]
+    assert mutating.budget_today and mutating.budget_burned.value == pytest.approx(1.0)
+
+
+def test_a_failed_day_query_leaves_the_poll_and_ktops_own_count() -> None:
+    def failing(query: str) -> dict[str, Any]:
+        if "increase(" in query:
+            return {"status": "error", "errorType": "timeout", "error": "query timed out"}
+        return apiserver_answer(query)
+
+    client = faked(prometheus_client("http://prom:9090", CostMeter()), FakeHttp(failing))
+    prom = PrometheusMetrics(client, "http://prom:9090", lambda: 7.0)
+    emit = Recorder()
+    asyncio.run(prom.poll_once(emit))
+    assert prom.healthy
+    assert not [e for e in emit.events if isinstance(e, SloDayCounted)]
+    assert any(isinstance(e, MetricsScraped) for e in emit.events)
+
+
+def test_the_days_counts_name_a_given_apiserver_as_its_row_and_drop_the_others() -> None:
+    """--apiserver https://kube.example:6443, which Prometheus labels 10.0.0.1:6443."""
+    client = faked(prometheus_client("http://prom:9090", CostMeter()), FakeHttp(day_answer))
+    prom = PrometheusMetrics(
+        client,
+        "http://prom:9090",
+        lambda: 7.0,
+        apiservers=("kube.example:6443",),
+        resolve=lambda host: frozenset({"10.0.0.1"} if host == "kube.example" else ()),
+    )
+    emit = Recorder()
+    asyncio.run(prom.poll_once(emit))
+    days = [e for e in emit.events if isinstance(e, SloDayCounted)]
+    assert [(d.instance, d.counts) for d in days] == [
+        ("kube.example:6443", (("mutating", 10.0, 1000.0),))
+    ]

@@ -25,6 +25,7 @@ EXEMPT: dict[str, str] = {
     "ApfDumpFailed.instance": IDENTIFIER,
     "ApfRequestsRead.instance": IDENTIFIER,
     "ApfRequestsFailed.instance": IDENTIFIER,
+    "SloDayCounted.instance": IDENTIFIER,
     "NodeUpserted.node.name": IDENTIFIER,
     "NodeUpserted.node.region": IDENTIFIER,
     "NodeUpserted.node.zone": IDENTIFIER,

@@ -13,10 +13,15 @@ from pathlib import Path
 import msgpack
 import pytest
 
+from ktop.analysis.findings import Severity
+from ktop.analysis.rules import evaluate
+from ktop.analysis.triage.evaluate import triage
+from ktop.analysis.triage.types import Evidence, Status
 from ktop.model.cluster import ClusterModel
-from ktop.model.events import LOAD_BALANCED, Component, MetricsScraped, Target
+from ktop.model.events import LOAD_BALANCED, Component, MetricsScraped, SloDayCounted, Target
 from ktop.model.exposition import parse_exposition
-from ktop.model.snapshot import ApiserverRow, SloRow
+from ktop.model.slo_budget import DAY_FRESH_S
+from ktop.model.snapshot import ApiserverRow, ClusterSnapshot, SloRow
 from ktop.model.state import export_state, import_state
 from ktop.model.wanted import FAMILIES
 from ktop.ui.render.apiservers import tables
@@ -91,6 +96,14 @@ def row(m: ClusterModel) -> ApiserverRow:
 def slo(r: ApiserverRow, kind: str) -> SloRow:
     """One SLO's row."""
     return next(s for s in r.slos if s.kind == kind)
+
+
+STATUS = {None: Status.OK, Severity.WARNING: Status.WARN, Severity.CRITICAL: Status.BAD}
+
+
+def read_evidence(snap: ClusterSnapshot, evidence_id: str) -> Evidence:
+    """The evidence of that id as triage reads it (on the first path that reads it)."""
+    return next(e for p in triage(snap).paths for e in p.evidence if e.id == evidence_id)
 
 
 def budget_cells(m: ClusterModel) -> dict[str, str]:
@@ -210,3 +223,92 @@ def test_a_load_balancer_that_switched_instance_only_rebases_the_count() -> None
     later = observe(other, POST_CONFIGMAPS, 0.1, 100)
     m.apply(MetricsScraped(T0 + 90, lb, scrape(T0, later).samples))
     assert slo(row(m), "mutating").budget_burned.value == pytest.approx(20 / 500 / 0.01)
+
+
+# ---------------------------------------------------------------- the day, from Prometheus
+
+MIDNIGHT = 1_767_225_600.0
+"""00:00 UTC of T0's day."""
+
+
+def day(at: float, counts: tuple[tuple[str, float, float], ...]) -> SloDayCounted:
+    """Prometheus' count of the day so far for the instance."""
+    return SloDayCounted(at, TARGET.instance, MIDNIGHT, counts)
+
+
+def test_the_days_count_from_prometheus_stands_for_ktops_own_and_says_today() -> None:
+    m = ClusterModel()
+    m.apply(scrape(T0, FIXTURE.read_text()))
+    m.apply(scrape(T0 + 30, second()))  # ktop's own: mutating 500 %
+    # the day so far: 60 slow of 30,000 mutating calls; 10 of 2,000 namespace reads
+    m.apply(day(T0 + 31, (("mutating", 60.0, 30_000.0), ("read, namespace", 10.0, 2000.0))))
+    r = row(m)
+    assert slo(r, "mutating").budget_burned.value == pytest.approx(60 / 30_000 / 0.01)  # 0.2
+    assert slo(r, "read, namespace").budget_burned.value == pytest.approx(10 / 2000 / 0.01)
+    one = slo(r, "read, one object").budget_burned  # Prometheus counted none of these today
+    assert one.empty and one.value is None
+    assert all(s.budget_today and s.budget_since == MIDNIGHT for s in r.slos)
+    cells = budget_cells(m)
+    assert cells["budget:mutating"] == "20% today"
+    assert cells["budget:read, namespace"] == "50% today"  # at 50 %: not yet a warning
+    assert cells["budget:read, one object"] == "-"
+    # KT-API-006 and the evidence read the worst: the namespace reads at 50 % (not past it)
+    assert r.worst_budget is not None and r.worst_budget.kind == "read, namespace"
+
+
+def test_a_stale_days_count_gives_way_to_ktops_own() -> None:
+    m = ClusterModel()
+    m.apply(scrape(T0, FIXTURE.read_text()))
+    m.apply(day(T0 + 1, (("mutating", 0.0, 100.0),)))
+    m.apply(scrape(T0 + 30, second()))
+    assert slo(row(m), "mutating").budget_today
+    m.apply(scrape(T0 + 1 + DAY_FRESH_S + 1, second()))
+    s = slo(row(m), "mutating")
+    assert not s.budget_today and s.budget_since == T0
+    assert s.budget_burned.value == pytest.approx(20 / 400 / 0.01)
+    assert budget_cells(m)["budget:mutating"] == "✖500% since 12:42"
+
+
+def test_a_keyframe_carries_the_days_count() -> None:
+    live = ClusterModel()
+    live.apply(scrape(T0, FIXTURE.read_text()))
+    live.apply(day(T0 + 1, (("mutating", 3.0, 100.0),)))
+    state = msgpack.unpackb(msgpack.packb(export_state(live)), strict_map_key=False)
+    copy = import_state(state)
+    assert copy.slo_days == live.slo_days
+    assert replace(copy.snapshot(), seq=0) == replace(live.snapshot(), seq=0)
+    assert slo(row(copy), "mutating").budget_burned.value == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize(
+    ("burned", "severity"),
+    [(0.4, None), (0.6, Severity.WARNING), (1.5, Severity.CRITICAL)],
+)
+def test_the_worst_budget_is_a_finding_and_evidence_graded_by_its_threshold(
+    burned: float, severity: Severity | None
+) -> None:
+    m = ClusterModel()
+    m.apply(scrape(T0, FIXTURE.read_text()))
+    calls = 10_000.0
+    m.apply(day(T0 + 1, (("mutating", burned * 0.01 * calls, calls),)))
+    snap = m.snapshot()
+    found = [f for f in evaluate(snap) if f.code == "KT-API-006"]
+    if severity is None:
+        assert found == []
+    else:
+        (f,) = found
+        assert f.severity is severity
+        assert f"burned {burned * 100:.0f}% of their error budget today" in f.title
+    ev = read_evidence(snap, "api.slo_budget")
+    assert ev.value == pytest.approx(burned)
+    assert ev.status is STATUS[severity]
+    assert "mutating calls burned" in ev.detail and ev.detail.endswith("today")
+
+
+def test_without_any_budget_the_evidence_is_unknown_with_the_reason() -> None:
+    text = "\n".join(line for line in FIXTURE.read_text().splitlines() if not line.startswith(SLI))
+    m = ClusterModel()
+    m.apply(scrape(T0, text))
+    m.apply(scrape(T0 + 30, text))
+    ev = read_evidence(m.snapshot(), "api.slo_budget")
+    assert ev.status is Status.UNKNOWN and f"{SLI} not exposed" in ev.detail

@@ -12,7 +12,6 @@ from ktop.analysis.triage.evidence import (
     EvidenceReading,
     Reader,
     api_rows,
-    fmt_rate,
     fmt_s,
     graded,
     unknown,
@@ -23,24 +22,6 @@ from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.reading import key as signal_key
 from ktop.model.snapshot import ApiserverRow, ClusterSnapshot, SloRow, TalkerRow
 from ktop.model.values import Val
-
-
-def apf_rejected(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
-    """Evidence ``apf.rejected``."""
-    a = ctx.snap.apf
-    if a.unknown_reason:
-        return unknown(a.unknown_reason)
-    rows = [(r.priority_level, r.rejected_total_per_s) for r in a.levels]
-    return worst_reading(spec, rows, "priority level", fmt_rate, "apf.rejected_per_s")
-
-
-def apf_wait(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
-    """Evidence ``apf.wait_p99``."""
-    a = ctx.snap.apf
-    if a.unknown_reason:
-        return unknown(a.unknown_reason)
-    rows = [(r.priority_level, r.wait_p99_s) for r in a.levels]
-    return worst_reading(spec, rows, "priority level", fmt_s, "apf.wait_p99_s")
 
 
 def _busiest_level(snap: ClusterSnapshot) -> tuple[str, Val] | EvidenceReading:
@@ -143,12 +124,32 @@ def api_slo(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     )
 
 
-def api_throttled(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
-    """Evidence ``api.throttled``."""
+def api_slo_budget(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``api.slo_budget``: the instance and SLO that burned the largest share of
+    its error budget, over the span it was counted.
+    """
     if (u := _api_unknown(ctx)) is not None:
         return u
-    rows = [(r.instance, r.throttled_per_s) for r in api_rows(ctx)]
-    return worst_reading(spec, rows, "instance", fmt_rate, "api.throttled_per_s")
+    worst: tuple[str, SloRow] | None = None
+    reasons: list[str] = []
+    for r in api_rows(ctx):
+        s = r.worst_budget
+        if s is None:
+            why = next((x.budget_burned.reason for x in r.slos if x.budget_burned.reason), "")
+            reasons.append(f"{r.instance}: {why or 'no SLI histogram'}")
+        elif worst is None or s.budget_burned.or_(0.0) > worst[1].budget_burned.or_(0.0):
+            worst = (r.instance, s)
+    if worst is None:
+        return unknown("; ".join(reasons) or "no apiserver answers")
+    instance, s = worst
+    detail = (
+        f"{instance}: {s.kind} calls burned {s.budget_burned.or_(0.0) * 100:.0f}% of their "
+        f"error budget {s.budget_span}"
+    )
+    return graded(spec, s.budget_burned, detail).on(
+        signal_key("api.slo_budget", instance),
+        spec.threshold.fires_at if spec.threshold else 1.0,
+    )
 
 
 def api_write(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
@@ -294,12 +295,10 @@ def api_webhooks(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
 
 
 API_READERS: dict[str, Reader] = {
-    "apf.rejected": apf_rejected,
-    "apf.wait_p99": apf_wait,
     "apf.dominant_flow": apf_flow,
     "apf.top_talker": apf_talker,
-    "api.throttled": api_throttled,
     "api.slo": api_slo,
+    "api.slo_budget": api_slo_budget,
     "api.write_p99": api_write,
     "api.cpu_vs_baseline": api_cpu,
     "api.memory_vs_baseline": api_memory,

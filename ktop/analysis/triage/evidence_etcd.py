@@ -12,9 +12,6 @@ from ktop.analysis.triage.evidence import (
     EvidenceReading,
     Reader,
     fmt_count,
-    fmt_rate,
-    fmt_ratio,
-    fmt_s,
     unknown,
     worst_reading,
 )
@@ -82,26 +79,6 @@ def etcd_changes(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     return r
 
 
-def etcd_fsync(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
-    """Evidence ``etcd.wal_fsync_p99``."""
-    return _etcd_reading(ctx, spec, lambda m: m.wal_fsync_p99_s, fmt_s, "etcd.fsync_p99_s")
-
-
-def etcd_commit(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
-    """Evidence ``etcd.backend_commit_p99``."""
-    return _etcd_reading(ctx, spec, lambda m: m.backend_commit_p99_s, fmt_s, "etcd.commit_p99_s")
-
-
-def etcd_quota(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
-    """Evidence ``etcd.db_quota``."""
-    return _etcd_reading(ctx, spec, lambda m: m.db_quota_ratio, fmt_ratio, "etcd.db_quota_ratio")
-
-
-def etcd_frag(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
-    """Evidence ``etcd.fragmentation``."""
-    return _etcd_reading(ctx, spec, lambda m: m.fragmentation, fmt_ratio, "etcd.fragmentation")
-
-
 def etcd_defrag(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``etcd.defrag_inflight``: critical when a defragmenting member stalls
     (:mod:`ktop.analysis.etcd_defrag`), a warning while one defragments without a stall;
@@ -131,21 +108,9 @@ def etcd_defrag(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     return EvidenceReading(Severity.OK, 0.0, detail)
 
 
-def etcd_proposals(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
-    """Evidence ``etcd.failed_proposals``."""
-    return _etcd_reading(
-        ctx, spec, lambda m: m.proposals_failed_per_s, fmt_rate, "etcd.proposals_failed_per_s"
-    )
-
-
 ETCD_READERS: dict[str, Reader] = {
     "etcd.has_leader": etcd_leader,
     "etcd.leader_changes": etcd_changes,
-    "etcd.wal_fsync_p99": etcd_fsync,
-    "etcd.backend_commit_p99": etcd_commit,
-    "etcd.db_quota": etcd_quota,
-    "etcd.fragmentation": etcd_frag,
     "etcd.defrag_inflight": etcd_defrag,
-    "etcd.failed_proposals": etcd_proposals,
 }
 """Evidence ID -> reader, for etcd."""

@@ -6,12 +6,14 @@ threshold and its source (``docs/triage.md`` is generated from it through the pa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ktop.analysis import catalogue as c
 from ktop.analysis.catalogue import Threshold
 from ktop.analysis.findings import Severity
 from ktop.model.events import Area
 from ktop.model.limits import ETCD_DEFRAG_INFLIGHT, PENDING_MIN_PODS, PENDING_PER_NODE
+from ktop.model.signals import BY_METRIC
 from ktop.model.snapshot import TALKER_WINDOW_S
 
 
@@ -34,6 +36,22 @@ class EvidenceSpec:
     (None: it only corroborates, as a heartbeat lag without NotReady nodes)."""
     baseline: bool = False
     """True when the threshold is relative to the cluster's own normal (a baseline)."""
+    reading: str = ""
+    """The registry reading (``ktop/model/signals.py``) this evidence grades, when it is
+    one: its worst readable subject, by the reading's own threshold (the generic reader of
+    ``ktop/analysis/triage/evidence_readings.py``)."""
+
+
+def of_reading(
+    evidence_id: str, title: str, metric: str, reads: str, computed: str, **kw: Any
+) -> EvidenceSpec:
+    """The evidence that grades one registry reading: its unit, pane and threshold are
+    the reading's.
+    """
+    r = BY_METRIC[metric]
+    return EvidenceSpec(
+        evidence_id, title, reads, computed, r.unit, r.area, r.threshold, reading=metric, **kw
+    )
 
 
 # ----------------------------------------------------------------- evidence
@@ -46,24 +64,20 @@ MANY_PODS = (
 )
 """How a count of waiting or refused pods is judged (``many_pods`` in the evidence)."""
 
-APF_REJECTED = EvidenceSpec(
+APF_REJECTED = of_reading(
     "apf.rejected",
     "APF rejections",
+    "apf.rejected_per_s",
     "apiserver_flowcontrol_rejected_requests_total by priority level and reason",
     "rate over the window, summed over instances; the worst priority level",
-    "/s",
-    Area.APF,
-    c.APF_REJECTIONS,
 )
-APF_WAIT = EvidenceSpec(
+APF_WAIT = of_reading(
     "apf.wait_p99",
     "APF queue wait p99",
+    "apf.wait_p99_s",
     "apiserver_flowcontrol_request_wait_duration_seconds",
     "histogram_quantile(0.99) of the window's bucket increase; the worst priority level; "
     + LIFETIME_NOT_GRADED,
-    "s",
-    Area.APF,
-    c.APF_WAIT_P99,
 )
 APF_FLOW = EvidenceSpec(
     "apf.dominant_flow",
@@ -89,14 +103,12 @@ APF_TALKER = EvidenceSpec(
     first_line=False,
     suspect_at=None,
 )
-API_THROTTLED = EvidenceSpec(
+API_THROTTLED = of_reading(
     "api.throttled",
     "HTTP 429 responses",
+    "api.throttled_per_s",
     'apiserver_request_total{code="429"}',
     "rate over the window, summed over instances",
-    "/s",
-    Area.APISERVERS,
-    c.API_THROTTLED,
     suspect_at=Severity.WARNING,
 )
 API_SLO = EvidenceSpec(
@@ -109,6 +121,20 @@ API_SLO = EvidenceSpec(
     "x",
     Area.APISERVERS,
     c.API_SLO,
+    first_line=False,
+    suspect_at=None,
+)
+API_SLO_BUDGET = EvidenceSpec(
+    "api.slo_budget",
+    "API call SLO error budget burned",
+    "apiserver_request_sli_duration_seconds by verb and scope: the calls slower than each "
+    "SLO's limit and all its calls, today (Prometheus' increase since 00:00 UTC) or since "
+    "ktop's first scrape",
+    "(slow calls / calls) / 1 % (the SLO lets 1 % of its calls be slower); the worst "
+    "instance and kind",
+    "ratio",
+    Area.APISERVERS,
+    c.API_SLO_BUDGET,
     first_line=False,
     suspect_at=None,
 )
@@ -218,41 +244,33 @@ ETCD_CHANGES = EvidenceSpec(
     c.ETCD_LEADER_CHANGES,
     suspect_at=Severity.WARNING,
 )
-ETCD_FSYNC = EvidenceSpec(
+ETCD_FSYNC = of_reading(
     "etcd.wal_fsync_p99",
     "WAL fsync p99",
+    "etcd.fsync_p99_s",
     "etcd_disk_wal_fsync_duration_seconds",
     "histogram_quantile(0.99) over the window; the worst member; " + LIFETIME_NOT_GRADED,
-    "s",
-    Area.ETCD,
-    c.ETCD_FSYNC_P99,
 )
-ETCD_COMMIT = EvidenceSpec(
+ETCD_COMMIT = of_reading(
     "etcd.backend_commit_p99",
     "Backend commit p99",
+    "etcd.commit_p99_s",
     "etcd_disk_backend_commit_duration_seconds",
     "histogram_quantile(0.99) over the window; the worst member; " + LIFETIME_NOT_GRADED,
-    "s",
-    Area.ETCD,
-    c.ETCD_COMMIT_P99,
 )
-ETCD_QUOTA = EvidenceSpec(
+ETCD_QUOTA = of_reading(
     "etcd.db_quota",
     "Database size against quota",
+    "etcd.db_quota_ratio",
     "etcd_mvcc_db_total_size_in_bytes, etcd_server_quota_backend_bytes",
     "size / quota; the fullest member",
-    "ratio",
-    Area.ETCD,
-    c.ETCD_QUOTA,
 )
-ETCD_FRAG = EvidenceSpec(
+ETCD_FRAG = of_reading(
     "etcd.fragmentation",
     "Database fragmentation",
+    "etcd.fragmentation",
     "etcd_mvcc_db_total_size_in_use_in_bytes, etcd_mvcc_db_total_size_in_bytes",
     "1 - in use / size; the worst member",
-    "ratio",
-    Area.ETCD,
-    c.ETCD_FRAGMENTATION,
     first_line=False,
 )
 ETCD_DEFRAG = EvidenceSpec(
@@ -269,14 +287,12 @@ ETCD_DEFRAG = EvidenceSpec(
     ETCD_DEFRAG_INFLIGHT,
     first_line=False,
 )
-ETCD_PROPOSALS = EvidenceSpec(
+ETCD_PROPOSALS = of_reading(
     "etcd.failed_proposals",
     "Failed proposals",
+    "etcd.proposals_failed_per_s",
     "etcd_server_proposals_failed_total",
     "rate over the window; the worst member",
-    "/s",
-    Area.ETCD,
-    c.ETCD_FAILED_PROPOSALS,
     first_line=False,
 )
 SCHED_UNSCHEDULABLE = EvidenceSpec(

@@ -23,6 +23,7 @@ from ktop.analysis.triage.evidence_specs import (
     API_RESTART,
     API_SKEW,
     API_SLO,
+    API_SLO_BUDGET,
     API_THROTTLED,
     API_WATCH_SKEW,
     API_WEBHOOKS,
@@ -109,6 +110,7 @@ PATHS: tuple[PathSpec, ...] = (
             API_WEBHOOKS,
             APF_TALKER,
             API_SLO,
+            API_SLO_BUDGET,
         ),
         "suspect when any first-line reading passes its critical threshold; the conclusion "
         "names the shared bottleneck (APF level, etcd, apiserver CPU)",

@@ -10,6 +10,8 @@ from ktop.analysis.triage.evidence_etcd import ETCD_READERS
 from ktop.analysis.triage.evidence_ha import HA_READERS
 from ktop.analysis.triage.evidence_nodes import NODE_READERS
 from ktop.analysis.triage.evidence_pods import POD_READERS
+from ktop.analysis.triage.evidence_readings import reading_evidence
+from ktop.analysis.triage.paths import PATHS
 
 NOT_COLLECTED_IDS = (
     "nodes.utilisation",
@@ -26,5 +28,6 @@ READERS: dict[str, Reader] = {
     **NODE_READERS,
     **dict.fromkeys(NOT_COLLECTED_IDS, not_collected),
     **HA_READERS,
+    **{e.id: reading_evidence for p in PATHS for e in p.evidence if e.reading},
 }
 """Evidence ID -> reader."""

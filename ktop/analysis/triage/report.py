@@ -22,10 +22,11 @@ from ktop.model.values import Val
 
 JSON_VERSION = 1
 """Changes only when a field changes meaning or disappears."""
-JSON_MINOR_VERSION = 5
+JSON_MINOR_VERSION = 6
 """Counts the additions since (1: evidence ``note``, top-level ``error``, the error document;
 2: ``headline``, ``cause``, ``independent``, the paths' ``role``, ``explained_by``, ``onset``;
-3: ``timeline``; 4: ``top_talkers``, the apiservers' ``slo`` and ``errors_5xx_per_s``)."""
+3: ``timeline``; 4: ``top_talkers``, the apiservers' ``slo`` and ``errors_5xx_per_s``;
+5: the SLOs' ``budget_burned`` and ``budget_since``; 6: their ``budget_today``)."""
 QUEUES = ("active", "backoff", "unschedulable", "gated")
 
 
@@ -111,6 +112,7 @@ def signals(
                     "total_duration": s.total,
                     "budget_burned": _f(s.budget_burned),
                     "budget_since": s.budget_since,
+                    "budget_today": s.budget_today,
                 }
                 for s in r.slos
             ],

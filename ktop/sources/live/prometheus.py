@@ -34,19 +34,25 @@ from ktop.model.events import (
     NodeReadinessByLabel,
     Sample,
     ScrapeFailed,
+    SloDayCounted,
     Target,
 )
+from ktop.model.slo import SLOS
 from ktop.model.wanted import FAMILIES
 from ktop.sources.base import Emit
 from ktop.sources.live.prometheus_calls import PrometheusCalls
 from ktop.sources.live.prometheus_queries import (
     DEFAULT_JOBS,
+    SLO_DAY_EVERY_S,
     at_instant,
+    day_start,
     family_query,
     given_apiservers,
     readiness_query,
     readiness_rows,
     results_to_samples,
+    slo_day_counts,
+    slo_day_query,
 )
 from ktop.sources.live.scrape import failure_reason
 from ktop.sources.live.transport import (
@@ -54,6 +60,9 @@ from ktop.sources.live.transport import (
     instance_name,
     resolve_host,
 )
+
+SloCount = tuple[str, float, float]
+"""``(SLO kind, slow calls, calls)``."""
 
 
 @dataclass(slots=True)
@@ -92,6 +101,9 @@ class PrometheusMetrics:
     seen: set[Target] = field(default_factory=set)
     """Targets Prometheus gave data for (its polls, and the backfill's window before the
     first poll): a failed poll reports each of them failed, so none goes quietly stale."""
+    day_read_at: float | None = None
+    """Prometheus' time of the last read of the day's SLO counts (every
+    :data:`SLO_DAY_EVERY_S`)."""
     _extra: list[Event] = field(default_factory=list)
     _stopping: threading.Event = field(default_factory=threading.Event)
 
@@ -129,6 +141,48 @@ class PrometheusMetrics:
             events.append(FeedFailed(self.clock(), FEED_KUBE_STATE_METRICS, reason))
         return events
 
+    def _slo_day_sync(self, at: float, pinned: Mapping[str, str]) -> dict[str, list[SloCount]]:
+        """The day so far's calls of every SLO per apiserver instance, when due (one range
+        query per SLO; a failure leaves ktop's own count standing, which says since when).
+        """
+        if self.day_read_at is not None and at - self.day_read_at < SLO_DAY_EVERY_S:
+            return {}
+        job_re = self.jobs.get(Component.APISERVER)
+        seconds = int(at - day_start(at))
+        if not job_re or seconds < 1:
+            return {}
+        self.day_read_at = at
+        out: dict[str, list[SloCount]] = {}
+        for slo in SLOS:
+            self.queries_total += 1
+            try:
+                results = self.client.custom_query(
+                    slo_day_query(slo, seconds, job_re, self.matcher), params=dict(pinned)
+                )
+            except Exception:
+                return {}
+            for instance, (slow, calls) in slo_day_counts(slo, results).items():
+                out.setdefault(instance, []).append((slo.kind, slow, calls))
+        return out
+
+    def _day_events(self, at: float, days: dict[str, list[SloCount]]) -> list[Event]:
+        """The day's counts as events, named as the apiservers' samples are."""
+        if self.apiservers:
+            seen = self.instances.get(Component.APISERVER, frozenset()) | set(days)
+            rename = given_apiservers(self.apiservers, seen, self.resolve)
+            named = {
+                t.instance: days[i]
+                for i in days
+                if (t := rename(Target(Component.APISERVER, i))) is not None
+            }
+        else:
+            named = days
+        since = day_start(at)
+        return [
+            SloDayCounted(self.clock(), instance, since, tuple(counts))
+            for instance, counts in sorted(named.items())
+        ]
+
     def _poll_sync(
         self,
     ) -> tuple[float, dict[Target, list[Sample]], dict[Component, frozenset[str]]]:
@@ -162,7 +216,8 @@ class PrometheusMetrics:
             instances[component] = frozenset(names)
         if self.apiservers:
             out, instances = self._given_apiservers(out, instances)
-        self._extra = self._readiness_sync(pinned)
+        days = self._slo_day_sync(at, pinned)
+        self._extra = self._readiness_sync(pinned) + self._day_events(at, days)
         return at, out, instances
 
     def _given_apiservers(

@@ -5,6 +5,7 @@ readiness from kube-state-metrics, apiserver instances named as the given ones.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -16,6 +17,7 @@ from ktop.model.events import (
     Sample,
     Target,
 )
+from ktop.model.slo import SLI_FAMILIES, TOTAL, Slo
 from ktop.model.wanted import HISTOGRAMS
 from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 from ktop.sources.live.prometheus_connect import PrometheusConfigError
@@ -168,3 +170,55 @@ def given_apiservers(
         return None if name is None else Target(Component.APISERVER, name)
 
     return rename
+
+
+DAY_S = 86400.0
+SLO_DAY_EVERY_S = 300.0
+"""How often the day's SLO counts are asked for (each is a range over up to a day)."""
+
+
+def day_start(at: float) -> float:
+    """00:00 UTC of the day of ``at`` (ktop shows times in UTC)."""
+    return at - at % DAY_S
+
+
+def slo_day_query(slo: Slo, seconds: int, job_re: str, matcher: str = "") -> str:
+    """The calls of ``slo`` per instance and bucket bound over the last ``seconds``
+    (``increase`` of the SLI histogram; the 1.23-1.25 name where the first is absent,
+    never the total duration, which includes APF waits and webhooks).
+    """
+    verbs = "|".join(sorted(slo.verbs))
+    scope = "" if slo.scope is None else f",scope={_quote(slo.scope)}"
+    selector = f'{{job=~"{job_re}"{matcher},verb=~"{verbs}"{scope}}}'
+    return " or ".join(
+        f"sum by (instance, le) (increase({name}_bucket{selector}[{seconds}s]))"
+        for name in SLI_FAMILIES
+        if name != TOTAL
+    )
+
+
+def slo_day_counts(slo: Slo, results: list[dict[str, Any]]) -> dict[str, tuple[float, float]]:
+    """``instance -> (slow calls, calls)`` from :func:`slo_day_query`'s results: slow are
+    the calls above the largest bucket bound at or under the SLO's limit (so never
+    understated), as ktop counts its own scrapes.
+    """
+    buckets: dict[str, dict[float, float]] = {}
+    for r in results:
+        metric = r.get("metric") or {}
+        try:
+            bound = float(str(metric.get("le", "")))
+            value = float(r["value"][1])
+        except (KeyError, IndexError, TypeError, ValueError):
+            continue
+        if math.isnan(value):  # no sample in the range
+            continue
+        instance = instance_name(str(metric.get("instance", "")))
+        buckets.setdefault(instance, {})[bound] = value
+    out: dict[str, tuple[float, float]] = {}
+    for instance, by_bound in buckets.items():
+        calls = by_bound.get(float("inf"))
+        if calls is None:
+            continue
+        fast = max((v for b, v in by_bound.items() if b <= slo.limit_s), default=0.0)
+        out[instance] = (max(0.0, calls - fast), calls)
+    return out

@@ -13,7 +13,6 @@ from ktop.model.snapshot import ApiserverRow, ApiserversSnapshot, SloRow
 from ktop.model.text import (
     fmt_age,
     fmt_bytes,
-    fmt_clock,
     fmt_cores,
     fmt_duration,
     fmt_pct,
@@ -177,16 +176,15 @@ def slo_text(s: SloRow) -> Text:
 
 
 def budget_text(s: SloRow) -> Text:
-    """``38% since 14:02`` (UTC): the share of the SLO's error budget burned by the calls
-    ktop counted since its first scrape of the instance, graded by
-    :data:`~ktop.model.limits.API_SLO_BUDGET`; ``-`` when no call was counted, ``?`` when
-    the SLI histogram is not exposed.
+    """``38% today`` (counted by Prometheus since 00:00 UTC) or ``38% since 14:02`` (UTC,
+    counted by ktop since its first scrape of the instance): the share of the SLO's error
+    budget burned, graded by :data:`~ktop.model.limits.API_SLO_BUDGET`; ``-`` when no call
+    was counted, ``?`` when the SLI histogram is not exposed.
     """
     v = s.budget_burned
     if v.value is None or s.budget_since is None:
         return val_cell(v, fmt_pct)
-    since = fmt_clock(s.budget_since)[:5]
-    return num_cell(f"{fmt_pct(v.value)} since {since}", graded(API_SLO_BUDGET, v))
+    return num_cell(f"{fmt_pct(v.value)} {s.budget_span}", graded(API_SLO_BUDGET, v))
 
 
 def _budget_metric(i: int) -> Callable[[ApiserverRow, float], Text]:

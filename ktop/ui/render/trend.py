@@ -16,7 +16,7 @@ from ktop.model.history import HistoryView, Point
 from ktop.model.reading import Combine, split_key
 from ktop.model.series import WINDOW_S
 from ktop.model.signals import BY_METRIC, area_charts
-from ktop.model.text import fmt_bytes, fmt_clock, fmt_duration, fmt_si
+from ktop.model.text import fmt_bytes, fmt_clock, fmt_duration, fmt_pct, fmt_si
 
 WINDOWS: tuple[tuple[str, float], ...] = (("5m", WINDOW_S), ("15m", 900.0), ("1h", 3600.0))
 """The trend windows the window key cycles through, shortest first."""
@@ -92,6 +92,8 @@ def fmt_value(metric: str, v: float) -> str:
         return fmt_bytes(v)
     if unit == "x":
         return f"{v:.2f}x"
+    if unit == "ratio":
+        return fmt_pct(v)
     return fmt_si(v) + ("/s" if unit == "/s" else "")
 
 

@@ -127,6 +127,12 @@ BLOCKS: tuple[Block, ...] = (
     ),
     Block("docs/findings.md", "findings", "ktop.analysis.docgen:findings_md"),
     Block("docs/triage.md", "triage", "ktop.analysis.docgen:triage_md"),
+    Block(
+        "docs/triage.md",
+        "triage-latency",
+        "ktop.analysis.docgen:latency_md",
+        ("results:triage-latency",),
+    ),
     Block("docs/bundle-format.md", "bundle-format", "ktop.sources.bundle.doc:bundle_format_md"),
     Block("docs/recording-format.md", "recording-events", "ktop.record.doc:events_md"),
     Block("docs/recording-format.md", "recording-settings", "ktop.record.doc:settings_md"),

@@ -6,6 +6,9 @@ Each function returns the generated block of its page (everything below the titl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from ktop.analysis.catalogue import (
     CATALOGUE,
     FLEET_CATALOGUE,
@@ -214,4 +217,37 @@ def triage_md() -> str:
                 f"{e.pane.value if e.pane else '-'} |"
             )
     lines.append("")
+    return "\n".join(lines)
+
+
+LATENCY_SOURCES = ("kubeconfig only", "component URLs")
+"""The two ways the local control plane is watched in tests/e2e/test_triage_kubeadm.py."""
+
+
+def latency_md(results: Mapping[str, Any]) -> str:
+    """``docs/triage.md``: seconds from each injection on the kubeadm-like lab until the
+    headline names its cause, watched with the kubeconfig alone and with every component's
+    URL (``benchmarks/results/triage-latency.json``, written by the e2e test).
+    """
+    lines = [
+        f"Measured {results['measured']} on {results['cpus']} cores by "
+        "`tests/e2e/test_triage_kubeadm.py` (with `KTOP_TRIAGE_LATENCY_OUT` set): a local "
+        "control plane laid out as kubeadm lays one out (an address per control-plane host, "
+        "the components' pods in kube-system), "
+        f"{results['nodes']:,} KWOK nodes, ktop scraping every {results['scrape_s']:g} s, "
+        f"finding components every {results['discovery_s']:g} s, a "
+        f"{results['window_s']:g} s window. Seconds from the start of the injection until "
+        "the headline names the cause (the probable cause of triage); the injection itself "
+        "takes part of it (an etcd election, an apiserver restart, the zone's Leases "
+        "expiring).",
+        "",
+        "| scenario | cause named | " + " | ".join(LATENCY_SOURCES) + " | scrape intervals |",
+        "|---|---|" + "---:|" * (len(LATENCY_SOURCES) + 1),
+    ]
+    for scenario, row in results["scenarios"].items():
+        worst = max(float(row[s]) for s in LATENCY_SOURCES)
+        cells = " | ".join(f"{float(row[s]):.1f} s" for s in LATENCY_SOURCES)
+        lines.append(
+            f"| {scenario} | {row['cause']} | {cells} | {worst / results['scrape_s']:.1f} |"
+        )
     return "\n".join(lines)

@@ -26,6 +26,11 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--nodes", type=int, default=200)
     up.add_argument("--etcd-members", type=int, choices=(1, 3), default=1)
     up.add_argument("--no-prometheus", action="store_true")
+    up.add_argument(
+        "--kubeadm-hosts",
+        action="store_true",
+        help="lay the control plane out as kubeadm does (an address per host; needs root)",
+    )
     down = sub.add_parser("down", help="stop every process of the lab in --dir")
     down.add_argument("--dir", type=Path, required=True)
     status = sub.add_parser("status", help="list the running processes of the lab in --dir")
@@ -70,7 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.cmd == "up":
             cfg = LabConfig(
-                nodes=args.nodes, etcd_members=args.etcd_members, prometheus=not args.no_prometheus
+                nodes=args.nodes,
+                etcd_members=args.etcd_members,
+                prometheus=not args.no_prometheus,
+                kubeadm_hosts=args.kubeadm_hosts,
             )
             lab = Lab(args.dir, cfg)
             info = lab.start()

@@ -16,9 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from ktop.lab import components as comp
-from ktop.lab import kube, procs
+from ktop.lab import hosts, kube, procs
 from ktop.lab.binaries import Binaries, find_binaries
 from ktop.lab.config import CONTEXT, LOW_USER, LabConfig, Layout, Tokens, write_kubeconfig
+from ktop.lab.control_plane import (
+    CONTROL_PLANE_HOSTS,
+    control_plane_nodes,
+    control_plane_pods,
+    kubeadm_endpoints,
+    node_of,
+)
 from ktop.lab.pki import write_pki
 from ktop.lab.util import LabError, free_ports, http_get, http_ok, tail, wait_for
 
@@ -38,10 +45,17 @@ def _log(msg: str) -> None:
 
 
 def stop_lab(lab_dir: Path) -> list[str]:
-    """Stop every process of the lab in `lab_dir` (safe to call repeatedly)."""
-    names = list(procs.read_state(lab_dir)["components"])
+    """Stop every process of the lab in `lab_dir` and remove its host addresses (safe to
+    call repeatedly).
+    """
+    state = procs.read_state(lab_dir)
+    names = list(state["components"])
     order = [n for prefix in STOP_ORDER_PREFIXES for n in names if n.startswith(prefix)]
-    return procs.stop_all(lab_dir, order)
+    stopped = procs.stop_all(lab_dir, order)
+    if state.get("hosts"):
+        hosts.release(list(state["hosts"]))
+        procs.update_state(lab_dir, hosts=[])
+    return stopped
 
 
 def load_info(lab_dir: Path) -> dict[str, Any]:
@@ -66,6 +80,9 @@ class Lab:
         self.info: dict[str, Any] = {}
         self._atexit_registered = False
         self._last_ready = (-1, -1)
+        self.hosts: list[str] = []
+        """The control-plane hosts' addresses (kubeadm-like labs; ``ktop/lab/hosts.py``)."""
+        self._endpoints: tuple[Any, ...] = ()
 
     # -- lifecycle -----------------------------------------------------------------------
     def __enter__(self) -> Lab:
@@ -113,18 +130,25 @@ class Lab:
         (self.dir / "state.json").unlink(missing_ok=True)
 
         n_etcd = cfg.etcd_members
-        ports = iter(free_ports(2 * n_etcd + 2 + 2 + len(cfg.zones) + 1))
-        etcd = [comp.EtcdMember(f"etcd-{i}", next(ports), next(ports)) for i in range(n_etcd)]
-        apis = [
-            comp.Endpoint("apiserver-a", next(ports)),
-            comp.Endpoint("apiserver-b", next(ports)),
-        ]
-        sched = comp.Endpoint("kube-scheduler", next(ports))
-        kcm = comp.Endpoint("kube-controller-manager", next(ports))
+        if cfg.kubeadm_hosts:
+            self.hosts = hosts.claim(CONTROL_PLANE_HOSTS)
+            procs.update_state(self.dir, hosts=self.hosts)
+            etcd, apis, sched, kcm = kubeadm_endpoints(self.hosts, n_etcd)
+            ports = iter(free_ports(len(cfg.zones) + 1))
+        else:
+            ports = iter(free_ports(2 * n_etcd + 2 + 2 + len(cfg.zones) + 1))
+            etcd = [comp.EtcdMember(f"etcd-{i}", next(ports), next(ports)) for i in range(n_etcd)]
+            apis = [
+                comp.Endpoint("apiserver-a", next(ports)),
+                comp.Endpoint("apiserver-b", next(ports)),
+            ]
+            sched = comp.Endpoint("kube-scheduler", next(ports))
+            kcm = comp.Endpoint("kube-controller-manager", next(ports))
         kwoks = {z: comp.Endpoint(f"kwok-{z}", next(ports), "http") for z in cfg.zones}
         prom = comp.Endpoint("prometheus", next(ports), "http")
+        self._endpoints = (etcd, apis, sched, kcm)
 
-        write_pki(layout.pki)
+        write_pki(layout.pki, tuple(self.hosts))
         users = ["system:kube-scheduler", "system:kube-controller-manager"]
         users += [f"kwok-controller-{z}" for z in cfg.zones]
         tokens = Tokens.generate(users)
@@ -176,7 +200,7 @@ class Lab:
                     "name": m.name,
                     "client_url": m.client_url,
                     "peer_url": m.peer_url,
-                    "metrics_url": f"{m.client_url}/metrics",
+                    "metrics_url": m.metrics_url,
                 }
                 for m in etcd
             ],
@@ -192,6 +216,7 @@ class Lab:
             "low_user": {"name": LOW_USER, "token": tokens.low},
             "zones": list(cfg.zones),
             "nodes": cfg.nodes,
+            "control_plane_hosts": {node_of(h): h for h in self.hosts},
             "config": asdict(cfg),
         }
         self._write_info()
@@ -199,15 +224,16 @@ class Lab:
 
         _log(f"starting {n_etcd} etcd member(s)")
         for m in etcd:
-            self._spawn(m.name, comp.etcd_argv(bins, layout, m, etcd))
+            self._spawn(m.name, self._on_host(m.host, comp.etcd_argv(bins, layout, m, etcd)))
         for m in etcd:
             self._wait(m.name, lambda m=m: _etcd_healthy(m.client_url), 60)
 
         _log("starting 2 kube-apiservers")
         for i, a in enumerate(apis):
-            self._spawn(
-                a.name, comp.apiserver_argv(bins, layout, cfg, a, etcd, reconcile_endpoints=i == 0)
-            )
+            # Apiservers at one address must leave the `kubernetes` endpoints to one of them.
+            reconcile = i == 0 or cfg.kubeadm_hosts
+            argv = comp.apiserver_argv(bins, layout, cfg, a, etcd, reconcile_endpoints=reconcile)
+            self._spawn(a.name, self._on_host(a.host, argv))
         for a in apis:
             self._wait(a.name, lambda a=a: http_ok(f"{a.url}/readyz", tokens.admin), 120)
 
@@ -215,8 +241,10 @@ class Lab:
         asyncio.run(self._seed(lab_id))
 
         _log(f"starting scheduler, controller-manager, kwok x{len(kwoks)}, prometheus")
-        self._spawn(kcm.name, comp.controller_manager_argv(bins, layout, cfg, kcm))
-        self._spawn(sched.name, comp.scheduler_argv(bins, layout, sched))
+        kcm_argv = comp.controller_manager_argv(bins, layout, cfg, kcm)
+        self._spawn(kcm.name, self._on_host(kcm.host, kcm_argv, restart=True))
+        sched_argv = comp.scheduler_argv(bins, layout, sched, kubeadm=cfg.kubeadm_hosts)
+        self._spawn(sched.name, self._on_host(sched.host, sched_argv, restart=True))
         for i, (zone, ep) in enumerate(kwoks.items()):
             self._spawn(ep.name, comp.kwok_argv(bins, layout, cfg, zone, i, ep))
         if cfg.prometheus:
@@ -248,6 +276,13 @@ class Lab:
                 self.cfg.nodes, self.cfg.zones, self.cfg.racks_per_zone
             )
             await kube.create_nodes(api, manifests)
+            if self.cfg.kubeadm_hosts:
+                etcd, apis, sched, kcm = self._endpoints
+                await kube.create_control_plane(
+                    api,
+                    control_plane_nodes(self.hosts, self.cfg.zones),
+                    control_plane_pods(self.hosts, etcd, apis, sched, kcm),
+                )
 
     async def _all_ready(self) -> bool:
         for ep_name in (f"kwok-{z}" for z in self.cfg.zones):
@@ -260,6 +295,14 @@ class Lab:
         return total >= self.cfg.nodes and ready == total
 
     # -- helpers -------------------------------------------------------------------------
+    def _on_host(self, host: str, argv: list[str], *, restart: bool = False) -> list[str]:
+        """A control-plane component run as its host (kubeadm-like labs only); ``restart``:
+        started again when it exits (the leader-elected ones).
+        """
+        if not self.cfg.kubeadm_hosts:
+            return argv
+        return comp.as_host(node_of(host), argv, restart=restart)
+
     def _spawn(self, name: str, argv: list[str]) -> None:
         procs.spawn(self.dir, name, argv)
 

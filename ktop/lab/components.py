@@ -13,34 +13,74 @@ from ktop.model.zones import DEFAULT_UNHEALTHY_ZONE_THRESHOLD
 HOST = "127.0.0.1"
 
 
+KUBEADM_PORTS = {"etcd-client": 2379, "etcd-peer": 2380, "etcd-metrics": 2381,
+                 "apiserver": 6443, "scheduler": 10259, "controller-manager": 10257}  # fmt: skip
+"""kubeadm's ports, used on a lab whose control-plane hosts have addresses of their own."""
+ALLOW_METRICS = "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"
+"""Lets the apiserver's pod proxy (which forwards no credentials) read /metrics, as
+clusters that let their monitoring scrape the scheduler and controller-manager do."""
+
+
 @dataclass(frozen=True)
 class EtcdMember:
-    """One etcd member's identity and loopback ports."""
+    """One etcd member's identity, host and ports."""
 
     name: str
     client_port: int
     peer_port: int
+    host: str = HOST
+    metrics_port: int | None = None
+    """``--listen-metrics-urls``' port (None: metrics on the client port only)."""
 
     @property
     def client_url(self) -> str:  # noqa: D102
-        return f"http://{HOST}:{self.client_port}"
+        return f"http://{self.host}:{self.client_port}"
 
     @property
     def peer_url(self) -> str:  # noqa: D102
-        return f"http://{HOST}:{self.peer_port}"
+        return f"http://{self.host}:{self.peer_port}"
+
+    @property
+    def metrics_url(self) -> str:
+        """Where the member serves /metrics without client certificates."""
+        if self.metrics_port is None:
+            return f"{self.client_url}/metrics"
+        return f"http://{self.host}:{self.metrics_port}/metrics"
 
 
 @dataclass(frozen=True)
 class Endpoint:
-    """A named HTTP(S) endpoint on loopback."""
+    """A named HTTP(S) endpoint (on loopback unless a host is given)."""
 
     name: str
     port: int
     scheme: str = "https"
+    host: str = HOST
 
     @property
     def url(self) -> str:  # noqa: D102
-        return f"{self.scheme}://{HOST}:{self.port}"
+        return f"{self.scheme}://{self.host}:{self.port}"
+
+    @property
+    def address(self) -> str:
+        """``host:port``."""
+        return f"{self.host}:{self.port}"
+
+
+def as_host(node: str, argv: list[str], *, restart: bool = False) -> list[str]:
+    """``argv`` run with ``node`` as its host name (a UTS namespace of its own): a
+    component's leader-election identity is ``HOSTNAME_UUID``, which names the node its pod
+    runs on, as on a real control plane. With ``restart``, it is started again whenever it
+    exits, as the kubelet restarts a static pod (a scheduler or controller-manager exits
+    when it loses its leader Lease, e.g. while its apiserver restarts); stopping the
+    component's process group stops both.
+    """
+    script = (
+        'hostname "$0" && while :; do "$@"; sleep 1; done'
+        if restart
+        else ('hostname "$0" && exec "$@"')
+    )
+    return ["unshare", "--uts", "sh", "-c", script, node, *argv]
 
 
 def etcd_argv(
@@ -57,6 +97,11 @@ def etcd_argv(
         f"--listen-peer-urls={member.peer_url}",
         f"--initial-advertise-peer-urls={member.peer_url}",
         f"--initial-cluster={initial}",
+        *(
+            [f"--listen-metrics-urls=http://{member.host}:{member.metrics_port}"]
+            if member.metrics_port is not None
+            else []
+        ),
         "--initial-cluster-state=new",
         "--initial-cluster-token=ktop-lab",
         "--logger=zap",
@@ -80,8 +125,8 @@ def apiserver_argv(
     argv = [
         bins.kube_apiserver,
         f"--etcd-servers={','.join(m.client_url for m in etcd)}",
-        f"--bind-address={HOST}",
-        f"--advertise-address={HOST}",
+        f"--bind-address={api.host}",
+        f"--advertise-address={api.host}",
         f"--secure-port={api.port}",
         f"--cert-dir={layout.data(api.name)}",
         f"--tls-cert-file={pki / 'apiserver.crt'}",
@@ -117,7 +162,14 @@ def apiserver_argv(
     return argv + list(cfg.extra_apiserver_args)
 
 
-def scheduler_argv(bins: Binaries, layout: Layout, ep: Endpoint) -> list[str]:
+def _election(kubeadm: bool) -> list[str]:
+    """Leader election (a kubeadm-like lab: on, with /metrics open to the pod proxy)."""
+    return ["--leader-elect=true", ALLOW_METRICS] if kubeadm else ["--leader-elect=false"]
+
+
+def scheduler_argv(
+    bins: Binaries, layout: Layout, ep: Endpoint, *, kubeadm: bool = False
+) -> list[str]:
     """kube-scheduler command line (secure metrics port, delegated authn/authz)."""
     kubeconfig = layout.component_kubeconfig("kube-scheduler")
     return [
@@ -125,10 +177,10 @@ def scheduler_argv(bins: Binaries, layout: Layout, ep: Endpoint) -> list[str]:
         f"--kubeconfig={kubeconfig}",
         f"--authentication-kubeconfig={kubeconfig}",
         f"--authorization-kubeconfig={kubeconfig}",
-        f"--bind-address={HOST}",
+        f"--bind-address={ep.host}",
         f"--secure-port={ep.port}",
         f"--cert-dir={layout.data(ep.name)}",
-        "--leader-elect=false",
+        *_election(kubeadm),
         "--kube-api-qps=200",
         "--kube-api-burst=400",
         "--v=1",
@@ -146,10 +198,10 @@ def controller_manager_argv(
         f"--kubeconfig={kubeconfig}",
         f"--authentication-kubeconfig={kubeconfig}",
         f"--authorization-kubeconfig={kubeconfig}",
-        f"--bind-address={HOST}",
+        f"--bind-address={ep.host}",
         f"--secure-port={ep.port}",
         f"--cert-dir={layout.data(ep.name)}",
-        "--leader-elect=false",
+        *_election(cfg.kubeadm_hosts),
         # The default client QPS (20) lets the node lifecycle controller lift start-up
         # not-ready taints at ~5 nodes/s; large clusters raise it too.
         "--kube-api-qps=300",
@@ -223,7 +275,7 @@ def prometheus_config(
             "tls_config": {"insecure_skip_verify": True},
             "static_configs": [
                 {
-                    "targets": [f"{HOST}:{ep.port}"],
+                    "targets": [ep.address],
                     "labels": {"component": ep.name, "cluster": cluster},
                 }
                 for ep in eps
@@ -238,7 +290,7 @@ def prometheus_config(
             "job_name": "etcd",
             "static_configs": [
                 {
-                    "targets": [f"{HOST}:{m.client_port}"],
+                    "targets": [f"{m.host}:{m.client_port}"],
                     "labels": {"member": m.name, "cluster": cluster},
                 }
                 for m in etcd

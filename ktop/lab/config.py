@@ -43,6 +43,10 @@ class LabConfig:
     extra_apiserver_args: tuple[str, ...] = field(default_factory=tuple)
     #: controller-manager controllers to leave off (``--controllers=*,-name``)
     disabled_controllers: tuple[str, ...] = field(default_factory=tuple)
+    #: look like kubeadm to a kubeconfig-only client (``ktop/lab/hosts.py``): each
+    #: control-plane host its own address and kubeadm's ports, leader election on, and
+    #: the components' pods in kube-system on control-plane nodes (needs root)
+    kubeadm_hosts: bool = False
 
 
 @dataclass(frozen=True)

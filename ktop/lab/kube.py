@@ -208,3 +208,29 @@ async def grant_low_user_read(api: client.ApiClient, user: str = LOW_USER) -> No
         except ApiException as exc:
             if exc.status != 409:
                 raise
+
+
+async def create_control_plane(
+    api: client.ApiClient, nodes: list[dict[str, Any]], pods: list[dict[str, Any]]
+) -> None:
+    """Create the control-plane nodes, then their components' pods (idempotent; the
+    namespace's ``default`` ServiceAccount first, which admission wants before the
+    controller-manager would make it).
+    """
+    await create_nodes(api, nodes)
+    core = client.CoreV1Api(api)
+    namespaces = {p["metadata"]["namespace"] for p in pods}
+    for ns in sorted(namespaces):
+        try:
+            await core.create_namespaced_service_account(
+                ns, body({"metadata": {"name": "default", "namespace": ns}})
+            )
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+    for pod in pods:
+        try:
+            await core.create_namespaced_pod(pod["metadata"]["namespace"], body(pod))
+        except ApiException as exc:
+            if exc.status != 409:
+                raise

@@ -33,9 +33,10 @@ def _name(common_name: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
-def write_pki(pki_dir: Path) -> dict[str, Path]:
-    """Create ca.crt/ca.key, apiserver.crt/.key (127.0.0.1, localhost, the service IP)
-    and sa.key/sa.pub under `pki_dir`; return their paths by short name.
+def write_pki(pki_dir: Path, hosts: tuple[str, ...] = ()) -> dict[str, Path]:
+    """Create ca.crt/ca.key, apiserver.crt/.key (127.0.0.1, localhost, the service IP and
+    the control-plane ``hosts``) and sa.key/sa.pub under `pki_dir`; return their paths by
+    short name.
     """
     pki_dir.mkdir(parents=True, exist_ok=True)
     now = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
@@ -76,6 +77,7 @@ def write_pki(pki_dir: Path) -> dict[str, Path]:
         x509.DNSName("kubernetes.default.svc.cluster.local"),
         x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
         x509.IPAddress(ipaddress.ip_address("10.96.0.1")),
+        *(x509.IPAddress(ipaddress.ip_address(h)) for h in hosts),
     ]
     srv_cert = (
         x509.CertificateBuilder()

@@ -20,6 +20,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from ktop.hub import Hub
 from ktop.lab import Lab, kube
 from ktop.lab.config import write_kubeconfig
+from ktop.model.cluster import ClusterModel, ModelConfig
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.sources.live.components import TlsFiles
 from ktop.sources.live.options import LiveOptions
@@ -152,9 +153,9 @@ class Running:
 
 
 @asynccontextmanager
-async def live(opts: LiveOptions) -> AsyncIterator[Running]:
-    """Run a LiveSource until the block ends."""
-    hub = Hub()
+async def live(opts: LiveOptions, *, window_s: float | None = None) -> AsyncIterator[Running]:
+    """Run a LiveSource until the block ends (its model's window ``window_s``, when given)."""
+    hub = Hub() if window_s is None else Hub(ClusterModel(ModelConfig(window_s=window_s)))
     source = LiveSource(opts)
     task = asyncio.create_task(source.run(hub.ingest))
     try:

@@ -1,0 +1,335 @@
+"""Triage with nothing but a kubeconfig, on a lab laid out as kubeadm lays one out.
+
+The lab here gives each control-plane host an address of its own, runs the components on
+kubeadm's ports with leader election, and keeps their pods in kube-system on
+control-plane nodes (``ktop/lab/control_plane.py``): what a user who starts with
+``ktop --context`` on a kubeadm cluster has. Each injected scenario runs once, watched at
+the same time by two live sources: one with nothing but the kubeconfig (it finds the
+apiservers in the ``kubernetes`` EndpointSlices and the other components by label,
+reading them through the pod proxy) and one given every component's URL. Both must name
+the injected cause as the probable cause; the seconds from the injection until each
+does are the figures of ``docs/triage.md`` (written to ``KTOP_TRIAGE_LATENCY_OUT`` when
+that is set). The healthy lab must give no incident, and ``ktop triage --context`` exit 0.
+Every wait's deadline comes from the cadence of what it waits for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes_asyncio import client
+
+from ktop.analysis.triage.evaluate import triage
+from ktop.lab import Lab, inject, kube, recover, resolve_target
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.sources.live.options import LiveOptions
+from tests.e2e.cadence import (
+    APF_FLOOD_S,
+    APISERVER_READY_LIMIT_S,
+    COMPONENT_STOP_S,
+    ETCD_ELECTION_LIMIT_S,
+    KTOP_DISCOVERY_S,
+    KTOP_SCRAPE_S,
+    PROBE_LIMIT_S,
+    PROCESS_START_S,
+    REQUEST_LIMIT_S,
+    cycles,
+    deadline,
+    lab_cadence,
+    steps,
+)
+from tests.e2e.helpers import e2e_lab_config, running_lab
+from tests.e2e.live import RBAC, SA_NAMESPACE, Running, _create, account, live, options
+
+LATENCY_OUT = "KTOP_TRIAGE_LATENCY_OUT"
+"""Where to write the measured seconds from injection to the headline (JSON), if set."""
+COMPONENTS_ROLE = "ktop-components"
+
+
+@pytest.fixture(scope="module")
+def kubeadm_lab(binaries_present: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    cfg = replace(e2e_lab_config(), kubeadm_hosts=True)
+    with running_lab(tmp_path_factory.mktemp("ktop-lab-kubeadm"), cfg) as lab:
+        yield lab
+
+
+async def _with_components_role(lab: Lab, name: str) -> Path:
+    """docs/rbac.yaml's reader account, also bound to its optional components role (the
+    pod proxy into kube-system and the components' Leases)."""
+    kubeconfig = await account(lab, name)
+    docs = [d for d in yaml.safe_load_all(RBAC.read_text()) if d]
+    role = next(
+        d for d in docs if d["kind"] == "ClusterRole" and d["metadata"]["name"] == COMPONENTS_ROLE
+    )
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": f"{name}-components"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": f"{name}-components"},
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": SA_NAMESPACE}],
+    }  # fmt: skip
+    async with kube.api_client(lab.layout.kubeconfig) as api:
+        rbac = client.RbacAuthorizationV1Api(api)
+        await _create(
+            rbac.create_cluster_role, {**role, "metadata": {"name": f"{name}-components"}}
+        )
+        await _create(rbac.create_cluster_role_binding, binding)
+    return kubeconfig
+
+
+@pytest.fixture(scope="module")
+def kubeconfig(kubeadm_lab: Lab) -> Path:
+    return asyncio.run(_with_components_role(kubeadm_lab, "ktop-kubeadm"))
+
+
+def kubeconfig_only(kubeconfig: Path) -> LiveOptions:
+    """What ``ktop --context`` runs with: the kubeconfig, and the e2e cadence."""
+    return LiveOptions(
+        kubeconfig=str(kubeconfig),
+        apiserver_scrape_s=KTOP_SCRAPE_S,
+        apf_dump_s=KTOP_SCRAPE_S,
+        component_scrape_s=KTOP_SCRAPE_S,
+        discovery_s=KTOP_DISCOVERY_S,
+    )
+
+
+READ_ALL_S = deadline(PROCESS_START_S, PROBE_LIMIT_S, cycles(2, KTOP_DISCOVERY_S), steps(1))
+"""Until a source has found every component (discovery every KTOP_DISCOVERY_S) and
+scraped each twice."""
+
+
+def _read_everything(lab: Lab) -> Any:
+    etcd = len(lab.info["etcd"])
+
+    def check(s: ClusterSnapshot) -> bool:
+        assert len(s.etcd.members) == etcd and all(not m.error for m in s.etcd.members), [
+            (m.instance, m.error) for m in s.etcd.members
+        ]
+        assert all(m.wal_fsync_p99_s.known or m.wal_fsync_p99_s.empty for m in s.etcd.members)
+        assert s.scheduler.metrics_reason == "", s.scheduler.metrics_reason
+        assert len(s.apiservers.instances) == 2 and all(
+            r.requests_per_s.known for r in s.apiservers.instances
+        ), [(r.instance, r.requests_per_s) for r in s.apiservers.instances]
+        return True
+
+    return check
+
+
+def _caused(s: ClusterSnapshot, expected: str | None) -> bool:
+    """True when the probable cause is ``expected`` (None: no incident); else it raises,
+    naming what triage says instead (the wait reports the last one)."""
+    report = triage(s)
+    got = None if report.cause is None else report.cause.id
+    assert got == expected, (got, [p.id for p in report.suspects])
+    return True
+
+
+@dataclass
+class Watch:
+    """A live source watched until its headline names a cause."""
+
+    name: str
+    run: Running
+
+
+@pytest.fixture
+async def watches(kubeadm_lab: Lab, kubeconfig: Path) -> AsyncIterator[list[Watch]]:
+    """Two live sources on the lab: the kubeconfig alone, and every component's URL; both
+    have read every component before the test injects anything."""
+    async with AsyncExitStack() as stack:
+        runs = [
+            Watch(
+                "kubeconfig only",
+                await stack.enter_async_context(
+                    live(kubeconfig_only(kubeconfig), window_s=MODEL_WINDOW_S)
+                ),
+            ),
+            Watch(
+                "component URLs",
+                await stack.enter_async_context(
+                    live(options(kubeadm_lab, kubeconfig), window_s=MODEL_WINDOW_S)
+                ),
+            ),
+        ]
+        for w in runs:
+            await w.run.until(
+                _read_everything(kubeadm_lab),
+                timeout_s=READ_ALL_S,
+                what=f"{w.name}: every component read",
+            )
+        yield runs
+
+
+LATENCIES: dict[str, dict[str, Any]] = {}
+MODEL_WINDOW_S = 30.0
+"""The watching sources' window (``--window`` of ``ktop triage``): short, so that what one
+scenario leaves in it (rejections, a leader change) has left before the next begins."""
+CLEARS_S = deadline(MODEL_WINDOW_S, cycles(2, KTOP_SCRAPE_S), steps(1))
+"""Until what an earlier scenario left in the window has left it."""
+
+
+async def _no_incident(watches: list[Watch]) -> None:
+    """Both sources see no incident before the injection, so that what they name next is
+    the injection's."""
+    for w in watches:
+        await w.run.until(
+            lambda s: _caused(s, None),
+            timeout_s=CLEARS_S,
+            what=f"{w.name}: no incident before the injection",
+        )
+
+
+async def _until_cause(
+    watches: list[Watch], scenario: str, expected: str, happens_s: float, injected: float
+) -> None:
+    """Both sources name ``expected`` as the probable cause, within what it takes to happen
+    and two scrapes; record each one's seconds since the injection began (``injected``,
+    monotonic).
+    """
+    timeout_s = deadline(happens_s, cycles(2, KTOP_SCRAPE_S), steps(1))
+
+    async def one(w: Watch) -> tuple[str, float]:
+        await w.run.until(
+            lambda s: _caused(s, expected),
+            timeout_s=timeout_s,
+            what=f"{w.name}: probable cause {expected}",
+        )
+        return w.name, time.monotonic() - injected
+
+    row: dict[str, Any] = {"cause": expected}
+    for name, seconds in await asyncio.gather(*(one(w) for w in watches)):
+        row[name] = round(seconds, 1)
+    LATENCIES[scenario] = row
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _write_latencies(kubeadm_lab: Lab) -> Iterator[None]:
+    yield
+    out = os.environ.get(LATENCY_OUT)
+    if out and LATENCIES:
+        doc = {
+            "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "cpus": os.cpu_count(),
+            "nodes": kubeadm_lab.cfg.nodes,
+            "scrape_s": KTOP_SCRAPE_S,
+            "discovery_s": KTOP_DISCOVERY_S,
+            "window_s": MODEL_WINDOW_S,
+            "scenarios": LATENCIES,
+        }
+        Path(out).write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+
+
+def _target(lab: Lab) -> Any:
+    return resolve_target(lab.layout.kubeconfig)
+
+
+async def test_healthy_kubeadm_lab_is_no_incident_from_the_kubeconfig_alone(
+    kubeadm_lab: Lab, kubeconfig: Path
+) -> None:
+    ctx = str(yaml.safe_load(kubeconfig.read_text())["current-context"])
+    window_s = cycles(3, KTOP_SCRAPE_S) + KTOP_DISCOVERY_S
+    cmd = [
+        sys.executable, "-m", "ktop", "--kubeconfig", str(kubeconfig), "--scrape-interval",
+        f"{KTOP_SCRAPE_S:g}", "triage", "--context", ctx, "--window", f"{window_s:g}",
+        "--output", "json",
+    ]  # fmt: skip
+    done = await asyncio.to_thread(
+        subprocess.run,
+        cmd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=deadline(PROCESS_START_S, PROBE_LIMIT_S, window_s, REQUEST_LIMIT_S, steps(1)),
+    )
+    doc = json.loads(done.stdout)
+    suspects = [p["id"] for p in doc["paths"] if p["verdict"] == "suspect"]
+    assert done.returncode == 0 and doc["cause"] is None, (suspects, doc["headline"])
+    # every component was found and read without its URL
+    etcd = doc["signals"]["etcd"]
+    assert sorted(r["instance"] for r in etcd) == [f"etcd-cp-{i + 1}" for i in range(len(etcd))]
+    assert all(r["error"] == "" for r in etcd), etcd
+    forbidden = {
+        e["id"]: e["detail"]
+        for p in doc["paths"]
+        for e in p["evidence"]
+        if e["status"] == "unknown" and "403" in e["detail"]
+    }
+    assert not forbidden, forbidden
+
+
+async def test_scheduler_backlog_is_named_from_the_kubeconfig_alone(
+    kubeadm_lab: Lab, watches: list[Watch]
+) -> None:
+    await _no_incident(watches)
+    injected = time.monotonic()
+    await inject("scheduler-backlog", _target(kubeadm_lab))
+    try:
+        await _until_cause(watches, "scheduler-backlog", "P2", steps(2), injected)
+    finally:
+        await recover("scheduler-backlog", _target(kubeadm_lab))
+
+
+async def test_apf_saturation_is_named_from_the_kubeconfig_alone(
+    kubeadm_lab: Lab, watches: list[Watch]
+) -> None:
+    await _no_incident(watches)
+    injected = time.monotonic()
+    flood = asyncio.create_task(inject("apf-saturation", _target(kubeadm_lab)))
+    try:
+        happens_s = steps(1) + APF_FLOOD_S
+        await _until_cause(watches, "apf-saturation", "API-429", happens_s, injected)
+    finally:
+        await flood
+        await recover("apf-saturation", _target(kubeadm_lab))
+
+
+async def test_etcd_leader_loss_is_named_from_the_kubeconfig_alone(
+    kubeadm_lab: Lab, watches: list[Watch]
+) -> None:
+    await _no_incident(watches)
+    injected = time.monotonic()
+    result = await inject("etcd-leader-loss", _target(kubeadm_lab))
+    try:
+        await _until_cause(watches, "etcd-leader-loss", "ETCD", ETCD_ELECTION_LIMIT_S, injected)
+    finally:
+        await recover("etcd-leader-loss", _target(kubeadm_lab), member=result["old_leader"])
+
+
+async def test_zone_outage_is_named_from_the_kubeconfig_alone(
+    kubeadm_lab: Lab, watches: list[Watch]
+) -> None:
+    await _no_incident(watches)
+    injected = time.monotonic()
+    await inject("zone-outage", _target(kubeadm_lab), zone="zone-a")
+    try:
+        down_s = lab_cadence(kubeadm_lab).zone_down_s
+        await _until_cause(watches, "zone-outage", "P4", down_s, injected)
+    finally:
+        await recover("zone-outage", _target(kubeadm_lab), zone="zone-a")
+
+
+async def test_apiserver_skew_is_named_from_the_kubeconfig_alone(
+    kubeadm_lab: Lab, watches: list[Watch]
+) -> None:
+    # last: the restart it makes stays recent (a SKEW suspect) for ten minutes
+    await _no_incident(watches)
+    injected = time.monotonic()
+    flood = asyncio.create_task(inject("apiserver-skew", _target(kubeadm_lab)))
+    try:
+        limit_s = COMPONENT_STOP_S + APISERVER_READY_LIMIT_S
+        await _until_cause(watches, "apiserver-skew", "SKEW", limit_s, injected)
+    finally:
+        await flood

@@ -118,6 +118,20 @@ REPLAY_SPEED = Bound(
     "the slowest and fastest of the speeds replay steps through with + and -",
     "replay",
 )
+RETAIN = Bound(
+    "--retain",
+    60.0,
+    31 * 86_400.0,
+    "seconds",
+    "always-on recording keeps at least a minute and at most a month (744h)",
+)
+MAX_DISK = Bound(
+    "--max-disk",
+    1 << 20,
+    1 << 40,
+    "bytes",
+    "always-on recording needs room for one file's start (1 MiB) and stops at a terabyte",
+)
 ALL = (
     REFRESH,
     SPEED,
@@ -132,6 +146,8 @@ ALL = (
     METRICS_ONLY_ABOVE,
     RECORD_DURATION,
     REPLAY_SPEED,
+    RETAIN,
+    MAX_DISK,
 )
 """Every bounded option (docs/security.md lists them)."""
 
@@ -204,6 +220,36 @@ def bounded_int(bound: Bound) -> Callable[[str], int]:
                 f"{text[:40]!r} is not a whole number ({bound.option} takes {bound.text()})"
             )
         _check(bound, value, text)
+        return value
+
+    parse.__name__ = bound.option.lstrip("-").replace("-", "_")
+    return parse
+
+
+SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+"""The suffixes a size takes (``500000``, ``200k``, ``20M``, ``2G``, ``1T``; powers of 1024)."""
+
+
+def parse_size(text: str) -> int:
+    """``500000``, ``200k``, ``20M``, ``2G`` or ``1T`` to bytes."""
+    t = str(text).strip().lower().removesuffix("b").removesuffix("i")
+    unit = t[-1:] if t[-1:] in SIZE_UNITS and not t[-1:].isdigit() else ""
+    number = t[: len(t) - len(unit)]
+    try:
+        value = float(number) * SIZE_UNITS[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 500k, 20M, 1G)") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError("the size must be positive")
+    return int(value)
+
+
+def bounded_size(bound: Bound) -> Callable[[str], int]:
+    """An argparse ``type=`` for a size (:func:`parse_size`) within ``bound``."""
+
+    def parse(text: str) -> int:
+        value = parse_size(text)
+        _check(bound, value, str(text))
         return value
 
     parse.__name__ = bound.option.lstrip("-").replace("-", "_")

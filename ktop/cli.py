@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from ktop import __version__, bounds
-from ktop.bounds import OneLineErrorParser, bounded_float
+from ktop.bounds import OneLineErrorParser, bounded_float, bounded_size
 from ktop.config import Config, ConfigError, config_path
 from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 
@@ -65,6 +65,10 @@ DEFAULTS: dict[str, Any] = {
     "component_ca": None,
     "insecure_components": False,
     "scrape_interval": 15.0,
+    # always-on recording
+    "record_dir": None,
+    "retain": 86_400.0,
+    "max_disk": 2 << 30,
 }
 """Built-in default of every common option (by ``dest``); applied once, after parsing.
 
@@ -159,7 +163,34 @@ def _common(p: argparse.ArgumentParser) -> Actions:
         f"(default {DEFAULT_PROD_PATTERN!r}; '' turns it off)",
     )
     _live_options(_Group(p.add_argument_group("live cluster"), actions))
+    _record_options(_Group(p.add_argument_group("always-on recording"), actions))
     return actions
+
+
+def _record_options(g: _Group) -> None:
+    s = argparse.SUPPRESS
+    g.add_argument(
+        "--record-dir",
+        default=s,
+        metavar="DIR",
+        help="record every dashboard session into rotating files in DIR (ktop replay DIR "
+        "plays them as one timeline)",
+    )
+    g.add_argument(
+        "--retain",
+        type=bounded_float(bounds.RETAIN),
+        default=s,
+        metavar="DURATION",
+        help=f"with --record-dir: delete files that ended longer ago, {bounds.RETAIN.text()} "
+        "(default 24h)",
+    )
+    g.add_argument(
+        "--max-disk",
+        type=bounded_size(bounds.MAX_DISK),
+        default=s,
+        metavar="SIZE",
+        help="with --record-dir: delete the oldest files beyond this total (default 2G)",
+    )
 
 
 class _EveryContext(argparse.Action):

@@ -27,6 +27,7 @@ import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,7 @@ from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 if TYPE_CHECKING:
     from ktop.model.events import Event
     from ktop.record.reader import Recording
+    from ktop.record.recording_set import RecordingSet
     from ktop.sources.bundle.reader import BundleRead
     from ktop.sources.live.client import Connection
     from ktop.sources.live.cost import CostMeter
@@ -375,11 +377,28 @@ def open_recording(path: str) -> Recording:
         raise SourceError(scrub(f"cannot read {path}: {exc.strerror or exc}")) from None
 
 
+def open_record_dir(path: str) -> RecordingSet:
+    """A record directory's recordings as one timeline; :class:`SourceError` says why not."""
+    from ktop.record.format import FormatError
+    from ktop.record.recording_set import RecordingSet
+
+    try:
+        return RecordingSet(path, opener=lambda p: open_recording(str(p)))
+    except FormatError as exc:
+        raise SourceError(scrub(f"{path}: {exc}")) from None
+    except OSError as exc:
+        raise SourceError(scrub(f"cannot read {path}: {exc.strerror or exc}")) from None
+
+
 def replay_source(plan: Replay) -> OpenedSource:
-    """The recording's player, started at ``plan.at``, folding into the recording's model."""
+    """The recording's player (or a record directory's, as one timeline), started at
+    ``plan.at``, folding into the recording's model.
+    """
     from ktop.sources.replay import ReplayPlayer, ReplaySource, parse_time
 
-    rec = open_recording(plan.path)
+    rec: Recording | RecordingSet = (
+        open_record_dir(plan.path) if Path(plan.path).is_dir() else open_recording(plan.path)
+    )
     try:
         _check_terminal(plan.needs_terminal)
         hub = _hub(rec.model_config, HistoryKind.RECORDING)

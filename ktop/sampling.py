@@ -108,10 +108,10 @@ def from_recording(path: str, at: str | None) -> Sampled:
         cursor = rec.cursor(rec.start)
         t = rec.start
         while t < when:
-            cursor.advance(t)
+            cursor.fold(t)
             cursor.model.snapshot()  # one history frame, as the app takes every refresh
             t += RECORDING_STEP_S
-        cursor.advance(when)
+        cursor.fold(when)
         snap = cursor.model.snapshot()
         errors = [f"gap {g.start:.0f}-{g.end:.0f}: {g.reason}" for g in rec.gaps]
         errors += [f"{path}: {f}" for f in rec.faults if not any(f == g.reason for g in rec.gaps)]

@@ -5,9 +5,12 @@ source (``demo``, ``replay``), with the app options they share.
 from __future__ import annotations
 
 import argparse
+import tempfile
+from collections.abc import Callable
 from typing import Any
 
 from ktop.compose import KindCluster, Live, OpenedSource, SourcePlan, live_options, with_source
+from ktop.record.rotating import Retention, RotatingRecorder
 
 
 def app_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -23,6 +26,31 @@ def app_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+REWIND_RETAIN = Retention(retain_s=3600.0, max_bytes=512 << 20)
+"""What a session without ``--record-dir`` keeps so that it can be rewound: the last hour,
+at most 512 MiB, in a private temporary directory removed when ktop exits."""
+
+
+def always_on_recorder(
+    args: argparse.Namespace, opened: OpenedSource, private: Callable[[], str]
+) -> RotatingRecorder | None:
+    """The session's own recorder, added to the hub (never for a replay): into
+    ``--record-dir`` within its limits, or else into ``private()`` within
+    :data:`REWIND_RETAIN`, for rewinding.
+    """
+    if opened.replay is not None:
+        return None
+    model = opened.hub.model
+    source = {"kind": model.source_kind, "context": model.context, "detail": ""}
+    if args.record_dir:
+        directory, retention = args.record_dir, Retention(args.retain, args.max_disk)
+    else:
+        directory, retention = private(), REWIND_RETAIN
+    rec = RotatingRecorder(directory, model, source=source, retention=retention)
+    opened.hub.add_sink(rec)
+    return rec
+
+
 def run_dashboard(plan: SourcePlan | KindCluster, args: argparse.Namespace, *, command: str) -> int:
     """Open ``plan`` and run the dashboard on it until the user quits; the source is
     released before an error of the app is raised.
@@ -31,8 +59,23 @@ def run_dashboard(plan: SourcePlan | KindCluster, args: argparse.Namespace, *, c
     async def dashboard(opened: OpenedSource) -> int:
         from ktop.ui.app import KtopApp
 
-        app = KtopApp(opened.hub, [opened.source], **app_options(args), replay=opened.replay)
-        await app.run_async()
+        private = tempfile.TemporaryDirectory(prefix="ktop-rewind-")
+        always_on = always_on_recorder(args, opened, lambda: private.name)
+        app = KtopApp(
+            opened.hub,
+            [opened.source],
+            **app_options(args),
+            replay=opened.replay,
+            always_on=always_on,
+            always_on_shown=bool(args.record_dir),
+        )
+        try:
+            await app.run_async()
+        finally:
+            if always_on is not None:
+                always_on.stop("ktop stopped")
+                opened.hub.remove_sink(always_on)
+            private.cleanup()
         if app.crash is not None:
             raise app.crash
         return 0

@@ -16,27 +16,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ktop.bounds import parse_size
 from ktop.compose import Demo, Live, OpenedSource, SourcePlan, live_options, with_source
 from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import Event
 from ktop.record.session import Recorder
-
-UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-
-
-def parse_size(text: str) -> int:
-    """``500000``, ``200k``, ``20M`` or ``1G`` to bytes."""
-    t = text.strip().lower().removesuffix("b").removesuffix("i")
-    unit = t[-1:] if t[-1:] in UNITS and not t[-1:].isdigit() else ""
-    number = t[: len(t) - len(unit)]
-    try:
-        value = float(number) * UNITS[unit]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 500k, 20M, 1G)") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("the size must be positive")
-    return int(value)
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:

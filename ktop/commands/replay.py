@@ -10,7 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ktop.record.recording_set import RecordingSet, SetGap
 
 if TYPE_CHECKING:
     from ktop.record.reader import Recording
@@ -26,7 +29,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         description="Replay FILE with pause, speed, steps, jumps, seek and markers; "
         "triage runs with this version's rules.",
     )
-    p.add_argument("file", metavar="FILE", help="a recording made by 'ktop record' or the app")
+    p.add_argument(
+        "file",
+        metavar="FILE",
+        help="a recording made by 'ktop record' or the app, or a --record-dir directory "
+        "(its recordings as one timeline)",
+    )
     p.add_argument(
         "--speed",
         type=bounds.bounded_float(bounds.REPLAY_SPEED),
@@ -87,13 +95,30 @@ def info(rec: Recording) -> str:
     return "\n".join(lines)
 
 
+def dir_info(files: RecordingSet) -> str:
+    """A record directory: its span, the stretches without a recording, then each file."""
+    span = files.end - files.start
+    between = [g for g in files.gaps if isinstance(g, SetGap)]
+    lines = [
+        f"{files.directory}: {len(files.files)} recordings, from {clock(files.start)} to "
+        f"{clock(files.end)} UTC ({span:.0f} s), {sum(r.size for r in files.files) / 1e6:.2f} MB",
+    ]
+    lines += [f"  not recording {clock(g.start)} - {clock(g.end)}" for g in between]
+    lines += [info(r) for r in files.files]
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
     """Open the recording and replay it (or describe it with ``--info``)."""
     from ktop.commands.dashboard import run_dashboard
-    from ktop.compose import Replay, SourceError, open_recording
+    from ktop.compose import Replay, SourceError, open_record_dir, open_recording
 
     if args.info:
         try:
+            if Path(args.file).is_dir():
+                with open_record_dir(args.file) as files:
+                    print(dir_info(files))
+                return 0
             rec = open_recording(args.file)
         except SourceError as exc:
             print(f"ktop replay: {exc}", file=sys.stderr)

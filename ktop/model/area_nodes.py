@@ -10,7 +10,10 @@ when that set, one of its nodes or one of their Leases changed).
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 from ktop.model.events import NodeRecord, Readiness
 from ktop.model.snapshot_nodes import DomainRollup, NodesSnapshot, NotReadyList, rack_order
@@ -62,11 +65,15 @@ class NodesState:
         """``(per_round, period_s)`` when the source samples Leases (``LeasesSampled``):
         then ``leases`` and ``renews`` hold ``renew_time - read_at`` (minus the lag when
         read) instead of renew times, and lag is measured from 0 instead of from now."""
+        self._unplaced = False
+        """Renewals were taken in bulk (:meth:`renew_many`): they are in ``leases``, and
+        ``renews`` is made from ``leases`` again before it is next read."""
 
     def sample(self, per_round: int, period_s: float) -> None:
         """From now on Leases are sampled: forget renew times read before (they were
         times, not lags) and keep each Lease's lag as read.
         """
+        self._place()
         if self.sampling is None:
             self.leases.clear()
             self._unhealthy_changes += 1
@@ -88,6 +95,7 @@ class NodesState:
         (the order does not depend on the clock), so a snapshot of an unchanged cluster sorts
         nothing. The lists are shared: callers must not change them.
         """
+        self._place()
         if not self._dirty:
             return self._sorted, self._zone_sorted, self._all_sorted
         zones = set()
@@ -160,6 +168,45 @@ class NodesState:
         self.nodes[node.name] = node
         self._account(node, +1)
 
+    def load(self, nodes: Sequence[NodeRecord]) -> None:
+        """Add ``nodes`` to a state that holds none yet (a keyframe's), in order: the state
+        :meth:`upsert` of each leaves, with each domain's counts made once.
+        """
+        if self.nodes or self.counts:
+            raise ValueError("expected a state without nodes")
+        by_name = {node.name: node for node in nodes}
+        if len(by_name) != len(nodes):  # a name twice: the later record replaces the first
+            for node in nodes:
+                self.upsert(node)
+            return
+        self.nodes = by_name
+        leases, counts, renews, unhealthy = self.leases, self.counts, self.renews, self.unhealthy
+        for node in nodes:
+            dom = (node.region, node.zone, node.rack)
+            c = counts.get(dom)
+            if c is None:
+                c = counts[dom] = [0] * 7
+                renews[dom] = {}
+            c[TOTAL] += 1
+            ready = node.ready
+            if ready is Readiness.TRUE:
+                c[READY] += 1
+            elif ready is Readiness.FALSE:
+                c[NOT_READY] += 1
+            else:
+                c[UNKNOWN] += 1
+            c[CORDONED] += int(node.unschedulable)
+            if not node.exclude_disruption:
+                c[COUNTED_READY if ready is Readiness.TRUE else COUNTED_NOT_READY] += 1
+            renew = leases.get(node.name)
+            if renew is not None:
+                renews[dom][node.name] = renew
+            if ready is not Readiness.TRUE:
+                since = node.ready_since if node.ready_since is not None else float("inf")
+                unhealthy[node.name] = (since, node.name)
+                self._unhealthy_changes += 1
+        self._dirty.update(counts)
+
     def delete(self, name: str) -> None:
         """Forget a node and its Lease."""
         old = self.nodes.pop(name, None)
@@ -179,6 +226,38 @@ class NodesState:
             dom = (node.region, node.zone, node.rack)
             self.renews[dom][name] = renew_time
             self._dirty.add(dom)
+
+    def renew_many(
+        self, names: Sequence[str], renew_times: Sequence[float], read_ats: Sequence[float]
+    ) -> None:
+        """Record the Lease renewals ``names[i]``, ``renew_times[i]`` seen at ``read_ats[i]``,
+        in order: the state :meth:`renew` one by one would leave, at a cost per renewal of
+        one dictionary store (the renew times per domain are made again when next read).
+        """
+        if len(names) != len(renew_times):
+            raise ValueError("expected as many renew times as names")
+        if self.sampling is not None:
+            renew_times = list(map(min, repeat(0.0), map(operator.sub, renew_times, read_ats)))
+        self.leases.update(zip(names, renew_times, strict=True))  # a later renewal wins
+        if self.unhealthy and not self.unhealthy.keys().isdisjoint(names):
+            self._unhealthy_changes += 1
+        self._unplaced = True
+
+    def _place(self) -> None:
+        """After renewals taken in bulk: every domain's renew times made again from
+        ``leases`` (a node's entry is its Lease's, for every node that has one).
+        """
+        if not self._unplaced:
+            return
+        self._unplaced = False
+        renews: dict[Domain, dict[str, float]] = {dom: {} for dom in self.renews}
+        leases = self.leases
+        for name, node in self.nodes.items():
+            renew = leases.get(name)
+            if renew is not None:
+                renews[(node.region, node.zone, node.rack)][name] = renew
+        self.renews = renews
+        self._dirty.update(renews)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ area's snapshot is reused while none of its inputs changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -26,9 +26,9 @@ from ktop.model.events import Area, Component, Target
 from ktop.model.exposition import skipped_count
 from ktop.model.history import DEFAULT_RETENTION_S, DEFAULT_STEP_S, History
 from ktop.model.leaders import ELECTED, build_leader
-from ktop.model.series import WINDOW_S, TargetSeries
+from ktop.model.series import WINDOW_S, ScrapeRun, TargetSeries
 from ktop.model.signals import read_signals
-from ktop.model.slo_budget import DAY_FRESH_S, InstanceBudget, fold
+from ktop.model.slo_budget import DAY_FRESH_S, InstanceBudget, fold, fold_run
 from ktop.model.snapshot import FIRST_DATA_DUE_S, STALE_AFTER_S, ClusterSnapshot, Freshness
 from ktop.model.zones import DEFAULT_UNHEALTHY_ZONE_THRESHOLD
 
@@ -181,23 +181,58 @@ class ClusterModel:
             self.apply(event)
 
     def _scraped(self, e: ev.MetricsScraped) -> None:
-        ts = self.series.get(e.target)
-        if ts is None:
-            ts = self.series[e.target] = TargetSeries(e.target, self.config.window_s)
+        ts = self._arrived(e.target, e.at, e.parse_errors)
         ts.ingest(e.at, e.samples)
-        if e.target.component is Component.APISERVER and ts.last_at == e.at:
-            budget = fold(self.slo_budgets.get(e.target.instance), e.at, ts)
+        self._count_slos(ts, e.at)
+
+    def _count_slos(self, ts: TargetSeries, at: float) -> None:
+        """An apiserver's SLO counts after its scrape at ``at`` (when it was not ignored)."""
+        if ts.target.component is Component.APISERVER and ts.last_at == at:
+            budget = fold(self.slo_budgets.get(ts.target.instance), at, ts)
             if budget is not None:
-                self.slo_budgets[e.target.instance] = budget
-        h = self.targets.setdefault(e.target, _Health())
-        h.last_ok, h.error = e.at, ""
+                self.slo_budgets[ts.target.instance] = budget
+
+    def _arrived(self, target: Target, at: float, parse_errors: Sequence[str]) -> TargetSeries:
+        """A scrape's part that does not read its samples: the target's health; its series."""
+        ts = self.series.get(target)
+        if ts is None:
+            ts = self.series[target] = TargetSeries(target, self.config.window_s)
+        h = self.targets.setdefault(target, _Health())
+        h.last_ok, h.error = at, ""
         h.note = (
-            f"{skipped_count(e.parse_errors)} line(s) skipped (malformed or duplicate series): "
-            f"{'; '.join(e.parse_errors[:3])}"
-            if e.parse_errors
+            f"{skipped_count(parse_errors)} line(s) skipped (malformed or duplicate series): "
+            f"{'; '.join(parse_errors[:3])}"
+            if parse_errors
             else ""
         )
-        self._dirty.update(COMPONENT_AREAS[e.target.component])
+        self._dirty.update(COMPONENT_AREAS[target.component])
+        return ts
+
+    def scrape_arrived(self, target: Target, at: float) -> None:
+        """Fold a ``MetricsScraped`` without parse errors except its samples: the clock and
+        the target's health. Its samples follow in a :meth:`fold_scrapes` run, before any
+        other scrape or removal of the target (a recording's seek, which folds a target's
+        scrapes in bulk): together, the state :meth:`apply` of the event leaves.
+        """
+        self.now = max(self.now, at)
+        self._arrived(target, at, ())
+
+    def fold_scrapes(self, run: ScrapeRun) -> None:
+        """Fold the samples of ``run``'s scrapes (their arrival noted by
+        :meth:`scrape_arrived`), in order: their target's series and SLO counts, at a cost
+        per series rather than per sample where the run allows (:meth:`TargetSeries.ingest_run`).
+        """
+        target = run.target
+        ts = self.series[target]
+        done = ts.ingest_run(run)
+        if done is None:  # not a case taken in bulk: one scrape at a time
+            for i, at in enumerate(run.ats):
+                ts.ingest(at, run.samples(i))
+                self._count_slos(ts, at)
+        elif target.component is Component.APISERVER:
+            budget = fold_run(self.slo_budgets.get(target.instance), done)
+            if budget is not None:
+                self.slo_budgets[target.instance] = budget
 
     def _scrape_failed(self, e: ev.ScrapeFailed) -> None:
         self.targets.setdefault(e.target, _Health()).error = e.reason
@@ -247,6 +282,19 @@ class ClusterModel:
     def _lease(self, e: ev.LeaseRenewed) -> None:
         self.nodes.renew(e.node, e.renew_time, e.at)
         self._feed_ok(ev.FEED_LEASES, e.at)
+
+    def renew_leases(
+        self, names: Sequence[str], renew_times: Sequence[float], ats: Sequence[float]
+    ) -> None:
+        """Fold the ``LeaseRenewed`` events ``(ats[i], names[i], renew_times[i])``, in order,
+        at once: the state :meth:`apply` of each would leave (a recording's seek).
+        """
+        if not names:
+            return
+        latest = max(ats)
+        self.now = max(self.now, latest)
+        self.nodes.renew_many(names, renew_times, ats)
+        self._feed_ok(ev.FEED_LEASES, ats[-1])
 
     def _leases_sampled(self, e: ev.LeasesSampled) -> None:
         self.nodes.sample(e.per_round, e.period_s)

@@ -23,7 +23,9 @@ until two scrapes of one process are in, never a rate across two processes.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
+import operator
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -159,6 +161,73 @@ def merge_buckets(parts: Iterable[Buckets]) -> Buckets | None:
     return out
 
 
+@dataclass(slots=True)
+class ScrapeRun:
+    """Scrapes of one target whose samples have the same names and labels, in the same
+    order (a recording's ``~S`` scrapes), kept as their values until folded in bulk.
+    """
+
+    target: Target
+    names: Sequence[str]
+    labels: Sequence[Labels]
+    ats: list[float] = field(default_factory=list)
+    rows: list[Sequence[float]] = field(default_factory=list)
+    """One row of sample values per scrape, in the order of ``names``."""
+
+    def add(self, at: float, values: Sequence[float]) -> None:
+        """One more scrape, after the others."""
+        self.ats.append(at)
+        self.rows.append(values)
+
+    def samples(self, i: int) -> tuple[Sample, ...]:
+        """The samples of the ``i``-th scrape."""
+        return tuple(map(Sample, self.names, self.labels, self.rows[i]))
+
+
+class IngestedRun:
+    """What each scrape of a :class:`ScrapeRun` put in its target's series, as columns
+    (one value per scrape): read as the target's series read after each scrape.
+    """
+
+    def __init__(
+        self,
+        ts: TargetSeries,
+        ats: list[float],
+        columns: dict[tuple[str, Labels], list[float]],
+        stale: dict[str, float],
+    ) -> None:
+        self._ts = ts
+        self.ats = ats
+        self._columns = columns
+        self._names = {name for name, _ in columns}
+        self._stale = stale
+        """Names held but not scraped in the run: the time of their latest point."""
+
+    def present(self, name: str, i: int) -> bool:
+        """Whether the target held a series of ``name`` after the run's ``i``-th scrape."""
+        if name in self._names:
+            return True
+        last = self._stale.get(name)
+        return last is not None and last >= self.ats[i] - self._ts.window_s
+
+    def gauge_columns(
+        self, name: str, by: Sequence[str], match: Match | None
+    ) -> dict[Key, list[float]]:
+        """:meth:`TargetSeries.gauge_by` after each scrape of the run, as a column of sums
+        per group (summed in the order the series read them).
+        """
+        out: dict[Key, list[float]] = {}
+        for labels, _ in self._ts._select(name, match):
+            col = self._columns.get((name, labels))
+            if col is None:  # not scraped in the run: never in the last scrape
+                continue
+            k = _group(labels, by)
+            acc = out.get(k)
+            start = itertools.repeat(0.0) if acc is None else acc
+            out[k] = list(map(operator.add, start, col))
+        return out
+
+
 class TargetSeries:
     """All kept series of one target."""
 
@@ -196,7 +265,6 @@ class TargetSeries:
         """
         if self.last_at is not None and at <= self.last_at:
             return
-        self._memo.clear()
         component = self.target.component
         summed: dict[tuple[str, Labels], float] = {}
         for s in samples:
@@ -205,6 +273,11 @@ class TargetSeries:
                 continue
             key = (s.name, labels)
             summed[key] = summed.get(key, 0.0) + s.value
+        self._ingest_summed(at, summed)
+
+    def _ingest_summed(self, at: float, summed: dict[tuple[str, Labels], float]) -> None:
+        """Add one scrape newer than the last, its samples summed per kept series."""
+        self._memo.clear()
         horizon = at - self.window_s
         switching = self._switching(summed.get((IDENTITY, ())))
         for key, value in summed.items():
@@ -224,6 +297,12 @@ class TargetSeries:
                     # this zero, everything it counted before it was first seen is lost.
                     series.points.append((self.last_at, 0.0))
             series.points.append((at, value))
+        self._prune(horizon)
+        self.last_at = at
+        self.scrapes += 1
+
+    def _prune(self, horizon: float) -> None:
+        """Drop the points older than ``horizon``, and the series left without any."""
         for name, by_labels in list(self._series.items()):
             for labels, series in list(by_labels.items()):
                 pts = series.points
@@ -233,8 +312,59 @@ class TargetSeries:
                     del by_labels[labels]
             if not by_labels:
                 del self._series[name]
-        self.last_at = at
-        self.scrapes += 1
+
+    def ingest_run(self, run: ScrapeRun) -> IngestedRun | None:
+        """Add the scrapes of ``run`` (laid out alike), in order, as :meth:`ingest` of each
+        would, at a cost per series rather than per sample; what each scrape read, for the
+        SLO counts. ``None`` (nothing done) when the run is not the plain case this handles
+        exactly: times not rising past the last scrape's, or a load-balanced target whose
+        process changes in it; then ingest the scrapes one by one.
+        """
+        ats = run.ats
+        if (
+            not ats
+            or not self.window_s >= 0
+            or (self.last_at is not None and ats[0] <= self.last_at)
+            or any(map(operator.ge, ats, ats[1:]))
+        ):
+            return None
+        component = self.target.component
+        slots: dict[tuple[str, Labels], list[int]] = {}
+        for i, (name, labels) in enumerate(zip(run.names, run.labels, strict=True)):
+            kept = kept_labels(component, name, labels)
+            if kept is not None:
+                slots.setdefault((name, kept), []).append(i)
+        raw = list(zip(*run.rows, strict=True)) if slots else []
+        columns: list[list[float]] = []
+        for where in slots.values():
+            # As ingest sums them: 0.0 + the first sample, then the others in order.
+            col = list(map(operator.add, itertools.repeat(0.0), raw[where[0]]))
+            for i in where[1:]:
+                col = list(map(operator.add, col, raw[i]))
+            columns.append(col)
+        keys = list(slots)
+        if self.target.instance == LOAD_BALANCED and (IDENTITY, ()) in slots:
+            seen = self._identities()
+            values = ([seen[-1][1]] if seen else []) + columns[keys.index((IDENTITY, ()))]
+            if any(map(operator.ne, values, values[1:])):
+                return None  # another process in the run: its counters are dropped
+        self._ingest_summed(ats[0], {k: c[0] for k, c in zip(keys, columns, strict=True)})
+        layout_names = {name for name, _ in keys}
+        stale = {  # series of other names: each name held while its latest point is in
+            name: max(s.points[-1][0] for s in by_labels.values())
+            for name, by_labels in self._series.items()
+            if name not in layout_names
+        }
+        later = ats[1:]
+        if later:
+            self._memo.clear()
+            for (name, labels), col in zip(keys, columns, strict=True):
+                # Every series of the layout exists now, and keeps a point of each scrape.
+                self._series[name][labels].points.extend(zip(later, col[1:], strict=True))
+            self._prune(ats[-1] - self.window_s)
+            self.last_at = ats[-1]
+            self.scrapes += len(later)
+        return IngestedRun(self, list(ats), dict(zip(keys, columns, strict=True)), stale)
 
     def _identities(self) -> deque[tuple[float, float]]:
         series = self._series.get(IDENTITY, {}).get(())

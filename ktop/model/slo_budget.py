@@ -28,11 +28,12 @@ why.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from ktop.model.events import SloDayCounted
-from ktop.model.series import IDENTITY, TargetSeries
-from ktop.model.slo import SLI_FAMILIES, SLOS, Slo, sli_family
+from ktop.model.series import IDENTITY, IngestedRun, TargetSeries
+from ktop.model.slo import SLI_FAMILIES, SLOS, TOTAL, Slo, sli_family
 from ktop.model.snapshot import SloRow
 from ktop.model.values import Val
 
@@ -75,10 +76,15 @@ class InstanceBudget:
 def _cumulative(ts: TargetSeries, family: str, slo: Slo) -> tuple[float, float]:
     """Calls within the limit and all calls, cumulative, in the last scrape."""
     by_le = ts.gauge_by(family + "_bucket", ("le",), slo.match)
+    return _fast_calls([(le, v.or_(0.0)) for (le,), v in by_le.items()], slo)
+
+
+def _fast_calls(by_le: Iterable[tuple[str, float]], slo: Slo) -> tuple[float, float]:
+    """Calls within the limit and all calls, from the cumulative count of each bucket."""
     buckets: dict[float, float] = {}
-    for (le,), v in by_le.items():
+    for le, count in by_le:
         try:
-            buckets[float(le)] = v.or_(0.0)
+            buckets[float(le)] = count
         except ValueError:
             continue
     calls = buckets.get(math.inf, 0.0)
@@ -99,7 +105,46 @@ def fold(prev: InstanceBudget | None, at: float, ts: TargetSeries) -> InstanceBu
     if family is None:
         return prev
     now = {slo.kind: _cumulative(ts, family, slo) for slo in SLOS}
-    start = _start(ts)
+    return _tally(prev, at, family, now, _start(ts), ts.switched)
+
+
+def fold_run(prev: InstanceBudget | None, run: IngestedRun) -> InstanceBudget | None:
+    """The counts after each scrape of ``run`` (already ingested), in order: what
+    :func:`fold` after each would give, read from the run's columns.
+    """
+    budget = prev
+    identity = run.gauge_columns(IDENTITY, (), None).get(())
+    by_family: dict[str, dict[str, dict[tuple[str, ...], list[float]]]] = {}
+    for i, at in enumerate(run.ats):
+        family = next((n for n in SLI_FAMILIES if run.present(n + "_bucket", i)), None)
+        if family is None or family == TOTAL:
+            continue  # as sli_family: no SLI histogram, the counts stay
+        per_slo = by_family.get(family)
+        if per_slo is None:
+            name = family + "_bucket"
+            per_slo = by_family[family] = {
+                slo.kind: run.gauge_columns(name, ("le",), slo.match) for slo in SLOS
+            }
+        now = {
+            slo.kind: _fast_calls([(le, col[i]) for (le,), col in per_slo[slo.kind].items()], slo)
+            for slo in SLOS
+        }
+        start = None if identity is None else identity[i]
+        budget = _tally(budget, at, family, now, start, False)  # one process: not switched
+    return budget
+
+
+def _tally(
+    prev: InstanceBudget | None,
+    at: float,
+    family: str,
+    now: dict[str, tuple[float, float]],
+    start: float | None,
+    switched: bool,
+) -> InstanceBudget:
+    """The counts after a scrape at ``at`` that read ``now`` (per SLO: calls within the
+    limit and all calls, cumulative) and ``start``.
+    """
     if prev is None or prev.family != family:
         counts = tuple(SloCount(k, fast, calls) for k, (fast, calls) in now.items())
         return InstanceBudget(family, at, at, start, counts)
@@ -114,7 +159,7 @@ def fold(prev: InstanceBudget | None, at: float, ts: TargetSeries) -> InstanceBu
     tallied = []
     for kind, (fast, calls) in now.items():
         c = last.get(kind, SloCount(kind, 0.0, 0.0))
-        if ts.switched:  # another process's lifetime counts: the new base only
+        if switched:  # another process's lifetime counts: the new base only
             d_fast, d_calls = 0.0, 0.0
         elif restarted:  # the new process counted from zero, after the last scrape
             d_fast, d_calls = fast, calls

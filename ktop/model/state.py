@@ -23,6 +23,7 @@ re-inserting the primary records, so they are never stored.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 from typing import Any
 
@@ -102,13 +103,50 @@ def _series_in(v: list[Any]) -> TargetSeries:
     ts = TargetSeries(ev.Target(ev.Component(component), instance), float(window_s))
     ts.last_at = None if last_at is None else float(last_at)
     ts.scrapes = int(scrapes)
-    ftimes = [float(t) for t in times]
+    ftimes = list(map(float, times))
     for name, labels, where, values in rows:
-        key = tuple((str(k), str(val)) for k, val in labels)
-        idx = list(range(where, where + len(values))) if isinstance(where, int) else where
-        pts = deque((ftimes[i], float(x)) for i, x in zip(idx, values, strict=True))
+        key = tuple([(str(k), str(val)) for k, val in labels])
+        if isinstance(where, int) and where >= 0 and where + len(values) <= len(ftimes):
+            at = ftimes[where : where + len(values)]  # contiguous: the times from ``where`` on
+        else:
+            idx = list(range(where, where + len(values))) if isinstance(where, int) else where
+            at = list(map(ftimes.__getitem__, idx))
+        pts = deque(zip(at, map(float, values), strict=True))
         ts._series.setdefault(name, {})[key] = _Series(pts)
     return ts
+
+
+_READINESS = {r.value: r for r in ev.Readiness}
+_NODE_FIELDS = len(dataclasses.fields(ev.NodeRecord))
+
+
+def _node_records(rows: list[Any]) -> list[ev.NodeRecord]:
+    """Node records from plain data, as :func:`from_plain` makes them (a row of every
+    field made directly, without walking the field types).
+    """
+    out: list[ev.NodeRecord] = []
+    append = out.append
+    node = ev.NodeRecord
+    for r in rows:
+        if type(r) is list and len(r) == _NODE_FIELDS:
+            name, region, zone, rack, ready, since, unreachable, not_ready, cordoned, excluded = r
+            append(
+                node(
+                    name,
+                    region,
+                    zone,
+                    rack,
+                    _READINESS.get(ready) or ev.Readiness(ready),
+                    None if since is None else float(since),
+                    unreachable,
+                    not_ready,
+                    cordoned,
+                    excluded,
+                )
+            )
+        else:  # an older or newer writer's row: fewer or more fields
+            append(from_plain(ev.NodeRecord, r))
+    return out
 
 
 def export_state(model: ClusterModel) -> dict[str, Plain]:
@@ -207,9 +245,11 @@ def import_state(state: dict[str, Plain], config: ModelConfig | None = None) -> 
     sampling = nodes.get("sampling")
     if sampling is not None:
         m.nodes.sampling = (int(sampling[0]), float(sampling[1]))
-    m.nodes.leases = {n: float(r) for n, r in zip(names, renews, strict=True)}
-    for n in nodes.get("nodes", []):
-        m.nodes.upsert(from_plain(ev.NodeRecord, n))
+    records = _node_records(nodes.get("nodes", []))
+    # A Lease is keyed by its node's name object: renewals look up the same object.
+    same = {r.name: r.name for r in records}
+    m.nodes.leases = {same.get(n, n): float(r) for n, r in zip(names, renews, strict=True)}
+    m.nodes.load(records)
     pending = state.get("pending", {})
     for p in pending.get("pods", []):
         m.pending.upsert(from_plain(ev.PendingPodRecord, p))

@@ -15,10 +15,10 @@ from enum import Enum
 
 MAGIC = b"KTOPREC\x00"
 """The first 8 bytes of every recording."""
-FORMAT_VERSION = 1
-"""The version this ktop writes."""
-READABLE_VERSIONS = frozenset({1})
-"""The versions this ktop reads."""
+FORMAT_VERSION = 2
+"""The version this ktop writes (2: a scrape may be its values only, ``~S``)."""
+READABLE_VERSIONS = frozenset({1, 2})
+"""The versions this ktop reads (a version 1 file is read as it always was)."""
 PREAMBLE = struct.Struct("<8sHH")
 """magic, format version, reserved (0)."""
 

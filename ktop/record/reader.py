@@ -7,7 +7,8 @@ by a scan. Every frame's checksum is verified at open, so damaged chunks
 are known before playing and shown as gaps; a cut last frame is ignored.
 
 Seeking to a time starts from the last keyframe at or before it and folds
-only the events after that keyframe.
+only the events after that keyframe, decoded record by record up to the
+target; runs of Lease renewals are folded whole (:meth:`Cursor.fold`).
 
 A recording is untrusted input (it arrives attached to bug reports). A fault that
 leaves nothing to replay (the preamble, the header) is a :class:`FormatError` whose
@@ -21,8 +22,11 @@ header declares).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import mmap
 import struct
+import typing
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -35,8 +39,9 @@ import zstandard
 from ktop.files import RECORDING, check_regular
 from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel, ModelConfig
+from ktop.model.series import ScrapeRun
 from ktop.model.state import import_state
-from ktop.record.codec import ChunkDecoder, Marker
+from ktop.record.codec import ChunkDecoder, LeaseRun, Marker, ScrapeValues
 from ktop.record.format import (
     FRAME_SIZE,
     PREAMBLE,
@@ -74,8 +79,15 @@ DECODE_ERRORS = (
     msgpack.UnpackException,
 )
 """What decoding a crafted frame can raise; each loses only that frame."""
+Item = ev.Event | LeaseRun | ScrapeValues
+"""What a chunk decodes to: events, runs of Lease renewals, scrapes as their values."""
 SEEK_STEP_S = 10.0
 """A seek folds in steps this long, reporting its progress after each."""
+
+
+_READS_SERIES = frozenset({ev.MetricsScraped, ev.TargetGone})
+"""The events whose folding reads or drops a target's series: scrapes gathered for a bulk
+fold are folded before them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +135,37 @@ def _inflate(dctx: zstandard.ZstdDecompressor, raw: bytes, limit: int) -> bytes:
             if len(out) > limit:
                 raise RecordError(f"expected at most {limit:,} bytes uncompressed")
     return bytes(out)
+
+
+def _in_frame(items: list[Item], h: FrameHeader) -> tuple[list[Item], str]:
+    """The items up to the first event outside the frame's times (a run cut before it), and
+    that event (``"LeaseRenewed at 12.5"``), or an empty string when there is none.
+    """
+    first, last = h.first, h.last
+    for i, e in enumerate(items):
+        if type(e) is LeaseRun:
+            if not first <= min(e.ats) <= e.latest <= last:
+                k = next(j for j, a in enumerate(e.ats) if not first <= a <= last)
+                kept = [*items[:i], e.head(k)] if k else items[:i]
+                return kept, f"LeaseRenewed at {e.ats[k]}"
+        elif not first <= e.at <= last:
+            return items[:i], f"{type(e).__name__} at {e.at}"
+    return items, ""
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off for a seek: decoding makes hundreds of thousands of
+    short-lived objects, none in a cycle, and each collection they set off would walk the
+    whole model again. Back on after, unless it was off before.
+    """
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def _marker(value: Any) -> Marker:
@@ -380,7 +423,10 @@ class Recording:
         """A cursor whose model holds the state at ``at`` (default: the start), built from
         the last readable keyframe at or before it; ``progress`` hears the fraction done.
         """
-        target = self.start if at is None else at
+        with _collector_paused():
+            return self._cursor(self.start if at is None else at, progress)
+
+    def _cursor(self, target: float, progress: Callable[[float], None] | None) -> Cursor:
         model: ClusterModel | None = None
         frame_pos = 0
         for key in reversed([k for k in self.keyframes if k.first <= target]):
@@ -393,11 +439,13 @@ class Recording:
             frame_pos = 0
         cur = Cursor(self, model, frame_pos)
         begin = t = cur.position
+        runs: dict[ev.Target, ScrapeRun] = {}  # gathered across the steps: folded in bulk
         while progress is not None and t + SEEK_STEP_S < target:
             t += SEEK_STEP_S
-            cur.advance(t)
+            cur._fold(t, runs)
             progress((t - begin) / max(1e-9, target - begin))
-        cur.advance(target)
+        cur._fold(target, runs)
+        cur._flush(runs)
         return cur
 
     def close(self) -> None:
@@ -414,7 +462,15 @@ class Recording:
 
 
 class Cursor:
-    """A position in a recording: a model and the events still to fold."""
+    """A position in a recording: a model and the events still to fold.
+
+    Chunks are decoded record by record as the cursor moves, so a seek decodes nothing
+    past its target.
+    """
+
+    restarted = False
+    """Never set: one recording's events continue one model (a record directory's cursor,
+    ``ktop/record/recording_set.py``, sets it when it moves on to another file)."""
 
     def __init__(self, rec: Recording, model: ClusterModel, frame_pos: int) -> None:
         self.rec = rec
@@ -422,10 +478,13 @@ class Cursor:
         self._frames = rec.frames
         self._pos = frame_pos
         self._decoder = ChunkDecoder(dict(model.nodes.nodes))
-        self._pending: list[ev.Event | Marker] = []
-        self._i = 0
+        self._source: Iterator[Item] = iter(())
+        """The rest of the frame being read, decoded as it is asked for."""
+        self._head: Item | None = None
+        """The next item, taken from ``_source`` but not yet passed on."""
         self.folded = 0
-        """Events folded by :meth:`advance` (a seek folds only those after its keyframe)."""
+        """Events folded by :meth:`advance` and :meth:`fold` (a seek folds only those after
+        its keyframe)."""
 
     @property
     def position(self) -> float:
@@ -435,10 +494,15 @@ class Cursor:
     @property
     def finished(self) -> bool:
         """Whether every event has been folded."""
-        return self._i >= len(self._pending) and not self._more()
+        return self._peek() is None
 
-    def _more(self) -> bool:
-        return any(f.kind is Kind.CHUNK for f in self._frames[self._pos :])
+    def _peek(self) -> Item | None:
+        """The next item (decoding as far as needed), or ``None`` at the end."""
+        while self._head is None:
+            self._head = next(self._source, None)
+            if self._head is None and not self._load_next():
+                return None
+        return self._head
 
     def _load_next(self) -> bool:
         while self._pos < len(self._frames):
@@ -447,35 +511,40 @@ class Cursor:
                 self._decoder.lose()
             self._pos += 1
             if h.kind is Kind.KEYFRAME and self._decoder.stale:
-                self._pending, self._i = self._reestablish(h), 0
+                self._source = iter(self._reestablish(h))
                 return True
             if h.kind is not Kind.CHUNK:
                 continue
-            self._pending, self._i = list(self._chunk(h)), 0
+            self._source = self._chunk(h)
             return True
         return False
 
-    def _chunk(self, h: FrameHeader) -> list[ev.Event | Marker]:
-        """A chunk's events; at a fault, those before it (the rest is lost, like a gap)."""
+    def _chunk(self, h: FrameHeader) -> Iterator[Item]:
+        """A chunk's events (runs of Lease renewals kept as columns), decoded as asked for; at
+        a fault, those before it (the rest is lost, like a gap).
+        """
         self._decoder.new_chunk()
-        out: list[ev.Event | Marker] = []
+        count = 0
+        last_at = h.first
         try:
             for rec in _stream(self.rec._payload(h)):
-                for e in self._decoder.decode(rec):
-                    if not h.first <= e.at <= h.last:
-                        raise RecordError(
-                            f"expected event times from {h.first} to {h.last} (the frame's), "
-                            f"got {type(e).__name__} at {e.at}"
-                        )
-                    out.append(e)
-                if len(out) > h.count:
+                items, late = _in_frame(list(self._decoder.decode_runs(rec)), h)
+                if items:
+                    tail = items[-1]
+                    last_at = tail.ats[-1] if type(tail) is LeaseRun else tail.at
+                    count += sum(len(e) if type(e) is LeaseRun else 1 for e in items)
+                    yield from items
+                if late:
+                    raise RecordError(
+                        f"expected event times from {h.first} to {h.last} (the frame's), got {late}"
+                    )
+                if count > h.count:
                     raise RecordError(f"expected {h.count} events (the frame's count), got more")
         except DECODE_ERRORS as exc:
             self._decoder.lose()  # keep what decoded; the rest is a loss like a gap
-            self.rec.lose_chunk(h, out[-1].at if out else h.first, exc)
-        return out
+            self.rec.lose_chunk(h, last_at, exc)
 
-    def _reestablish(self, h: FrameHeader) -> list[ev.Event | Marker]:
+    def _reestablish(self, h: FrameHeader) -> list[ev.Event]:
         """After lost data: the events that bring node records back to the keyframe's."""
         node = checked(ev.NodeRecord)
         try:
@@ -488,19 +557,35 @@ class Cursor:
             return []  # stays stale until a later keyframe
         return list(self._decoder.reestablish(at, nodes))
 
+    def _items(self, until: float) -> Iterator[Item]:
+        """The next events up to ``until`` (stopping at the first later one), in order; a run
+        of Lease renewals as one item (cut at ``until``).
+        """
+        peek = self._peek
+        while (item := peek()) is not None:
+            if type(item) is LeaseRun:
+                n = item.split(until)
+                if n < len(item):
+                    if n:
+                        self._head = item.tail(n)
+                        yield item.head(n)
+                    return
+            elif item.at > until:
+                return
+            self._head = None
+            yield item
+
     def take(self, until: float) -> list[ev.Event]:
         """The next events up to time ``until`` (stopping at the first later one), in order."""
         out: list[ev.Event] = []
-        while True:
-            if self._i >= len(self._pending) and not self._load_next():
-                return out
-            while self._i < len(self._pending):
-                item = self._pending[self._i]
-                if item.at > until:
-                    return out
-                self._i += 1
-                if not isinstance(item, Marker):
-                    out.append(item)
+        for item in self._items(until):
+            if type(item) is LeaseRun:
+                out += item.events()
+            elif type(item) is ScrapeValues:
+                out.append(item.event())
+            else:
+                out.append(typing.cast(ev.Event, item))
+        return out
 
     def advance(self, until: float) -> list[ev.Event]:
         """Fold the events up to ``until`` into the model; return them."""
@@ -509,10 +594,63 @@ class Cursor:
         self.folded += len(events)
         return events
 
+    def fold(self, until: float) -> int:
+        """Fold the events up to ``until`` into the model, as :meth:`advance` does, without
+        returning them; how many there were.
+
+        Runs of Lease renewals are folded whole (:meth:`ClusterModel.renew_leases`), not
+        event by event, and scrapes written as their values are gathered per target and
+        folded in bulk (:meth:`ClusterModel.fold_scrapes`) before anything else could read
+        that target's series: the same state, at a cost per node or series rather than per
+        renewal or sample.
+        """
+        runs: dict[ev.Target, ScrapeRun] = {}
+        n = self._fold(until, runs)
+        self._flush(runs)
+        return n
+
+    def _fold(self, until: float, runs: dict[ev.Target, ScrapeRun]) -> int:
+        """:meth:`fold`, leaving the scrapes gathered last in ``runs`` (not folded yet: a
+        seek in steps gathers them across its steps, :meth:`_flush` folds them).
+        """
+        model = self.model
+        apply = model.apply
+        renew = model.renew_leases
+        arrived = model.scrape_arrived
+        n = 0
+        for item in self._items(until):
+            kind = type(item)
+            if kind is LeaseRun:
+                lease_run = typing.cast(LeaseRun, item)
+                renew(lease_run.names, lease_run.renews, lease_run.ats)
+                n += len(lease_run)
+                continue
+            if kind is ScrapeValues:
+                scrape = typing.cast(ScrapeValues, item)
+                run = runs.get(scrape.target)
+                if run is None or run.names is not scrape.names or run.labels is not scrape.labels:
+                    if run is not None:
+                        model.fold_scrapes(run)
+                    run = runs[scrape.target] = ScrapeRun(
+                        scrape.target, scrape.names, scrape.labels
+                    )
+                arrived(scrape.target, scrape.at)
+                run.add(scrape.at, scrape.values)
+            else:
+                if runs and kind in _READS_SERIES:
+                    self._flush(runs)
+                apply(typing.cast(ev.Event, item))
+            n += 1
+        self.folded += n
+        return n
+
+    def _flush(self, runs: dict[ev.Target, ScrapeRun]) -> None:
+        """Fold the scrapes gathered in ``runs``; empty it."""
+        for run in runs.values():
+            self.model.fold_scrapes(run)
+        runs.clear()
+
     def next_time(self) -> float | None:
         """The time of the next event, or ``None`` at the end."""
-        while True:
-            if self._i < len(self._pending):
-                return self._pending[self._i].at
-            if not self._load_next():
-                return None
+        item = self._peek()
+        return None if item is None else item.at

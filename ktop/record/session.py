@@ -119,6 +119,16 @@ class Recorder:
         self.markers += 1
         return marker
 
+    def flush(self) -> None:
+        """Write the events so far to the file (a write error stops the recording)."""
+        w = self._writer
+        if w is None:
+            return
+        try:
+            w.flush()
+        except OSError as exc:
+            self._fail(exc)
+
     def stop(self, because: str = "stopped") -> None:
         """Finish the file (index and trailer) and stop recording."""
         w = self._writer

@@ -32,20 +32,25 @@ from ktop.record.format import (
     pack_preamble,
     pack_trailer,
 )
+from ktop.record.journal import Journal
 
 ZSTD_LEVEL = 6
 DEFAULT_CHUNK_S = 120.0
-DEFAULT_KEYFRAME_S = 300.0
+DEFAULT_KEYFRAME_S = 180.0
 MAX_CHUNK_BYTES = 4 << 20
 """A chunk is closed when its uncompressed records reach this size (or its span ``chunk_s``)."""
 
 
 @dataclass(slots=True)
 class WriterSettings:
-    """How often chunks and keyframes are cut."""
+    """How often chunks and keyframes are cut, and the chunk journal's cadence."""
 
     chunk_s: float = DEFAULT_CHUNK_S
     keyframe_s: float = DEFAULT_KEYFRAME_S
+    journal_s: float | None = None
+    """With a value, the records of the chunk being filled are also appended to
+    ``FILE.tail`` (synced) at most this many seconds apart, so that a crash loses at
+    most that much (``ktop/record/journal.py`` puts them back); None: no journal."""
 
 
 @dataclass(slots=True)
@@ -117,6 +122,9 @@ class RecordingWriter:
             },
             "redacted": redacted,
         }
+        self._journal = (
+            Journal(path, self.settings.journal_s) if self.settings.journal_s is not None else None
+        )
         self._write(pack_preamble())
         payload = self._packer.pack(header)
         self._write(pack_frame(Kind.HEADER, Codec.NONE, payload, 1, model.now, model.now))
@@ -148,6 +156,8 @@ class RecordingWriter:
             self._frame(Kind.CHUNK, bytes(p.buf), p.count, p.first, p.last)
         self._pending = _Pending()
         self._encoder.new_chunk()
+        if self._journal is not None:
+            self._journal.chunk_written()
 
     # ------------------------------------------------------------- appends
 
@@ -162,12 +172,21 @@ class RecordingWriter:
         p.first = min(p.first, *(e.at for e in events))
         p.last = max(p.last, *(e.at for e in events))
         self.events += len(events)
+        if self._journal is not None:
+            self._journal.add(p.buf, p.count, p.first, p.last)
         keyframe_due = self.model.now - self._last_keyframe >= self.settings.keyframe_s
         full = p.last - p.first >= self.settings.chunk_s or len(p.buf) >= MAX_CHUNK_BYTES
         if keyframe_due or full:
             self._flush_chunk()  # a keyframe ends a chunk: a seek folds from it, not before
             if keyframe_due:
                 self._keyframe()
+
+    def flush(self) -> None:
+        """Write the chunk being filled now (so that a reader of the file sees every event
+        so far: a rewind while live).
+        """
+        if not self.closed:
+            self._flush_chunk()
 
     def mark(self, note: str, at: float | None = None) -> Marker:
         """Add a marker at ``at`` (default: the model's clock); written out at once, in its own
@@ -201,9 +220,13 @@ class RecordingWriter:
             os.fsync(self._file.fileno())
         finally:
             self._file.close()
+            if self._journal is not None:
+                self._journal.close()
 
     def abandon(self) -> None:
         """Close the file without writing more (after a write error): what is on disk stays."""
         self.closed = True
         with contextlib.suppress(OSError):
             self._file.close()
+        if self._journal is not None:  # kept: what it holds may still be put back
+            self._journal.release()

@@ -112,6 +112,9 @@ class Cursor(Protocol):
     """A position in a recording with the model folded up to it."""
 
     model: ClusterModel
+    restarted: bool
+    """Set by a ``take`` that moved on into another file of a set: ``model`` is then that
+    file's own, to be restored (the player clears it)."""
 
     def take(self, until: float) -> list[Event]:
         """The next events up to ``until`` (not folded)."""
@@ -184,6 +187,9 @@ class ReplayPlayer:
 
     def _forward(self, until: float) -> list[Event]:
         events = self._cursor.take(until)
+        if self._cursor.restarted:  # another file of a record directory: its own state
+            self._cursor.restarted = False
+            self._restore(self._cursor.model)
         passed = [m for m in self.timeline.markers if self.position < m.at <= until]
         self.position = until
         if passed:  # played over a marker: its note stays until the next control

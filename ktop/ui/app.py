@@ -19,6 +19,7 @@ from ktop.config import user_themes_dir
 from ktop.hub import Hub, Published
 from ktop.model.events import Area
 from ktop.model.scrub import scrub
+from ktop.record.rotating import RotatingRecorder
 from ktop.sources.base import Source
 from ktop.sources.replay import ReplaySource
 from ktop.ui.diff_driver import driver_class
@@ -26,7 +27,7 @@ from ktop.ui.display import AsciiFilter, Display, StripColor
 from ktop.ui.frame import Frame
 from ktop.ui.recording import RecordingControls
 from ktop.ui.render.areas import AREA_KEYS
-from ktop.ui.render.replay import RECORD_KEYS, REPLAY_KEYS
+from ktop.ui.render.replay import RECORD_KEYS, REPLAY_KEYS, REWIND_KEYS
 from ktop.ui.render.status import AREA_SHORT
 from ktop.ui.render.trend import WINDOWS, window_label
 from ktop.ui.screens.base import KtopScreen
@@ -98,7 +99,7 @@ class KtopApp(App[None]):
         "cycle_theme": "next theme (ktop's themes and yours, in name order)",
         "copy": "copy the findings, or the table in focus, to the clipboard (OSC 52)",
         "trend_window": "trend window of sparklines and charts: 5m, 15m, 1h",
-        **{action: what for _, action, _, what in (*RECORD_KEYS, *REPLAY_KEYS)},
+        **{action: what for _, action, _, what in (*RECORD_KEYS, *REPLAY_KEYS, *REWIND_KEYS)},
         "goto('triage')": "triage: every path's verdict and evidence; enter opens the pane",
         "goto('timeline')": "incident timeline: restarts, etcd leader changes, zone states, "
         "first threshold crossings, the diagnosis' onset and markers, oldest first",
@@ -140,12 +141,16 @@ class KtopApp(App[None]):
         user_themes: bool = True,
         replay: ReplaySource | None = None,
         record_dir: str = ".",
+        always_on: RotatingRecorder | None = None,
+        always_on_shown: bool = True,
     ) -> None:
         super().__init__()
         self.hub = hub
         hub.triage_on_publish = True  # every screen's first line is the diagnosis
         self.sources = tuple(sources)
-        self.rec = RecordingControls(self, replay, record_dir)
+        self.rec = RecordingControls(
+            self, replay, record_dir, always_on, always_on_shown=always_on_shown
+        )
         """Recording (live) or replay controls and their status lines."""
         self.refresh_s = refresh_s
         self.display_options = display or Display()
@@ -272,8 +277,16 @@ class KtopApp(App[None]):
         self.present(await self.hub.publish_off_loop(), show=self._show_after_refresh)
 
     def present(self, published: Published | None, show: Callable[[], None] | None = None) -> None:
-        """Show ``published`` (or, when ``None``, the same frame with a changed banner)."""
+        """Show ``published`` (or, when ``None``, the same frame with a changed banner); a
+        rewound live session shows its moment instead, as the live one goes on behind.
+        """
         banner = self.rec.banner(self.size.width or 80)
+        rewound = self.rec.rewound
+        if rewound is not None:
+            if rewound.published is not self.frame.published or banner != self.frame.banner:
+                self.frame = self._frame(rewound.published)
+                (show or self._show)()
+            return
         if published is not None or banner != self.frame.banner:
             self.frame = self._frame(published or self.hub.latest)
             (show or self._show)()
@@ -319,7 +332,7 @@ class KtopApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Replay keys only in a replay, recording keys only on a live or simulated source."""
-        return self.rec.allowed(action)
+        return self.rec.allowed(action, parameters)
 
     async def action_toggle_recording(self) -> None:
         """Start or stop recording (not in a replay)."""
@@ -335,6 +348,10 @@ class KtopApp(App[None]):
         """A replay control: pause, speed, steps, jumps, markers."""
         self.rec.control(control)
         self.pump()
+
+    def action_return_live(self) -> None:
+        """Leave a rewound moment: show the live session."""
+        self.rec.return_live()
 
     def action_seek(self) -> None:
         """Ask for a time and go there."""

@@ -6,6 +6,7 @@ and the help screen both derive from them.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -17,17 +18,22 @@ from textual.binding import Binding
 
 from ktop.model.events import Event
 from ktop.model.text import fmt_clock
+from ktop.record.rotating import RotatingRecorder
 from ktop.record.session import Recorder
 from ktop.sources.replay import ReplayPlayer, ReplaySource, parse_time
 from ktop.ui.render.replay import (
     KEY_DISPLAY,
     RECORD_KEYS,
     REPLAY_KEYS,
+    REWIND_KEYS,
     ReplayState,
+    always_on_line,
     recording_line,
+    rewind_line,
     seek_question,
     timeline_line,
 )
+from ktop.ui.rewind import MOVES, Rewinder, Rewound, rewind_target
 from ktop.ui.screens.prompt import PromptScreen
 
 if TYPE_CHECKING:
@@ -54,11 +60,30 @@ _REPLAY_ACTIONS = {action.split("(")[0] for _, action, _, _ in REPLAY_KEYS}
 class RecordingControls:
     """Owns the in-app recorder (live) or drives the replay player (replay)."""
 
-    def __init__(self, app: KtopApp, replay: ReplaySource | None, record_dir: str) -> None:
+    def __init__(
+        self,
+        app: KtopApp,
+        replay: ReplaySource | None,
+        record_dir: str,
+        always_on: RotatingRecorder | None = None,
+        *,
+        always_on_shown: bool = True,
+    ) -> None:
         self.app = app
         self.replay = replay
         self.record_dir = Path(record_dir)
         self.recorder: Recorder | None = None
+        self.always_on = always_on
+        """The session's own recorder (``--record-dir``, or a private directory)."""
+        self.always_on_shown = always_on_shown
+        """Whether it is the user's (``--record-dir``: on the status line, ``m`` marks it)
+        or only the private one that lets the session be rewound."""
+        self.rewinder = Rewinder(always_on) if always_on is not None and replay is None else None
+        """Rewinds a live session from its own recording (None: a replay, or no recording)."""
+        self.rewound: Rewound | None = None
+        """The moment a rewound live screen shows (None: live)."""
+        self.rewinding_to: float | None = None
+        """Where a rewind running off the UI loop is going."""
         self._reported_error = ""
         self._stopped_seen = False
         """The current recorder's stop was seen (its sink removed, the key bar redrawn)."""
@@ -67,21 +92,31 @@ class RecordingControls:
 
     @staticmethod
     def bindings() -> list[Binding]:
-        """The bindings of every recording and replay key."""
+        """The bindings of every recording, replay and rewind key."""
         return [
             Binding(key, action, label, key_display=KEY_DISPLAY.get(key, key))
-            for key, action, label, _ in (*RECORD_KEYS, *REPLAY_KEYS)
+            for key, action, label, _ in (*RECORD_KEYS, *REPLAY_KEYS, *REWIND_KEYS)
         ]
 
-    def allowed(self, action: str) -> bool:
-        """Whether ``action`` applies: replay keys in a replay, recording keys otherwise."""
+    def allowed(self, action: str, parameters: tuple[object, ...] = ()) -> bool:
+        """Whether ``action`` applies: replay keys in a replay (in a live session, those
+        that move in time rewind it), recording keys otherwise, ``L`` while rewound.
+        """
+        if action == "return_live":
+            return self.rewound is not None
         if action in _REPLAY_ACTIONS:
-            return self.replay is not None
+            if self.replay is not None:
+                return True
+            return (
+                self.rewinder is not None
+                and action == "replay"
+                and (bool(parameters) and parameters[0] in MOVES)
+            )
         if action in _RECORD_ACTIONS:
             if self.replay is not None:
                 return False
             if action == "marker":
-                return self.recorder is not None and self.recorder.active
+                return self._marks() is not None
         return True
 
     # ----------------------------------------------------------- record
@@ -113,12 +148,21 @@ class RecordingControls:
         self.app.hub.add_sink(self.recorder)
         self.app.refresh_bindings()  # "m mark" joins the key bar
 
+    def _marks(self) -> Recorder | RotatingRecorder | None:
+        """Where a marker goes: the recording started with ``R``, else the always-on one."""
+        if self.recorder is not None and self.recorder.active:
+            return self.recorder
+        if self.always_on is not None and self.always_on_shown and self.always_on.active:
+            return self.always_on
+        return None
+
     def ask_marker(self) -> None:
         """Ask for the note of a marker, then add it."""
 
         def done(note: str | None) -> None:
-            if note is not None and self.recorder is not None:
-                marker = self.recorder.mark(note.strip())
+            target = self._marks()
+            if note is not None and target is not None:
+                marker = target.mark(note.strip())
                 if marker is not None:
                     self.app.hub.add_markers([(marker.at, marker.note)])
                     self.app.notify(f"marker added: {note.strip() or '(no note)'}")
@@ -129,9 +173,48 @@ class RecordingControls:
     # ----------------------------------------------------------- replay
 
     def control(self, name: str) -> None:
-        """Run a replay control by name."""
+        """Run a replay control by name (in a live session: rewind)."""
         if self.replay is not None and name in CONTROLS:
             self.replay.control(lambda p: _events(CONTROLS[name](p)))
+        elif self.rewinder is not None and name in MOVES:
+            self.app.run_worker(self._rewind(MOVES[name]), group="rewind", exclusive=True)
+
+    async def _rewind(self, move: float) -> None:
+        """Show the live session ``move`` seconds from the moment shown; live past now."""
+        rewinder = self.rewinder
+        if rewinder is None:
+            return
+        live = self.app.hub.now
+        base = self.rewound.at if self.rewound is not None else live
+        start = self.rewound.start if self.rewound is not None else float("-inf")
+        target = rewind_target(base, move, live, start)
+        if target is None:
+            self.return_live()
+            return
+        self.rewinding_to = target
+        self.app.present(None)
+        rewinder.flush()
+        try:
+            view = await asyncio.to_thread(rewinder.at, target)
+        except (OSError, ValueError) as exc:  # FormatError is a ValueError
+            self.app.notify(f"cannot rewind: {exc}", title="rewind", severity="error")
+            return
+        finally:
+            self.rewinding_to = None
+        if view.at >= live:
+            self.return_live()
+            return
+        if target < view.start:
+            self.app.notify("the session's recording starts here", timeout=3)
+        self.rewound = view
+        self.app.refresh_bindings()  # "L live" joins the key bar
+        self.app.present(view.published)
+
+    def return_live(self) -> None:
+        """Show the live session again."""
+        self.rewound = None
+        self.app.refresh_bindings()
+        self.app.present(self.app.hub.latest)
 
     def ask_seek(self) -> None:
         """Ask for a time, then seek there off the UI loop (the banner shows where to)."""
@@ -157,7 +240,12 @@ class RecordingControls:
     # ----------------------------------------------------------- banner
 
     def banner(self, width: int) -> tuple[Text, ...]:
-        """The timeline (replay) or the REC line (recording), if any."""
+        """The timeline (replay), the rewind line (a rewound live session) or the REC line
+        (recording), if any.
+        """
+        if self.rewound is not None or self.rewinding_to is not None:
+            at = self.rewinding_to if self.rewinding_to is not None else self.rewound_at
+            return (rewind_line(at, self.app.hub.now, self.rewinding_to is not None, width),)
         if self.replay is not None:
             p = self.replay.player
             tl = p.timeline
@@ -177,16 +265,29 @@ class RecordingControls:
             return (timeline_line(state, width),)
         rec = self.recorder
         if rec is None:
-            return ()
+            if self.always_on is None or not self.always_on_shown:
+                return ()
+            status = self.always_on.status()
+            self._report(status.error)
+            return (always_on_line(status, str(self.always_on.directory), width),)
         status = rec.status()
         if not rec.active and not self._stopped_seen:
             self._stopped_seen = True
             self.app.hub.remove_sink(rec)  # it stopped by itself (size limit, write error)
             self.app.refresh_bindings()
-        if status.error and status.error != self._reported_error:
-            self._reported_error = status.error
-            self.app.notify(status.error, title="recording", severity="error", timeout=15)
+        self._report(status.error)
         return (recording_line(status, width),)
+
+    def _report(self, error: str) -> None:
+        """Notify a recording's error once."""
+        if error and error != self._reported_error:
+            self._reported_error = error
+            self.app.notify(error, title="recording", severity="error", timeout=15)
+
+    @property
+    def rewound_at(self) -> float:
+        """The moment shown (live: the live clock)."""
+        return self.rewound.at if self.rewound is not None else self.app.hub.now
 
 
 def _events(result: object) -> list[Event] | None:

@@ -50,19 +50,37 @@ async def _create(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
             raise
 
 
-async def account(lab: Lab, name: str, *, rbac_docs: dict[str, Any] | None = None) -> Path:
-    """A ServiceAccount bound to a ClusterRole (docs/rbac.yaml's unless given); its kubeconfig."""
-    docs = list(yaml.safe_load_all(RBAC.read_text())) if rbac_docs is None else [rbac_docs]
-    role = next(d for d in docs if d and d["kind"] == "ClusterRole")
-    role = {**role, "metadata": {"name": f"{name}-reader"}}
+def _bound(name: str, role: dict[str, Any], suffix: str) -> tuple[dict[str, Any], ...]:
+    """``role`` as ``NAME-SUFFIX``, and its binding to the ServiceAccount ``name``."""
+    role_name = f"{name}-{suffix}"
     binding = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRoleBinding",
-        "metadata": {"name": f"{name}-reader"},
+        "metadata": {"name": role_name},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                    "name": f"{name}-reader"},
+                    "name": role_name},
         "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": SA_NAMESPACE}],
     }  # fmt: skip
+    return {**role, "metadata": {"name": role_name}}, binding
+
+
+async def account(
+    lab: Lab,
+    name: str,
+    *,
+    rbac_docs: dict[str, Any] | None = None,
+    also: tuple[str, ...] = (),
+) -> Path:
+    """A ServiceAccount bound to a ClusterRole (docs/rbac.yaml's reader unless given), and
+    to the docs' other ClusterRoles named in ``also`` (``ktop-components``); its
+    kubeconfig."""
+    docs = [d for d in yaml.safe_load_all(RBAC.read_text()) if d]
+    roles = [
+        next(d for d in docs if d["kind"] == "ClusterRole") if rbac_docs is None else rbac_docs
+    ]
+    roles += [d for d in docs if d["kind"] == "ClusterRole" and d["metadata"]["name"] in also]
+    assert len(roles) == 1 + len(also), also
+    pairs = [_bound(name, r, "reader" if i == 0 else f"role{i}") for i, r in enumerate(roles)]
     async with kube.api_client(lab.layout.kubeconfig) as api:
         core = client.CoreV1Api(api)
         rbac = client.RbacAuthorizationV1Api(api)
@@ -71,8 +89,9 @@ async def account(lab: Lab, name: str, *, rbac_docs: dict[str, Any] | None = Non
             SA_NAMESPACE,
             {"metadata": {"name": name}},
         )
-        await _create(rbac.create_cluster_role, role)
-        await _create(rbac.create_cluster_role_binding, binding)
+        for role, binding in pairs:
+            await _create(rbac.create_cluster_role, role)
+            await _create(rbac.create_cluster_role_binding, binding)
         request = client.AuthenticationV1TokenRequest(
             spec=client.V1TokenRequestSpec(audiences=[AUDIENCE], expiration_seconds=7200)
         )

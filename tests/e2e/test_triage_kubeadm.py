@@ -29,10 +29,9 @@ from typing import Any
 
 import pytest
 import yaml
-from kubernetes_asyncio import client
 
 from ktop.analysis.triage.evaluate import triage
-from ktop.lab import Lab, inject, kube, recover, resolve_target
+from ktop.lab import Lab, inject, recover, resolve_target
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.sources.live.options import LiveOptions
 from tests.e2e.cadence import (
@@ -51,7 +50,7 @@ from tests.e2e.cadence import (
     steps,
 )
 from tests.e2e.helpers import e2e_lab_config, running_lab
-from tests.e2e.live import RBAC, SA_NAMESPACE, Running, _create, account, live, options
+from tests.e2e.live import Running, account, live, options
 
 LATENCY_OUT = "KTOP_TRIAGE_LATENCY_OUT"
 """Where to write the measured seconds from injection to the headline (JSON), if set."""
@@ -65,34 +64,10 @@ def kubeadm_lab(binaries_present: None, tmp_path_factory: pytest.TempPathFactory
         yield lab
 
 
-async def _with_components_role(lab: Lab, name: str) -> Path:
-    """docs/rbac.yaml's reader account, also bound to its optional components role (the
-    pod proxy into kube-system and the components' Leases)."""
-    kubeconfig = await account(lab, name)
-    docs = [d for d in yaml.safe_load_all(RBAC.read_text()) if d]
-    role = next(
-        d for d in docs if d["kind"] == "ClusterRole" and d["metadata"]["name"] == COMPONENTS_ROLE
-    )
-    binding = {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRoleBinding",
-        "metadata": {"name": f"{name}-components"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                    "name": f"{name}-components"},
-        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": SA_NAMESPACE}],
-    }  # fmt: skip
-    async with kube.api_client(lab.layout.kubeconfig) as api:
-        rbac = client.RbacAuthorizationV1Api(api)
-        await _create(
-            rbac.create_cluster_role, {**role, "metadata": {"name": f"{name}-components"}}
-        )
-        await _create(rbac.create_cluster_role_binding, binding)
-    return kubeconfig
-
-
 @pytest.fixture(scope="module")
 def kubeconfig(kubeadm_lab: Lab) -> Path:
-    return asyncio.run(_with_components_role(kubeadm_lab, "ktop-kubeadm"))
+    # docs/rbac.yaml's reader, and its optional role for the components' pods and Leases
+    return asyncio.run(account(kubeadm_lab, "ktop-kubeadm", also=(COMPONENTS_ROLE,)))
 
 
 def kubeconfig_only(kubeconfig: Path) -> LiveOptions:

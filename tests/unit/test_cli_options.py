@@ -52,6 +52,9 @@ COMMON: list[tuple[list[str], str, Any]] = [
     (["--component-ca", "comp.pem"], "component_ca", "comp.pem"),
     (["--insecure-components"], "insecure_components", True),
     (["--scrape-interval", "30"], "scrape_interval", 30.0),
+    (["--record-dir", "rec"], "record_dir", "rec"),
+    (["--retain", "6h"], "retain", 21600.0),
+    (["--max-disk", "3G"], "max_disk", 3 * 1024**3),
 ]
 
 

@@ -72,6 +72,7 @@ class _Gap:
 @dataclass
 class _Cursor:
     model: ClusterModel = field(default_factory=ClusterModel)
+    restarted: bool = False
 
     def take(self, until: float) -> list[Event]:
         return []

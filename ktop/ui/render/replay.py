@@ -19,17 +19,48 @@ REPLAY_KEYS: tuple[tuple[str, str, str, str], ...] = (
     ("space", "replay('pause')", "pause", "replay: pause or resume"),
     ("plus", "replay('faster')", "faster", "replay: faster (up to 64x)"),
     ("minus", "replay('slower')", "slower", "replay: slower (down to 0.25x)"),
-    ("full_stop", "replay('step_forward')", "step", "replay: step forward (pauses)"),
-    ("comma", "replay('step_back')", "back", "replay: step back (pauses)"),
-    ("right_square_bracket", "replay('jump_1m')", "+1m", "replay: jump 1 minute forward"),
-    ("left_square_bracket", "replay('back_1m')", "-1m", "replay: jump 1 minute back"),
-    ("right_curly_bracket", "replay('jump_10m')", "+10m", "replay: jump 10 minutes forward"),
-    ("left_curly_bracket", "replay('back_10m')", "-10m", "replay: jump 10 minutes back"),
+    (
+        "full_stop",
+        "replay('step_forward')",
+        "step",
+        "replay: step forward (pauses); live: rewound, 5 s forward",
+    ),
+    ("comma", "replay('step_back')", "back", "replay: step back (pauses); live: rewind 5 s"),
+    (
+        "right_square_bracket",
+        "replay('jump_1m')",
+        "+1m",
+        "replay, or a rewound live session: 1 minute forward",
+    ),
+    (
+        "left_square_bracket",
+        "replay('back_1m')",
+        "-1m",
+        "replay: 1 minute back; live: rewind 1 minute",
+    ),
+    (
+        "right_curly_bracket",
+        "replay('jump_10m')",
+        "+10m",
+        "replay, or a rewound live session: 10 minutes forward",
+    ),
+    (
+        "left_curly_bracket",
+        "replay('back_10m')",
+        "-10m",
+        "replay: 10 minutes back; live: rewind 10 minutes",
+    ),
     ("n", "replay('next_marker')", "next mark", "replay: next marker"),
     ("N", "replay('previous_marker')", "prev mark", "replay: previous marker"),
     ("g", "seek", "seek", "replay: go to a time (HH:MM:SS UTC, or +N/-N seconds from here)"),
 )
 """(key, action, footer label, help text) of the replay keys."""
+
+REWIND_KEYS: tuple[tuple[str, str, str, str], ...] = (
+    ("L", "return_live", "live", "rewound live session: back to live"),
+)
+"""(key, action, footer label, help text) of the rewind keys (the replay keys that move in
+time rewind a live session: ``ktop/ui/rewind.py``)."""
 
 KEY_DISPLAY = {
     "space": "space",
@@ -101,6 +132,37 @@ def timeline_line(state: ReplayState, width: int) -> Text:
             out.append(c, style=style)
         out.append("]")
     out.append(tail)
+    out.truncate(width)
+    return out
+
+
+def rewind_line(at: float, live: float, moving: bool, width: int) -> Text:
+    """``◀ REWOUND 10m 00s behind live · 14:02:10 UTC  ] } forward · L live``; while a
+    rewind runs, ``rewinding to 14:02:10 UTC ...``.
+    """
+    if moving:
+        out = Text("◀ rewinding", style="bold reverse")
+        out.append(f" to {fmt_clock(at)} UTC ...")
+    else:
+        behind = max(0, int(live - at))
+        out = Text(
+            f"◀ REWOUND {behind // 60}m {behind % 60:02d}s behind live", style="bold reverse"
+        )
+        out.append(f" · {fmt_clock(at)} UTC  [ {{ back · ] }} forward · L live")
+    out.truncate(width)
+    return out
+
+
+def always_on_line(status: RecordingStatus, directory: str, width: int) -> Text:
+    """``● always-on 3.2 MB → FILE (DIR)``: the ``--record-dir`` recording, quieter than a
+    recording started with ``R``; or why it stopped.
+    """
+    if status.error:
+        out = Text("always-on recording stopped ", style="bold reverse")
+        out.append(f" {status.error}; the live view goes on")
+    else:
+        out = Text("● always-on", style="red")
+        out.append(f" {status.size / 1e6:.1f} MB → {status.path}  (in {directory})")
     out.truncate(width)
     return out
 

@@ -96,30 +96,39 @@ def _api_unknown(ctx: Context) -> EvidenceReading | None:
     return None
 
 
-def api_slo(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
-    """Evidence ``api.slo``: the worst instance's worst SLO, p99 / limit."""
+def _worst_slo(
+    ctx: Context, value: Callable[[SloRow], Val], pick: Callable[[ApiserverRow], SloRow | None]
+) -> tuple[str, SloRow] | EvidenceReading:
+    """The instance and SLO row with the highest ``value`` (each instance's own pick), or
+    the unknown reading that says why no instance has one.
+    """
     if (u := _api_unknown(ctx)) is not None:
         return u
-    worst: tuple[float, str, SloRow] | None = None
+    worst: tuple[str, SloRow] | None = None
     reasons: list[str] = []
     for r in api_rows(ctx):
-        s = r.worst_slo
+        s = pick(r)
         if s is None:
-            why = next((x.ratio.reason for x in r.slos if x.ratio.reason), "no SLI histogram")
-            reasons.append(f"{r.instance}: {why}")
-            continue
-        if worst is None or s.ratio.or_(0.0) > worst[0]:
-            worst = (s.ratio.or_(0.0), r.instance, s)
-    if worst is None:
-        return unknown("; ".join(reasons) or "no apiserver answers")
-    ratio, instance, s = worst
+            why = next((value(x).reason for x in r.slos if value(x).reason), "")
+            reasons.append(f"{r.instance}: {why or 'no SLI histogram'}")
+        elif worst is None or value(s).or_(0.0) > value(worst[1]).or_(0.0):
+            worst = (r.instance, s)
+    return worst or unknown("; ".join(reasons) or "no apiserver answers")
+
+
+def api_slo(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``api.slo``: the worst instance's worst SLO, p99 / limit."""
+    found = _worst_slo(ctx, lambda s: s.ratio, lambda r: r.worst_slo)
+    if isinstance(found, EvidenceReading):
+        return found
+    instance, s = found
     slow = "" if s.slow_share.value is None else f", {s.slow_share.value * 100:.0f}% slower"
     total = " (total duration: includes APF waits)" if s.total else ""
     detail = (
         f"{instance}: {s.kind} p99 {fmt_s(s.p99_s.or_(0.0))} against {fmt_s(s.limit_s)}"
         f"{slow}{total}"
     )
-    return graded(spec, Val.of(ratio), detail).on(
+    return graded(spec, Val.of(s.ratio.or_(0.0)), detail).on(
         signal_key("api.slo_ratio", instance), spec.threshold.fires_at if spec.threshold else 1.0
     )
 
@@ -128,20 +137,10 @@ def api_slo_budget(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``api.slo_budget``: the instance and SLO that burned the largest share of
     its error budget, over the span it was counted.
     """
-    if (u := _api_unknown(ctx)) is not None:
-        return u
-    worst: tuple[str, SloRow] | None = None
-    reasons: list[str] = []
-    for r in api_rows(ctx):
-        s = r.worst_budget
-        if s is None:
-            why = next((x.budget_burned.reason for x in r.slos if x.budget_burned.reason), "")
-            reasons.append(f"{r.instance}: {why or 'no SLI histogram'}")
-        elif worst is None or s.budget_burned.or_(0.0) > worst[1].budget_burned.or_(0.0):
-            worst = (r.instance, s)
-    if worst is None:
-        return unknown("; ".join(reasons) or "no apiserver answers")
-    instance, s = worst
+    found = _worst_slo(ctx, lambda s: s.budget_burned, lambda r: r.worst_budget)
+    if isinstance(found, EvidenceReading):
+        return found
+    instance, s = found
     detail = (
         f"{instance}: {s.kind} calls burned {s.budget_burned.or_(0.0) * 100:.0f}% of their "
         f"error budget {s.budget_span}"

@@ -211,9 +211,8 @@ def _target(lab: Lab) -> Any:
     return resolve_target(lab.layout.kubeconfig)
 
 
-async def test_healthy_kubeadm_lab_is_no_incident_from_the_kubeconfig_alone(
-    kubeadm_lab: Lab, kubeconfig: Path
-) -> None:
+async def _triage(kubeconfig: Path) -> tuple[int, dict[str, Any]]:
+    """``ktop triage --context`` with nothing but ``kubeconfig``: exit code and report."""
     ctx = str(yaml.safe_load(kubeconfig.read_text())["current-context"])
     window_s = cycles(3, KTOP_SCRAPE_S) + KTOP_DISCOVERY_S
     cmd = [
@@ -229,20 +228,46 @@ async def test_healthy_kubeadm_lab_is_no_incident_from_the_kubeconfig_alone(
         check=False,
         timeout=deadline(PROCESS_START_S, PROBE_LIMIT_S, window_s, REQUEST_LIMIT_S, steps(1)),
     )
-    doc = json.loads(done.stdout)
+    doc: dict[str, Any] = json.loads(done.stdout)
+    return done.returncode, doc
+
+
+def _unknown(doc: dict[str, Any], because: str) -> dict[str, str]:
+    """Evidence that is unknown, by id, whose reason holds ``because``."""
+    return {
+        e["id"]: e["detail"]
+        for p in doc["paths"]
+        for e in p["evidence"]
+        if e["status"] == "unknown" and because in e["detail"]
+    }
+
+
+async def test_healthy_kubeadm_lab_is_no_incident_from_the_kubeconfig_alone(
+    kubeadm_lab: Lab, kubeconfig: Path
+) -> None:
+    code, doc = await _triage(kubeconfig)
     suspects = [p["id"] for p in doc["paths"] if p["verdict"] == "suspect"]
-    assert done.returncode == 0 and doc["cause"] is None, (suspects, doc["headline"])
+    assert code == 0 and doc["cause"] is None, (suspects, doc["headline"])
     # every component was found and read without its URL
     etcd = doc["signals"]["etcd"]
     assert sorted(r["instance"] for r in etcd) == [f"etcd-cp-{i + 1}" for i in range(len(etcd))]
     assert all(r["error"] == "" for r in etcd), etcd
-    forbidden = {
-        e["id"]: e["detail"]
-        for p in doc["paths"]
-        for e in p["evidence"]
-        if e["status"] == "unknown" and "403" in e["detail"]
-    }
-    assert not forbidden, forbidden
+    assert not _unknown(doc, "403")
+
+
+async def test_without_the_components_role_what_cannot_be_read_is_unknown_never_bad(
+    kubeadm_lab: Lab,
+) -> None:
+    """docs/rbac.yaml's reader alone: the pod proxy and the components' Leases are refused,
+    so etcd, the scheduler's queues and the leaders are unknown, with the refusal as the
+    reason; the healthy lab is still no incident, and nothing unread is bad."""
+    code, doc = await _triage(await account(kubeadm_lab, "ktop-reader-only"))
+    assert code == 0 and doc["cause"] is None, doc["headline"]
+    refused = _unknown(doc, "403")
+    assert {"etcd.has_leader", "etcd.wal_fsync_p99", "ha.scheduler_leader"} <= set(refused)
+    bad = [(p["id"], e["id"]) for p in doc["paths"] for e in p["evidence"] if e["status"] == "bad"]
+    assert not bad, bad
+    assert all(p["verdict"] != "suspect" for p in doc["paths"])
 
 
 async def test_scheduler_backlog_is_named_from_the_kubeconfig_alone(

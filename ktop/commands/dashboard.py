@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-from collections.abc import Callable
 from typing import Any
 
 from ktop.compose import KindCluster, Live, OpenedSource, SourcePlan, live_options, with_source
@@ -31,21 +30,29 @@ REWIND_RETAIN = Retention(retain_s=3600.0, max_bytes=512 << 20)
 at most 512 MiB, in a private temporary directory removed when ktop exits."""
 
 
+def _private_dir() -> tempfile.TemporaryDirectory[str] | None:
+    """A private directory for the rewind recording (None: none can be made, no rewind)."""
+    try:
+        return tempfile.TemporaryDirectory(prefix="ktop-rewind-")
+    except OSError:
+        return None
+
+
 def always_on_recorder(
-    args: argparse.Namespace, opened: OpenedSource, private: Callable[[], str]
+    args: argparse.Namespace, opened: OpenedSource, private: str | None
 ) -> RotatingRecorder | None:
     """The session's own recorder, added to the hub (never for a replay): into
-    ``--record-dir`` within its limits, or else into ``private()`` within
-    :data:`REWIND_RETAIN`, for rewinding.
+    ``--record-dir`` within its limits, or else into the ``private`` directory within
+    :data:`REWIND_RETAIN`, for rewinding (None: neither, no rewind).
     """
-    if opened.replay is not None:
+    if opened.replay is not None or not (args.record_dir or private):
         return None
     model = opened.hub.model
     source = {"kind": model.source_kind, "context": model.context, "detail": ""}
     if args.record_dir:
         directory, retention = args.record_dir, Retention(args.retain, args.max_disk)
     else:
-        directory, retention = private(), REWIND_RETAIN
+        directory, retention = str(private), REWIND_RETAIN
     rec = RotatingRecorder(directory, model, source=source, retention=retention)
     opened.hub.add_sink(rec)
     return rec
@@ -59,8 +66,8 @@ def run_dashboard(plan: SourcePlan | KindCluster, args: argparse.Namespace, *, c
     async def dashboard(opened: OpenedSource) -> int:
         from ktop.ui.app import KtopApp
 
-        private = tempfile.TemporaryDirectory(prefix="ktop-rewind-")
-        always_on = always_on_recorder(args, opened, lambda: private.name)
+        private = None if args.record_dir or opened.replay is not None else _private_dir()
+        always_on = always_on_recorder(args, opened, private.name if private else None)
         app = KtopApp(
             opened.hub,
             [opened.source],
@@ -75,7 +82,8 @@ def run_dashboard(plan: SourcePlan | KindCluster, args: argparse.Namespace, *, c
             if always_on is not None:
                 always_on.stop("ktop stopped")
                 opened.hub.remove_sink(always_on)
-            private.cleanup()
+            if private is not None:
+                private.cleanup()
         if app.crash is not None:
             raise app.crash
         return 0

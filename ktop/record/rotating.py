@@ -119,7 +119,6 @@ class RotatingRecorder:
         file_s: float = FILE_S,
     ) -> None:
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
         self.model = model
         self.source = source
         self.retention = retention
@@ -133,8 +132,14 @@ class RotatingRecorder:
         self._current: Recorder | None = None
         self._started = 0.0
         self._checked = 0.0
-        self.recovered = [done for f in stored(self.directory) if (done := recover(f.path))]
+        self.recovered: list[str] = []
         """What earlier sessions that died left in their journals, put back."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self.recovered = [done for f in stored(self.directory) if (done := recover(f.path))]
+        except OSError as exc:
+            self.error = f"always-on recording stopped: {exc.strerror or exc} ({self.directory})"
+            return
         self._rotate()
 
     @property

@@ -191,3 +191,19 @@ def test_the_dashboard_options_have_config_keys_and_bounds() -> None:
     assert (args.record_dir, args.retain, args.max_disk) == ("x", 6 * 3600.0, 3 << 30)
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--max-disk", "10k"])  # under 1 MiB
+
+
+def test_a_directory_that_cannot_be_made_stops_the_recording_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the directory should be")
+    hub = Hub(ClusterModel())
+    rec = RotatingRecorder(
+        blocker / "rec", hub.model, source={"kind": "demo"}, retention=Retention(DAY, 1 << 30)
+    )
+    hub.add_sink(rec)
+    hub.ingest(Simulator("steady", nodes=30, zones=3).start())  # the live view goes on
+    assert not rec.active
+    status = rec.status()
+    assert status.error.startswith("always-on recording stopped: ") and "rec" in status.error

@@ -43,7 +43,7 @@ class DefragStall:
 
 def defragmenting(etcd: EtcdSnapshot) -> tuple[EtcdMemberRow, ...]:
     """The readable members that report a defragmentation in progress."""
-    return tuple(m for m in etcd.members if not m.error and m.defragmenting)
+    return tuple(m for m in etcd.answering if m.defragmenting)
 
 
 def _past(threshold: Threshold, v: Val) -> bool:
@@ -55,8 +55,8 @@ def leader_changes(etcd: EtcdSnapshot) -> float:
     """The most leader changes a readable member saw in the window (0 when none known)."""
     seen = [
         m.leader_changes.or_(0.0)
-        for m in etcd.members
-        if not m.error and _past(ETCD_LEADER_CHANGES, m.leader_changes)
+        for m in etcd.answering
+        if _past(ETCD_LEADER_CHANGES, m.leader_changes)
     ]
     return max(seen, default=0.0)
 

@@ -77,7 +77,7 @@ def _reasons(m: EtcdMemberRow) -> list[str]:
 
 def defrag_advice(etcd: EtcdSnapshot) -> DefragAdvice | None:
     """What to defragment and in which order; None when no member calls for it."""
-    read = [m for m in etcd.members if not m.error]
+    read = etcd.answering
     why = [r for m in read for r in _reasons(m)]
     if not why:
         return None

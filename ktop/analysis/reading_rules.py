@@ -21,7 +21,7 @@ from ktop.analysis.findings import Finding, Severity
 from ktop.model.events import Area
 from ktop.model.reading import Reading, key
 from ktop.model.signals import BY_METRIC
-from ktop.model.snapshot import ApfRow, ApiserverRow, ClusterSnapshot, EtcdMemberRow
+from ktop.model.snapshot import ApfRow, ApiserverRow, ClusterSnapshot
 from ktop.model.text import fmt_duration
 from ktop.model.values import Val
 
@@ -65,12 +65,6 @@ def _instance(s: ClusterSnapshot, name: str) -> ApiserverRow:
     return next(r for r in s.apiservers.instances if r.instance == name)
 
 
-def _answering(s: ClusterSnapshot, name: str) -> EtcdMemberRow | None:
-    """The member, or None when it did not answer (its area reports it as unknown)."""
-    m = next(m for m in s.etcd.members if m.instance == name)
-    return None if m.error else m
-
-
 def _rejects(s: ClusterSnapshot, level: str, v: Val) -> tuple[str, ...]:
     row = _level(s, level)
     reasons = ", ".join(
@@ -100,7 +94,8 @@ def _member(text: Callable[[str, Val], str]) -> Describe:
     """An etcd member's finding, none for a member that did not answer."""
 
     def describe(s: ClusterSnapshot, name: str, v: Val) -> tuple[str, ...] | None:
-        return None if _answering(s, name) is None else (text(name, v),)
+        answered = any(m.instance == name for m in s.etcd.answering)
+        return (text(name, v),) if answered else None
 
     return describe
 

@@ -79,6 +79,8 @@ def run_dashboard(plan: SourcePlan | KindCluster, args: argparse.Namespace, *, c
         try:
             await app.run_async()
         finally:
+            if app.rec.rewinder is not None:
+                app.rec.rewinder.close()
             if always_on is not None:
                 always_on.stop("ktop stopped")
                 opened.hub.remove_sink(always_on)

@@ -55,6 +55,7 @@ FEED_AREAS: dict[str, Area] = {
     ev.FEED_DISCOVERY: Area.APISERVERS,
     ev.FEED_PROMETHEUS: Area.APISERVERS,
     ev.FEED_PROMETHEUS_BACKFILL: Area.APISERVERS,
+    ev.FEED_SLO_DAY: Area.APISERVERS,
     ev.FEED_APF_NAMES: Area.APF,
     ev.FEED_NODE_DETAILS: Area.NODES,
     ev.FEED_COMPONENTS: Area.SCHEDULER,
@@ -251,6 +252,7 @@ class ClusterModel:
 
     def _slo_day(self, e: ev.SloDayCounted) -> None:
         self.slo_days[e.instance] = e
+        self._feed_ok(ev.FEED_SLO_DAY, e.at)
         self._dirty.add(Area.APISERVERS)
 
     def _apf_dump(self, e: ev.ApfDumpRead) -> None:

@@ -421,9 +421,14 @@ class EtcdSnapshot:
     """etcd as the apiservers see it (None when the source reads no apiserver)."""
 
     @property
+    def answering(self) -> tuple[EtcdMemberRow, ...]:
+        """The members whose last scrape answered (the others say why in ``error``)."""
+        return tuple(m for m in self.members if not m.error)
+
+    @property
     def view(self) -> EtcdView:
         """Members, the apiservers' view, both, or none."""
-        members = any(not m.error for m in self.members) or (
+        members = bool(self.answering) or (
             bool(self.members) and any(m.last_ok is not None for m in self.members)
         )
         apiserver = self.apiserver_view is not None and not self.apiserver_view.unknown_reason

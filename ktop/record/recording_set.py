@@ -82,6 +82,17 @@ class RecordingSet:
         if not self.files:
             raise FileNotFoundError(f"{self.directory}: no recording in it holds an event")
         self.files.sort(key=lambda r: r.start)
+        self.markers: Sequence[Any] = sorted(
+            (m for r in self.files for m in r.markers), key=lambda m: m.at
+        )
+        """Every file's markers, in time order."""
+        self._between: list[Any] = [
+            SetGap(a.end, b.start)
+            for a, b in zip(self.files, self.files[1:], strict=False)
+            if b.start - a.end > GAP_AFTER_S
+        ]
+        self._gaps: tuple[int, Sequence[Any]] = (-1, ())
+        """The gaps, and how many the files had when they were sorted."""
 
     @property
     def start(self) -> float:  # noqa: D102
@@ -102,18 +113,15 @@ class RecordingSet:
         return self.files[-1].model_config
 
     @property
-    def markers(self) -> Sequence[Any]:
-        """Every file's markers, in time order."""
-        return sorted((m for r in self.files for m in r.markers), key=lambda m: m.at)
-
-    @property
     def gaps(self) -> Sequence[Any]:
-        """Every file's own gaps, and the stretches between files."""
-        out: list[Any] = [g for r in self.files for g in r.gaps]
-        for a, b in zip(self.files, self.files[1:], strict=False):
-            if b.start - a.end > GAP_AFTER_S:
-                out.append(SetGap(a.end, b.start))
-        return sorted(out, key=lambda g: g.start)
+        """Every file's own gaps (a file learns of damaged data as it is played), and the
+        stretches between files; sorted again only when a file has found another.
+        """
+        count = sum(len(r.gaps) for r in self.files)
+        if count != self._gaps[0]:
+            own = [g for r in self.files for g in r.gaps]
+            self._gaps = (count, sorted(own + self._between, key=lambda g: g.start))
+        return self._gaps[1]
 
     def _file_at(self, at: float) -> int:
         """The file that holds ``at``, or the first after it (the last one past the end)."""

@@ -3,18 +3,24 @@
 A live dashboard always records itself (``--record-dir``, or else a private temporary
 directory that keeps the last hour: ``ktop/commands/dashboard.py``). The replay keys that
 move in time (``[ ] { } , .``) then rewind: the recording's events so far are written out,
-the record directory is opened as one timeline (``ktop/record/recording_set.py``), and the
-model at the chosen moment is published through a hub of its own, so every pane, the
-findings, triage and the headline show that moment, while the live source and the
-recording go on behind it. Moving forward past now, or ``L``, returns to live.
+the record directory is opened as one timeline (``ktop/record/recording_set.py``; a file
+is opened once and kept open while it does not change, so a key press reopens only the
+file being written), and the model at the chosen moment is published through a hub of
+its own, so every pane, the findings, triage and the headline show that moment, while
+the live source and the recording go on behind it. Moving forward past now, or ``L``,
+returns to live.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from ktop.analysis.triage.baseline import HistoryKind
 from ktop.hub import Hub, Published
+from ktop.record.reader import Recording
 from ktop.record.recording_set import RecordingSet
 from ktop.record.rotating import RotatingRecorder
 from ktop.sources.replay import STEP_S
@@ -55,8 +61,50 @@ class Rewinder:
     recorder is the hub's sink there); :meth:`at` only reads files, off the loop.
     """
 
-    def __init__(self, recorder: RotatingRecorder) -> None:
+    def __init__(
+        self, recorder: RotatingRecorder, opener: Callable[[Path], Recording] = Recording
+    ) -> None:
         self.recorder = recorder
+        self._open = opener
+        self._files: dict[Path, tuple[tuple[int, int], Recording]] = {}
+        """Each file opened so far, with the size and mtime it had then."""
+        self._lock = threading.Lock()
+        """One rewind reads the files at a time (a newer key press may start the next
+        while an older one's thread still runs)."""
+
+    def _opened(self, path: Path) -> Recording:
+        """``path``, from the files kept open when it has not changed since."""
+        st = path.stat()
+        seen = (st.st_size, st.st_mtime_ns)
+        kept = self._files.get(path)
+        if kept is not None and kept[0] == seen:
+            return kept[1]
+        rec = self._open(path)
+        if kept is not None:
+            kept[1].close()
+        self._files[path] = (seen, rec)
+        return rec
+
+    def _timeline(self) -> RecordingSet:
+        """The record directory as it is now; files dropped by retention are closed."""
+        try:
+            files = RecordingSet(self.recorder.directory, opener=self._opened)
+        except BaseException:
+            self._files.clear()  # the set closed every file it had opened
+            raise
+        held = {id(r) for r in files.files}
+        for path, (_, rec) in list(self._files.items()):
+            if id(rec) not in held:  # dropped, or a file without events (closed by the set)
+                rec.close()
+                del self._files[path]
+        return files
+
+    def close(self) -> None:
+        """Close every file kept open."""
+        with self._lock:
+            for _, rec in self._files.values():
+                rec.close()
+            self._files.clear()
 
     def flush(self) -> None:
         """Write the events recorded so far, so that :meth:`at` can read up to now."""
@@ -66,7 +114,8 @@ class Rewinder:
         """The screen at ``when`` (clamped to the recording), published with its findings,
         triage and timeline.
         """
-        with RecordingSet(self.recorder.directory) as files:
+        with self._lock:
+            files = self._timeline()
             target = min(max(when, files.start), files.end)
             cursor = files.cursor(target)
             hub = Hub(cursor.model, history=HistoryKind.RECORDING)

@@ -21,11 +21,14 @@ from prometheus_api_client import PrometheusConnect
 
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import (
+    FEED_SLO_DAY,
     LOAD_BALANCED,
     ApfDumpRead,
     ApfLevelDump,
+    Area,
     Component,
     Event,
+    FeedFailed,
     MetricsScraped,
     ScrapeFailed,
     SloDayCounted,
@@ -43,6 +46,7 @@ from ktop.sources.live.prometheus_connect import (
     PrometheusConfigError,
     prometheus_client,
 )
+from ktop.sources.live.prometheus_queries import SLO_DAY_RETRY_S
 from ktop.sources.live.transport import KubeTransport
 from tests.unit.fake_kube import Answer, Call, FakeApi
 
@@ -98,9 +102,12 @@ class FakeHttp(requests.adapters.BaseAdapter):
         if isinstance(self.answer, BaseException):
             raise self.answer
         query = parse_qs(urlsplit(str(request.url)).query).get("query", [""])[0]
+        body = self.answer(query)
         resp = requests.Response()
-        resp.status_code = 200
-        resp._content = json.dumps(self.answer(query)).encode()
+        # as Prometheus answers a failed query: 503 for a timeout, 422 for other errors
+        failed = body.get("status") == "error"
+        resp.status_code = (503 if body.get("errorType") == "timeout" else 422) if failed else 200
+        resp._content = json.dumps(body).encode()
         resp.url = str(request.url)
         resp.request = request
         return resp
@@ -383,19 +390,52 @@ def test_the_days_slo_counts_are_read_every_five_minutes_from_midnight_utc() -> 
     assert mutating.budget_today and mutating.budget_burned.value == pytest.approx(1.0)
 
 
-def test_a_failed_day_query_leaves_the_poll_and_ktops_own_count() -> None:
-    def failing(query: str) -> dict[str, Any]:
-        if "increase(" in query:
-            return {"status": "error", "errorType": "timeout", "error": "query timed out"}
-        return apiserver_answer(query)
+def test_a_failed_day_query_is_shown_retried_within_a_minute_and_cleared_on_success() -> None:
+    now = [PROM_TIME]
+    down = [True]
 
-    client = faked(prometheus_client("http://prom:9090", CostMeter()), FakeHttp(failing))
+    def answer(query: str) -> dict[str, Any]:
+        if query == "time()":
+            return {"status": "success", "data": {"resultType": "scalar",
+                                                  "result": [now[0], str(now[0])]}}  # fmt: skip
+        if "increase(" in query and down[0]:
+            return {"status": "error", "errorType": "timeout", "error": "query timed out"}
+        return day_answer(query)
+
+    http = FakeHttp(answer)
+    client = faked(prometheus_client("http://prom:9090", CostMeter()), http)
     prom = PrometheusMetrics(client, "http://prom:9090", lambda: 7.0)
     emit = Recorder()
     asyncio.run(prom.poll_once(emit))
-    assert prom.healthy
+    assert prom.healthy  # the metrics still count
     assert not [e for e in emit.events if isinstance(e, SloDayCounted)]
     assert any(isinstance(e, MetricsScraped) for e in emit.events)
+    failed = [e for e in emit.events if isinstance(e, FeedFailed)]
+    assert [f.feed for f in failed] == [FEED_SLO_DAY] and "query timed out" in failed[0].reason
+    # the apiservers area says what failed, beside ktop's own count
+    model = ClusterModel()
+    model.apply_all(emit.events)
+    shown = [f for f in model.snapshot().freshness if f.name == FEED_SLO_DAY]
+    assert shown and "query timed out" in shown[0].error
+    assert shown[0].area is Area.APISERVERS
+    asked = len(day_queries(http))
+    # not asked again before the retry delay; asked once it has passed, and read
+    now[0] += SLO_DAY_RETRY_S - 1
+    asyncio.run(prom.poll_once(emit))
+    assert len(day_queries(http)) == asked
+    down[0] = False
+    now[0] += 1
+    emit.events.clear()
+    asyncio.run(prom.poll_once(emit))
+    assert len(day_queries(http)) == asked + len(SLOS)
+    model.apply_all(emit.events)
+    assert {e.instance for e in emit.events if isinstance(e, SloDayCounted)} == {A, B}
+    shown = [f for f in model.snapshot().freshness if f.name == FEED_SLO_DAY]
+    assert shown and not shown[0].error
+    # read: the next read is five minutes on, not one
+    now[0] += SLO_DAY_RETRY_S
+    asyncio.run(prom.poll_once(emit))
+    assert len(day_queries(http)) == asked + len(SLOS)
 
 
 def test_the_days_counts_name_a_given_apiserver_as_its_row_and_drop_the_others() -> None:

@@ -29,6 +29,7 @@ from ktop.record.session import Recorder
 from ktop.record.writer import WriterSettings
 from ktop.sources.replay import ReplayPlayer
 from ktop.sources.sim.simulator import Simulator
+from ktop.ui.rewind import Rewinder
 
 SETTINGS = WriterSettings(chunk_s=10.0, keyframe_s=40.0)
 DAY = 86_400.0
@@ -207,3 +208,50 @@ def test_a_directory_that_cannot_be_made_stops_the_recording_with_the_reason(
     assert not rec.active
     status = rec.status()
     assert status.error.startswith("always-on recording stopped: ") and "rec" in status.error
+
+
+def test_rewinding_opens_a_finished_file_once_and_the_file_being_written_again(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    directory = tmp_path / "dir"
+    sim = Simulator("zone-outage", nodes=60, zones=3, seed=1, start_at=clock.now)
+    hub = Hub(ClusterModel())
+    rot = RotatingRecorder(
+        directory, hub.model, source={"kind": "demo", "context": "zone-outage"},
+        retention=Retention(DAY, 1 << 30), clock=clock, settings=SETTINGS, file_s=60.0,
+    )  # fmt: skip
+    hub.add_sink(rot)
+    hub.ingest(sim.start())
+
+    def play(seconds: int) -> None:
+        for _ in range(seconds):
+            clock.now += 1.0
+            hub.ingest(sim.advance(1.0))
+
+    opened: list[Path] = []
+
+    def opener(path: Path) -> Recording:
+        opened.append(path)
+        return Recording(path)
+
+    rewinder = Rewinder(rot, opener)
+    try:
+        play(150)  # two finished files and the one being written
+        rewinder.flush()
+        first = rewinder.at(clock.now - 100)
+        assert len(opened) == 3 and first.start == pytest.approx(T0)
+        play(5)
+        rewinder.flush()
+        second = rewinder.at(clock.now - 2)
+        # only the file being written changed: it alone is opened again
+        assert opened[3:] == [opened[2]]
+        assert second.at == pytest.approx(clock.now - 2, abs=1.0)
+        assert second.published.snapshot.at > first.published.snapshot.at
+        kept = [rec for _, rec in rewinder._files.values()]
+        assert len(kept) == 3
+    finally:
+        rewinder.close()
+        rot.stop()
+    assert not rewinder._files
+    assert all(rec._f.closed for rec in kept)

@@ -22,7 +22,7 @@ from ktop.model.values import Val
 
 
 def _etcd_rows(ctx: Context) -> list[EtcdMemberRow]:
-    return [m for m in ctx.snap.etcd.members if not m.error]
+    return list(ctx.snap.etcd.answering)
 
 
 def _readable(ctx: Context) -> list[EtcdMemberRow] | EvidenceReading:

@@ -47,7 +47,7 @@ def ha_etcd(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
         return unknown(e.unknown_reason)
     if not e.members:
         return unknown("etcd unknown: no member read (no etcd member seen)")
-    read = [m for m in e.members if not m.error]
+    read = e.answering
     unread = [m for m in e.members if m.error]
     reasons = "; ".join(f"{m.instance}: {m.error}" for m in unread)
     if not read:

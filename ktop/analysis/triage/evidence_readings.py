@@ -51,7 +51,7 @@ def _etcd(ctx: Context) -> Collection[str] | EvidenceReading:
     e = ctx.snap.etcd
     if e.unknown_reason:
         return unknown(e.unknown_reason)
-    rows = [m.instance for m in e.members if not m.error]
+    rows = [m.instance for m in e.answering]
     if not rows:
         return unknown("; ".join(f"{m.instance}: {m.error}" for m in e.members) or "no member")
     return rows

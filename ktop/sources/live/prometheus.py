@@ -27,6 +27,7 @@ from prometheus_api_client import PrometheusConnect
 
 from ktop.model.events import (
     FEED_KUBE_STATE_METRICS,
+    FEED_SLO_DAY,
     Component,
     Event,
     FeedFailed,
@@ -44,6 +45,7 @@ from ktop.sources.live.prometheus_calls import PrometheusCalls
 from ktop.sources.live.prometheus_queries import (
     DEFAULT_JOBS,
     SLO_DAY_EVERY_S,
+    SLO_DAY_RETRY_S,
     at_instant,
     day_start,
     family_query,
@@ -101,9 +103,9 @@ class PrometheusMetrics:
     seen: set[Target] = field(default_factory=set)
     """Targets Prometheus gave data for (its polls, and the backfill's window before the
     first poll): a failed poll reports each of them failed, so none goes quietly stale."""
-    day_read_at: float | None = None
-    """Prometheus' time of the last read of the day's SLO counts (every
-    :data:`SLO_DAY_EVERY_S`)."""
+    day_due_at: float | None = None
+    """Prometheus' time at which the day's SLO counts are next read (every
+    :data:`SLO_DAY_EVERY_S`, or :data:`SLO_DAY_RETRY_S` after a failure); None: at once."""
     _extra: list[Event] = field(default_factory=list)
     _stopping: threading.Event = field(default_factory=threading.Event)
 
@@ -141,17 +143,19 @@ class PrometheusMetrics:
             events.append(FeedFailed(self.clock(), FEED_KUBE_STATE_METRICS, reason))
         return events
 
-    def _slo_day_sync(self, at: float, pinned: Mapping[str, str]) -> dict[str, list[SloCount]]:
+    def _slo_day_sync(
+        self, at: float, pinned: Mapping[str, str]
+    ) -> dict[str, list[SloCount]] | FeedFailed:
         """The day so far's calls of every SLO per apiserver instance, when due (one range
-        query per SLO; a failure leaves ktop's own count standing, which says since when).
+        query per SLO), or the failure (ktop's own count stands meanwhile and says since
+        when; asked again after :data:`SLO_DAY_RETRY_S`).
         """
-        if self.day_read_at is not None and at - self.day_read_at < SLO_DAY_EVERY_S:
+        if self.day_due_at is not None and at < self.day_due_at:
             return {}
         job_re = self.jobs.get(Component.APISERVER)
         seconds = int(at - day_start(at))
         if not job_re or seconds < 1:
             return {}
-        self.day_read_at = at
         out: dict[str, list[SloCount]] = {}
         for slo in SLOS:
             self.queries_total += 1
@@ -159,10 +163,13 @@ class PrometheusMetrics:
                 results = self.client.custom_query(
                     slo_day_query(slo, seconds, job_re, self.matcher), params=dict(pinned)
                 )
-            except Exception:
-                return {}
+            except Exception as exc:
+                self.day_due_at = at + SLO_DAY_RETRY_S
+                reason = f"SLO calls of the day ({slo.kind}): {failure_reason(exc)}"
+                return FeedFailed(self.clock(), FEED_SLO_DAY, reason)
             for instance, (slow, calls) in slo_day_counts(slo, results).items():
                 out.setdefault(instance, []).append((slo.kind, slow, calls))
+        self.day_due_at = at + SLO_DAY_EVERY_S
         return out
 
     def _day_events(self, at: float, days: dict[str, list[SloCount]]) -> list[Event]:
@@ -217,7 +224,8 @@ class PrometheusMetrics:
         if self.apiservers:
             out, instances = self._given_apiservers(out, instances)
         days = self._slo_day_sync(at, pinned)
-        self._extra = self._readiness_sync(pinned) + self._day_events(at, days)
+        day: list[Event] = [days] if isinstance(days, FeedFailed) else self._day_events(at, days)
+        self._extra = self._readiness_sync(pinned) + day
         return at, out, instances
 
     def _given_apiservers(

@@ -175,6 +175,9 @@ def given_apiservers(
 DAY_S = 86400.0
 SLO_DAY_EVERY_S = 300.0
 """How often the day's SLO counts are asked for (each is a range over up to a day)."""
+SLO_DAY_RETRY_S = 60.0
+"""How soon the day's SLO counts are asked for again after a failed read (the failure is
+shown meanwhile, and ktop's own count since it started stands in)."""
 
 
 def day_start(at: float) -> float:

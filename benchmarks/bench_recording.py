@@ -42,7 +42,7 @@ def run(nodes: int, minutes: float, scenario: str, seeks: int = SEEKS) -> dict[s
         path = Path(tmp) / "bench.ktrec"
         sim = Simulator(scenario, nodes=nodes, seed=1)
         hub = Hub(ClusterModel())
-        rec = Recorder(str(path), hub.model, source={"kind": "demo", "context": scenario})
+        rec = Recorder(str(path), hub, source={"kind": "demo", "context": scenario})
         hub.add_sink(rec)
         hub.ingest(sim.start())
         t0 = time.perf_counter()

@@ -19,10 +19,11 @@ from ktop.analysis.triage.baseline import HistoryKind, baseline_source
 from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.timeline import TimelineEvent, incident_timeline
 from ktop.analysis.triage.types import TriageReport
-from ktop.model.cluster import ClusterModel
+from ktop.model.cluster import ClusterModel, ModelConfig
 from ktop.model.events import Event
 from ktop.model.scrub import scrub_event
 from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.state import Keyframe, keyframe_of
 
 Sink = Callable[[Sequence[Event]], None]
 """Receives every batch of events, in order (the recorder is one)."""
@@ -147,6 +148,21 @@ class Hub:
     def now(self) -> float:
         """The source clock: the time of the latest event folded."""
         return self.model.now
+
+    @property
+    def config(self) -> ModelConfig:
+        """The model's settings."""
+        return self.model.config
+
+    def keyframe(self) -> Keyframe:
+        """The model's whole state now, for a recording: the one way a sink reads more
+        than the batches it is given (the model it reads follows :meth:`reset`). A sink is
+        handed batches only while no publish runs in a worker thread; anyone else asking
+        then is refused.
+        """
+        if self.publishing:
+            raise RuntimeError("keyframe asked for while a publish reads the model")
+        return keyframe_of(self.model)
 
     @property
     def publishing(self) -> bool:

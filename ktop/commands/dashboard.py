@@ -53,7 +53,7 @@ def always_on_recorder(
         directory, retention = args.record_dir, Retention(args.retain, args.max_disk)
     else:
         directory, retention = str(private), REWIND_RETAIN
-    rec = RotatingRecorder(directory, model, source=source, retention=retention)
+    rec = RotatingRecorder(directory, opened.hub, source=source, retention=retention)
     opened.hub.add_sink(rec)
     return rec
 

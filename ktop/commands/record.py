@@ -108,9 +108,7 @@ def _plan(args: argparse.Namespace) -> SourcePlan:
 
 def _recorder(args: argparse.Namespace, hub: Hub, source: dict[str, str]) -> Recorder | None:
     try:
-        return Recorder(
-            args.output, hub.model, source=source, redact=args.redact, max_size=args.max_size
-        )
+        return Recorder(args.output, hub, source=source, redact=args.redact, max_size=args.max_size)
     except FileExistsError:
         print(f"ktop record: {args.output} exists; choose another name", file=sys.stderr)
     except OSError as exc:

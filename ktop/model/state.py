@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import deque
-from typing import Any
+from typing import Any, Protocol
 
 from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel, ModelConfig, _Health
@@ -147,6 +147,67 @@ def _node_records(rows: list[Any]) -> list[ev.NodeRecord]:
         else:  # an older or newer writer's row: fewer or more fields
             append(from_plain(ev.NodeRecord, r))
     return out
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Keyframe:
+    """The model's whole state at one instant, as a recording stores it."""
+
+    at: float
+    state: dict[str, Plain]
+    """:func:`export_state`'s plain data."""
+    nodes: dict[str, ev.NodeRecord]
+    """The node records (a copy): later node events are written as changes to these."""
+
+
+class StateView(Protocol):
+    """What a recording reads of the state it records: the clock, the model's settings
+    and a keyframe on demand (the hub offers it; a bare model through :class:`ModelState`).
+    """
+
+    @property
+    def now(self) -> float:
+        """The source clock."""
+        ...
+
+    @property
+    def config(self) -> ModelConfig:
+        """The model's settings (a replay must use the same)."""
+        ...
+
+    def keyframe(self) -> Keyframe:
+        """The state now."""
+        ...
+
+
+def keyframe_of(model: ClusterModel) -> Keyframe:
+    """``model``'s keyframe now."""
+    return Keyframe(model.now, export_state(model), dict(model.nodes.nodes))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ModelState:
+    """A model that nothing else folds into, seen as a :class:`StateView` (a recording's
+    own shadow model, a test's model).
+    """
+
+    model: ClusterModel
+
+    @property
+    def now(self) -> float:  # noqa: D102
+        return self.model.now
+
+    @property
+    def config(self) -> ModelConfig:  # noqa: D102
+        return self.model.config
+
+    def keyframe(self) -> Keyframe:  # noqa: D102
+        return keyframe_of(self.model)
+
+
+def state_view(state: StateView | ClusterModel) -> StateView:
+    """``state`` as a :class:`StateView`."""
+    return ModelState(state) if isinstance(state, ClusterModel) else state
 
 
 def export_state(model: ClusterModel) -> dict[str, Plain]:

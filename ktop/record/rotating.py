@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel
+from ktop.model.state import StateView
 from ktop.record.codec import Marker
 from ktop.record.journal import recover, tail_of
 from ktop.record.session import Recorder, RecordingStatus
@@ -105,12 +106,14 @@ def file_name(started: float, taken: Callable[[str], bool]) -> str:
 
 
 class RotatingRecorder:
-    """A hub sink that records into rotating files in a directory, within a retention."""
+    """A hub sink that records into rotating files in a directory, within a retention;
+    each file starts with a keyframe of ``state`` (the hub).
+    """
 
     def __init__(
         self,
         directory: str | Path,
-        model: ClusterModel,
+        state: StateView | ClusterModel,
         *,
         source: dict[str, str],
         retention: Retention,
@@ -119,7 +122,7 @@ class RotatingRecorder:
         file_s: float = FILE_S,
     ) -> None:
         self.directory = Path(directory)
-        self.model = model
+        self.state = state
         self.source = source
         self.retention = retention
         self.clock = clock
@@ -173,7 +176,7 @@ class RotatingRecorder:
         name = file_name(now, lambda n: (self.directory / n).exists())
         try:
             self._current = Recorder(
-                str(self.directory / name), self.model, source=self.source, settings=self.settings
+                str(self.directory / name), self.state, source=self.source, settings=self.settings
             )
         except OSError as exc:
             self._current = None

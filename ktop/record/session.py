@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel
+from ktop.model.state import StateView
 from ktop.record.codec import Marker
 from ktop.record.redact import Redactor
 from ktop.record.writer import RecordingWriter, WriterSettings
@@ -31,12 +32,15 @@ class RecordingStatus:
 
 
 class Recorder:
-    """Feeds every batch of the hub to a :class:`RecordingWriter` (a hub ``Sink``)."""
+    """Feeds every batch of the hub to a :class:`RecordingWriter` (a hub ``Sink``); its
+    keyframes come from ``state``, the hub (or, for a redacted recording, a shadow model of
+    the redacted events).
+    """
 
     def __init__(
         self,
         path: str,
-        model: ClusterModel,
+        state: StateView | ClusterModel,
         *,
         source: dict[str, str],
         redact: bool = False,
@@ -55,9 +59,9 @@ class Recorder:
             # Keyframes must hold stand-ins too: a shadow model folds the redacted events.
             # It starts empty, so a redacted recording starts with the source (headless).
             source = self._redactor.source(source)
-            model = self._shadow = ClusterModel(model.config)
+            state = self._shadow = ClusterModel(state.config)
         self._writer: RecordingWriter | None = opener(
-            path, model, source=source, settings=settings, redacted=redact
+            path, state, source=source, settings=settings, redacted=redact
         )
 
     @property

@@ -21,8 +21,8 @@ import zstandard
 
 from ktop import __version__
 from ktop.model import events as ev
-from ktop.model.cluster import ClusterModel
-from ktop.model.state import export_state
+from ktop.model.cluster import ClusterModel, ModelConfig
+from ktop.model.state import StateView, state_view
 from ktop.record.codec import ChunkEncoder, Marker
 from ktop.record.format import (
     FORMAT_VERSION,
@@ -70,9 +70,8 @@ class _Pending:
     last: float = float("-inf")
 
 
-def model_settings(model: ClusterModel) -> dict[str, Any]:
+def model_settings(c: ModelConfig) -> dict[str, Any]:
     """The model configuration a replay must use to give the same snapshots."""
-    c = model.config
     return {
         "window_s": c.window_s,
         "rack_label": c.rack_label,
@@ -82,12 +81,14 @@ def model_settings(model: ClusterModel) -> dict[str, Any]:
 
 
 class RecordingWriter:
-    """Appends a model's event stream to a file, with keyframes from the model."""
+    """Appends a model's event stream to a file, with keyframes of the state it records
+    (the hub's, or a model's: :class:`~ktop.model.state.StateView`).
+    """
 
     def __init__(
         self,
         path: str,
-        model: ClusterModel,
+        state: StateView | ClusterModel,
         *,
         source: dict[str, str],
         settings: WriterSettings | None = None,
@@ -95,7 +96,7 @@ class RecordingWriter:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.path = path
-        self.model = model
+        self.state = state_view(state)
         self.settings = settings or WriterSettings()
         self._file: BinaryIO = open(path, "xb")  # noqa: SIM115 - closed by close()
         self._cctx = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
@@ -103,7 +104,7 @@ class RecordingWriter:
         self._index: list[_IndexEntry] = []
         self._markers: list[Marker] = []
         self._pending = _Pending()
-        self._encoder = ChunkEncoder(dict(model.nodes.nodes))
+        self._encoder = ChunkEncoder({})  # the first keyframe gives it the nodes
         self.size = 0
         self.closed = False
         self.events = 0
@@ -113,9 +114,9 @@ class RecordingWriter:
             "source": source,
             "context": source.get("context", ""),
             "started": clock(),
-            "start_at": model.now,
+            "start_at": self.state.now,
             "settings": {
-                "model": model_settings(model),
+                "model": model_settings(self.state.config),
                 "chunk_s": self.settings.chunk_s,
                 "keyframe_s": self.settings.keyframe_s,
                 "codec": "zstd",
@@ -127,7 +128,8 @@ class RecordingWriter:
         )
         self._write(pack_preamble())
         payload = self._packer.pack(header)
-        self._write(pack_frame(Kind.HEADER, Codec.NONE, payload, 1, model.now, model.now))
+        now = self.state.now
+        self._write(pack_frame(Kind.HEADER, Codec.NONE, payload, 1, now, now))
         self._keyframe()
 
     # ----------------------------------------------------------------- I/O
@@ -144,11 +146,11 @@ class RecordingWriter:
         os.fsync(self._file.fileno())  # on disk, not only in the page cache: survives power loss
 
     def _keyframe(self) -> None:
-        at = self.model.now
-        raw = self._packer.pack({"at": at, "state": export_state(self.model)})
-        self._frame(Kind.KEYFRAME, raw, 1, at, at)
-        self._encoder.nodes = dict(self.model.nodes.nodes)
-        self._last_keyframe = at
+        key = self.state.keyframe()
+        raw = self._packer.pack({"at": key.at, "state": key.state})
+        self._frame(Kind.KEYFRAME, raw, 1, key.at, key.at)
+        self._encoder.nodes = key.nodes
+        self._last_keyframe = key.at
 
     def _flush_chunk(self) -> None:
         p = self._pending
@@ -174,7 +176,7 @@ class RecordingWriter:
         self.events += len(events)
         if self._journal is not None:
             self._journal.add(p.buf, p.count, p.first, p.last)
-        keyframe_due = self.model.now - self._last_keyframe >= self.settings.keyframe_s
+        keyframe_due = self.state.now - self._last_keyframe >= self.settings.keyframe_s
         full = p.last - p.first >= self.settings.chunk_s or len(p.buf) >= MAX_CHUNK_BYTES
         if keyframe_due or full:
             self._flush_chunk()  # a keyframe ends a chunk: a seek folds from it, not before
@@ -192,7 +194,7 @@ class RecordingWriter:
         """Add a marker at ``at`` (default: the model's clock); written out at once, in its own
         frame, after the events so far.
         """
-        marker = Marker(self.model.now if at is None else at, note)
+        marker = Marker(self.state.now if at is None else at, note)
         if self.closed:
             return marker
         self._flush_chunk()

@@ -336,7 +336,7 @@ class KtopApp(App[None]):
 
     async def action_toggle_recording(self) -> None:
         """Start or stop recording (not in a replay)."""
-        await self.hub.idle()  # the recorder reads the model for its first keyframe
+        await self.hub.idle()  # hub.keyframe() refuses while a publish reads the model
         self.rec.toggle()
         self.pump()
 

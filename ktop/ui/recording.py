@@ -135,7 +135,7 @@ class RecordingControls:
         path = self.record_dir / f"ktop-{stamp}.ktrec"
         source = {"kind": model.source_kind, "context": model.context, "detail": ""}
         try:
-            self.recorder = Recorder(str(path), model, source=source)
+            self.recorder = Recorder(str(path), self.app.hub, source=source)
         except OSError as exc:
             self.app.notify(
                 f"cannot record to {path}: {exc.strerror or exc}",

@@ -6,11 +6,17 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import pytest
 
 from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import ClockTick, Event, FeedSynced, NodeRecord, NodeUpserted, Readiness
 from ktop.model.snapshot import ClusterSnapshot
+from ktop.record.reader import Recording
+from ktop.record.session import Recorder
+from ktop.record.writer import WriterSettings
 
 
 class SlowModel(ClusterModel):
@@ -70,3 +76,36 @@ async def test_publish_runs_off_the_loop_and_later_batches_wait_for_it() -> None
     again = await hub.publish_off_loop()
     assert again is not None and again.snapshot.nodes.total == 2
     assert await hub.publish_off_loop() is None  # nothing new
+
+
+async def test_a_keyframe_is_refused_while_a_publish_reads_the_model() -> None:
+    model = SlowModel()
+    hub = Hub(model)
+    hub.ingest([node("a"), FeedSynced(1.0, "nodes")])
+    assert set(hub.keyframe().nodes) == {"a"}
+    task = asyncio.create_task(hub.publish_off_loop())
+    while not model.started.is_set():
+        await asyncio.sleep(0.001)
+    with pytest.raises(RuntimeError, match="publish"):
+        hub.keyframe()
+    model.release.set()
+    await task
+    assert hub.keyframe().at == model.now
+
+
+def test_a_recording_keyframes_the_model_the_hub_folds_into_after_a_reset(
+    tmp_path: Path,
+) -> None:
+    hub = Hub(ClusterModel())
+    rec = Recorder(str(tmp_path / "r.ktrec"), hub, source={"kind": "demo"},
+                   settings=WriterSettings(chunk_s=1.0, keyframe_s=1.0))  # fmt: skip
+    hub.add_sink(rec)
+    hub.ingest([node("a")])
+    hub.reset(ClusterModel())  # a replay's seek: the hub folds into another model
+    hub.ingest([NodeUpserted(3.0, NodeRecord("b", "r", "z", "k", Readiness.TRUE, None))])
+    rec.stop()
+    with Recording(tmp_path / "r.ktrec") as r:
+        last = r.keyframes[-1]
+        model = r.cursor(last.first).model
+    # the last keyframe is the new model's (b alone), not the first model's
+    assert set(model.nodes.nodes) == {"b"}

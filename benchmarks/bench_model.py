@@ -70,12 +70,12 @@ def bench_fold_and_snapshot(n: int) -> tuple[float, float]:
     t = time.perf_counter()
     m.apply_all(renewals)
     fold = n / (time.perf_counter() - t)
-    m.snapshot()
+    m.observe()
     t = time.perf_counter()
     rounds = 5
     for _ in range(rounds):
         m.apply(renewals[0])
-        m.snapshot()
+        m.observe()
     snap = (time.perf_counter() - t) / rounds
     return fold, snap
 

@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 from ktop.analysis.triage.baseline import HistoryKind
 from ktop.hub import Hub
-from ktop.model.cluster import ClusterModel, ModelConfig
+from ktop.model.cluster import ClusterModel
+from ktop.model.model_inputs import ModelConfig
 from ktop.model.scrub import scrub
 from ktop.model.series import WINDOW_S
 from ktop.sources.base import Emit, Source

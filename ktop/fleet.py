@@ -26,8 +26,9 @@ from ktop.analysis.fleet import (
     unreachable,
 )
 from ktop.hub import Hub
-from ktop.model.cluster import ClusterModel, ModelConfig
+from ktop.model.cluster import ClusterModel
 from ktop.model.events import Event
+from ktop.model.model_inputs import ModelConfig
 from ktop.model.scrub import scrub
 from ktop.sources.base import Source
 

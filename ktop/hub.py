@@ -19,8 +19,9 @@ from ktop.analysis.triage.baseline import HistoryKind, baseline_source
 from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.timeline import TimelineEvent, incident_timeline
 from ktop.analysis.triage.types import TriageReport
-from ktop.model.cluster import ClusterModel, ModelConfig
+from ktop.model.cluster import ClusterModel
 from ktop.model.events import Event
+from ktop.model.model_inputs import ModelConfig
 from ktop.model.scrub import scrub_event
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.state import Keyframe, keyframe_of
@@ -136,7 +137,7 @@ class Hub:
         if not force and self._events_since_publish == 0 and self._latest is not None:
             return None
         folded = self._events_since_publish
-        snapshot = self.model.snapshot()
+        snapshot = self.model.observe()
         self._latest = Published(snapshot, evaluate(snapshot), self.history, tuple(self._markers))
         if self.triage_on_publish:
             _ = self._latest.triage

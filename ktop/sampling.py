@@ -109,10 +109,10 @@ def from_recording(path: str, at: str | None) -> Sampled:
         t = rec.start
         while t < when:
             cursor.fold(t)
-            cursor.model.snapshot()  # one history frame, as the app takes every refresh
+            cursor.model.observe()  # one history frame, as the hub takes every publish
             t += RECORDING_STEP_S
         cursor.fold(when)
-        snap = cursor.model.snapshot()
+        snap = cursor.model.observe()
         errors = [f"gap {g.start:.0f}-{g.end:.0f}: {g.reason}" for g in rec.gaps]
         errors += [f"{path}: {f}" for f in rec.faults if not any(f == g.reason for g in rec.gaps)]
         if rec.truncated:

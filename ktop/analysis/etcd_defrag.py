@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ktop.model.grading import Severity, Threshold
 from ktop.model.limits import ETCD_COMMIT_P99, ETCD_FSYNC_P99, ETCD_LEADER_CHANGES
-from ktop.model.snapshot import EtcdMemberRow, EtcdSnapshot
+from ktop.model.snapshot_etcd import EtcdMemberRow, EtcdSnapshot
 from ktop.model.text import fmt_duration, short_instance
 from ktop.model.values import Val
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ktop.analysis import catalogue as c
 from ktop.model.extractors import reclaimable_bytes
 from ktop.model.grading import Severity
-from ktop.model.snapshot import EtcdMemberRow, EtcdSnapshot
+from ktop.model.snapshot_etcd import EtcdMemberRow, EtcdSnapshot
 from ktop.model.text import fmt_bytes
 from ktop.model.values import Val
 

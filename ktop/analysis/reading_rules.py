@@ -21,7 +21,9 @@ from ktop.analysis.findings import Finding, Severity
 from ktop.model.events import Area
 from ktop.model.reading import Reading, key
 from ktop.model.signals import BY_METRIC
-from ktop.model.snapshot import ApfRow, ApiserverRow, ClusterSnapshot
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_apf import ApfRow
+from ktop.model.snapshot_apiservers import ApiserverRow
 from ktop.model.text import fmt_duration
 from ktop.model.values import Val
 

@@ -20,7 +20,9 @@ from ktop.analysis.trends import signal_trend
 from ktop.model.events import Area, PodWait
 from ktop.model.limits import BASELINE_MARK
 from ktop.model.reading import key
-from ktop.model.snapshot import ApiserverRow, ClusterSnapshot, EtcdMemberRow
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_apiservers import ApiserverRow
+from ktop.model.snapshot_etcd import EtcdMemberRow
 from ktop.model.snapshot_nodes import MetricsOnlyNodes, ZoneState
 from ktop.model.text import (
     counted,

@@ -6,8 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ktop.model.events import ApfLevelDump
-from ktop.model.series import Buckets, Key, TargetSeries, merge_buckets
-from ktop.model.snapshot import ApfRow, ApfSnapshot
+from ktop.model.histogram import Buckets, merge_buckets
+from ktop.model.series import TargetSeries
+from ktop.model.series_window import Key
+from ktop.model.snapshot_apf import ApfRow, ApfSnapshot
 from ktop.model.values import Val, sum_vals
 
 INQ = "apiserver_flowcontrol_current_inqueue_requests"

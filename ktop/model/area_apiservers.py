@@ -8,10 +8,11 @@ from typing import Any
 
 from ktop.model.events import SloDayCounted
 from ktop.model.list_sizes import build_list_sizes
-from ktop.model.series import IDENTITY, TargetSeries
+from ktop.model.series import TargetSeries
+from ktop.model.series_window import IDENTITY
 from ktop.model.slo import slo_rows
 from ktop.model.slo_budget import InstanceBudget, with_budget
-from ktop.model.snapshot import ApiserverRow, ApiserversSnapshot
+from ktop.model.snapshot_apiservers import ApiserverRow, ApiserversSnapshot
 from ktop.model.values import Val
 
 REQUESTS = "apiserver_request_total"

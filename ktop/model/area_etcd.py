@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import fields
 
 from ktop.model.series import TargetSeries
-from ktop.model.snapshot import EtcdMemberRow, EtcdSnapshot
+from ktop.model.snapshot_etcd import EtcdMemberRow, EtcdSnapshot
 from ktop.model.values import Val, ratio
 
 DB_SIZE = "etcd_mvcc_db_total_size_in_bytes"

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ktop.model.series import Buckets, Key, TargetSeries, merge_buckets
-from ktop.model.snapshot import EtcdApiserverView, EtcdClientRow, EtcdRequestRow
+from ktop.model.histogram import Buckets, merge_buckets
+from ktop.model.series import TargetSeries
+from ktop.model.series_window import Key
+from ktop.model.snapshot_etcd import EtcdApiserverView, EtcdClientRow, EtcdRequestRow
 from ktop.model.values import Val, sum_vals
 
 DURATION = "etcd_request_duration_seconds"

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from statistics import median
 
 from ktop.model.events import ApfRequestsFailed, ApfRequestsRead, ApfTalker
-from ktop.model.snapshot import TALKER_WINDOW_S, TalkerRow, TalkersView
+from ktop.model.snapshot_apf import TALKER_WINDOW_S, TalkerRow, TalkersView
 from ktop.model.text import fmt_si, numeric
 
 

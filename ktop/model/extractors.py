@@ -9,7 +9,8 @@ from collections.abc import Callable, Iterable, Iterator
 from ktop.model.area_metrics_only import split_zone_key
 from ktop.model.events import PodWait
 from ktop.model.reading import Extract
-from ktop.model.snapshot import ClusterSnapshot, EtcdMemberRow
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_etcd import EtcdMemberRow
 from ktop.model.values import Val, sum_vals
 
 TOP_REASONS = 5

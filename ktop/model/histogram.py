@@ -7,12 +7,18 @@ bound (``coalesceBuckets``), undo tiny float precision dips
 (``ensureMonotonic``), then interpolate linearly inside the bucket that
 holds the rank. Where Prometheus returns NaN because there is nothing to
 compute from, this returns ``None``.
+
+:class:`Buckets` holds one group's bucket counts over the window (as the series read
+them) and gives its quantiles as values.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ktop.model.values import Val
 
 _PRECISION_TOLERANCE = 1e-12
 
@@ -104,3 +110,34 @@ def _ensure_monotonic(counts: list[float]) -> None:
             highest = counts[i]
         elif counts[i] < highest:
             counts[i] = highest
+
+
+@dataclass(frozen=True, slots=True)
+class Buckets:
+    """Histogram bucket counts (upper bound -> count) of one group."""
+
+    counts: Mapping[float, float]
+    lifetime: bool
+
+    def quantile(self, q: float) -> Val:
+        """The q-quantile of these buckets, unknown when they hold no observations."""
+        value = bucket_quantile(q, sorted(self.counts.items()))
+        if value is None or math.isnan(value):
+            # The histogram was read; nothing was observed (e.g. no request waited).
+            return Val.nothing("no observations in window")
+        return Val.of(value, lifetime=self.lifetime)
+
+    def merged(self, other: Buckets) -> Buckets:
+        """The sum of two bucket sets (e.g. the same histogram on two instances)."""
+        counts = dict(self.counts)
+        for bound, count in other.counts.items():
+            counts[bound] = counts.get(bound, 0.0) + count
+        return Buckets(counts, self.lifetime or other.lifetime)
+
+
+def merge_buckets(parts: Iterable[Buckets]) -> Buckets | None:
+    """Sum bucket sets; ``None`` when there are none."""
+    out: Buckets | None = None
+    for b in parts:
+        out = b if out is None else out.merged(b)
+    return out

@@ -8,6 +8,10 @@ the plain form carries no type names and a file written by an older ktop
 
 Integral floats are written as integers (they are shorter in msgpack) and
 read back as floats, so the round trip is exact.
+
+Which kinds of field type there are is known once, by :class:`TypeWalk`; the
+encoding, the decoding here and the checked decoding of a recording
+(:mod:`ktop.record.strict`) each say only what they build for each kind.
 """
 
 from __future__ import annotations
@@ -16,14 +20,17 @@ import dataclasses
 import math
 import types
 import typing
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
 from ktop.model.events import Sample
 
-Encode = Callable[[Any], Any]
-Decode = Callable[[Any], Any]
+Convert = Callable[[Any], Any]
+"""What a walk over a type builds: one value of that type (or its plain data) converted."""
+Encode = Convert
+Decode = Convert
 _EXACT_INT = 2**53
 
 
@@ -58,89 +65,148 @@ def _optional_inner(tp: Any) -> Any | None:
     return None
 
 
-_ENCODERS: dict[Any, Encode] = {}
-_DECODERS: dict[Any, Decode] = {}
+_SCALARS = (float, str, int, bool)
 
 
-def encoder(tp: Any) -> Encode:
-    """A function from a value of type ``tp`` to plain data (built once per type)."""
-    out = _ENCODERS.get(tp)
-    if out is None:
-        out = _ENCODERS[tp] = _make_encoder(tp)
-    return out
+class TypeWalk(ABC):
+    """Builds, once per type, the function that converts a value of that type (to plain
+    data, or back): the type hint is taken apart here, the one place that knows which kinds
+    of field a record may declare, and a subclass says what to build for each kind.
+
+    The kinds are a scalar (``float``, ``str``, ``int``, ``bool``), ``X | None``, an enum,
+    ``tuple[X, ...]``, a tuple of fixed length and a dataclass (a record). A new kind is
+    added here; every walk must then say how it converts it (the hooks are abstract), so
+    none of them (the encoding, the decoding, the checked decoding of a recording) can
+    fall behind the others.
+    """
+
+    what = "conversion"
+    """What the walk builds, for the error on a type it cannot convert."""
+
+    def __init__(self) -> None:
+        self.built: dict[Any, Convert] = {}
+        """Every function built, by type."""
+
+    def __call__(self, tp: Any) -> Convert:
+        """The function for type ``tp`` (built on first use)."""
+        out = self.built.get(tp)
+        if out is None:
+            out = self.built[tp] = self._make(tp)
+        return out
+
+    def _make(self, tp: Any) -> Convert:
+        if tp in _SCALARS:
+            return self.scalar(tp)
+        inner = _optional_inner(tp)
+        if inner is not None:
+            return self.optional(inner, self(inner))
+        if isinstance(tp, type) and issubclass(tp, Enum):
+            return self.enum(tp)
+        if typing.get_origin(tp) is tuple:
+            args = typing.get_args(tp)
+            if len(args) == 2 and args[1] is Ellipsis:
+                return self.repeated(self(args[0]))
+            return self.fixed([self(a) for a in args])
+        if dataclasses.is_dataclass(tp):
+            return self.record(typing.cast(type, tp))
+        raise TypeError(f"no {self.what} for {tp!r}")
+
+    def fields(self, cls: type[Any]) -> list[tuple[dataclasses.Field[Any], Convert]]:
+        """The fields of dataclass ``cls`` in declaration order, each with its function."""
+        hints = typing.get_type_hints(cls)
+        return [(f, self(hints[f.name])) for f in dataclasses.fields(cls)]
+
+    @abstractmethod
+    def scalar(self, tp: type[Any]) -> Convert:
+        """The function for ``float``, ``str``, ``int`` or ``bool``."""
+
+    @abstractmethod
+    def optional(self, inner_tp: Any, inner: Convert) -> Convert:
+        """The function for ``inner_tp | None``, whose values not ``None`` ``inner`` converts."""
+
+    @abstractmethod
+    def enum(self, tp: type[Enum]) -> Convert:
+        """The function for the enum ``tp``."""
+
+    @abstractmethod
+    def repeated(self, item: Convert) -> Convert:
+        """The function for ``tuple[X, ...]``, whose items ``item`` converts."""
+
+    @abstractmethod
+    def fixed(self, items: list[Convert]) -> Convert:
+        """The function for a tuple of fixed length, whose items ``items`` convert in turn."""
+
+    @abstractmethod
+    def record(self, cls: type[Any]) -> Convert:
+        """The function for the dataclass ``cls`` (its fields: :meth:`fields`)."""
 
 
-def decoder(tp: Any) -> Decode:
-    """A function from plain data back to a value of type ``tp`` (built once per type)."""
-    out = _DECODERS.get(tp)
-    if out is None:
-        out = _DECODERS[tp] = _make_decoder(tp)
-    return out
+def _enum_value(v: Enum) -> Any:
+    return v.value
 
 
-def _make_encoder(tp: Any) -> Encode:
-    if tp is float:
-        return _enc_float
-    if tp in (str, int, bool):
-        return _identity
-    inner = _optional_inner(tp)
-    if inner is not None:
-        if inner is float:
+class _Encoding(TypeWalk):
+    """Values to plain data."""
+
+    what = "plain encoding"
+
+    def scalar(self, tp: type[Any]) -> Convert:
+        return _enc_float if tp is float else _identity
+
+    def optional(self, inner_tp: Any, inner: Convert) -> Convert:
+        if inner_tp is float:
             return _enc_opt_float
-        enc = encoder(inner)
-        return lambda v: None if v is None else enc(v)
-    if isinstance(tp, type) and issubclass(tp, Enum):
-        return lambda v: v.value
-    origin = typing.get_origin(tp)
-    if origin is tuple:
-        args = typing.get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis:
-            item = encoder(args[0])
-            if item is _identity:
-                return list
-            return lambda v: [item(x) for x in v]
-        encs = [encoder(a) for a in args]
-        return lambda v: [e(x) for e, x in zip(encs, v, strict=True)]
-    if dataclasses.is_dataclass(tp):
-        hints = typing.get_type_hints(tp)
-        names = [f.name for f in dataclasses.fields(tp)]
-        pairs = [(n, encoder(hints[n])) for n in names]
+        return lambda v: None if v is None else inner(v)
+
+    def enum(self, tp: type[Enum]) -> Convert:
+        return _enum_value
+
+    def repeated(self, item: Convert) -> Convert:
+        if item is _identity:
+            return list
+        return lambda v: [item(x) for x in v]
+
+    def fixed(self, items: list[Convert]) -> Convert:
+        return lambda v: [e(x) for e, x in zip(items, v, strict=True)]
+
+    def record(self, cls: type[Any]) -> Convert:
+        pairs = [(f.name, enc) for f, enc in self.fields(cls)]
         return lambda v: [e(getattr(v, n)) for n, e in pairs]
-    raise TypeError(f"no plain encoding for {tp!r}")
 
 
-def _make_decoder(tp: Any) -> Decode:
-    if tp is float:
-        return float
-    if tp in (str, int, bool):
-        return _identity
-    inner = _optional_inner(tp)
-    if inner is not None:
-        if inner is float:
+class _Decoding(TypeWalk):
+    """Plain data back to values (trusting its types: a recording is read by
+    :mod:`ktop.record.strict`, which checks them).
+    """
+
+    what = "plain decoding"
+
+    def scalar(self, tp: type[Any]) -> Convert:
+        return float if tp is float else _identity
+
+    def optional(self, inner_tp: Any, inner: Convert) -> Convert:
+        if inner_tp is float:
             return _dec_opt_float
-        dec = decoder(inner)
-        return lambda v: None if v is None else dec(v)
-    if isinstance(tp, type) and issubclass(tp, Enum):
+        return lambda v: None if v is None else inner(v)
+
+    def enum(self, tp: type[Enum]) -> Convert:
         return tp
-    origin = typing.get_origin(tp)
-    if origin is tuple:
-        args = typing.get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis:
-            item = decoder(args[0])
-            if item is _identity:
-                return tuple
-            return lambda v: tuple([item(x) for x in v])
-        decs = [decoder(a) for a in args]
-        if all(d is _identity for d in decs):
+
+    def repeated(self, item: Convert) -> Convert:
+        if item is _identity:
+            return tuple
+        return lambda v: tuple([item(x) for x in v])
+
+    def fixed(self, items: list[Convert]) -> Convert:
+        if all(d is _identity for d in items):
             return tuple  # e.g. a label pair: nothing to convert
-        return lambda v: tuple([d(x) for d, x in zip(decs, v, strict=True)])
-    if dataclasses.is_dataclass(tp):
-        cls = typing.cast(type, tp)
+        return lambda v: tuple([d(x) for d, x in zip(items, v, strict=True)])
+
+    def record(self, cls: type[Any]) -> Convert:
         if cls is Sample:
             # Samples are most of a recording's records: decoded without the generic path.
             return lambda v: Sample(v[0], tuple(map(tuple, v[1])), float(v[2]))
-        hints = typing.get_type_hints(cls)
-        decs = [decoder(hints[f.name]) for f in dataclasses.fields(cls)]
+        decs = [dec for _, dec in self.fields(cls)]
         n = len(decs)
 
         def dec_record(v: Any) -> Any:
@@ -149,7 +215,28 @@ def _make_decoder(tp: Any) -> Decode:
             return cls(*[d(x) for d, x in zip(decs, v[:n], strict=False)])
 
         return dec_record
-    raise TypeError(f"no plain decoding for {tp!r}")
+
+
+_ENCODING = _Encoding()
+_DECODING = _Decoding()
+_ENCODERS = _ENCODING.built
+_DECODERS = _DECODING.built
+
+
+def encoder(tp: Any) -> Encode:
+    """A function from a value of type ``tp`` to plain data (built once per type)."""
+    out = _ENCODERS.get(tp)
+    if out is None:
+        out = _ENCODING(tp)
+    return out
+
+
+def decoder(tp: Any) -> Decode:
+    """A function from plain data back to a value of type ``tp`` (built once per type)."""
+    out = _DECODERS.get(tp)
+    if out is None:
+        out = _DECODING(tp)
+    return out
 
 
 def to_plain(value: Any) -> Any:

@@ -1,11 +1,17 @@
 """The PromQL of the readings that Prometheus can compute: the same numbers as ktop's
-own windowed math (``ktop/model/series.py``). ``{job}`` and ``{w}`` are placeholders
+own windowed math (``ktop/model/series_window.py``). ``{job}`` and ``{w}`` are placeholders
 (the component's job regular expression, the window in seconds).
 """
 
 from __future__ import annotations
 
 from ktop.model.reading import QUANTILE
+
+INST = "instance"
+"""The label that tells a component's instances apart (the subject of per-instance
+readings)."""
+PL = "priority_level"
+"""The label that names an APF priority level (the subject of per-level readings)."""
 
 
 def rate_by(expr: str, by: str) -> str:

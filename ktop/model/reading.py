@@ -46,7 +46,7 @@ class Reading:
     by ``subject_label`` (or by nothing for cluster-wide signals). Rates
     are ``rate(counter[w])`` and quantiles ``histogram_quantile(q, sum by
     (subject, le) (rate(bucket[w])))``: the same as ktop's own windowed math
-    (``ktop/model/series.py``), see docs/panes.md.
+    (``ktop/model/series_window.py``), see docs/panes.md.
     """
 
     metric: str

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ktop.model.series import TargetSeries
-from ktop.model.snapshot import SloRow
+from ktop.model.snapshot_apiservers import SloRow
 from ktop.model.values import Val
 
 SLI_FAMILIES = (

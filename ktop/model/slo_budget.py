@@ -32,9 +32,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from ktop.model.events import SloDayCounted
-from ktop.model.series import IDENTITY, IngestedRun, TargetSeries
+from ktop.model.series import IngestedRun, TargetSeries
+from ktop.model.series_window import IDENTITY
 from ktop.model.slo import SLI_FAMILIES, SLOS, TOTAL, Slo, sli_family
-from ktop.model.snapshot import SloRow
+from ktop.model.snapshot_apiservers import SloRow
 from ktop.model.values import Val
 
 NOT_EXPOSED = f"{SLI_FAMILIES[0]} not exposed (the total duration includes APF waits and webhooks)"

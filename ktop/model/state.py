@@ -28,10 +28,12 @@ from collections import deque
 from typing import Any, Protocol
 
 from ktop.model import events as ev
-from ktop.model.cluster import ClusterModel, ModelConfig, _Health
+from ktop.model.cluster import ClusterModel
 from ktop.model.history import History
+from ktop.model.model_inputs import InputHealth, ModelConfig
 from ktop.model.plaindata import encoder, from_plain, to_plain
-from ktop.model.series import TargetSeries, _Series
+from ktop.model.series import TargetSeries
+from ktop.model.series_window import SeriesPoints
 from ktop.model.slo_budget import InstanceBudget
 
 STATE_VERSION = 1
@@ -55,13 +57,13 @@ Plain = Any
 _float = encoder(float)
 
 
-def _health(h: _Health) -> list[Any]:
+def _health(h: InputHealth) -> list[Any]:
     return [h.last_ok, h.error, h.synced, h.note]
 
 
-def _unhealth(v: list[Any]) -> _Health:
+def _unhealth(v: list[Any]) -> InputHealth:
     last_ok, error, synced, note = (list(v) + [None, "", False, ""][len(v) :])[:4]
-    return _Health(None if last_ok is None else float(last_ok), error, synced, note)
+    return InputHealth(None if last_ok is None else float(last_ok), error, synced, note)
 
 
 def _series_out(ts: TargetSeries) -> list[Any]:
@@ -112,7 +114,7 @@ def _series_in(v: list[Any]) -> TargetSeries:
             idx = list(range(where, where + len(values))) if isinstance(where, int) else where
             at = list(map(ftimes.__getitem__, idx))
         pts = deque(zip(at, map(float, values), strict=True))
-        ts._series.setdefault(name, {})[key] = _Series(pts)
+        ts._series.setdefault(name, {})[key] = SeriesPoints(pts)
     return ts
 
 

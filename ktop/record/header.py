@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ktop.model.cluster import ModelConfig
+from ktop.model.model_inputs import ModelConfig
 from ktop.record.format import LATEST_TIME
 from ktop.record.strict import RecordError, expected, number
 

@@ -8,7 +8,7 @@ are known before playing and shown as gaps; a cut last frame is ignored.
 
 Seeking to a time starts from the last keyframe at or before it and folds
 only the events after that keyframe, decoded record by record up to the
-target; runs of Lease renewals are folded whole (:meth:`Cursor.fold`).
+target; runs of Lease renewals are folded whole (:meth:`.cursor.Cursor.fold`).
 
 A recording is untrusted input (it arrives attached to bug reports). A fault that
 leaves nothing to replay (the preamble, the header) is a :class:`FormatError` whose
@@ -25,23 +25,20 @@ from __future__ import annotations
 import contextlib
 import gc
 import mmap
-import struct
-import typing
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import msgpack
 import zstandard
 
-from ktop.files import RECORDING, check_regular
-from ktop.model import events as ev
-from ktop.model.cluster import ClusterModel, ModelConfig
-from ktop.model.series import ScrapeRun
+from ktop.files import RECORDING, MiB, check_regular
+from ktop.model.cluster import ClusterModel
+from ktop.model.model_inputs import ModelConfig
 from ktop.model.state import import_state
-from ktop.record.codec import ChunkDecoder, LeaseRun, Marker, ScrapeValues
+from ktop.record.codec import Marker
+from ktop.record.cursor import Cursor
 from ktop.record.format import (
     FRAME_SIZE,
     PREAMBLE,
@@ -56,9 +53,9 @@ from ktop.record.format import (
     unpack_trailer,
 )
 from ktop.record.header import check_header, model_config
-from ktop.record.strict import RecordError, array, checked, expected, finite_time
+from ktop.record.payload import DECODE_ERRORS, inflate, unpack
+from ktop.record.strict import RecordError, array, expected, finite_time
 
-MiB = 1 << 20
 MAX_PLAIN_BYTES = 64 * MiB
 """The largest header, marker or index payload read (they are stored uncompressed)."""
 MAX_CHUNK_BYTES = 64 * MiB
@@ -67,27 +64,6 @@ MAX_KEYFRAME_BYTES = 1024 * MiB
 """The largest keyframe read, uncompressed (a keyframe of 100,000 nodes is far smaller)."""
 LIMITS = {Kind.CHUNK: MAX_CHUNK_BYTES, Kind.KEYFRAME: MAX_KEYFRAME_BYTES}
 """The most a frame of each kind may hold uncompressed (others: :data:`MAX_PLAIN_BYTES`)."""
-DECODE_ERRORS = (
-    zstandard.ZstdError,
-    ValueError,  # RecordError, msgpack's errors, int/float of a bad value, Enum lookups
-    TypeError,
-    KeyError,
-    IndexError,
-    AttributeError,
-    OverflowError,
-    struct.error,
-    msgpack.UnpackException,
-)
-"""What decoding a crafted frame can raise; each loses only that frame."""
-Item = ev.Event | LeaseRun | ScrapeValues
-"""What a chunk decodes to: events, runs of Lease renewals, scrapes as their values."""
-SEEK_STEP_S = 10.0
-"""A seek folds in steps this long, reporting its progress after each."""
-
-
-_READS_SERIES = frozenset({ev.MetricsScraped, ev.TargetGone})
-"""The events whose folding reads or drops a target's series: scrapes gathered for a bulk
-fold are folded before them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,60 +73,6 @@ class Gap:
     start: float
     end: float
     reason: str
-
-
-def _unpack(payload: bytes) -> Any:
-    """The one msgpack value ``payload`` holds; :class:`RecordError` when it holds more."""
-    try:
-        return msgpack.unpackb(payload, raw=False, strict_map_key=False)
-    except msgpack.ExtraData as exc:
-        extra = len(exc.extra)
-        raise RecordError(
-            f"expected one msgpack value, found {extra} more bytes after it "
-            f"(at +{len(payload) - extra})"
-        ) from None
-    except (ValueError, msgpack.UnpackException) as exc:
-        raise RecordError(f"expected msgpack data ({str(exc) or 'not valid msgpack'})") from None
-
-
-def _stream(payload: bytes) -> Iterator[Any]:
-    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=len(payload) + 1)
-    unpacker.feed(payload)
-    yield from unpacker
-
-
-def _inflate(dctx: zstandard.ZstdDecompressor, raw: bytes, limit: int) -> bytes:
-    """A zstandard frame decompressed, refusing more than ``limit`` bytes before making them."""
-    declared = zstandard.frame_content_size(raw)
-    if declared > limit:
-        raise RecordError(
-            f"expected at most {limit:,} bytes uncompressed, the frame declares {declared:,}"
-        )
-    if declared >= 0:
-        return dctx.decompress(raw)
-    out = bytearray()
-    with dctx.stream_reader(raw) as reader:
-        while block := reader.read(MiB):
-            out += block
-            if len(out) > limit:
-                raise RecordError(f"expected at most {limit:,} bytes uncompressed")
-    return bytes(out)
-
-
-def _in_frame(items: list[Item], h: FrameHeader) -> tuple[list[Item], str]:
-    """The items up to the first event outside the frame's times (a run cut before it), and
-    that event (``"LeaseRenewed at 12.5"``), or an empty string when there is none.
-    """
-    first, last = h.first, h.last
-    for i, e in enumerate(items):
-        if type(e) is LeaseRun:
-            if not first <= min(e.ats) <= e.latest <= last:
-                k = next(j for j, a in enumerate(e.ats) if not first <= a <= last)
-                kept = [*items[:i], e.head(k)] if k else items[:i]
-                return kept, f"LeaseRenewed at {e.ats[k]}"
-        elif not first <= e.at <= last:
-            return items[:i], f"{type(e).__name__} at {e.at}"
-    return items, ""
 
 
 @contextlib.contextmanager
@@ -230,7 +152,7 @@ class Recording:
                     "is damaged or missing)"
                 )
             try:
-                self.header: dict[str, Any] = check_header(_unpack(self._payload(first)))
+                self.header: dict[str, Any] = check_header(unpack(self._payload(first)))
             except DECODE_ERRORS as exc:
                 raise FormatError(f"offset {first.offset + FRAME_SIZE}: HEADER: {exc}") from None
             self.model_config: ModelConfig = model_config(self.header)
@@ -265,7 +187,7 @@ class Recording:
         if h.codec is Codec.NONE and h.length > limit:
             raise RecordError(f"expected at most {limit:,} bytes, the frame declares {h.length:,}")
         raw = self._bytes(h.offset + FRAME_SIZE, h.end)
-        return _inflate(self._dctx, raw, limit) if h.codec is Codec.ZSTD else raw
+        return inflate(self._dctx, raw, limit) if h.codec is Codec.ZSTD else raw
 
     def _crc_ok(self, h: FrameHeader) -> bool:
         if h.end > self.size:
@@ -299,7 +221,7 @@ class Recording:
         self.markers = list(self._all_markers())
 
     def _from_index(self, h: FrameHeader, start: int) -> None:
-        index = _unpack(self._payload(h))
+        index = unpack(self._payload(h))
         frames: list[FrameHeader] = []
         for kind, offset, first, last, count in _index_entries(index, start, h.offset):
             got = self._header_at(offset)
@@ -362,7 +284,7 @@ class Recording:
         for h in self.frames:
             if h.kind is Kind.MARKER:
                 try:
-                    yield _marker(_unpack(self._payload(h)))
+                    yield _marker(unpack(self._payload(h)))
                 except DECODE_ERRORS as exc:
                     self.fault(h, exc)
 
@@ -409,7 +331,7 @@ class Recording:
     def _import(self, key: FrameHeader) -> ClusterModel | None:
         """The model a keyframe holds, or ``None`` (noted as a fault) when it cannot be read."""
         try:
-            body = _unpack(self._payload(key))
+            body = unpack(self._payload(key))
             if type(body) is not dict or type(body.get("state")) is not dict:
                 raise expected('a map {"at": time, "state": map}', body)
             return import_state(body["state"], self.model_config)
@@ -438,14 +360,7 @@ class Recording:
             model = ClusterModel(self.model_config)
             frame_pos = 0
         cur = Cursor(self, model, frame_pos)
-        begin = t = cur.position
-        runs: dict[ev.Target, ScrapeRun] = {}  # gathered across the steps: folded in bulk
-        while progress is not None and t + SEEK_STEP_S < target:
-            t += SEEK_STEP_S
-            cur._fold(t, runs)
-            progress((t - begin) / max(1e-9, target - begin))
-        cur._fold(target, runs)
-        cur._flush(runs)
+        cur.fold(target, progress)
         return cur
 
     def close(self) -> None:
@@ -459,198 +374,3 @@ class Recording:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class Cursor:
-    """A position in a recording: a model and the events still to fold.
-
-    Chunks are decoded record by record as the cursor moves, so a seek decodes nothing
-    past its target.
-    """
-
-    restarted = False
-    """Never set: one recording's events continue one model (a record directory's cursor,
-    ``ktop/record/recording_set.py``, sets it when it moves on to another file)."""
-
-    def __init__(self, rec: Recording, model: ClusterModel, frame_pos: int) -> None:
-        self.rec = rec
-        self.model = model
-        self._frames = rec.frames
-        self._pos = frame_pos
-        self._decoder = ChunkDecoder(dict(model.nodes.nodes))
-        self._source: Iterator[Item] = iter(())
-        """The rest of the frame being read, decoded as it is asked for."""
-        self._head: Item | None = None
-        """The next item, taken from ``_source`` but not yet passed on."""
-        self.folded = 0
-        """Events folded by :meth:`advance` and :meth:`fold` (a seek folds only those after
-        its keyframe)."""
-
-    @property
-    def position(self) -> float:
-        """The model's clock."""
-        return self.model.now
-
-    @property
-    def finished(self) -> bool:
-        """Whether every event has been folded."""
-        return self._peek() is None
-
-    def _peek(self) -> Item | None:
-        """The next item (decoding as far as needed), or ``None`` at the end."""
-        while self._head is None:
-            self._head = next(self._source, None)
-            if self._head is None and not self._load_next():
-                return None
-        return self._head
-
-    def _load_next(self) -> bool:
-        while self._pos < len(self._frames):
-            h = self._frames[self._pos]
-            if self._pos in self.rec.lost_before:
-                self._decoder.lose()
-            self._pos += 1
-            if h.kind is Kind.KEYFRAME and self._decoder.stale:
-                self._source = iter(self._reestablish(h))
-                return True
-            if h.kind is not Kind.CHUNK:
-                continue
-            self._source = self._chunk(h)
-            return True
-        return False
-
-    def _chunk(self, h: FrameHeader) -> Iterator[Item]:
-        """A chunk's events (runs of Lease renewals kept as columns), decoded as asked for; at
-        a fault, those before it (the rest is lost, like a gap).
-        """
-        self._decoder.new_chunk()
-        count = 0
-        last_at = h.first
-        try:
-            for rec in _stream(self.rec._payload(h)):
-                items, late = _in_frame(list(self._decoder.decode_runs(rec)), h)
-                if items:
-                    tail = items[-1]
-                    last_at = tail.ats[-1] if type(tail) is LeaseRun else tail.at
-                    count += sum(len(e) if type(e) is LeaseRun else 1 for e in items)
-                    yield from items
-                if late:
-                    raise RecordError(
-                        f"expected event times from {h.first} to {h.last} (the frame's), got {late}"
-                    )
-                if count > h.count:
-                    raise RecordError(f"expected {h.count} events (the frame's count), got more")
-        except DECODE_ERRORS as exc:
-            self._decoder.lose()  # keep what decoded; the rest is a loss like a gap
-            self.rec.lose_chunk(h, last_at, exc)
-
-    def _reestablish(self, h: FrameHeader) -> list[ev.Event]:
-        """After lost data: the events that bring node records back to the keyframe's."""
-        node = checked(ev.NodeRecord)
-        try:
-            body = _unpack(self.rec._payload(h))
-            rows = array(body["state"].get("nodes", {}).get("nodes", []))
-            nodes = {n.name: n for n in (node(r) for r in rows)}
-            at = finite_time(body.get("at", h.first))
-        except DECODE_ERRORS as exc:
-            self.rec.fault(h, exc)
-            return []  # stays stale until a later keyframe
-        return list(self._decoder.reestablish(at, nodes))
-
-    def _items(self, until: float) -> Iterator[Item]:
-        """The next events up to ``until`` (stopping at the first later one), in order; a run
-        of Lease renewals as one item (cut at ``until``).
-        """
-        peek = self._peek
-        while (item := peek()) is not None:
-            if type(item) is LeaseRun:
-                n = item.split(until)
-                if n < len(item):
-                    if n:
-                        self._head = item.tail(n)
-                        yield item.head(n)
-                    return
-            elif item.at > until:
-                return
-            self._head = None
-            yield item
-
-    def take(self, until: float) -> list[ev.Event]:
-        """The next events up to time ``until`` (stopping at the first later one), in order."""
-        out: list[ev.Event] = []
-        for item in self._items(until):
-            if type(item) is LeaseRun:
-                out += item.events()
-            elif type(item) is ScrapeValues:
-                out.append(item.event())
-            else:
-                out.append(typing.cast(ev.Event, item))
-        return out
-
-    def advance(self, until: float) -> list[ev.Event]:
-        """Fold the events up to ``until`` into the model; return them."""
-        events = self.take(until)
-        self.model.apply_all(events)
-        self.folded += len(events)
-        return events
-
-    def fold(self, until: float) -> int:
-        """Fold the events up to ``until`` into the model, as :meth:`advance` does, without
-        returning them; how many there were.
-
-        Runs of Lease renewals are folded whole (:meth:`ClusterModel.renew_leases`), not
-        event by event, and scrapes written as their values are gathered per target and
-        folded in bulk (:meth:`ClusterModel.fold_scrapes`) before anything else could read
-        that target's series: the same state, at a cost per node or series rather than per
-        renewal or sample.
-        """
-        runs: dict[ev.Target, ScrapeRun] = {}
-        n = self._fold(until, runs)
-        self._flush(runs)
-        return n
-
-    def _fold(self, until: float, runs: dict[ev.Target, ScrapeRun]) -> int:
-        """:meth:`fold`, leaving the scrapes gathered last in ``runs`` (not folded yet: a
-        seek in steps gathers them across its steps, :meth:`_flush` folds them).
-        """
-        model = self.model
-        apply = model.apply
-        renew = model.renew_leases
-        arrived = model.scrape_arrived
-        n = 0
-        for item in self._items(until):
-            kind = type(item)
-            if kind is LeaseRun:
-                lease_run = typing.cast(LeaseRun, item)
-                renew(lease_run.names, lease_run.renews, lease_run.ats)
-                n += len(lease_run)
-                continue
-            if kind is ScrapeValues:
-                scrape = typing.cast(ScrapeValues, item)
-                run = runs.get(scrape.target)
-                if run is None or run.names is not scrape.names or run.labels is not scrape.labels:
-                    if run is not None:
-                        model.fold_scrapes(run)
-                    run = runs[scrape.target] = ScrapeRun(
-                        scrape.target, scrape.names, scrape.labels
-                    )
-                arrived(scrape.target, scrape.at)
-                run.add(scrape.at, scrape.values)
-            else:
-                if runs and kind in _READS_SERIES:
-                    self._flush(runs)
-                apply(typing.cast(ev.Event, item))
-            n += 1
-        self.folded += n
-        return n
-
-    def _flush(self, runs: dict[ev.Target, ScrapeRun]) -> None:
-        """Fold the scrapes gathered in ``runs``; empty it."""
-        for run in runs.values():
-            self.model.fold_scrapes(run)
-        runs.clear()
-
-    def next_time(self) -> float | None:
-        """The time of the next event, or ``None`` at the end."""
-        item = self._peek()
-        return None if item is None else item.at

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ktop.model.cluster import ClusterModel, ModelConfig
+from ktop.model.cluster import ClusterModel
 from ktop.model.events import Event
-from ktop.record.reader import Cursor, Recording
+from ktop.model.model_inputs import ModelConfig
+from ktop.record.cursor import Cursor
+from ktop.record.reader import Recording
 from ktop.record.rotating import stored
 
 GAP_AFTER_S = 5.0

@@ -36,9 +36,10 @@ from typing import Any
 
 from ktop.model import events as ev
 from ktop.model.apf_requests import OTHERS
+from ktop.model.promql import INST
 from ktop.model.reading import key, split_key
 from ktop.model.series import kept_labels
-from ktop.model.signals import BY_METRIC, INST
+from ktop.model.signals import BY_METRIC
 
 _ADDRESS = re.compile(
     r"(?:https?://)?"

@@ -9,18 +9,20 @@ an array with at least its required fields. A value that does not fit raises
 
 The rules on length are those of the format (docs/recording-format.md): missing trailing
 fields take their defaults, extra trailing items are ignored.
+
+The field types are taken apart by :class:`ktop.model.plaindata.TypeWalk`, as for the
+plain encoding and decoding; this module says only how each kind is checked.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import types
-import typing
 from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
 from ktop.model.events import Sample
+from ktop.model.plaindata import TypeWalk
 from ktop.record.format import LATEST_TIME
 
 Check = Callable[[Any], Any]
@@ -98,14 +100,6 @@ def array(value: Any, what: str = "an array") -> list[Any]:
     return value
 
 
-def _optional_inner(tp: Any) -> Any | None:
-    if isinstance(tp, types.UnionType) or typing.get_origin(tp) is typing.Union:
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        if len(args) == 1 and len(typing.get_args(tp)) == 2:
-            return args[0]
-    return None
-
-
 def _sample(v: Any) -> Sample:
     """The hot path: most records of a recording are samples."""
     if type(v) is not list or len(v) < 3:
@@ -131,33 +125,21 @@ def _fails(dec: Check, value: Any) -> bool:
     return False
 
 
-_CHECKS: dict[Any, Check] = {}
+_SCALARS: dict[Any, Check] = {float: number, str: _str, int: _int, bool: _bool}
 
 
-def checked(tp: Any) -> Check:
-    """A function from plain data to a value of type ``tp`` that refuses wrong types with
-    :class:`RecordError` (built once per type).
-    """
-    out = _CHECKS.get(tp)
-    if out is None:
-        out = _CHECKS[tp] = _make(tp)
-    return out
+class _Checking(TypeWalk):
+    """Plain data to values, refusing wrong types with :class:`RecordError`."""
 
+    what = "checked decoding"
 
-def _make(tp: Any) -> Check:
-    if tp is float:
-        return number
-    if tp is str:
-        return _str
-    if tp is int:
-        return _int
-    if tp is bool:
-        return _bool
-    inner = _optional_inner(tp)
-    if inner is not None:
-        dec = checked(inner)
-        return lambda v: None if v is None else dec(v)
-    if isinstance(tp, type) and issubclass(tp, Enum):
+    def scalar(self, tp: type[Any]) -> Check:
+        return _SCALARS[tp]
+
+    def optional(self, inner_tp: Any, inner: Check) -> Check:
+        return lambda v: None if v is None else inner(v)
+
+    def enum(self, tp: type[Enum]) -> Check:
         enum = tp
         names = " / ".join(str(m.value) for m in enum)
 
@@ -168,40 +150,49 @@ def _make(tp: Any) -> Check:
                 raise RecordError(f"expected one of {names}, got {str(v)[:40]!r}") from None
 
         return dec_enum
-    origin = typing.get_origin(tp)
-    if origin is tuple:
-        args = typing.get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis:
-            item = checked(args[0])
-            return lambda v: tuple([item(x) for x in array(v)])
-        decs = [checked(a) for a in args]
-        n = len(decs)
+
+    def repeated(self, item: Check) -> Check:
+        return lambda v: tuple([item(x) for x in array(v)])
+
+    def fixed(self, items: list[Check]) -> Check:
+        n = len(items)
 
         def dec_tuple(v: Any) -> tuple[Any, ...]:
             if len(array(v)) != n:
                 raise RecordError(f"expected an array of {n} items, got {len(v)}")
-            return tuple([d(x) for d, x in zip(decs, v, strict=True)])
+            return tuple([d(x) for d, x in zip(items, v, strict=True)])
 
         return dec_tuple
-    if dataclasses.is_dataclass(tp):
-        cls = typing.cast(type, tp)
+
+    def record(self, cls: type[Any]) -> Check:
         if cls is Sample:
             return _sample
-        return _record(cls)
-    raise TypeError(f"no checked decoding for {tp!r}")
+        return _record(cls, self.fields(cls))
 
 
-def _record(cls: type[Any]) -> Check:
-    hints = typing.get_type_hints(cls)
-    fields = dataclasses.fields(cls)
-    decs = [(f.name, checked(hints[f.name])) for f in fields]
+_CHECKING = _Checking()
+_CHECKS = _CHECKING.built
+
+
+def checked(tp: Any) -> Check:
+    """A function from plain data to a value of type ``tp`` that refuses wrong types with
+    :class:`RecordError` (built once per type).
+    """
+    out = _CHECKS.get(tp)
+    if out is None:
+        out = _CHECKING(tp)
+    return out
+
+
+def _record(cls: type[Any], fields: list[tuple[dataclasses.Field[Any], Check]]) -> Check:
+    decs = [(f.name, dec) for f, dec in fields]
     n = len(decs)
     required = sum(
         1
-        for f in fields
+        for f, _ in fields
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
     )
-    timed = bool(fields) and fields[0].name == "at"
+    timed = bool(fields) and fields[0][0].name == "at"
     name = cls.__name__
 
     def dec_record(v: Any) -> Any:

@@ -21,7 +21,8 @@ import zstandard
 
 from ktop import __version__
 from ktop.model import events as ev
-from ktop.model.cluster import ClusterModel, ModelConfig
+from ktop.model.cluster import ClusterModel
+from ktop.model.model_inputs import ModelConfig
 from ktop.model.state import StateView, state_view
 from ktop.record.codec import ChunkEncoder, Marker
 from ktop.record.format import (

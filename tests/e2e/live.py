@@ -20,7 +20,8 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from ktop.hub import Hub
 from ktop.lab import Lab, kube
 from ktop.lab.config import write_kubeconfig
-from ktop.model.cluster import ClusterModel, ModelConfig
+from ktop.model.cluster import ClusterModel
+from ktop.model.model_inputs import ModelConfig
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.sources.live.components import TlsFiles
 from ktop.sources.live.options import LiveOptions

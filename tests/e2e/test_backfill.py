@@ -22,8 +22,9 @@ from prometheus_api_client import PrometheusConnect
 from ktop.lab import Lab
 from ktop.lab.util import http_json
 from ktop.model.area_apiservers import WRITE_VERBS
-from ktop.model.cluster import ClusterModel, ModelConfig
+from ktop.model.cluster import ClusterModel
 from ktop.model.events import Component, Event, MetricsScraped, SloDayCounted
+from ktop.model.model_inputs import ModelConfig
 from ktop.model.reading import key
 from ktop.model.slo import QUANTILE, SLI_FAMILIES, SLOS
 from ktop.model.values import Val

@@ -25,8 +25,9 @@ from ktop.lab import Lab, kube, prom
 from ktop.lab.util import http_get
 from ktop.model.events import LOAD_BALANCED
 from ktop.model.exposition import parse_exposition
-from ktop.model.series import NEEDS_TWO, SWITCHED
-from ktop.model.snapshot import ClusterSnapshot, EtcdView
+from ktop.model.series_window import NEEDS_TWO, SWITCHED
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_etcd import EtcdView
 from ktop.sources.live.options import LiveOptions
 from tests.e2e.cadence import (
     KTOP_DISCOVERY_S,

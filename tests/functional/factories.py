@@ -9,17 +9,10 @@ from ktop.analysis.findings import Finding, Severity
 from ktop.hub import Hub, Published
 from ktop.model.events import Area, PodWait
 from ktop.model.slo import SLOS
-from ktop.model.snapshot import (
-    ApfRow,
-    ApfSnapshot,
-    ApiserverRow,
-    ApiserversSnapshot,
-    ClusterSnapshot,
-    EtcdMemberRow,
-    EtcdSnapshot,
-    Freshness,
-    SloRow,
-)
+from ktop.model.snapshot import ClusterSnapshot, Freshness
+from ktop.model.snapshot_apf import ApfRow, ApfSnapshot
+from ktop.model.snapshot_apiservers import ApiserverRow, ApiserversSnapshot, SloRow
+from ktop.model.snapshot_etcd import EtcdMemberRow, EtcdSnapshot
 from ktop.model.snapshot_nodes import (
     DomainRollup,
     NodesSnapshot,

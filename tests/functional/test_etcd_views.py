@@ -7,7 +7,8 @@ from dataclasses import replace
 import pytest
 
 from ktop.model.events import Area, Component
-from ktop.model.snapshot import ClusterSnapshot, EtcdView
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_etcd import EtcdView
 from ktop.model.text import fmt_bytes
 from ktop.ui.app import KtopApp
 from ktop.ui.screens.drill import DrillScreen

@@ -17,7 +17,8 @@ from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel
 from ktop.model.text import fmt_clock
 from ktop.record.codec import Marker
-from ktop.record.reader import Cursor, Gap, Recording
+from ktop.record.cursor import Cursor
+from ktop.record.reader import Gap, Recording
 from ktop.sources.replay import ReplayPlayer, ReplaySource
 from ktop.ui.app import KtopApp
 from ktop.ui.screens.help import HelpScreen

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ktop.model.snapshot import ApfSnapshot, ApiserversSnapshot, ClusterSnapshot, EtcdSnapshot
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_apf import ApfSnapshot
+from ktop.model.snapshot_apiservers import ApiserversSnapshot
+from ktop.model.snapshot_etcd import EtcdSnapshot
 from ktop.model.snapshot_nodes import NodesSnapshot, NotReadyList, ZoneState
 from ktop.model.snapshot_scheduler import SchedulerSnapshot
 from ktop.model.values import Val

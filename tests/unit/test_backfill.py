@@ -17,7 +17,7 @@ import requests
 from ktop.analysis.rules import evaluate
 from ktop.analysis.trends import Direction
 from ktop.model.area_metrics_only import ZONE_KEY_SEP
-from ktop.model.cluster import ClusterModel, ModelConfig
+from ktop.model.cluster import ClusterModel
 from ktop.model.events import (
     FEED_PROMETHEUS_BACKFILL,
     Component,
@@ -29,6 +29,7 @@ from ktop.model.events import (
     ScrapeFailed,
     Target,
 )
+from ktop.model.model_inputs import ModelConfig
 from ktop.model.reading import key
 from ktop.model.signals import SIGNALS
 from ktop.model.snapshot_nodes import MetricsOnlyNodes, ZoneHealth, ZoneState

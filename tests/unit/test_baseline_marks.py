@@ -16,7 +16,8 @@ from ktop.model.events import Area
 from ktop.model.history import CHUNK_FRAMES, History
 from ktop.model.limits import BASELINE_MARK, BASELINE_MARK_FLOOR, ETCD_FSYNC_P99
 from ktop.model.reading import key
-from ktop.model.snapshot import ClusterSnapshot, EtcdSnapshot
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_etcd import EtcdSnapshot
 from tests.functional.factories import AT, busy_snapshot, member
 
 FSYNC = key("etcd.fsync_p99_s", "etcd-0")

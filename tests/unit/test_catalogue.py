@@ -18,7 +18,8 @@ from ktop.analysis.catalogue import BASELINE_CODES, BY_CODE, CATALOGUE
 from ktop.analysis.findings import Severity
 from ktop.analysis.rules import evaluate
 from ktop.model.events import Area, PodWait
-from ktop.model.snapshot import ClusterSnapshot, SloRow
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_apiservers import SloRow
 from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.snapshot_scheduler import QuotaUsage
 from ktop.model.values import Val

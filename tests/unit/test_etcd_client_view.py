@@ -7,7 +7,7 @@ import pytest
 
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import Component, MetricsScraped, Sample, Target
-from ktop.model.snapshot import EtcdView
+from ktop.model.snapshot_etcd import EtcdView
 from tests.unit.test_model_fixtures import _hist, _independent_quantile, _model, _samples, _text
 
 FIXTURE = "nri-k8s-1.35_kube-apiserver_metrics.prom"

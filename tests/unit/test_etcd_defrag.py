@@ -17,7 +17,8 @@ from ktop.analysis.triage.types import Role, Status, TriageReport, Verdict
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import Component, MetricsScraped, Target
 from ktop.model.exposition import parse_exposition
-from ktop.model.snapshot import ClusterSnapshot, EtcdMemberRow, EtcdSnapshot
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_etcd import EtcdMemberRow, EtcdSnapshot
 from ktop.model.values import Val
 from ktop.model.wanted import FAMILIES
 from ktop.sources.sim.simulator import Simulator
@@ -40,7 +41,7 @@ def _member(fixture: str) -> EtcdMemberRow:
     assert parsed.errors == ()
     model = ClusterModel()
     model.apply(MetricsScraped(1_000.0, Target(Component.ETCD, "etcd-0:2379"), parsed.samples))
-    (row,) = model.snapshot().etcd.members
+    (row,) = model.observe().etcd.members
     return row
 
 
@@ -87,9 +88,9 @@ def _played(*, defrag: bool, scenario: str = "steady", until_s: float = 150.0) -
     t = 0.0
     while t < until_s:
         model.apply_all(sim.advance(5.0))
-        model.snapshot()  # one history frame per step, as the hub publishes
+        model.observe()  # one history frame per step, as the hub publishes
         t += 5.0
-    return model.snapshot()
+    return model.observe()
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ktop.analysis.etcd_space import defrag_advice
 from ktop.model.limits import ETCD_FRAG_MIN_IN_USE
-from ktop.model.snapshot import EtcdMemberRow, EtcdSnapshot
+from ktop.model.snapshot_etcd import EtcdMemberRow, EtcdSnapshot
 from ktop.model.text import fmt_bytes
 from ktop.model.values import Val
 from ktop.ui.render.etcd import tables

@@ -70,7 +70,7 @@ def _read_all(data: bytes, tmp_path: Path) -> None:
             rec.cursor(at)
         cur = rec.cursor(rec.start)
         cur.advance(rec.end)
-        cur.model.snapshot()
+        cur.model.observe()
         assert info(rec)
 
 

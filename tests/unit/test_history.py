@@ -98,9 +98,9 @@ def test_backfill_is_not_blocked_by_a_snapshot_taken_before_any_data() -> None:
     from ktop.model.events import HistoryBackfilled
 
     model = ClusterModel()
-    model.snapshot()  # what the app does before its sources start: the clock is still 0
+    model.observe()  # what the hub does before the sources start: the clock is still 0
     model.apply(HistoryBackfilled(T0, (("a|", ((T0 - 60, 1.0), (T0 - 45, 2.0))),)))
-    assert model.snapshot().history.points("a|") == ((T0 - 60, 1.0), (T0 - 45, 2.0))
+    assert model.observe().history.points("a|") == ((T0 - 60, 1.0), (T0 - 45, 2.0))
 
 
 values = st.one_of(st.none(), st.floats(-1e6, 1e6, allow_nan=False, width=32))
@@ -181,3 +181,24 @@ def test_backfill_records_the_span_it_added_and_the_state_keeps_it() -> None:
     h.backfill({"a|": [(980.0, 5.0), (990.0, 6.0), (1000.0, 7.0), (1010.0, 8.0)]})
     assert h.view().backfilled == (980.0, 990.0)
     assert History.from_state(h.to_state()).view().backfilled == (980.0, 990.0)
+
+
+def test_a_snapshot_reads_the_history_and_only_observing_adds_a_frame() -> None:
+    from ktop.model.cluster import ClusterModel
+
+    sim = Simulator("steady", nodes=30, seed=3)
+    model = ClusterModel()
+    model.apply_all(sim.start())
+    for _ in range(3):
+        model.apply_all(sim.advance(5.0))
+        model.observe()
+    frames = list(model.history.frames())
+    assert len(frames) == 3
+    model.apply_all(sim.advance(5.0))
+    for _ in range(3):  # a snapshot is a read: the history is as the last observe left it
+        assert model.snapshot().history == model.history.view()
+    assert list(model.history.frames()) == frames
+    observed = model.observe()
+    after = list(model.history.frames())
+    assert after[:3] == frames and len(after) == 4 and after[-1][0] == model.now
+    assert observed.history == model.history.view()

@@ -31,13 +31,13 @@ class SlowModel(ClusterModel):
         self.in_snapshot = False
         self.folded_during_snapshot = 0
 
-    def snapshot(self) -> ClusterSnapshot:
+    def observe(self) -> ClusterSnapshot:
         self.snapshot_threads.append(threading.get_ident())
         self.in_snapshot = True
         self.started.set()
         self.release.wait(5)
         try:
-            return super().snapshot()
+            return super().observe()
         finally:
             self.in_snapshot = False
 

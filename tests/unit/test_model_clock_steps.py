@@ -31,13 +31,13 @@ def test_ticks_within_a_step_leave_the_scheduler_area_alone() -> None:
     m = _model_with_a_pending_pod()
     start = 10 * STEP + 10_000  # the start of a step
     m.apply(ClockTick(start))
-    first = m.snapshot().scheduler
+    first = m.observe().scheduler
     assert first.oldest_pending_s.value == start - CREATED
     for dt in range(1, int(STEP)):
         m.apply(ClockTick(start + dt))
-        assert m.snapshot().scheduler is first  # not rebuilt: nothing to redraw
+        assert m.observe().scheduler is first  # not rebuilt: nothing to redraw
     m.apply(ClockTick(start + STEP))
-    later = m.snapshot().scheduler
+    later = m.observe().scheduler
     assert later is not first
     assert later.oldest_pending_s.value == start + STEP - CREATED
 
@@ -50,7 +50,7 @@ def test_a_rebuild_mid_step_shows_the_steps_start() -> None:
     m.apply(ClockTick(start + 3))
     other = PendingPodRecord("default", "web-1", start + 2, PodWait.UNSCHEDULABLE)
     m.apply(PendingPodUpserted(start + 3, other))
-    assert m.snapshot().scheduler.oldest_pending_s.value == start - CREATED
+    assert m.observe().scheduler.oldest_pending_s.value == start - CREATED
 
 
 def test_a_model_rebuilt_from_a_keyframe_mid_step_shows_what_the_live_one_shows() -> None:
@@ -58,7 +58,7 @@ def test_a_model_rebuilt_from_a_keyframe_mid_step_shows_what_the_live_one_shows(
     start = 10 * STEP + 10_000
     for dt in range(int(STEP) - 1):
         live.apply(ClockTick(start + dt))
-        live.snapshot()
+        live.observe()
     state = msgpack.unpackb(msgpack.packb(export_state(live)), strict_map_key=False)
     copy = import_state(state)
-    assert copy.snapshot().scheduler == live.snapshot().scheduler
+    assert copy.observe().scheduler == live.observe().scheduler

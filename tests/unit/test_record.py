@@ -22,7 +22,8 @@ from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.state import KEYFRAME_HISTORY_STEP_S
 from ktop.record.codec import LEASE_RUN, Marker
 from ktop.record.format import FORMAT_VERSION, FRAME_SIZE, PREAMBLE, FormatError, Kind
-from ktop.record.reader import Recording, _stream
+from ktop.record.payload import stream as _stream
+from ktop.record.reader import Recording
 from ktop.record.session import Recorder
 from ktop.record.writer import RecordingWriter, WriterSettings
 from ktop.sources.sim.simulator import Simulator

@@ -9,7 +9,8 @@ from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel
 from ktop.record.codec import NODE_TOUCH_RUN
 from ktop.record.format import FRAME_SIZE
-from ktop.record.reader import Recording, _stream
+from ktop.record.payload import stream as _stream
+from ktop.record.reader import Recording
 from ktop.record.writer import RecordingWriter, WriterSettings
 
 READY = ev.NodeRecord("n1", "r", "z", "k", ev.Readiness.TRUE, 0.0)

@@ -14,7 +14,8 @@ from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel
 from ktop.record.codec import SCRAPE_VALUES, ChunkDecoder
 from ktop.record.format import FORMAT_VERSION, PREAMBLE
-from ktop.record.reader import Recording, _stream
+from ktop.record.payload import stream as _stream
+from ktop.record.reader import Recording
 from ktop.record.session import Recorder
 from ktop.record.strict import RecordError
 from ktop.record.writer import WriterSettings

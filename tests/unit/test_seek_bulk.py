@@ -17,12 +17,15 @@ import pytest
 from ktop.hub import Hub
 from ktop.model import events as ev
 from ktop.model.area_nodes import NodesState
-from ktop.model.cluster import ClusterModel, ModelConfig
+from ktop.model.cluster import ClusterModel
+from ktop.model.model_inputs import ModelConfig
 from ktop.model.plaindata import from_plain, to_plain
-from ktop.model.series import IDENTITY, ScrapeRun, TargetSeries
+from ktop.model.series import ScrapeRun, TargetSeries
+from ktop.model.series_window import IDENTITY
 from ktop.model.slo import SLI_FAMILIES
 from ktop.model.state import _node_records, export_state
-from ktop.record.reader import Cursor, Recording
+from ktop.record.cursor import Cursor
+from ktop.record.reader import Recording
 from ktop.record.session import Recorder
 from ktop.record.writer import WriterSettings
 from ktop.sources.sim.simulator import Simulator

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 import pytest
 
 from ktop.model.events import LOAD_BALANCED, Component, Sample, Target
-from ktop.model.series import NEEDS_TWO, SWITCHED, TargetSeries
+from ktop.model.series import TargetSeries
+from ktop.model.series_window import NEEDS_TWO, SWITCHED
 
 ETCD = Target(Component.ETCD, "e0")
 API = Target(Component.APISERVER, "a0")

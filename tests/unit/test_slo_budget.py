@@ -21,7 +21,8 @@ from ktop.model.cluster import ClusterModel
 from ktop.model.events import LOAD_BALANCED, Component, MetricsScraped, SloDayCounted, Target
 from ktop.model.exposition import parse_exposition
 from ktop.model.slo_budget import DAY_FRESH_S
-from ktop.model.snapshot import ApiserverRow, ClusterSnapshot, SloRow
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_apiservers import ApiserverRow, SloRow
 from ktop.model.state import export_state, import_state
 from ktop.model.wanted import FAMILIES
 from ktop.ui.render.apiservers import tables

@@ -15,7 +15,8 @@ from ktop.analysis.findings import Finding, Severity
 from ktop.analysis.fleet import CellSummary, rank
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import ApfRequestsRead, ApfTalker, Area
-from ktop.model.snapshot import ApfRow, ApfSnapshot, EtcdApiserverView, EtcdRequestRow
+from ktop.model.snapshot_apf import ApfRow, ApfSnapshot
+from ktop.model.snapshot_etcd import EtcdApiserverView, EtcdRequestRow
 from ktop.model.snapshot_nodes import DomainRollup, rack_order
 from ktop.model.snapshot_scheduler import MetricsOnlyScheduler, QuotaUsage
 from ktop.model.values import Val

@@ -21,7 +21,7 @@ from ktop.model.events import (
     Target,
     TargetGone,
 )
-from ktop.model.snapshot import TALKER_WINDOW_S
+from ktop.model.snapshot_apf import TALKER_WINDOW_S
 from ktop.model.state import export_state, import_state
 from ktop.record.redact import Redactor
 from ktop.sources.sim.simulator import Simulator

@@ -19,7 +19,8 @@ from ktop.analysis.findings import Severity
 from ktop.analysis.triage.baseline import BaselineSource
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.reading import key as signal_key
-from ktop.model.snapshot import ApiserverRow, ClusterSnapshot
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_apiservers import ApiserverRow
 from ktop.model.values import Val
 
 NOT_COLLECTED = "not collected by ktop"

@@ -20,7 +20,9 @@ from ktop.analysis.triage.evidence import (
 )
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.reading import key as signal_key
-from ktop.model.snapshot import ApiserverRow, ClusterSnapshot, SloRow, TalkerRow
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_apf import TalkerRow
+from ktop.model.snapshot_apiservers import ApiserverRow, SloRow
 from ktop.model.values import Val
 
 

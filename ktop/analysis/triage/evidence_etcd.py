@@ -17,7 +17,7 @@ from ktop.analysis.triage.evidence import (
 )
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.reading import key as signal_key
-from ktop.model.snapshot import EtcdMemberRow
+from ktop.model.snapshot_etcd import EtcdMemberRow
 from ktop.model.values import Val
 
 

@@ -14,7 +14,7 @@ from ktop.analysis.findings import Severity
 from ktop.model.events import Area
 from ktop.model.limits import ETCD_DEFRAG_INFLIGHT, PENDING_MIN_PODS, PENDING_PER_NODE
 from ktop.model.signals import BY_METRIC
-from ktop.model.snapshot import TALKER_WINDOW_S
+from ktop.model.snapshot_apf import TALKER_WINDOW_S
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,8 @@ from ktop.analysis.trends import Trend
 from ktop.analysis.triage.diagnosis import Headline, headline
 from ktop.analysis.triage.timeline import TimelineEvent
 from ktop.analysis.triage.types import Evidence, PathResult, Role, TriageReport
-from ktop.model.snapshot import ClusterSnapshot, TalkersView
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_apf import TalkersView
 from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.values import Val
 

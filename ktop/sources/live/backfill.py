@@ -6,11 +6,11 @@ Two kinds of read, once, when ktop starts with ``--prometheus``:
   of a range selector (``name{job=~"..."}[300s]``) returns Prometheus' raw
   samples with their scrape timestamps. They become the same
   ``MetricsScraped`` events a scrape gives (one per target and timestamp),
-  so ktop's own math (``ktop/model/series.py``) computes rates and
+  so ktop's own math (``ktop/model/series_window.py``) computes rates and
   quantiles over the window from the first frame, and nothing is shown as
   lifetime-only when Prometheus holds the data;
 * **the last hour of every history signal**: one range query per signal of
-  ``ktop/model/signals.py`` (the PromQL there: ``rate`` over the window,
+  ``ktop/model/signals.py`` (the PromQL of its readings: ``rate`` over the window,
   ``histogram_quantile`` on summed bucket rates), folded into the history
   as a ``HistoryBackfilled`` event.
 

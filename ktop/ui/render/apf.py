@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from ktop.model.limits import APF_SEATS
-from ktop.model.snapshot import ApfRow, ApfSnapshot, TalkerRow, TalkersView
+from ktop.model.snapshot_apf import ApfRow, ApfSnapshot, TalkerRow, TalkersView
 from ktop.model.text import counted, fmt_duration, fmt_pct, fmt_rate, fmt_si, fmt_val
 from ktop.model.values import Val, ratio, sum_vals
 from ktop.ui.render.level import (

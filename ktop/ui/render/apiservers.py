@@ -9,7 +9,7 @@ from rich.text import Text
 from ktop.model.events import LOAD_BALANCED
 from ktop.model.limits import API_SKEW, API_SLO_BUDGET
 from ktop.model.slo import SLOS
-from ktop.model.snapshot import ApiserverRow, ApiserversSnapshot, SloRow
+from ktop.model.snapshot_apiservers import ApiserverRow, ApiserversSnapshot, SloRow
 from ktop.model.text import (
     fmt_age,
     fmt_bytes,

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from ktop.model.extractors import reclaimable_bytes
 from ktop.model.limits import ETCD_CLIENT_ERRORS, ETCD_COMMIT_P99, ETCD_LEADER_CHANGES
-from ktop.model.snapshot import (
+from ktop.model.snapshot_etcd import (
     EtcdApiserverView,
     EtcdClientRow,
     EtcdMemberRow,

@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from rich.text import Text
 
 from ktop.model.events import Area
-from ktop.model.snapshot import ApfSnapshot, ClusterSnapshot, Freshness, TalkersView
+from ktop.model.snapshot import ClusterSnapshot, Freshness
+from ktop.model.snapshot_apf import ApfSnapshot, TalkersView
 from ktop.model.text import fmt_age, short_instance, truncate
 from ktop.model.values import Val
 from ktop.ui.render.level import STYLE, Level

@@ -1,0 +1,136 @@
+"""The etcd area's snapshot: its members, and etcd as the apiservers see it (see
+:mod:`ktop.model.snapshot`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from ktop.model.values import Val, ratio
+
+# --------------------------------------------------------------------------
+# etcd
+
+
+@dataclass(frozen=True, slots=True)
+class EtcdMemberRow:
+    """One etcd member."""
+
+    instance: str
+    is_leader: Val
+    has_leader: Val
+    leader_changes: Val
+    """Increase of ``etcd_server_leader_changes_seen_total`` over the window."""
+    wal_fsync_p50_s: Val
+    wal_fsync_p99_s: Val
+    backend_commit_p99_s: Val
+    proposals_pending: Val
+    proposals_failed_per_s: Val
+    db_size_bytes: Val
+    db_in_use_bytes: Val
+    quota_bytes: Val
+    fragmentation: Val
+    """1 - in_use / total."""
+    peer_rtt_p99_s: Val
+    defrag_inflight: Val
+    """``etcd_disk_defrag_inflight``: 1 while the member defragments (it then blocks
+    reads and writes), 0 otherwise; unknown before etcd 3.4.18, which does not expose it."""
+    last_ok: float | None
+    error: str = ""
+
+    @property
+    def defragmenting(self) -> bool:
+        """True while the member reports a defragmentation in progress."""
+        return (self.defrag_inflight.value or 0.0) >= 1.0
+
+    @property
+    def db_quota_ratio(self) -> Val:
+        """Db size / quota."""
+        return ratio(self.db_size_bytes, self.quota_bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class EtcdClientRow:
+    """etcd as one apiserver instance sees it (its etcd client metrics)."""
+
+    instance: str
+    requests_per_s: Val
+    """``rate(etcd_requests_total)``."""
+    errors_per_s: Val
+    """``rate(etcd_request_errors_total)``."""
+    p50_s: Val
+    p99_s: Val
+    """Quantiles of ``etcd_request_duration_seconds`` over every operation."""
+    storage_bytes: Val
+    """``apiserver_storage_size_bytes`` (older: ``apiserver_storage_db_total_size_in_bytes``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EtcdRequestRow:
+    """One (resource, operation) of the apiservers' etcd requests, over all instances."""
+
+    resource: str
+    """``resource.group`` as in ``apiserver_storage_objects`` (the ``type`` label before 1.34)."""
+    operation: str
+    requests_per_s: Val
+    errors_per_s: Val
+    p99_s: Val
+
+
+@dataclass(frozen=True, slots=True)
+class EtcdApiserverView:
+    """etcd as the apiservers see it: the only etcd view on managed clusters."""
+
+    instances: tuple[EtcdClientRow, ...]
+    requests: tuple[EtcdRequestRow, ...]
+    """Slowest first (by p99), then busiest."""
+    objects: tuple[tuple[str, Val], ...]
+    """``apiserver_storage_objects`` per resource (the largest instance's count), largest
+    first; -1 (a failed count) is unknown."""
+    storage_bytes: Val
+    """The largest storage size any apiserver reports."""
+    unknown_reason: str = ""
+    """Why there is no view (no apiserver exposes etcd client metrics)."""
+
+
+class EtcdView(StrEnum):
+    """Which etcd view the pane shows."""
+
+    MEMBERS = "members"
+    APISERVER = "apiserver"
+    BOTH = "both"
+    NONE = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class EtcdSnapshot:
+    """The etcd cluster."""
+
+    members: tuple[EtcdMemberRow, ...]
+    leader: str
+    """Instance that reports ``etcd_server_is_leader 1``; empty if none does."""
+    leader_known: bool
+    """False when no member could be read."""
+    unknown_reason: str = ""
+    """Why the members are unknown (empty when at least one was read)."""
+    apiserver_view: EtcdApiserverView | None = None
+    """etcd as the apiservers see it (None when the source reads no apiserver)."""
+
+    @property
+    def answering(self) -> tuple[EtcdMemberRow, ...]:
+        """The members whose last scrape answered (the others say why in ``error``)."""
+        return tuple(m for m in self.members if not m.error)
+
+    @property
+    def view(self) -> EtcdView:
+        """Members, the apiservers' view, both, or none."""
+        members = bool(self.answering) or (
+            bool(self.members) and any(m.last_ok is not None for m in self.members)
+        )
+        apiserver = self.apiserver_view is not None and not self.apiserver_view.unknown_reason
+        if members and apiserver:
+            return EtcdView.BOTH
+        if members:
+            return EtcdView.MEMBERS
+        return EtcdView.APISERVER if apiserver else EtcdView.NONE

@@ -54,6 +54,9 @@ class ClusterModel(AreaViews):
         self.apf_requests = TalkerWindow()
         """Recent APF request dumps per instance (top talkers)."""
         self.feeds: dict[str, InputHealth] = {}
+        self.listing: dict[str, tuple[int, int | None]] = {}
+        """Feeds whose initial list is under way: objects listed so far, and how many the
+        apiserver said there are (None: it did not say)."""
         self.nodes = NodesState()
         self._nodes_cfg = NodesConfig(
             self.config.rack_label,
@@ -103,6 +106,7 @@ class ClusterModel(AreaViews):
             ev.ApiserverIdentities: self._identities,
             ev.SourceStarted: self._source,
             ev.FeedSynced: self._feed_synced,
+            ev.FeedProgress: self._feed_progress,
             ev.FeedFailed: self._feed_failed,
             ev.ObjectsSkipped: self._objects_skipped,
             ev.SelfCost: self._self_cost,
@@ -289,6 +293,12 @@ class ClusterModel(AreaViews):
     def _feed_synced(self, e: ev.FeedSynced) -> None:
         h = self.feeds.setdefault(e.feed, InputHealth())
         h.synced, h.error, h.last_ok = True, "", e.at
+        self.listing.pop(e.feed, None)
+        self._dirty.add(FEED_AREAS.get(e.feed, Area.NODES))
+
+    def _feed_progress(self, e: ev.FeedProgress) -> None:
+        self.feeds.setdefault(e.feed, InputHealth())  # read, not yet listed whole
+        self.listing[e.feed] = (e.listed, e.expected)
         self._dirty.add(FEED_AREAS.get(e.feed, Area.NODES))
 
     def _feed_failed(self, e: ev.FeedFailed) -> None:

@@ -27,6 +27,7 @@ from ktop.model.series import TargetSeries
 from ktop.model.signals import read_signals
 from ktop.model.slo_budget import DAY_FRESH_S, InstanceBudget
 from ktop.model.snapshot import STALE_AFTER_S, ClusterSnapshot, Freshness
+from ktop.model.text import listing_text
 
 
 class AreaViews:
@@ -63,6 +64,7 @@ class AreaViews:
     _cache: dict[Area, Any]
     _seq: int
     _waiting_shown: str
+    listing: dict[str, tuple[int, int | None]]
 
     def _lb_shown(self) -> bool:
         """True when the data read through the load-balanced address is the apiservers'
@@ -168,6 +170,13 @@ class AreaViews:
         apiservers, _ = self._component(Component.APISERVER)
         return replace(self._scheduler(), bindings_per_s=bindings_per_s(apiservers))
 
+    def _first_list(self, feed: str) -> tuple[int, int | None] | None:
+        """How far ``feed``'s first list is (listed, expected) while it is under way; None
+        once listed (a relist after a 410 keeps what the feed had meanwhile).
+        """
+        health = self.feeds.get(feed)
+        return None if health is None or health.synced else self.listing.get(feed)
+
     def _scheduler(self) -> Any:
         series, health = self._component(Component.SCHEDULER)
         known, reason = self._feed_state(ev.FEED_PENDING_PODS)
@@ -176,6 +185,9 @@ class AreaViews:
         )
         quotas_known, _ = self._feed_state(ev.FEED_QUOTAS)
         events_known, _ = self._feed_state(ev.FEED_EVENTS)
+        listed = self._first_list(ev.FEED_PENDING_PODS)
+        if listed is not None:  # part of the pending pods: not known yet
+            known, reason = False, reason or listing_text("pending pods", *listed)
         if self.metrics_only:
             reason = f"metrics-only ({self.metrics_only}): pods are not read"
             sched_view = build_metrics_only_scheduler(self.metrics_only, series, failures)
@@ -203,7 +215,11 @@ class AreaViews:
         leases_known, _ = self._feed_state(ev.FEED_LEASES)
         if self.metrics_only:
             return self._metrics_only_nodes()
-        return build_nodes(
+        listed = self._first_list(ev.FEED_NODES)
+        if listed is not None:  # part of the nodes: not known, however healthy they look
+            nodes_known = False
+            nodes_reason = nodes_reason or listing_text("nodes", *listed)
+        snap = build_nodes(
             self.nodes,
             self.now,
             self._nodes_cfg,
@@ -211,6 +227,7 @@ class AreaViews:
             nodes_reason=nodes_reason,
             leases_known=leases_known,
         )
+        return snap if listed is None else replace(snap, listed=listed)
 
     def _metrics_only_nodes(self) -> Any:
         series, health = self._component(Component.CONTROLLER_MANAGER)

@@ -74,6 +74,7 @@ from ktop.model.source_events import (
     PACE_BEHIND_RATIO,
     ClockTick,
     FeedFailed,
+    FeedProgress,
     FeedSynced,
     HistoryBackfilled,
     MetricsOnlyMode,
@@ -106,6 +107,7 @@ Event = (
     | SourceStarted
     | FeedSynced
     | FeedFailed
+    | FeedProgress
     | ObjectsSkipped
     | SelfCost
     | SimPace
@@ -147,6 +149,7 @@ __all__ = [
     "Component",
     "Event",
     "FeedFailed",
+    "FeedProgress",
     "FeedSynced",
     "HistoryBackfilled",
     "Labels",

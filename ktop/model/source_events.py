@@ -34,6 +34,19 @@ class FeedSynced:
 
 
 @dataclass(frozen=True, slots=True)
+class FeedProgress:
+    """A feed's initial list is under way: a page arrived (until its ``FeedSynced``)."""
+
+    at: float
+    feed: str
+    listed: int
+    """Objects listed so far."""
+    expected: int | None = None
+    """Objects listed so far plus the apiserver's ``remainingItemCount`` (an estimate:
+    the list goes on while objects come and go); None when the apiserver does not say."""
+
+
+@dataclass(frozen=True, slots=True)
 class FeedFailed:
     """A feed could not be read; the data it feeds is unknown until it recovers."""
 

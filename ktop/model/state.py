@@ -229,6 +229,7 @@ def export_state(model: ClusterModel) -> dict[str, Plain]:
         "apf_requests": [[to_plain(r) for r in q] for q in model.apf_requests.readings.values()],
         "apf_requests_errors": [[i, why] for i, why in model.apf_requests.errors.items()],
         "feeds": [[f, _health(h)] for f, h in model.feeds.items()],
+        "listing": [[f, n, of] for f, (n, of) in model.listing.items()],
         "nodes": {
             "leases": [list(model.nodes.leases.keys()), list(model.nodes.leases.values())],
             "nodes": [to_plain(n) for n in model.nodes.nodes.values()],
@@ -327,6 +328,9 @@ def import_state(state: dict[str, Plain], config: ModelConfig | None = None) -> 
     ids = state.get("identities")
     m.identities = None if ids is None else tuple(ids)
     m.metrics_only = str(state.get("metrics_only", ""))
+    m.listing = {
+        str(f): (int(n), None if of is None else int(of)) for f, n, of in state.get("listing", [])
+    }
     m.readiness = {
         str(label): tuple((str(v), int(r), int(n)) for v, r, n in rows)
         for label, rows in state.get("readiness", [])

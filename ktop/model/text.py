@@ -240,3 +240,11 @@ def fmt_age(seconds: float | None) -> str:
     if s < 86400:
         return f"{s // 3600}h"
     return f"{s // 86400}d"
+
+
+def listing_text(what: str, listed: int, expected: int | None) -> str:
+    """How far a first list is, as a pane says it: ``nodes 41,500 / ~100,000 listed so
+    far`` (``expected`` None: the apiserver did not say how many there are).
+    """
+    of = f" / ~{expected:,}" if expected is not None else ""
+    return f"{what} {listed:,}{of} listed so far"

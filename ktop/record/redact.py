@@ -85,6 +85,7 @@ VERBATIM_FIELDS = frozenset(
         ("WarningEvent", "object_kind"),
         ("SourceStarted", "kind"),
         ("FeedSynced", "feed"),
+        ("FeedProgress", "feed"),
         ("FeedFailed", "feed"),
         ("ObjectsSkipped", "feed"),
         ("NodeReadinessByLabel", "label"),
@@ -398,6 +399,7 @@ class Redactor:
                 ev.NodeReadinessByLabel()
                 | ev.ClockTick()
                 | ev.FeedSynced()
+                | ev.FeedProgress()
                 | ev.LeasesSampled()
                 | ev.SimPace()
             ):

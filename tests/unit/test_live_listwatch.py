@@ -219,3 +219,90 @@ async def test_nodes_are_listed_with_metadata_and_watched_without(sleeps: list[f
     assert ups == [("n1", "z1", "r7", "True"), ("n1", "z1", "r7", "False")]
     assert wanted == ["n1", "n2"]
     assert [e.name for e in emit.of(NodeDeleted)] == ["n1"]
+
+
+async def test_a_long_list_says_how_far_it_is_after_each_page(sleeps: list[float]) -> None:
+    from ktop.model.cluster import ClusterModel
+    from ktop.model.events import FEED_NODES, FeedProgress
+
+    hold = asyncio.Event()
+    total = 5
+    names = [f"q{i}" for i in range(total)]
+
+    def route(c: Call) -> Answer:
+        if c.verb == "watch":
+            return Answer(lines=[], hold=hold)
+        page = int(str(c.query.get("continue") or "0"))
+        items = [quota(n, str(page + i)) for i, n in enumerate(names[page : page + 2])]
+        after = page + len(items)
+        meta: dict[str, Any] = {"resourceVersion": "10"}
+        if after < total:  # as the apiserver: the token, and how many are left
+            meta = {"continue": str(after), "remainingItemCount": total - after}
+        return Answer(body={"metadata": meta, "items": items})
+
+    lw, _ = make(route)
+    emit = Recorder()
+    await run_until(lw, emit, lambda: bool(emit.of(FeedSynced)))
+    progress = emit.of(FeedProgress)
+    # after each page but the last: listed so far, and listed + remainingItemCount
+    assert [(p.feed, p.listed, p.expected) for p in progress] == [
+        ("resourcequotas", 2, total),
+        ("resourcequotas", 4, total),
+    ]
+    # progress comes after the page's objects and before the next page's
+    order = [type(e).__name__ for e in emit.events if not isinstance(e, FeedSynced)]
+    assert order.index("FeedProgress") == 2
+
+    # in the model, the nodes pane says how far its list is until the list is done
+    model = ClusterModel()
+    model.apply(FeedProgress(1.0, FEED_NODES, 41_500, 100_000))
+    snap = model.snapshot().nodes
+    assert not snap.nodes_known and snap.listed == (41_500, 100_000)
+    assert snap.nodes_reason == "nodes 41,500 / ~100,000 listed so far"
+    model.apply(FeedProgress(2.0, FEED_NODES, 42_000, None))
+    assert model.snapshot().nodes.nodes_reason == "nodes 42,000 listed so far"
+    model.apply(FeedSynced(3.0, FEED_NODES))
+    done = model.snapshot().nodes
+    assert done.nodes_known and done.listed is None and not model.listing
+
+
+def test_the_nodes_panel_says_how_far_the_first_list_is_instead_of_question_marks() -> None:
+    from ktop.model.cluster import ClusterModel
+    from ktop.model.events import FEED_NODES, FeedProgress, NodeRecord, NodeUpserted, Readiness
+    from ktop.ui.render.level import Level
+    from ktop.ui.render.nodes import panel
+
+    model = ClusterModel()
+    # the first page: two Ready nodes of zone a, 98 more to come
+    for name in ("n1", "n2"):
+        rec = NodeRecord(name, "r", "a", "", Readiness.TRUE, None)
+        model.apply(NodeUpserted(1.0, rec))
+    model.apply(FeedProgress(1.0, FEED_NODES, 2, 100))
+    shown = panel(model.snapshot().nodes, None, rows=8, width=80)
+    assert "nodes 2 / ~100 listed so far" in shown.plain
+    assert "? ready" not in shown.plain
+    assert shown.level is Level.UNKNOWN  # a partial list is never called healthy
+
+
+def test_pending_pods_are_unknown_while_their_first_list_is_under_way() -> None:
+    from ktop.model.cluster import ClusterModel
+    from ktop.model.events import (
+        FEED_PENDING_PODS,
+        FeedProgress,
+        PendingPodRecord,
+        PendingPodUpserted,
+        PodWait,
+    )
+
+    model = ClusterModel()
+    pod = PendingPodRecord("ns", "p1", 0.0, PodWait.UNSCHEDULABLE)
+    model.apply(PendingPodUpserted(1.0, pod))
+    model.apply(FeedProgress(1.0, FEED_PENDING_PODS, 500, 40_000))
+    s = model.snapshot().scheduler
+    assert not s.pods_known and s.pods_reason == "pending pods 500 / ~40,000 listed so far"
+    model.apply(FeedSynced(2.0, FEED_PENDING_PODS))
+    s = model.snapshot().scheduler
+    assert s.pods_known and not s.pods_reason
+    # a relist after a 410 keeps what the feed had: still known while it pages
+    model.apply(FeedProgress(3.0, FEED_PENDING_PODS, 500, 40_000))
+    assert model.snapshot().scheduler.pods_known

@@ -49,6 +49,7 @@ EXEMPT: dict[str, str] = {
     "SourceStarted.kind": "one of ktop's own source kinds (live, demo, bundle, replay)",
     "SourceStarted.context": IDENTIFIER + " (the kubeconfig context's name)",
     "FeedSynced.feed": "one of ktop's own feed names (events.FEED_*)",
+    "FeedProgress.feed": "one of ktop's own feed names (events.FEED_*)",
     "FeedFailed.feed": "one of ktop's own feed names (events.FEED_*)",
     "ObjectsSkipped.feed": "one of ktop's own feed names (events.FEED_*)",
     "SelfCost.priority_level": IDENTIFIER + " (an APF object's name from a response header)",

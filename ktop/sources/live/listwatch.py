@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ktop.model.events import Event, FeedFailed, FeedSynced, ObjectsSkipped
+from ktop.model.events import Event, FeedFailed, FeedProgress, FeedSynced, ObjectsSkipped
 from ktop.sources.base import Emit
 from ktop.sources.live.errors import ApiError
 from ktop.sources.live.reads import Resource
@@ -28,6 +28,16 @@ __all__ = ["NO_OBJECT", "Backoff", "GoneError", "Handler", "ListWatch", "Resourc
 
 Item = dict[str, Any]
 """An object as JSON, or for Tables ``{"metadata": ..., "cells": {column: value}}``."""
+
+
+def _expected(seen: set[str], meta: dict[str, Any]) -> int | None:
+    """Objects listed so far plus the page's ``remainingItemCount`` (None when absent:
+    the apiserver leaves it out for a list with a label or field selector).
+    """
+    remaining = meta.get("remainingItemCount")
+    if type(remaining) is int and remaining >= 0:
+        return len(seen) + remaining
+    return None
 
 
 class Handler(Protocol):
@@ -195,11 +205,13 @@ class ListWatch:
                 if key is not None:
                     seen.add(key)
             events.extend(self.skipped_event(before, now))
-            emit(events)
             meta = body.get("metadata") or {}
             if not isinstance(meta, dict):
                 meta = {}
             cont = str(meta.get("continue") or "")
+            if cont:  # more pages: say how far the list is (the pane shows it)
+                events.append(FeedProgress(now, self.r.feed, len(seen), _expected(seen, meta)))
+            emit(events)
             if not cont:
                 self.rv = str(meta.get("resourceVersion") or "")
                 break

@@ -6,8 +6,13 @@ from collections.abc import Callable
 
 from rich.text import Text
 
-from ktop.model.snapshot_nodes import DomainRollup, NodesSnapshot, NotReadyList, NotReadyNode
-from ktop.model.text import fmt_age, fmt_count, fmt_duration, fmt_rate, fmt_val
+from ktop.model.snapshot_nodes import (
+    DomainRollup,
+    NodesSnapshot,
+    NotReadyList,
+    NotReadyNode,
+)
+from ktop.model.text import fmt_age, fmt_count, fmt_duration, fmt_rate, fmt_val, listing_text
 from ktop.model.values import Val, max_val
 from ktop.ui.render.level import (
     STYLE,
@@ -75,6 +80,8 @@ def panel(
     ready = f"{fmt_count(n.ready)}/{fmt_count(n.total)}" if n.nodes_known else "?"
     unhealthy = fmt_count(n.not_ready + n.unknown) if n.nodes_known else "?"
     summary = f"{ready} ready · {unhealthy} not ready"
+    if n.listed is not None:  # the first list is under way: say how far, not "?"
+        summary = listing_text("nodes", *n.listed)
     summary += f" · max lease lag {fmt_val(lag, fmt_duration)}"
     wide = width >= WIDE
     spec: list[tuple[str, int]] = [("ready/total", 13), ("NR+Unk", 7), ("state", 17)]

@@ -13,9 +13,21 @@ from typing import Any
 
 import aiohttp
 
+from ktop.sources.live.body import ACCEPT_ENCODING, read_capped
+
 JSON = "application/json"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 PARTIAL = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
+
+
+@dataclass(frozen=True)
+class ListCost:
+    """A whole paginated list: bytes decoded, bytes on the wire, requests, seconds."""
+
+    decoded: int
+    wire: int
+    requests: int
+    seconds: float
 
 
 @dataclass(frozen=True)
@@ -68,22 +80,26 @@ class Api:
 
     async def list_bytes(
         self, path: str, accept: str, query: str = "", limit: int = 500
-    ) -> tuple[int, int, float]:
-        """(bytes, requests, seconds) of a whole paginated list in one representation."""
-        total, requests, cont = 0, 0, ""
+    ) -> ListCost:
+        """What a whole paginated list costs in one representation, asked for gzip as
+        kubectl and ktop ask: bytes decoded and bytes on the wire.
+        """
+        decoded, wire, requests, cont = 0, 0, 0, ""
         t0 = time.perf_counter()
         while True:
             url = f"{self.server.url}{path}?limit={limit}&{query}"
             url += f"&continue={cont}" if cont else ""
-            async with self.session.get(url, headers={"Accept": accept}) as resp:
-                body = await resp.read()
+            headers = {"Accept": accept, "Accept-Encoding": ACCEPT_ENCODING}
+            async with self.session.get(url, headers=headers, auto_decompress=False) as resp:
+                body, sent = await read_capped(resp, f"GET {path}", decode=True)
                 if resp.status != 200:
                     raise RuntimeError(f"GET {path} as {accept}: {resp.status} {body[:200]!r}")
-            total += len(body)
+            decoded += len(body)
+            wire += sent
             requests += 1
             cont = json.loads(body).get("metadata", {}).get("continue", "")
             if not cont:
-                return total, requests, time.perf_counter() - t0
+                return ListCost(decoded, wire, requests, time.perf_counter() - t0)
 
     @asynccontextmanager
     async def watch(

@@ -97,7 +97,9 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             out.update(nodes_wall_s=time.time() - args.t0, nodes_bytes=m.bytes_total)
             out["nodes_requests"] = m.requests_total
         if all_done:
-            out.update(wall_s=time.time() - args.t0, bytes=m.bytes_total)
+            out.update(
+                wall_s=time.time() - args.t0, bytes=m.bytes_total, bytes_decoded=m.decoded_total
+            )
             out.update(requests=m.requests_total, by_path=dict(m.by_path))
     hub.publish()
     out["peak_rss_mb"] = peak_rss_mb()

@@ -45,6 +45,7 @@ class Options:
 PROBE_FIGURES = (
     "wall_s",
     "bytes",
+    "bytes_decoded",
     "requests",
     "peak_rss_mb",
     "nodes_wall_s",
@@ -116,6 +117,7 @@ class SizeRun:
         self.kubeconfig = str(lab_dir / "kubeconfig")
         self.apiservers = [a["url"] for a in info["apiservers"]]
         self.out: dict[str, Any] = {"nodes": nodes, "pods": o.pods, "tools": {}}
+        self.out["bytes_on_wire"] = True  # earlier runs counted bytes decoded
 
     async def measure(self) -> dict[str, Any]:
         """Populate, then measure each tool and each feed."""
@@ -160,6 +162,7 @@ class SizeRun:
     # -- sizes of what there is to read ----------------------------------------------------
     async def _representations(self, api: Api) -> None:
         reps: dict[str, int] = {}
+        wire: dict[str, int] = {}
         pods = f"/api/v1/namespaces/{objects.PENDING_NAMESPACE}/pods"
         for name, path, accept, query in (
             ("nodes as JSON (kubectl get -o json)", NODES, JSON, ""),
@@ -175,20 +178,23 @@ class SizeRun:
             ("node Leases as Table without objects", LEASES, TABLE, "includeObject=None"),
             ("pending pods as JSON (ktop)", pods, JSON, ""),
         ):
-            reps[name], _, _ = await api.list_bytes(path, accept, query)
+            cost = await api.list_bytes(path, accept, query)
+            reps[name] = cost.decoded
+            wire[name] = cost.wire
         code, body = await api.request("GET", "/metrics")
         if code == 200:
             reps["one apiserver /metrics (not per node)"] = len(body)
         self.out["representations"] = reps
+        self.out["representations_wire"] = wire
         log(f"representations: { {k: round(v / 1e6, 1) for k, v in reps.items()} } MB")
 
     # -- kubectl ------------------------------------------------------------------------------
     async def _kubectl(self) -> None:
         path, why = tools.find_kubectl()
-        reps = self.out["representations"]
+        wire = self.out["representations_wire"]
         for tool, args, nbytes in (
             ("kubectl get nodes -o json", ["get", "nodes", "-o", "json"],
-             reps["nodes as JSON (kubectl get -o json)"]),
+             wire["nodes as JSON (kubectl get -o json)"]),
             ("kubectl get pods -A -o json", ["get", "pods", "-A", "-o", "json"], None),
         ):  # fmt: skip
             if path is None:
@@ -220,10 +226,10 @@ class SizeRun:
     async def _pods_json_bytes(self) -> int:
         api = Api(cluster.server(self.info, self.dir))
         try:
-            n, _, _ = await api.list_bytes("/api/v1/pods", JSON)
+            cost = await api.list_bytes("/api/v1/pods", JSON)
         finally:
             await api.close()
-        return n
+        return cost.wire
 
     # -- ktop, source and model only ---------------------------------------------------------
     async def _ktop_probe(self, renewer: Renewer) -> None:

@@ -36,6 +36,12 @@ def _mb(values: Sequence[float]) -> str:
     return spread(values, "{:.1f}", 1e6)
 
 
+def _pulled(size: dict[str, Any], tool: dict[str, Any]) -> str:
+    """MB pulled; marked when the run counted bytes decoded (runs before 2026-12-04)."""
+    cell = _mb(tool.get("bytes", []))
+    return cell if cell == "-" or size.get("bytes_on_wire") else f"{cell} (decoded)"
+
+
 def start_table(results: Results) -> str:
     """Per size and tool: time to a complete view, bytes, requests, peak memory, steady CPU."""
     rows = []
@@ -53,7 +59,7 @@ def start_table(results: Results) -> str:
                     label,
                     tool,
                     spread(t.get("wall_s", []), "{:.1f}"),
-                    _mb(t.get("bytes", [])),
+                    _pulled(s, t),
                     spread(t.get("requests", []), "{:.0f}"),
                     spread(t.get("peak_rss_mb", []), "{:.0f}"),
                     spread(t.get("steady_cpu_pct", []), "{:.0f}"),
@@ -63,7 +69,7 @@ def start_table(results: Results) -> str:
         "cluster",
         "tool",
         "time to complete view (s)",
-        "MB pulled",
+        "MB pulled (on the wire, gzip asked)",
         "requests",
         "peak RSS (MB)",
         "steady CPU (% core)",
@@ -102,15 +108,23 @@ def feeds_table(results: Results) -> str:
 
 
 def representations_table(results: Results) -> str:
-    """Per size: a whole list of nodes / Leases in each representation the API offers."""
+    """Per size: a whole list of nodes / Leases in each representation the API offers,
+    decoded and (in runs that measured it) as sent with gzip asked for.
+    """
     rows = []
     for s in results.get("sizes", []):
+        wire = s.get("representations_wire", {})
         for name, nbytes in sorted(
             s.get("representations", {}).items(), key=lambda kv: (-kv[1], kv[0])
         ):
             per = nbytes / s["nodes"] if s["nodes"] else 0
-            rows.append([f"{s['nodes']:,}", name, f"{nbytes / 1e6:.1f}", f"{per:,.0f}"])
-    return table(["nodes", "list", "MB", "bytes/node"], rows, [True, False, True, True])
+            sent = f"{wire[name] / 1e6:.1f}" if name in wire else "-"
+            rows.append([f"{s['nodes']:,}", name, f"{nbytes / 1e6:.1f}", sent, f"{per:,.0f}"])
+    return table(
+        ["nodes", "list", "MB decoded", "MB on the wire (gzip)", "bytes/node decoded"],
+        rows,
+        [True, False, True, True, True],
+    )
 
 
 def memory_table(results: Results) -> str:

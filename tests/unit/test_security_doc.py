@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ktop import bounds
 from ktop.model import apf_dump, exposition, failed_scheduling
-from ktop.sources.live import client, exec_plugin, transport
+from ktop.sources.live import body, client, exec_plugin, transport
 
 DOC = (Path(__file__).parent.parent.parent / "docs" / "security.md").read_text()
 
@@ -55,7 +55,7 @@ def test_time_limits_match_the_code() -> None:
 
 
 def test_parser_caps_match_the_code() -> None:
-    assert f"a body over {transport.MAX_BODY_BYTES >> 20} MiB" in DOC
+    assert f"a body over {body.MAX_BODY_BYTES >> 20} MiB" in DOC
     assert f"over {exposition.MAX_LINE_CHARS // 1024} KiB" in DOC
     assert f"value over {exposition.MAX_LABEL_VALUE_CHARS // 1024} KiB" in DOC
     assert f"row over {apf_dump.MAX_LINE_CHARS // 1024} KiB" in DOC

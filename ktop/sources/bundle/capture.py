@@ -109,7 +109,7 @@ async def capture(
         api = conn.instance_client(base)
         clients.append(api)
         instances.append((instance_name(base), KubeTransport(api, meter, host=base)))
-    session = aiohttp.ClientSession()
+    session = aiohttp.ClientSession(auto_decompress=False)
     try:
         if instances:
             reachable = []

@@ -28,11 +28,12 @@ from kubernetes_asyncio.config.kube_config import FileOrData, KubeConfigLoader
 
 from ktop.model.scrub import register_secret, scrub
 from ktop.sources.kubeconfig import KubeconfigError, ResolvedKubeconfig, load_context
+from ktop.sources.live.body import BodyEncodingError, ResponseTooLargeError
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.errors import ApiError
 from ktop.sources.live.exec_plugin import EXEC_TIMEOUT_S, ExecPluginError, run_exec_plugin
 from ktop.sources.live.reads import NODE_COUNT, NODES, VERSION
-from ktop.sources.live.transport import KubeTransport, RequestTimeoutError, ResponseTooLargeError
+from ktop.sources.live.transport import KubeTransport, RequestTimeoutError
 
 TOKEN_REFRESH_INTERVAL_S = 60
 EXPIRY_MARGIN_S = 120
@@ -114,7 +115,7 @@ class Connection:
         cfg.host = base_url
         if not cfg.tls_server_name:
             cfg.tls_server_name = urlsplit(self.server).hostname
-        return ApiClient(configuration=cfg)
+        return counted_client(cfg)
 
     async def close(self) -> None:
         """Stop refreshing and close the HTTP session."""
@@ -150,9 +151,7 @@ async def connect(
         except ConfigException as exc:
             raise KubeconfigError(f"in-cluster configuration failed: {scrub(exc)}") from None
         register_secret(cfg.api_key.get("BearerToken"))
-        return Connection(
-            "in-cluster", str(cfg.host), cfg, ApiClient(configuration=cfg), meter=meter
-        )
+        return Connection("in-cluster", str(cfg.host), cfg, counted_client(cfg), meter=meter)
     info = resolved.info
     loader = _Loader(config_dict=resolved.config, active_context=info.name, config_base_path="")
     try:
@@ -183,10 +182,30 @@ async def connect(
     return conn
 
 
+READ_BUFSIZE = 2 << 20
+"""The library's read buffer (a watch event may be as large as etcd's 1.5 MiB limit)."""
+
+
+def counted_client(cfg: Configuration) -> ApiClient:
+    """An ApiClient whose session leaves bodies as sent, so that the cost meter counts
+    the bytes on the wire and ktop decodes them within its limits
+    (:mod:`ktop.sources.live.body`). The library's own connector (TLS, pool) is kept.
+    """
+    api = ApiClient(configuration=cfg)
+    rest = api.rest_client
+    given: aiohttp.ClientSession = rest.pool_manager
+    connector = given.connector
+    given.detach()  # the connector now belongs to the session below
+    rest.pool_manager = aiohttp.ClientSession(
+        connector=connector, trust_env=True, read_bufsize=READ_BUFSIZE, auto_decompress=False
+    )
+    return api
+
+
 def _api_client(cfg: Configuration, context: str) -> ApiClient:
     """The HTTP client; a certificate, key or CA that TLS cannot load is a KubeconfigError."""
     try:
-        return ApiClient(configuration=cfg)
+        return counted_client(cfg)
     except ssl.SSLError as exc:
         raise KubeconfigError(
             f"context {context!r}: the client certificate, key or CA could not be loaded "
@@ -250,7 +269,7 @@ async def probe(conn: Connection, timeout_s: float = PROBE_TIMEOUT_S) -> str:
         raise ConnectError(f"server URL of context {conn.context!r} is not valid") from exc
     except aiohttp.ClientError as exc:
         raise ConnectError(f"cannot talk to {conn.server}: {type(exc).__name__}: {exc}") from exc
-    except ResponseTooLargeError as exc:
+    except (ResponseTooLargeError, BodyEncodingError) as exc:
         raise ConnectError(f"{conn.server}: {exc}") from exc
     try:
         body = resp.json()

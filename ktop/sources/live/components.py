@@ -16,10 +16,11 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from ktop.model.scrub import scrub
+from ktop.sources.live.body import ACCEPT_ENCODING, read_capped, session_decodes
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.errors import describe
 from ktop.sources.live.scrape import Fetch
-from ktop.sources.live.transport import CONNECT_TIMEOUT_S, RequestTimeoutError, read_capped
+from ktop.sources.live.transport import CONNECT_TIMEOUT_S, RequestTimeoutError
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +61,12 @@ def http_fetcher(
     where = destination or url
     ctx = ssl_context(tls) if tls is not None and url.startswith("https") else None
 
+    decode = session_decodes(session)
+
     async def fetch() -> bytes | None:
         headers = {"Accept": "text/plain"}
+        if decode:
+            headers["Accept-Encoding"] = ACCEPT_ENCODING
         if token is not None:
             bearer = token()
             if bearer:
@@ -75,8 +80,8 @@ def http_fetcher(
                 ),
             ) as resp:  # fmt: skip
                 meter.request(urlsplit(url).path, resp.headers, resp.status, where)
-                body = await read_capped(resp, f"GET {scrub(url)}")
-                meter.received(len(body), where)
+                body, wire = await read_capped(resp, f"GET {scrub(url)}", decode=decode)
+                meter.received(wire, where, decoded=len(body))
         except TimeoutError:
             raise RequestTimeoutError(
                 f"GET {scrub(url)} did not answer within {timeout_s:g}s (request time limit)"

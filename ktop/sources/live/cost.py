@@ -1,5 +1,9 @@
 """ktop's own cost: every request it makes is counted here, per destination.
 
+Bytes are counted as they arrive on the wire: ktop asks for gzip and decodes bodies
+itself (:mod:`ktop.sources.live.body`), so a compressed ``/metrics`` counts what the
+server sent, not what it inflates to (that is kept too, as ``decoded_total``).
+
 Destinations are ``apiserver`` (the kubeconfig's server address),
 ``apiserver HOST:PORT`` (one instance), ``prometheus`` and ``COMPONENT HOST:PORT``
 (a metrics endpoint read directly). Requests that Prometheus answers run in
@@ -29,6 +33,9 @@ class CostMeter:
         self.requests_total = 0
         self.requests_sent = 0
         self.bytes_total = 0
+        """Bytes received as sent on the wire."""
+        self.decoded_total = 0
+        """The same bodies' bytes once decoded (what ktop parsed)."""
         self.throttled_total = 0
         self.open_watches = 0
         self.flow_schema_uid = ""
@@ -66,10 +73,16 @@ class CostMeter:
         if pl:
             self.priority_level_uid = pl
 
-    def received(self, nbytes: int, destination: str = "apiserver") -> None:
-        """Count bytes of response bodies (watch streams included)."""
+    def received(
+        self, nbytes: int, destination: str = "apiserver", *, decoded: int | None = None
+    ) -> None:
+        """Count bytes of response bodies (watch streams included) as they came on the
+        wire (compressed when the server compressed them); ``decoded`` is their size once
+        decoded (the same when not given).
+        """
         with self._lock:
             self.bytes_total += nbytes
+            self.decoded_total += nbytes if decoded is None else decoded
             d = self.bytes_by_destination
             d[destination] = d.get(destination, 0) + nbytes
 

@@ -169,7 +169,7 @@ class LiveSource:
             return
         if self.conn is None:
             self.conn = await connect(self.o.kubeconfig, self.o.context, self.meter)
-        self._session = aiohttp.ClientSession()
+        self._session = aiohttp.ClientSession(auto_decompress=False)
         try:
             due = self.o.first_data_due_s
             emit([SourceStarted(self.clock(), "live", self.conn.context, self.conn.server, due)])

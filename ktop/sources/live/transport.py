@@ -20,6 +20,14 @@ from kubernetes_asyncio.client import ApiClient
 from multidict import CIMultiDict
 
 from ktop import __version__
+from ktop.sources.live.body import (
+    ACCEPT_ENCODING,
+    BodyDecoder,
+    ResponseTooLargeError,
+    encoding_of,
+    read_capped,
+    session_decodes,
+)
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.errors import ApiError, is_status, status_message
 
@@ -29,42 +37,17 @@ TEXT = "text/plain"
 USER_AGENT = f"ktop/{__version__}"
 WATCH_READ_TIMEOUT_S = 150.0
 """A watch that sends nothing (not even a bookmark) for this long is dead."""
+MAX_LINE_BYTES = 64 << 20
+"""The longest watch event ktop reads from a compressed stream (etcd's own limit on an
+object is 1.5 MiB)."""
 CONNECT_TIMEOUT_S = 15.0
 """Time limit for setting up a connection (TCP, TLS, proxy), for every request."""
 REQUEST_TIMEOUT_S = 30.0
 """Default time limit for a whole request."""
 
 
-MAX_BODY_BYTES = 256 << 20
-"""A response body larger than this is refused (the largest real ones, a big
-apiserver's /metrics, are tens of MiB)."""
-
-
 class RequestTimeoutError(TimeoutError):
     """A request did not finish within its time limit; the message names the limit."""
-
-
-class ResponseTooLargeError(ValueError):
-    """A response body exceeded :data:`MAX_BODY_BYTES`; the message names the limit."""
-
-
-async def read_capped(
-    resp: aiohttp.ClientResponse, what: str, limit: int = MAX_BODY_BYTES
-) -> bytes:
-    """The whole body, or :class:`ResponseTooLargeError` once it passes ``limit`` bytes."""
-    too_large = ResponseTooLargeError(
-        f"{what}: response larger than {limit >> 20} MiB (size limit); not read"
-    )
-    if resp.content_length is not None and resp.content_length > limit:
-        raise too_large
-    chunks: list[bytes] = []
-    total = 0
-    async for chunk in resp.content.iter_chunked(1 << 20):
-        total += len(chunk)
-        if total > limit:
-            raise too_large
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 Query = Sequence[tuple[str, str | int]]
@@ -184,6 +167,16 @@ class KubeTransport:
             f"apiserver {instance_name(host)}" if host else "apiserver"
         )
         """Where the cost meter counts this transport's requests."""
+        session = getattr(getattr(api, "rest_client", None), "pool_manager", None)
+        self.decodes = isinstance(session, aiohttp.ClientSession) and session_decodes(session)
+        """The client's session leaves bodies compressed: ktop asks for gzip, counts the
+        bytes as sent and decodes them (:mod:`ktop.sources.live.body`)."""
+
+    def _headers(self, accept: str) -> dict[str, str]:
+        headers = {"Accept": accept, "User-Agent": USER_AGENT}
+        if self.decodes:
+            headers["Accept-Encoding"] = ACCEPT_ENCODING
+        return headers
 
     async def _call(
         self, path: str, query: Query, accept: str, timeout: aiohttp.ClientTimeout
@@ -193,7 +186,7 @@ class KubeTransport:
             path,
             "GET",
             query_params=list(query),
-            header_params={"Accept": accept, "User-Agent": USER_AGENT},
+            header_params=self._headers(accept),
             auth_settings=["BearerToken"],
             _preload_content=False,
             _request_timeout=timeout,
@@ -216,12 +209,12 @@ class KubeTransport:
         try:
             resp = await self._call(path, query, accept, timeout)
             async with resp:
-                body = await read_capped(resp, f"GET {path}")
+                body, wire = await read_capped(resp, f"GET {path}", decode=self.decodes)
         except TimeoutError:
             raise RequestTimeoutError(
                 f"GET {path} did not answer within {timeout_s:g}s (request time limit)"
             ) from None
-        self.meter.received(len(body), self.destination)
+        self.meter.received(wire, self.destination, decoded=len(body))
         if resp.status >= 400:
             raise ApiError(resp.status, "get", path, status_message(body), is_status(body))
         return Response(resp.status, CIMultiDict(resp.headers), body)
@@ -246,19 +239,25 @@ class KubeTransport:
         try:
             resp = await self._call(path, query, accept, timeout)
             async with resp:
+                # Read until ``limit`` decoded bytes; one chunk may inflate past it, but
+                # never past the limit of any body.
+                decoder = BodyDecoder(encoding_of(resp, self.decodes), f"GET {path}")
                 async for chunk in resp.content.iter_chunked(64 << 10):
-                    chunks.append(chunk)
-                    total += len(chunk)
+                    out = decoder.feed(chunk)
+                    chunks.append(out)
+                    total += len(out)
                     if total >= limit:
                         cut = True
                         resp.close()
                         break
+                else:
+                    chunks.append(decoder.finish())
         except TimeoutError:
             raise RequestTimeoutError(
                 f"GET {path} did not answer within {timeout_s:g}s (request time limit)"
             ) from None
         body = b"".join(chunks)
-        self.meter.received(len(body), self.destination)
+        self.meter.received(decoder.wire, self.destination, decoded=len(body))
         if resp.status >= 400:
             raise ApiError(resp.status, "get", path, status_message(body), is_status(body))
         if cut:
@@ -283,8 +282,8 @@ class KubeTransport:
             ) from None
         async with resp:
             if resp.status >= 400:
-                body = await resp.read()
-                self.meter.received(len(body), self.destination)
+                body, wire = await read_capped(resp, f"watch {path}", decode=self.decodes)
+                self.meter.received(wire, self.destination, decoded=len(body))
                 raise ApiError(resp.status, "watch", path, status_message(body))
             self.meter.watch_opened()
             try:
@@ -293,7 +292,12 @@ class KubeTransport:
                 self.meter.watch_closed()
 
     async def _lines(self, resp: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
+        encoding = encoding_of(resp, self.decodes)
         try:
+            if encoding:
+                async for line in self._inflated_lines(resp, encoding):
+                    yield line
+                return
             async for line in resp.content:
                 self.meter.received(len(line), self.destination)
                 if line.strip():
@@ -302,3 +306,27 @@ class KubeTransport:
             raise RequestTimeoutError(
                 f"watch sent nothing for {WATCH_READ_TIMEOUT_S:g}s (watch read time limit)"
             ) from None
+
+    async def _inflated_lines(
+        self, resp: aiohttp.ClientResponse, encoding: str
+    ) -> AsyncIterator[bytes]:
+        """The lines of a compressed watch stream (the apiserver sends watches as is,
+        but a proxy in between may not); a line may be at most ``MAX_LINE_BYTES``.
+        """
+        rest = b""
+        decoder = BodyDecoder(encoding, "watch stream", 1 << 62)
+        async for chunk in resp.content.iter_any():
+            before = decoder.decoded
+            rest += decoder.feed(chunk)
+            self.meter.received(len(chunk), self.destination, decoded=decoder.decoded - before)
+            *lines, rest = rest.split(b"\n")
+            if len(rest) > MAX_LINE_BYTES:
+                raise ResponseTooLargeError(
+                    f"watch stream: an event over {MAX_LINE_BYTES >> 20} MiB (size limit)"
+                )
+            for line in lines:
+                if line.strip():
+                    yield line + b"\n"
+        rest += decoder.finish()
+        if rest.strip():
+            yield rest

@@ -1,5 +1,5 @@
 """Every list can reach every row: the nodes drill-down's NotReady list and racks hold
-more rows than a table is given at once (``WINDOW``); the cursor keys walk past the
+more rows than a table is given at once (two screens of it); the cursor keys walk past the
 window, the filter and the sort reach every row, and the titles give the true count.
 The expected orders are written here from the nodes themselves, not from the view.
 """
@@ -21,7 +21,7 @@ from ktop.model.events import (
 )
 from ktop.ui.app import KtopApp
 from ktop.ui.screens.drill import DrillScreen
-from ktop.ui.widgets.snapshot_table import WINDOW, SnapshotTable
+from ktop.ui.widgets.snapshot_table import MIN_WINDOW, SnapshotTable
 
 T0 = 1_800_000_000.0
 RACKS = 300
@@ -84,6 +84,10 @@ async def test_the_cursor_reaches_every_not_ready_node(size: tuple[int, int]) ->
         screen = await nodes_screen(pilot, app)
         table = screen.table("not_ready")
         assert table.total_rows == NOT_READY
+        WINDOW = table.row_count  # noqa: N806 - the rows held: two screens of the table
+        height = table.scrollable_content_region.height
+        assert WINDOW == max(MIN_WINDOW, 2 * height) < NOT_READY
+        assert 0 < height <= WINDOW  # every row on screen is held
         assert table.row_keys == names[:WINDOW]
         assert f"{NOT_READY} rows · 1-{WINDOW} shown" in title(screen, "not_ready")
         table.focus()
@@ -129,7 +133,7 @@ async def test_the_filter_finds_a_node_far_down_the_list() -> None:
         zone1 = [n.name for n in down if n.zone == "zone-1"]
         table.set_filter("zone-1")
         await pilot.pause()
-        assert table.matched == len(zone1) and table.row_keys == zone1[:WINDOW]
+        assert table.matched == len(zone1) and table.row_keys == zone1[: table.window_size]
         await pilot.press("escape")
         table.set_filter("")
         await pilot.pause()
@@ -147,7 +151,7 @@ async def test_sorting_a_long_list_sorts_all_of_it() -> None:
         await pilot.press("s", "s")  # by name, descending
         await pilot.pause()
         by_name = sorted((n.name for n in down), reverse=True)
-        assert table.row_keys == by_name[:WINDOW]
+        assert table.row_keys == by_name[: table.window_size]
         await pilot.press("ctrl+end")
         await pilot.pause()
         assert cursor_key(table) == by_name[-1]
@@ -160,7 +164,8 @@ async def test_every_rack_is_listed() -> None:
         screen = await nodes_screen(pilot, app)
         racks = screen.table("racks")
         assert racks.total_rows == RACKS
-        assert f"{RACKS} rows · 1-{WINDOW} shown" in title(screen, "racks")
+        assert f"{RACKS} rows · 1-{racks.row_count} shown" in title(screen, "racks")
+        assert racks.row_count == racks.window_size < RACKS
         racks.set_filter("r299")
         await pilot.pause()
         assert [k.rsplit("/", 1)[-1] for k in racks.row_keys] == ["r299"]

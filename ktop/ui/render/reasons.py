@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
+import types
+import typing
 from collections.abc import Mapping
 
 from rich.text import Text
@@ -32,17 +35,48 @@ def val_reasons(obj: object) -> tuple[str, ...]:
 _REASON_FIELDS = ("error", "unknown_reason", "pods_reason", "nodes_reason", "metrics_reason")
 
 
-_LEAVES = (str, int, float, bool, type(None))
+_LEAVES = (str, int, float, bool, type(None), enum.Enum)
 """Field values that hold no reason: not walked."""
+
+
+def _inert(tp: object) -> bool:
+    """True when a value of type ``tp`` can hold no reason: a leaf, an enum, a union or
+    tuple of such, or a dataclass whose fields are all such (a node record, a renew time).
+    A tuple of 30,000 node records is then skipped whole instead of walked record by record.
+    """
+    if isinstance(tp, type) and issubclass(tp, Val):
+        return False  # the one leaf that holds a reason
+    if tp is type(None) or (isinstance(tp, type) and issubclass(tp, _LEAVES)):
+        return True
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType, tuple):
+        return all(a is Ellipsis or _inert(a) for a in typing.get_args(tp))
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return _inert_dataclass(tp)
+    return False
+
+
+@functools.cache
+def _inert_dataclass(cls: type) -> bool:
+    own, walked = _fields(cls)
+    return not own and not walked
 
 
 @functools.cache
 def _fields(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A dataclass's reason fields and its other fields, by name, in declaration order."""
+    """A dataclass's reason fields, and the other fields that may hold a reason, by name, in
+    declaration order (fields whose declared type can hold none are left out).
+    """
     names = [f.name for f in dataclasses.fields(cls)]
+    try:
+        hints = typing.get_type_hints(cls)
+    except (NameError, TypeError):  # a hint that does not resolve: walk every field
+        hints = {}
     return (
         tuple(n for n in names if n in _REASON_FIELDS),
-        tuple(n for n in names if n not in _REASON_FIELDS),
+        tuple(
+            n for n in names if n not in _REASON_FIELDS and not (n in hints and _inert(hints[n]))
+        ),
     )
 
 
@@ -69,13 +103,15 @@ def _walk(obj: object, seen: dict[str, None], prefix: str) -> None:
             if not isinstance(value, _LEAVES):
                 _walk(value, seen, prefix)
         return
-    if isinstance(obj, Mapping):
-        for value in obj.values():
-            _walk(value, seen, prefix)
-        return
     if isinstance(obj, tuple | list):
         for value in obj:
-            _walk(value, seen, prefix)
+            if not isinstance(value, _LEAVES):
+                _walk(value, seen, prefix)
+        return
+    if isinstance(obj, Mapping):
+        for value in obj.values():
+            if not isinstance(value, _LEAVES):
+                _walk(value, seen, prefix)
 
 
 def input_errors(freshness: tuple[Freshness, ...]) -> tuple[str, ...]:

@@ -9,8 +9,12 @@ from textual.widgets import DataTable
 from ktop.ui.render.sortkey import sort_key
 from ktop.ui.render.view import LazyRows, TableSpec
 
-WINDOW = 200
-"""Rows of a long (lazy) list built and held by the table at a time."""
+MIN_WINDOW = 40
+"""Rows of a long (lazy) list held by the table at least (before the table has a size)."""
+WINDOW_SCREENS = 2
+"""A long list's table holds this many screens of rows: the rows on screen and as many
+again for the cursor to move through before the window moves. Rows past them are never
+built, so a frame costs the same at 1,000 not-Ready nodes as at 50,000."""
 
 
 class SnapshotTable(DataTable[Text]):
@@ -20,10 +24,11 @@ class SnapshotTable(DataTable[Text]):
     never many ``remove_row`` calls, which are O(N) each), keeping the
     cursor on the same row key when that row survives.
 
-    A long list (a spec with :class:`LazyRows`) is shown a window of
-    :data:`WINDOW` rows at a time: the cursor keys move the window when the
-    cursor leaves it, so every row can be reached, and the filter and the sort
-    run over the whole list (its search text and sort keys, not built rows).
+    A long list (a spec with :class:`LazyRows`) is shown a window of rows at a time
+    (:attr:`window_size`: two screens of the table, at least :data:`MIN_WINDOW`): the
+    cursor keys move the window when the cursor leaves it, so every row can be reached,
+    and the filter and the sort run over the whole list (its search text and sort keys,
+    not built rows).
     """
 
     class WindowMoved(Message):
@@ -85,9 +90,10 @@ class SnapshotTable(DataTable[Text]):
         """The rows of the window of a lazy list, built now."""
         order = self._lazy_order(lazy)
         self.total_rows, self.matched = lazy.count, len(order)
-        self.window_start = max(0, min(self.window_start, self.matched - WINDOW))
+        size = self.window_size
+        self.window_start = max(0, min(self.window_start, self.matched - size))
         rows: dict[str, tuple[Text, ...]] = {}
-        for i in order[self.window_start : self.window_start + WINDOW]:
+        for i in order[self.window_start : self.window_start + size]:
             row = lazy.row(i)
             rows[row.key if row.key not in rows else f"{row.key}#{i}"] = row.cells
         return rows
@@ -117,10 +123,22 @@ class SnapshotTable(DataTable[Text]):
             return
         index = max(0, min(index, self.matched - 1))
         if not self.window_start <= index < self.window_start + self.row_count:
-            self.window_start = max(0, min(index - WINDOW // 2, self.matched - WINDOW))
+            size = self.window_size
+            self.window_start = max(0, min(index - size // 2, self.matched - size))
             self._reshow()
             self.post_message(self.WindowMoved())
         self.move_cursor(row=index - self.window_start, animate=False)
+
+    @property
+    def window_size(self) -> int:
+        """Rows of a long list held at a time: two screens of this table."""
+        return max(MIN_WINDOW, WINDOW_SCREENS * self.scrollable_content_region.height)
+
+    def on_resize(self) -> None:
+        """A taller table holds more of a long list (the rows it shows, at least)."""
+        lazy = self._spec is not None and self._spec.lazy is not None
+        if lazy and self._windowed and self.row_count < self.window_size:
+            self._reshow()
 
     @property
     def _windowed(self) -> bool:

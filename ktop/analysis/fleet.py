@@ -139,6 +139,9 @@ def _nodes(snap: ClusterSnapshot) -> tuple[Val, Val]:
     n = snap.nodes
     if n.nodes_known:
         return Val.of(n.total), Val.of(n.not_ready + n.unknown)
+    if n.interim is not None:  # ktop's node list under way: the controller's gauges
+        zh = n.interim.zones
+        return Val.of(sum(z.size for z in zh)), Val.of(sum(z.unhealthy for z in zh))
     if n.zones:  # zone roll-ups from another view still count
         return Val.of(sum(z.total for z in n.zones)), Val.of(sum(z.unhealthy for z in n.zones))
     m = n.metrics_only
@@ -154,10 +157,12 @@ def _zones_reason(snap: ClusterSnapshot) -> str:
 
 
 def _zones(snap: ClusterSnapshot) -> tuple[tuple[str, str, ZoneState | None], ...]:
-    """(region, zone, state) of every zone: from the nodes, else (metrics-only) from the
-    node lifecycle controller's own gauges.
+    """(region, zone, state) of every zone: from the nodes, else (metrics-only, or while
+    ktop's node list is under way) from the node lifecycle controller's own gauges.
     """
     n = snap.nodes
+    if n.interim is not None and not n.nodes_known:
+        return tuple((z.region, z.zone, z.state) for z in n.interim.zones)
     if n.zones or n.metrics_only is None:
         return tuple((z.region, z.zone, z.state) for z in n.zones)
     return tuple((z.region, z.zone, z.state) for z in n.metrics_only.zones)

@@ -23,7 +23,7 @@ from ktop.model.reading import key
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_apiservers import ApiserverRow
 from ktop.model.snapshot_etcd import EtcdMemberRow
-from ktop.model.snapshot_nodes import MetricsOnlyNodes, ZoneState
+from ktop.model.snapshot_nodes import MetricsOnlyNodes, ZoneHealth, ZoneState
 from ktop.model.text import (
     counted,
     fmt_age,
@@ -251,6 +251,9 @@ def nodes(s: ClusterSnapshot) -> Iterator[Finding]:
         return
     if not n.nodes_known:
         yield _f("KT-NODE-010", Severity.UNKNOWN, f"nodes unknown: {n.nodes_reason}")
+        if n.interim is not None:  # ktop's node list under way: the controller's zones
+            where = f"from the {n.interim.source}'s metrics while ktop's node list loads"
+            yield from _controller_zones(n.interim.zones, where)
         return
     for z in n.zones:
         if z.state is ZoneState.FULL_DISRUPTION:
@@ -289,16 +292,22 @@ def _metrics_only_zones(view: MetricsOnlyNodes) -> Iterator[Finding]:
     """Zone states from the node lifecycle controller's own gauges (metrics-only mode)."""
     if not view.zones:
         yield _f("KT-NODE-010", Severity.UNKNOWN, f"zones unknown: {view.zones_reason}")
+    yield from _controller_zones(view.zones, "from the node lifecycle controller's metrics")
+
+
+def _controller_zones(zones: Iterable[ZoneHealth], where: str) -> Iterator[Finding]:
+    """KT-NODE-001/002 of zones as the node lifecycle controller counts them, saying so
+    (``where``): in metrics-only mode, and while ktop's own node list loads.
+    """
     codes = {ZoneState.FULL_DISRUPTION: "KT-NODE-001", ZoneState.PARTIAL_DISRUPTION: "KT-NODE-002"}
-    for z in view.zones:
+    for z in zones:
         code = codes.get(z.state)
         if code is not None:
             yield _f(
                 code,
                 c.BY_CODE[code].severity,
                 f"zone {z.zone}: {fmt_count(z.unhealthy)}/{fmt_count(z.size)} nodes not Ready "
-                f"({z.state.value}, "
-                "from the node lifecycle controller's metrics)",
+                f"({z.state.value}, {where})",
                 signal=key("nodes.unhealthy", z.zone),
                 threshold=c.NODE_UNHEALTHY_ABOVE,
             )

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from ktop.model.events import Area
 from ktop.model.series import TargetSeries
-from ktop.model.snapshot_nodes import LabelReadiness, MetricsOnlyNodes, ZoneHealth
+from ktop.model.snapshot_nodes import InterimZones, LabelReadiness, MetricsOnlyNodes, ZoneHealth
 from ktop.model.snapshot_scheduler import MetricsOnlyScheduler
 from ktop.model.values import Val
 from ktop.model.zones import zone_state
@@ -95,6 +95,22 @@ def zone_health(
         )
     out.sort(key=lambda z: (z.region, z.zone))
     return tuple(out), ""
+
+
+LIFECYCLE_CONTROLLER = "node lifecycle controller"
+"""Where the controller's zones come from, as the panes and findings say it."""
+ZONE_METRICS = "node_collector_*"
+"""The gauges the controller's zones are read from."""
+
+
+def interim_zones(
+    controller_managers: Mapping[str, TargetSeries], threshold: float
+) -> InterimZones | None:
+    """The node lifecycle controller's zones, shown while ktop's own node list is under
+    way; None when no controller-manager exports them.
+    """
+    zones, _ = zone_health(controller_managers, threshold, "")
+    return InterimZones(zones, LIFECYCLE_CONTROLLER, ZONE_METRICS) if zones else None
 
 
 def build_metrics_only_nodes(

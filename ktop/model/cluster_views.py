@@ -14,7 +14,11 @@ from ktop.model.area_apf import build_apf
 from ktop.model.area_apiservers import build_apiservers
 from ktop.model.area_etcd import build_etcd
 from ktop.model.area_etcd_client import build_etcd_client_view
-from ktop.model.area_metrics_only import build_metrics_only_nodes, build_metrics_only_scheduler
+from ktop.model.area_metrics_only import (
+    build_metrics_only_nodes,
+    build_metrics_only_scheduler,
+    interim_zones,
+)
 from ktop.model.area_nodes import NodesConfig, NodesState, build_nodes
 from ktop.model.area_scheduler import PendingPods, bindings_per_s, build_scheduler
 from ktop.model.area_talkers import TalkerWindow
@@ -27,6 +31,7 @@ from ktop.model.series import TargetSeries
 from ktop.model.signals import read_signals
 from ktop.model.slo_budget import DAY_FRESH_S, InstanceBudget
 from ktop.model.snapshot import STALE_AFTER_S, ClusterSnapshot, Freshness
+from ktop.model.snapshot_nodes import InterimZones
 from ktop.model.text import listing_text
 
 
@@ -227,7 +232,20 @@ class AreaViews:
             nodes_reason=nodes_reason,
             leases_known=leases_known,
         )
-        return snap if listed is None else replace(snap, listed=listed)
+        return replace(snap, listed=listed, interim=self._interim_zones(nodes_known))
+
+    def _interim_zones(self, nodes_known: bool) -> InterimZones | None:
+        """The node lifecycle controller's zones while ktop's own node list has not
+        completed (its first list under way, or the feed never synced); None once it has.
+        Only controller-managers whose last scrape succeeded count: stale zones are not
+        the cheapest source that is right.
+        """
+        health = self.feeds.get(ev.FEED_NODES)
+        if nodes_known or (health is not None and health.synced):
+            return None
+        series, scrapes = self._component(Component.CONTROLLER_MANAGER)
+        ok = {i: s for i, s in series.items() if i not in scrapes or not scrapes[i][1]}
+        return interim_zones(ok, self.config.unhealthy_zone_threshold)
 
     def _metrics_only_nodes(self) -> Any:
         series, health = self._component(Component.CONTROLLER_MANAGER)

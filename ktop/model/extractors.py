@@ -11,6 +11,7 @@ from ktop.model.events import PodWait
 from ktop.model.reading import Extract
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_etcd import EtcdMemberRow
+from ktop.model.snapshot_nodes import ZoneHealth
 from ktop.model.values import Val, sum_vals
 
 TOP_REASONS = 5
@@ -123,15 +124,27 @@ def waiting_pods(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
             yield wait.value, Val.of(s.scheduler.pending_by_wait.get(wait, 0))
 
 
+def _controller_zones(s: ClusterSnapshot) -> tuple[ZoneHealth, ...]:
+    """The node lifecycle controller's zones when ktop's own are not known: in
+    metrics-only mode, or while ktop's node list is under way.
+    """
+    n = s.nodes
+    if n.metrics_only is not None:
+        return n.metrics_only.zones
+    return n.interim.zones if n.interim is not None else ()
+
+
 def zones_unhealthy(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
-    """Unhealthy nodes per zone (the lifecycle controller's count in metrics-only mode)."""
+    """Unhealthy nodes per zone (the lifecycle controller's count in metrics-only mode,
+    and while ktop's node list is under way).
+    """
     n = s.nodes
     if n.nodes_known:
         for z in n.zones:
             yield z.zone, Val.of(z.unhealthy)
-    elif n.metrics_only is not None:
-        # metrics-only: the node lifecycle controller's own count per zone
-        for zh in n.metrics_only.zones:
+    else:
+        # the node lifecycle controller's own count per zone
+        for zh in _controller_zones(s):
             yield zh.zone, Val.of(zh.unhealthy)
 
 
@@ -147,13 +160,15 @@ def uptime(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
 
 
 def zones_size(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
-    """Nodes per zone (the lifecycle controller's count in metrics-only mode)."""
+    """Nodes per zone (the lifecycle controller's count in metrics-only mode, and while
+    ktop's node list is under way).
+    """
     n = s.nodes
     if n.nodes_known:
         for z in n.zones:
             yield z.zone, Val.of(z.total)
-    elif n.metrics_only is not None:
-        for zh in n.metrics_only.zones:
+    else:
+        for zh in _controller_zones(s):
             yield zh.zone, Val.of(zh.size)
 
 

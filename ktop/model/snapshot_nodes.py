@@ -205,6 +205,21 @@ class MetricsOnlyNodes:
 
 
 @dataclass(frozen=True, slots=True)
+class InterimZones:
+    """Zones from a cheaper source than ktop's own node list, shown while that list is
+    under way (on a large cluster its first list takes long): the node lifecycle
+    controller's ``node_collector_*`` gauges. Not ktop's own count: the nodes stay
+    unknown until the list completes, and then ktop's own count replaces these.
+    """
+
+    zones: tuple[ZoneHealth, ...]
+    source: str
+    """Where they come from, as the pane says it: ``node lifecycle controller``."""
+    metrics: str
+    """What was read there: ``node_collector_*``."""
+
+
+@dataclass(frozen=True, slots=True)
 class NodesSnapshot:
     """Nodes grouped by failure domain."""
 
@@ -232,3 +247,7 @@ class NodesSnapshot:
     listed: tuple[int, int | None] | None = None
     """While the first node list is under way: nodes listed so far, and how many the
     apiserver said there are (None: it did not say); None once listed."""
+    interim: InterimZones | None = None
+    """While ktop's own node list has not completed (and not in metrics-only mode): the
+    zones as the node lifecycle controller counts them, when it exports them; None
+    once the list completes (ktop's own zones are then shown)."""

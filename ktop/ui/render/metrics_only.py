@@ -9,6 +9,8 @@ unknown with its reason, never as ok.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 
 from ktop.model.area_metrics_only import CANNOT_KNOW
@@ -59,27 +61,34 @@ def zone_name(z: ZoneHealth) -> str:
     return name or "(no zone)"
 
 
+def zones_level(zones: Sequence[ZoneHealth]) -> Level:
+    """The worst zone state; unknown when there are no zones."""
+    if not zones:
+        return Level.UNKNOWN
+    return worst([ZONE_LEVEL[z.state] for z in zones])
+
+
 def nodes_level(v: MetricsOnlyNodes) -> Level:
     """The worst zone state; unknown when the controller's gauges were not read."""
-    if not v.zones:
-        return Level.UNKNOWN
-    return worst([ZONE_LEVEL[z.state] for z in v.zones])
+    return zones_level(v.zones)
 
 
-def nodes_panel(
-    v: MetricsOnlyNodes, note: Text | None, rows: int, width: int, *, failing: bool = False
-) -> PanelView:
-    """Zones from ``node_collector_*``: ready/size, unhealthy, state, health %."""
-    lvl = degrade(nodes_level(v), failing)
-    if v.zones:
-        size = sum(z.size for z in v.zones)
-        bad = sum(z.unhealthy for z in v.zones)
-        summary = f"{fmt_count(size - bad)}/{fmt_count(size)} ready · {VIEW}"
-    else:
-        summary = f"? ready · {VIEW}"
+def zones_ready(zones: Sequence[ZoneHealth]) -> str:
+    """``98,000/100,000 ready`` summed over the controller's zones (``?`` with none)."""
+    if not zones:
+        return "? ready"
+    size = sum(z.size for z in zones)
+    bad = sum(z.unhealthy for z in zones)
+    return f"{fmt_count(size - bad)}/{fmt_count(size)} ready"
+
+
+def zone_lines(zones: Sequence[ZoneHealth], width: int) -> tuple[Text, list[Text]]:
+    """A panel's table of the controller's zones: its (dim) header, and one line per zone
+    (ready/size, unhealthy, state, health %).
+    """
     spec = [("ready/size", 13), ("unhealthy", 10), ("state", 17), ("health", 7)]
     table = [[TableCell(" zone", 0, "left"), *(TableCell(t, w) for t, w in spec)]]
-    for z in v.zones:
+    for z in zones:
         zl = ZONE_LEVEL[z.state]
         cells = [
             TableCell(f"{SYMBOL[zl]} {z.zone or '(no zone)'}", 0, "left", max(zl, Level.OK)),
@@ -93,17 +102,27 @@ def nodes_panel(
         table.append(cells)
     header, *body = table_lines(table, width)
     header.stylize("dim")
+    return header, body
+
+
+def nodes_panel(
+    v: MetricsOnlyNodes, note: Text | None, rows: int, width: int, *, failing: bool = False
+) -> PanelView:
+    """Zones from ``node_collector_*``: ready/size, unhealthy, state, health %."""
+    lvl = degrade(nodes_level(v), failing)
+    summary = f"{zones_ready(v.zones)} · {VIEW}"
+    header, body = zone_lines(v.zones, width)
     if not v.zones:
         body.append(Text(truncate(f"zones unknown: {v.zones_reason}", width), style="dim"))
     body.append(view_line(Area.NODES, v.why, width))
     return PanelView(title("nodes", summary, lvl), fit(body, note, rows, header), lvl)
 
 
-def nodes_tables(v: MetricsOnlyNodes) -> tuple[TableSpec, ...]:
-    """Zones as the controller exports them, readiness per label, what is unknown."""
-    zones = TableSpec(
+def zones_table(zones: Sequence[ZoneHealth], heading: str, empty: str) -> TableSpec:
+    """The drill-down table of the controller's zones (key ``zones``)."""
+    return TableSpec(
         "zones",
-        "Zones (node lifecycle controller's metrics)",
+        heading,
         (
             Column("status", "", 1),
             Column("region", "region"),
@@ -126,9 +145,16 @@ def nodes_tables(v: MetricsOnlyNodes) -> tuple[TableSpec, ...]:
                     val_cell(z.health_pct, _pct),
                 ),
             )
-            for z in v.zones
+            for z in zones
         ),
-        empty=f"(unknown: {v.zones_reason})",
+        empty=empty,
+    )
+
+
+def nodes_tables(v: MetricsOnlyNodes) -> tuple[TableSpec, ...]:
+    """Zones as the controller exports them, readiness per label, what is unknown."""
+    zones = zones_table(
+        v.zones, "Zones (node lifecycle controller's metrics)", f"(unknown: {v.zones_reason})"
     )
     readiness = TableSpec(
         "readiness",

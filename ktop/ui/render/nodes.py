@@ -8,11 +8,20 @@ from rich.text import Text
 
 from ktop.model.snapshot_nodes import (
     DomainRollup,
+    InterimZones,
     NodesSnapshot,
     NotReadyList,
     NotReadyNode,
 )
-from ktop.model.text import fmt_age, fmt_count, fmt_duration, fmt_rate, fmt_val, listing_text
+from ktop.model.text import (
+    fmt_age,
+    fmt_count,
+    fmt_duration,
+    fmt_rate,
+    fmt_val,
+    listing_text,
+    truncate,
+)
 from ktop.model.values import Val, max_val
 from ktop.ui.render.level import (
     STYLE,
@@ -22,6 +31,7 @@ from ktop.ui.render.level import (
     reading_level,
     worst,
 )
+from ktop.ui.render.metrics_only import zone_lines, zones_level, zones_ready, zones_table
 from ktop.ui.render.view import (
     Column,
     LazyRows,
@@ -65,16 +75,57 @@ def short_name(d: DomainRollup) -> str:
 
 
 def level(n: NodesSnapshot) -> Level:
-    """The worst zone state; unknown when the node feed is not synced."""
+    """The worst zone state; unknown when the node feed is not synced (worse when the node
+    lifecycle controller's zones, shown meanwhile, are disrupted: never ok).
+    """
     if not n.nodes_known:
-        return Level.UNKNOWN
+        zones = n.interim.zones if n.interim is not None else ()
+        return max(zones_level(zones), Level.UNKNOWN)
     return worst([zone_level(z) for z in n.zones])
+
+
+def interim_words(interim: InterimZones) -> str:
+    """Where the zones shown while ktop's node list loads come from."""
+    return f"zones: {interim.source} ({interim.metrics}) until ktop's list completes"
+
+
+def _progress(n: NodesSnapshot) -> str:
+    """How far ktop's own node list is (or why it is not there)."""
+    if n.listed is not None:
+        return listing_text("nodes", *n.listed)
+    return n.nodes_reason or "ktop's node list not read yet"
+
+
+def _interim_summary(n: NodesSnapshot, interim: InterimZones) -> str:
+    """``98,000/100,000 ready (node lifecycle controller) · nodes 41,500 / ~100,000
+    listed so far``.
+    """
+    return f"{zones_ready(interim.zones)} ({interim.source}) · {_progress(n)}"
+
+
+def _interim_panel(
+    n: NodesSnapshot,
+    interim: InterimZones,
+    note: Text | None,
+    rows: int,
+    width: int,
+    failing: bool,
+) -> PanelView:
+    """While ktop's node list loads: the node lifecycle controller's zones, saying so."""
+    lvl = degrade(level(n), failing)
+    header, body = zone_lines(interim.zones, width)
+    body.append(Text(truncate(interim_words(interim), width), style="dim"))
+    return PanelView(
+        title("nodes", _interim_summary(n, interim), lvl), fit(body, note, rows, header), lvl
+    )
 
 
 def panel(
     n: NodesSnapshot, note: Text | None, rows: int, width: int, *, failing: bool = False
 ) -> PanelView:
     """The nodes overview panel: per zone ready/total, NotReady+Unknown, state, lease lag."""
+    if n.interim is not None and not n.nodes_known:
+        return _interim_panel(n, n.interim, note, rows, width, failing)
     lvl = degrade(level(n), failing)
     lag = max_val([z.lease_lag_max_s for z in n.zones], empty_reason="no zones")
     ready = f"{fmt_count(n.ready)}/{fmt_count(n.total)}" if n.nodes_known else "?"
@@ -291,13 +342,24 @@ def tables(n: NodesSnapshot, now: float) -> tuple[TableSpec, ...]:
         (),
         lazy=_not_ready_rows(n.not_ready_nodes, now),
     )
+    if n.interim is not None and not n.nodes_known:  # ktop's list loads: the controller's
+        i = n.interim
+        heading = f"Zones ({i.source}'s {i.metrics} metrics, until ktop's node list completes)"
+        zones = zones_table(i.zones, heading, "(unknown)")
     return (zones, racks, nodes)
 
 
 def summary_line(n: NodesSnapshot) -> Text:
-    """Drill-down header: totals, lease lag p99, heartbeat writes."""
+    """Drill-down header: totals, lease lag p99, heartbeat writes (while ktop's node list
+    loads, the node lifecycle controller's count first, saying so).
+    """
     lvl = level(n)
     out = Text(f"{SYMBOL[lvl]} ", style=STYLE[lvl])
+    if n.interim is not None and not n.nodes_known:
+        out.append(
+            f"{_interim_summary(n, n.interim)} · {interim_words(n.interim)}, then ktop's own "
+            "count replaces them · listed: "
+        )
     out.append(
         f"{fmt_count(n.total)} nodes · {fmt_count(n.ready)} ready · "
         f"{fmt_count(n.not_ready)} NotReady · {fmt_count(n.unknown)} Unknown · "

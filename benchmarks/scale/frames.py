@@ -3,7 +3,8 @@
 ``python -m benchmarks.scale.frames [--nodes 100000]`` prints one JSON line. A frame is what
 the UI's refresh timer does on the event loop: show the published snapshot, then Textual's
 layout and render until the app is idle again, at 160x48. The publish (snapshot + findings)
-runs in a worker thread before it (``Hub.publish_off_loop``) and is reported on its own.
+runs in a worker thread before it (``Hub.publish_off_loop``), as do the panes' unknown
+reasons (``reasons.prepare``), and is reported on its own.
 Times are CPU time of this process (what the frame costs on a free core); wall times are
 reported beside them.
 """
@@ -22,6 +23,7 @@ from ktop.hub import Hub
 from ktop.model.events import Area
 from ktop.sources.sim.simulator import Simulator
 from ktop.ui.app import KtopApp
+from ktop.ui.render.reasons import prepare as prepare_reasons
 
 SCENARIO = "zone-outage"
 WARMUP_S = 240.0
@@ -56,6 +58,8 @@ async def measure(nodes: int, frames: int) -> dict[str, Any]:
             for _ in range(frames):
                 hub.ingest(sim.advance(1.0))
                 published = await hub.publish_off_loop()
+                if published is not None:  # as the app's refresh does, off the loop
+                    await asyncio.to_thread(prepare_reasons, published.snapshot)
                 t0, c0 = time.perf_counter(), time.process_time()
                 app.present(published)
                 await pilot.pause()

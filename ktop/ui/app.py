@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import partial
@@ -27,6 +28,7 @@ from ktop.ui.display import AsciiFilter, Display, StripColor
 from ktop.ui.frame import Frame
 from ktop.ui.recording import RecordingControls
 from ktop.ui.render.areas import AREA_KEYS
+from ktop.ui.render.reasons import prepare as prepare_reasons
 from ktop.ui.render.replay import RECORD_KEYS, REPLAY_KEYS, REWIND_KEYS
 from ktop.ui.render.status import AREA_SHORT
 from ktop.ui.render.trend import WINDOWS, window_label
@@ -274,7 +276,10 @@ class KtopApp(App[None]):
         """
         # A screen pushed while the thread ran may not have its widgets yet: show after the
         # next refresh, as screens do on mount.
-        self.present(await self.hub.publish_off_loop(), show=self._show_after_refresh)
+        published = await self.hub.publish_off_loop()
+        if published is not None:  # each pane's unknown reasons, found off the loop too
+            await asyncio.to_thread(prepare_reasons, published.snapshot)
+        self.present(published, show=self._show_after_refresh)
 
     def present(self, published: Published | None, show: Callable[[], None] | None = None) -> None:
         """Show ``published`` (or, when ``None``, the same frame with a changed banner); a

@@ -44,7 +44,10 @@ async def test_slash_filters_every_table_of_the_drill_down() -> None:
         await pilot.pause()
         racks = screen.table("racks").row_keys
         assert sorted(k.rsplit("/", 1)[-1] for k in racks) == expected_racks
-        assert sorted(screen.table("not_ready").row_keys) == expected_nodes
+        not_ready = screen.table("not_ready")  # a long list: its first rows are held
+        assert not_ready.matched == len(expected_nodes)
+        assert len(not_ready.row_keys) == min(len(expected_nodes), not_ready.window_size)
+        assert set(not_ready.row_keys) <= set(expected_nodes)
         assert [k for k in screen.table("zones").row_keys if zone in k]
         assert "match" in screen.query_one("#title-racks").content.plain  # type: ignore[attr-defined]
         await pilot.press("enter")
@@ -74,10 +77,11 @@ async def test_s_sorts_by_the_column_under_the_cursor() -> None:
         await pilot.press("s")
         await pilot.pause()
         assert table.sort_by == "name"
-        assert table.row_keys == sorted(names)
+        held = table.window_size  # a long list: the first rows of the order are held
+        assert table.row_keys == sorted(names)[:held]
         await pilot.press("s")
         await pilot.pause()
-        assert table.row_keys == sorted(names, reverse=True)
+        assert table.row_keys == sorted(names, reverse=True)[:held]
 
 
 async def test_click_on_a_panel_opens_its_drill_down() -> None:

@@ -83,3 +83,19 @@ def test_node_records_and_renew_times_are_not_walked() -> None:
 
     own, walked = reasons._fields(NotReadyList)
     assert own == () and walked == ()  # records and renews hold no reason: skipped whole
+
+
+def test_reasons_found_off_the_loop_are_the_ones_a_frame_reads() -> None:
+    sim = Simulator("zone-outage", nodes=300, seed=5)
+    hub = Hub()
+    hub.ingest(sim.start())
+    hub.ingest(sim.advance(60.0))
+    first = hub.publish().snapshot
+    hub.ingest(sim.advance(60.0))
+    second = hub.publish().snapshot
+    reasons.prepare(first)
+    for area in Area:
+        assert reasons.area_reasons(first, area) is reasons.area_reasons(first, area)
+        assert reasons.area_reasons(first, area) == reasons._area_reasons(first, area)
+        # each snapshot its own: a second snapshot is walked, never given the first's
+        assert reasons.area_reasons(second, area) == reasons._area_reasons(second, area)

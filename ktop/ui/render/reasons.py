@@ -129,8 +129,39 @@ def brief_input_error(f: Freshness) -> str:
     return f"{name}: {f.error.rsplit(': ', 1)[-1]}"
 
 
+_KEPT = 4
+"""Snapshots whose reasons are remembered (the one on screen, the one being prepared)."""
+_memo: dict[int, tuple[ClusterSnapshot, dict[Area, tuple[str, ...]]]] = {}
+"""Per snapshot (by identity, holding it so that its id is not reused): each area's
+reasons. Filled by :func:`prepare` in a worker thread, read on the UI loop."""
+
+
+def prepare(snapshot: ClusterSnapshot) -> None:
+    """Find every area's reasons now (in a worker thread, before the frame that shows the
+    snapshot): walking 100,000 nodes' racks is then not done on the UI loop.
+    """
+    for area in Area:
+        area_reasons(snapshot, area)
+
+
 def area_reasons(snapshot: ClusterSnapshot, area: Area) -> tuple[str, ...]:
-    """All reasons an area has unknown values: failed inputs first, then values."""
+    """All reasons an area has unknown values: failed inputs first, then values
+    (remembered per snapshot: a snapshot is immutable).
+    """
+    entry = _memo.get(id(snapshot))
+    if entry is not None and entry[0] is snapshot and area in entry[1]:
+        return entry[1][area]
+    found = _area_reasons(snapshot, area)
+    if entry is None or entry[0] is not snapshot:
+        while len(_memo) >= _KEPT:
+            _memo.pop(next(iter(_memo)), None)
+        entry = (snapshot, {})
+        _memo[id(snapshot)] = entry
+    entry[1][area] = found
+    return found
+
+
+def _area_reasons(snapshot: ClusterSnapshot, area: Area) -> tuple[str, ...]:
     failed = [f for f in snapshot.area_freshness(area) if f.error]
     seen: dict[str, None] = dict.fromkeys(input_errors(tuple(failed)))
     part = getattr(snapshot, area.value)

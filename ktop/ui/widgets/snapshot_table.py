@@ -9,12 +9,13 @@ from textual.widgets import DataTable
 from ktop.ui.render.sortkey import sort_key
 from ktop.ui.render.view import LazyRows, TableSpec
 
-MIN_WINDOW = 40
+MIN_WINDOW = 100
 """Rows of a long (lazy) list held by the table at least (before the table has a size)."""
-WINDOW_SCREENS = 2
-"""A long list's table holds this many screens of rows: the rows on screen and as many
-again for the cursor to move through before the window moves. Rows past them are never
-built, so a frame costs the same at 1,000 not-Ready nodes as at 50,000."""
+WINDOW_SCREENS = 3
+"""A long list's table holds this many screens of rows: the rows on screen and twice as
+many again for the cursor (and the mouse wheel) to move through before the window moves.
+Rows past them are never built, so a frame costs the same at 1,000 not-Ready nodes as at
+50,000."""
 
 
 class SnapshotTable(DataTable[Text]):
@@ -25,7 +26,7 @@ class SnapshotTable(DataTable[Text]):
     cursor on the same row key when that row survives.
 
     A long list (a spec with :class:`LazyRows`) is shown a window of rows at a time
-    (:attr:`window_size`: two screens of the table, at least :data:`MIN_WINDOW`): the
+    (:attr:`window_size`: three screens of the table, at least :data:`MIN_WINDOW`): the
     cursor keys move the window when the cursor leaves it, so every row can be reached,
     and the filter and the sort run over the whole list (its search text and sort keys,
     not built rows).
@@ -131,7 +132,7 @@ class SnapshotTable(DataTable[Text]):
 
     @property
     def window_size(self) -> int:
-        """Rows of a long list held at a time: two screens of this table."""
+        """Rows of a long list held at a time: three screens of this table."""
         return max(MIN_WINDOW, WINDOW_SCREENS * self.scrollable_content_region.height)
 
     def on_resize(self) -> None:

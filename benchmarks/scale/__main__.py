@@ -103,6 +103,11 @@ def main(argv: list[str] | None = None) -> int:
                      help="Lease renewals per second the lab can carry (default 100)")  # fmt: skip
     run.add_argument("--steady-s", type=float, default=30.0)
     run.add_argument("--kwok-nodes", type=int, default=0, help="KWOK-managed nodes as well")
+    run.add_argument(
+        "--no-racks",
+        action="store_true",
+        help="nodes without ktop's rack label (ktop then lists them split by zone)",
+    )
     run.add_argument("--tools", default="ktop,ktop (UI),kubectl,k9s")
     run.add_argument("--lab-dir", type=Path, default=Path(tempfile.gettempdir()) / "ktop-bench-lab")
     run.add_argument("--frames-nodes", type=int, default=100_000)
@@ -141,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     o = Options(runs=args.runs, pods=args.pods, renew_per_s=args.renew_per_s,
                 steady_s=args.steady_s, idle_s=min(20.0, args.steady_s),
-                kwok_nodes=args.kwok_nodes, tools=tuple(args.tools.split(",")))  # fmt: skip
+                kwok_nodes=args.kwok_nodes, tools=tuple(args.tools.split(",")),
+                racks=not args.no_racks)  # fmt: skip
     load0 = os.getloadavg()[0]
     results: dict[str, Any] = {
         "meta": {
@@ -160,8 +166,15 @@ def main(argv: list[str] | None = None) -> int:
         results["sizes"].append({**size, "runs": runs_at.get(n, o.runs)})
         _save(args.out, {**old, **results})
     if args.merge:
-        kept = [s for s in old.get("sizes", []) if s["nodes"] not in args.nodes]
-        results["sizes"] = sorted(kept + results["sizes"], key=lambda s: s["nodes"])
+        racks = not args.no_racks
+        kept = [
+            s
+            for s in old.get("sizes", [])
+            if s["nodes"] not in args.nodes or s.get("racks", True) != racks
+        ]
+        results["sizes"] = sorted(
+            kept + results["sizes"], key=lambda s: (s["nodes"], not s.get("racks", True))
+        )
         if kept:
             sizes = ", ".join(format(s["nodes"], ",") for s in kept)
             results["meta"]["merged"] = f"{sizes} nodes: from {_run_name(None, old['meta'])}"

@@ -56,13 +56,17 @@ def server(info: dict[str, Any], lab_dir: Path) -> Server:
     return Server(info["apiservers"][0]["url"], info["admin_token"], str(lab_dir / "pki/ca.crt"))
 
 
-async def populate(api: Api, nodes: int, pods: int, concurrency: int) -> float:
-    """Create the nodes, their Leases and the pending pods; seconds taken."""
+async def populate(
+    api: Api, nodes: int, pods: int, concurrency: int, *, racks: bool = True
+) -> float:
+    """Create the nodes (with rack labels or without), their Leases and the pending pods;
+    seconds taken.
+    """
     t0 = time.monotonic()
     now = time.time()
 
     def node_jobs() -> Any:
-        for body in objects.nodes(nodes, now):
+        for body in objects.nodes(nodes, now, racks=racks):
             yield lambda body=body: api.create(NODES, body)
 
     def lease_jobs() -> Any:

@@ -72,10 +72,13 @@ def node_name(i: int) -> str:
     return f"{NAME_PREFIX}-{i:06d}"
 
 
-def nodes(count: int, now: float, template: Obj | None = None) -> Iterator[Obj]:
+def nodes(
+    count: int, now: float, template: Obj | None = None, *, racks: bool = True
+) -> Iterator[Obj]:
     """``count`` Node bodies copied from the real worker, Ready with a heartbeat at ``now``.
 
-    Node ``i`` is in zone ``i % zones`` and rack ``i // zones // NODES_PER_RACK`` of it.
+    Node ``i`` is in zone ``i % zones`` and (with ``racks``) rack
+    ``i // zones // NODES_PER_RACK`` of it.
     """
     base = copy.deepcopy(template or real_worker_node())
     meta = base["metadata"]
@@ -95,7 +98,8 @@ def nodes(count: int, now: float, template: Obj | None = None) -> Iterator[Obj]:
         for key in list(labels):
             if labels[key] in zones:
                 labels[key] = zone
-        labels[RACK_LABEL] = f"{zone}-rack-{i // len(zones) // NODES_PER_RACK:04d}"
+        if racks:
+            labels[RACK_LABEL] = f"{zone}-rack-{i // len(zones) // NODES_PER_RACK:04d}"
         body["apiVersion"], body["kind"] = "v1", "Node"
         yield body
 

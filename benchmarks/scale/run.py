@@ -40,6 +40,9 @@ class Options:
     idle_s: float = 20.0
     kwok_nodes: int = 0
     tools: tuple[str, ...] = ("ktop", "ktop (UI)", "kubectl", "k9s")
+    racks: bool = True
+    """Label the nodes with ktop's rack label (a cluster labelled for ktop's racks, whose
+    node list ktop reads with metadata); without, ktop splits the list by zone."""
 
 
 PROBE_FIGURES = (
@@ -118,6 +121,7 @@ class SizeRun:
         self.apiservers = [a["url"] for a in info["apiservers"]]
         self.out: dict[str, Any] = {"nodes": nodes, "pods": o.pods, "tools": {}}
         self.out["bytes_on_wire"] = True  # earlier runs counted bytes decoded
+        self.out["racks"] = o.racks
 
     async def measure(self) -> dict[str, Any]:
         """Populate, then measure each tool and each feed."""
@@ -127,7 +131,7 @@ class SizeRun:
         try:
             self.out["load_at_start"] = _load()
             self.out["populate_s"] = await cluster.populate(
-                api, self.nodes, self.o.pods, self.o.concurrency
+                api, self.nodes, self.o.pods, self.o.concurrency, racks=self.o.racks
             )
             await self._representations(api)
             task = asyncio.create_task(renewer.run())

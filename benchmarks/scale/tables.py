@@ -36,6 +36,11 @@ def _mb(values: Sequence[float]) -> str:
     return spread(values, "{:.1f}", 1e6)
 
 
+def _nodes(size: Mapping[str, Any]) -> str:
+    """``10,000``, or ``10,000 (no racks)`` for a run whose nodes had no rack label."""
+    return f"{size['nodes']:,}" + ("" if size.get("racks", True) else " (no racks)")
+
+
 def _pulled(size: dict[str, Any], tool: dict[str, Any]) -> str:
     """MB pulled; marked when the run counted bytes decoded (runs before 2026-12-04)."""
     cell = _mb(tool.get("bytes", []))
@@ -51,6 +56,8 @@ def start_table(results: Results) -> str:
             if t is None:
                 continue
             label = f"{s['nodes']:,} nodes, {s.get('pods', 0):,} pending pods"
+            if not s.get("racks", True):
+                label += ", no rack labels"
             if t.get("not_measured"):
                 rows.append([label, tool, f"not measured: {t['not_measured']}", "", "", "", ""])
                 continue
@@ -88,7 +95,7 @@ def feeds_table(results: Results) -> str:
         for name, f in feeds:
             rows.append(
                 [
-                    f"{s['nodes']:,}",
+                    _nodes(s),
                     name,
                     f"{f['events_per_s']:.1f}",
                     f"{f['bytes_per_event']:,.0f}" if f.get("bytes_per_event") else "-",
@@ -119,7 +126,7 @@ def representations_table(results: Results) -> str:
         ):
             per = nbytes / s["nodes"] if s["nodes"] else 0
             sent = f"{wire[name] / 1e6:.1f}" if name in wire else "-"
-            rows.append([f"{s['nodes']:,}", name, f"{nbytes / 1e6:.1f}", sent, f"{per:,.0f}"])
+            rows.append([_nodes(s), name, f"{nbytes / 1e6:.1f}", sent, f"{per:,.0f}"])
     return table(
         ["nodes", "list", "MB decoded", "MB on the wire (gzip)", "bytes/node decoded"],
         rows,
@@ -142,7 +149,7 @@ def memory_table(results: Results) -> str:
         kept = statistics.median(probe["rss_complete_mb"])
         rows.append(
             [
-                f"{s['nodes']:,}",
+                _nodes(s),
                 f"{imported:.0f}",
                 f"{kept:.0f}",
                 f"{peak - kept:.0f}",
@@ -177,7 +184,7 @@ def steady_table(results: Results) -> str:
             continue
         rows.append(
             [
-                f"{s['nodes']:,}",
+                _nodes(s),
                 f"{st.get('lease_renewals_per_s', 0):.0f}",
                 f"{st.get('ktop_requests_per_s', 0):.2f}",
                 f"{st.get('ktop_kb_per_s', 0):.1f}",

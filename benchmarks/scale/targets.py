@@ -28,23 +28,27 @@ class Target:
         return value >= self.limit if self.higher_is_better else value <= self.limit
 
 
-def size(results: Results, nodes: int) -> Mapping[str, Any]:
-    """The figures of one cluster size (empty when that size was not run)."""
+def size(results: Results, nodes: int, racks: bool = True) -> Mapping[str, Any]:
+    """The figures of one cluster size, its nodes labelled with racks or not (empty when
+    that size was not run).
+    """
     for s in results.get("sizes", []):
-        if s["nodes"] == nodes:
+        if s["nodes"] == nodes and s.get("racks", True) == racks:
             return dict(s)
     return {}
 
 
-def tool_median(results: Results, nodes: int, tool: str, key: str) -> float | None:
+def tool_median(
+    results: Results, nodes: int, tool: str, key: str, racks: bool = True
+) -> float | None:
     """The median of one figure of one tool at one size."""
-    values = size(results, nodes).get("tools", {}).get(tool, {}).get(key, [])
+    values = size(results, nodes, racks).get("tools", {}).get(tool, {}).get(key, [])
     return median(values)
 
 
-def _ratio(results: Results, key: str) -> float | None:
-    ktop = tool_median(results, 10_000, "ktop", key)
-    kubectl = tool_median(results, 10_000, "kubectl get nodes -o json", key)
+def _ratio(results: Results, key: str, racks: bool = True) -> float | None:
+    ktop = tool_median(results, 10_000, "ktop", key, racks)
+    kubectl = tool_median(results, 10_000, "kubectl get nodes -o json", key, racks)
     if ktop is None or not kubectl:
         return None
     return ktop / kubectl
@@ -104,6 +108,20 @@ TARGETS: tuple[Target, ...] = (
         0.20,
         "x",
         lambda r: _ratio(r, "bytes"),
+    ),
+    Target(
+        "10,000 nodes without rack labels (list split by zone): first complete overview, "
+        "wall time / `kubectl get nodes -o json`'s",
+        1.5,
+        "x",
+        lambda r: _ratio(r, "wall_s", racks=False),
+    ),
+    Target(
+        "10,000 nodes without rack labels (list split by zone): bytes pulled until then / "
+        "`kubectl get nodes -o json`'s",
+        0.20,
+        "x",
+        lambda r: _ratio(r, "bytes", racks=False),
     ),
     Target(
         "10,000 nodes: steady state from the apiserver (default settings, kubelet rates)",

@@ -41,7 +41,7 @@ from ktop.sources.convert import (
     quota_record,
     text,
 )
-from ktop.sources.live.listwatch import NO_OBJECT
+from ktop.sources.live.listwatch import NO_OBJECT, PLACE
 
 Item = dict[str, Any]
 
@@ -116,7 +116,8 @@ def table_node_record(item: Item, rack_label: str, place: Place | None = None) -
 class NodesHandler:
     """Nodes as Table rows; not-Ready nodes are detailed through ``want_detail``.
 
-    Listed rows carry metadata (the node's labels: its place); watched rows do not
+    Listed rows carry metadata (the node's labels: its place) or, in the list split by
+    zone, the place their label selector decides (``PLACE``); watched rows carry neither
     (``NO_OBJECT``), so the place of each node listed is kept, and a node first seen in
     the watch is fetched whole before it is shown.
     """
@@ -138,7 +139,8 @@ class NodesHandler:
         place = None
         if item.get(NO_OBJECT):
             name = self.key(item)
-            place = self.places.get(name)
+            # a row of the node list split by zone carries its place (its selector's)
+            place = item.get(PLACE) or self.places.get(name)
             if place is None:
                 self.want_detail(name)  # new since the list: its labels come with it whole
                 return []

@@ -21,10 +21,11 @@ from typing import Any, Protocol
 from ktop.model.events import Event, FeedFailed, FeedProgress, FeedSynced, ObjectsSkipped
 from ktop.sources.base import Emit
 from ktop.sources.live.errors import ApiError
+from ktop.sources.live.node_split import SubList
 from ktop.sources.live.reads import Resource
 from ktop.sources.live.transport import JSON, TABLE, KubeTransport
 
-__all__ = ["NO_OBJECT", "Backoff", "GoneError", "Handler", "ListWatch", "Resource"]
+__all__ = ["NO_OBJECT", "PLACE", "Backoff", "GoneError", "Handler", "ListWatch", "Resource"]
 
 Item = dict[str, Any]
 """An object as JSON, or for Tables ``{"metadata": ..., "cells": {column: value}}``."""
@@ -79,6 +80,13 @@ class GoneError(Exception):
     """The resourceVersion or continue token expired (410)."""
 
 
+PLACE = "ktopPlace"
+"""Set on an item of a list whose label selector decides the objects' place (the node list
+split by zone): the place, which the row itself does not carry."""
+ROWS_ONLY_PAGES = 10
+"""A page of Table rows without objects holds this many times the resource's page size
+(a node row is about 250 bytes: 5,000 of them are about 1.3 MB)."""
+
 NO_OBJECT = "noObject"
 """Set on an item made from a Table row without its object: only ``metadata.name`` (from
 the ``Name`` column) and the cells are known."""
@@ -126,6 +134,7 @@ class ListWatch:
         *,
         watch_timeout_s: int = 300,
         rng: random.Random | None = None,
+        split: Callable[[list[Item]], Sequence[SubList] | None] | None = None,
     ) -> None:
         self.t = transport
         self.r = resource
@@ -141,6 +150,11 @@ class ListWatch:
         self.skipped = 0
         """Objects skipped because a field had the wrong type (since start)."""
         self._skip_example = ""
+        self.split: Callable[[list[Item]], Sequence[SubList] | None] | None = split
+        """Given the first page's items, the lists to read instead of the rest of the pages
+        (None: go on page by page)."""
+        self.split_used = False
+        """The last list was split (its progress is reported after every page)."""
 
     def upsert_item(self, now: float, item: Any, events: list[Event]) -> str | None:
         """Convert one object into ``events``; an unreadable one is counted and skipped.
@@ -181,49 +195,94 @@ class ListWatch:
         return list(items) if isinstance(items, list) else []
 
     async def list_all(self, emit: Emit) -> None:
-        """A paginated list; report upserts, and deletions of objects no longer listed."""
+        """A paginated list; report upserts, and deletions of objects no longer listed.
+
+        With a :attr:`split` (nodes), the first page (with metadata) decides whether the
+        rest is listed as the split's lists instead (:mod:`ktop.sources.live.node_split`);
+        the watch then starts at the first page's version, so it misses nothing.
+        """
         seen: set[str] = set()
-        cont = ""
-        while True:
-            query = [*self._base_query(), ("limit", self.r.page_size)]
-            if cont:
-                query.append(("continue", cont))
-            try:
-                resp = await self.t.get(self.r.path, query, self._accept(), timeout_s=60)
-            except ApiError as e:
-                if e.status == 410:
-                    raise GoneError(str(e)) from e
-                raise ApiError(e.status, "list", self.r.what, e.message, e.from_kubernetes) from e
-            body = resp.json()
-            if not isinstance(body, dict):
-                raise ValueError(f"list of {self.r.what} is not a JSON object")
-            now = self.clock()
-            events: list[Event] = []
-            before = self.skipped
-            for item in self._items(body):
-                key = self.upsert_item(now, item, events)
-                if key is not None:
-                    seen.add(key)
-            events.extend(self.skipped_event(before, now))
-            meta = body.get("metadata") or {}
-            if not isinstance(meta, dict):
-                meta = {}
-            cont = str(meta.get("continue") or "")
-            if cont:  # more pages: say how far the list is (the pane shows it)
-                events.append(FeedProgress(now, self.r.feed, len(seen), _expected(seen, meta)))
-            emit(events)
-            if not cont:
-                self.rv = str(meta.get("resourceVersion") or "")
-                break
-            # Let this page go before the next arrives: otherwise two decoded pages
-            # (tens of MB for pages of whole pods) are alive at once.
-            del resp, body, events, meta
+        self.split_used = False
+        base, size = self._base_query(), self.r.page_size
+        first: list[Item] = []
+        cont, total, rv = await self._pages(base, size, None, seen, None, emit, first)
+        lists = self.split(first) if cont and self.split is not None else None
+        del first
+        if lists is None:
+            while cont:
+                cont, _, rv = await self._pages(base, size, None, seen, total, emit, cont=cont)
+        else:
+            self.split_used = True
+            for sub in lists:
+                q = [*self.r.query, ("labelSelector", sub.selector)]
+                q.append(("includeObject", "Metadata" if sub.place is None else "None"))
+                rows = size if sub.place is None else size * ROWS_ONLY_PAGES
+                more = None
+                while more != "":
+                    more, _, _ = await self._pages(
+                        q, rows, sub.place, seen, total, emit, cont=more or ""
+                    )
+        self.rv = rv
         now = self.clock()
         gone: list[Event] = []
         for key in self.keys - seen:
             gone.extend(self.h.delete(now, key))
         self.keys = seen
         emit([*gone, FeedSynced(now, self.r.feed)])
+
+    async def _pages(
+        self,
+        base: list[tuple[str, str | int]],
+        size: int,
+        place: object,
+        seen: set[str],
+        total: int | None,
+        emit: Emit,
+        first: list[Item] | None = None,
+        cont: str = "",
+    ) -> tuple[str, int | None, str]:
+        """One page of a list (continuing ``cont``): its objects upserted into ``seen``
+        (rows marked with :data:`PLACE` ``place`` when given), progress reported against
+        ``total`` (else the page's own count). Returns the next continue token ("" at the
+        end), the total expected and the list's resourceVersion. ``first`` collects the
+        items.
+        """
+        query = [*base, ("limit", size)]
+        if cont:
+            query.append(("continue", cont))
+        try:
+            resp = await self.t.get(self.r.path, query, self._accept(), timeout_s=60)
+        except ApiError as e:
+            if e.status == 410:
+                raise GoneError(str(e)) from e
+            raise ApiError(e.status, "list", self.r.what, e.message, e.from_kubernetes) from e
+        body = resp.json()
+        del resp  # let the page go before the next arrives: two decoded pages are tens of MB
+        if not isinstance(body, dict):
+            raise ValueError(f"list of {self.r.what} is not a JSON object")
+        now = self.clock()
+        events: list[Event] = []
+        before = self.skipped
+        items = self._items(body)
+        if first is not None:
+            first.extend(items)
+        for item in items:
+            if place is not None and isinstance(item, dict):
+                item[PLACE] = place
+            key = self.upsert_item(now, item, events)
+            if key is not None:
+                seen.add(key)
+        events.extend(self.skipped_event(before, now))
+        meta = body.get("metadata") or {}
+        if not isinstance(meta, dict):
+            meta = {}
+        more = str(meta.get("continue") or "")
+        if total is None:
+            total = _expected(seen, meta)
+        if more or self.split_used:  # more to come: say how far the list is (the pane shows it)
+            events.append(FeedProgress(now, self.r.feed, len(seen), total))
+        emit(events)
+        return more, total, str(meta.get("resourceVersion") or "")
 
     async def watch_once(self, emit: Emit) -> None:
         """One watch stream, until the server closes it; raises GoneError on 410."""

@@ -3,7 +3,8 @@
 What it reads is listed, as data, in :mod:`ktop.sources.live.reads` (and
 nothing else; never an unpaginated LIST, one watch per resource):
 
-* watches: nodes (listed as Tables with metadata, watched as Tables without),
+* watches: nodes (listed as Tables with metadata, or split by zone as Tables without
+  objects when the first page allows it: ``node_split.py``; watched as Tables without),
   Pending pods (``status.phase=Pending``), Warning Events (``type=Warning``),
   ResourceQuotas, apiserver identity Leases;
 * node Leases in ``kube-node-lease``: listed once, then sampled (``leases.py``);
@@ -40,6 +41,7 @@ import contextlib
 import random
 import time
 from collections.abc import Callable
+from typing import Any
 
 import aiohttp
 from kubernetes_asyncio.client import ApiClient
@@ -50,6 +52,7 @@ from ktop.model.events import (
     FEED_CLOCK,
     FEED_DISCOVERY,
     FEED_NODE_DETAILS,
+    FEED_NODES,
     FEED_PROMETHEUS,
     LOAD_BALANCED,
     ApfDumpFailed,
@@ -86,6 +89,8 @@ from ktop.sources.live.handlers import (
 from ktop.sources.live.leases import LeaseSampler
 from ktop.sources.live.listwatch import Handler, ListWatch
 from ktop.sources.live.node_details import NodeDetails
+from ktop.sources.live.node_split import SubList
+from ktop.sources.live.node_split import plan as split_by_zone
 from ktop.sources.live.options import PROMETHEUS_AUTO, LiveOptions
 from ktop.sources.live.prometheus import PrometheusMetrics
 from ktop.sources.live.prometheus_calls import PrometheusCalls
@@ -220,10 +225,16 @@ class LiveSource:
             "resourcequotas": QuotasHandler(),
             "apiserver-identities": IdentitiesHandler(),
         }
+        rack = self.o.rack_label
+
+        def by_zone(items: list[dict[str, Any]]) -> tuple[SubList, ...] | None:
+            return split_by_zone(items, rack)
+
         for res in WATCHES:
             lw = ListWatch(
                 t, res, handlers[res.feed], self.clock,
                 watch_timeout_s=self.o.watch_timeout_s, rng=self.rng,
+                split=by_zone if res.feed == FEED_NODES else None,
             )  # fmt: skip
             self.loops.start(f"watch-{res.feed}", lambda lw=lw: lw.run(emit), res.feed)  # type: ignore[misc]
         self.loops.start(

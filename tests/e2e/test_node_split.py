@@ -9,6 +9,7 @@ from the API's whole node objects, and the same record as the list with metadata
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import replace
 from typing import Any
@@ -62,7 +63,8 @@ async def _listed(lab: Lab, split: bool) -> tuple[dict[str, NodeRecord], int, li
 
 
 async def test_the_split_list_reads_every_node_in_its_place(lab: Lab) -> None:
-    truth = {n.metadata.name: expected_place(n.metadata.labels or {}) for n in nodes(lab)}
+    whole_nodes = await asyncio.to_thread(nodes, lab)  # its own event loop, in a thread
+    truth = {n.metadata.name: expected_place(n.metadata.labels or {}) for n in whole_nodes}
     split, split_bytes, selectors = await _listed(lab, split=True)
     whole, whole_bytes, _ = await _listed(lab, split=False)
     assert selectors, "the lab's first page is plain: the split was taken"

@@ -97,7 +97,8 @@ async def _served() -> AsyncIterator[tuple[TestServer, Server]]:
     app.router.add_get("/bomb", routes.bomb)
     app.router.add_get("/corrupt", routes.corrupt)
     app.router.add_get("/br", routes.brotli)
-    async with TestServer(app) as server:
+    server = TestServer(app)
+    async with server:
         yield server, routes
 
 

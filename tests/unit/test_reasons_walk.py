@@ -11,6 +11,7 @@ import pytest
 
 from ktop.hub import Hub
 from ktop.model.events import Area
+from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.values import Val
 from ktop.sources.sim.scenarios import SCENARIOS
 from ktop.sources.sim.simulator import Simulator
@@ -48,6 +49,13 @@ def walk_everything(obj: object, seen: dict[str, None], prefix: str = "") -> Non
             walk_everything(value, seen, prefix)
 
 
+def _published(hub: Hub) -> ClusterSnapshot:
+    """A snapshot published now (what the events so far make)."""
+    published = hub.publish(force=True)
+    assert published is not None
+    return published.snapshot
+
+
 def _everything(obj: object) -> tuple[str, ...]:
     seen: dict[str, None] = {}
     walk_everything(obj, seen)
@@ -61,14 +69,14 @@ def test_the_pruned_walk_finds_every_reason_the_whole_walk_finds(scenario: str) 
     hub.ingest(sim.start())
     for _ in range(5):
         hub.ingest(sim.advance(45.0))
-        snap = hub.publish().snapshot
+        snap = _published(hub)
         for area in Area:
             part = getattr(snap, area.value)
             assert reasons.val_reasons(part) == _everything(part), (scenario, area)
 
 
 def test_a_model_that_read_nothing_has_its_reasons_found() -> None:
-    snap = Hub().publish().snapshot
+    snap = Hub().latest.snapshot
     found = 0
     for area in Area:
         part = getattr(snap, area.value)
@@ -90,9 +98,9 @@ def test_reasons_found_off_the_loop_are_the_ones_a_frame_reads() -> None:
     hub = Hub()
     hub.ingest(sim.start())
     hub.ingest(sim.advance(60.0))
-    first = hub.publish().snapshot
+    first = _published(hub)
     hub.ingest(sim.advance(60.0))
-    second = hub.publish().snapshot
+    second = _published(hub)
     reasons.prepare(first)
     for area in Area:
         assert reasons.area_reasons(first, area) is reasons.area_reasons(first, area)

@@ -204,9 +204,9 @@ class ListWatch:
         seen: set[str] = set()
         self.split_used = False
         base, size = self._base_query(), self.r.page_size
-        first: list[Item] = []
+        first: list[Item] | None = [] if self.split is not None else None
         cont, total, rv = await self._pages(base, size, None, seen, None, emit, first)
-        lists = self.split(first) if cont and self.split is not None else None
+        lists = self.split(first) if cont and self.split is not None and first else None
         del first
         if lists is None:
             while cont:

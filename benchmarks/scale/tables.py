@@ -59,12 +59,13 @@ def start_table(results: Results) -> str:
             if not s.get("racks", True):
                 label += ", no rack labels"
             if t.get("not_measured"):
-                rows.append([label, tool, f"not measured: {t['not_measured']}", "", "", "", ""])
+                rows.append([label, tool, f"not measured: {t['not_measured']}", "", "", "", "", ""])
                 continue
             rows.append(
                 [
                     label,
                     tool,
+                    spread(t.get("first_answer_s", []), "{:.1f}"),
                     spread(t.get("wall_s", []), "{:.1f}"),
                     _pulled(s, t),
                     spread(t.get("requests", []), "{:.0f}"),
@@ -75,13 +76,14 @@ def start_table(results: Results) -> str:
     header = [
         "cluster",
         "tool",
+        "first answer (s)",
         "time to complete view (s)",
         "MB pulled (on the wire, gzip asked)",
         "requests",
         "peak RSS (MB)",
         "steady CPU (% core)",
     ]
-    return table(header, rows, [False, False, True, True, True, True, True])
+    return table(header, rows, [False, False, True, True, True, True, True, True])
 
 
 def feeds_table(results: Results) -> str:

@@ -20,7 +20,7 @@ from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.timeline import TimelineEvent, incident_timeline
 from ktop.analysis.triage.types import TriageReport
 from ktop.model.cluster import ClusterModel
-from ktop.model.events import Event
+from ktop.model.events import ClockTick, Event, SelfCost
 from ktop.model.model_inputs import ModelConfig
 from ktop.model.scrub import scrub_event
 from ktop.model.snapshot import ClusterSnapshot
@@ -58,6 +58,11 @@ class Published:
         return incident_timeline(self.snapshot, self.triage, self.markers)
 
 
+CLOCK_ONLY = (ClockTick, SelfCost)
+"""Events that say only that time passed (and what ktop itself costs meanwhile): a
+snapshot made after nothing but these differs from the last one only in ages."""
+
+
 class Hub:
     """Merges sources, folds events, feeds sinks, publishes snapshots."""
 
@@ -77,6 +82,8 @@ class Hub:
         self._sinks = list(sinks)
         self._latest: Published | None = None
         self._events_since_publish = 0
+        self._data_since_publish = 0
+        """Batches since the last publish with an event other than :data:`CLOCK_ONLY`."""
         self.events_total = 0
         self.sink_errors: list[str] = []
         self._held: list[Sequence[Event]] | None = None
@@ -95,6 +102,7 @@ class Hub:
         """
         self._markers = sorted({*self._markers, *markers})
         self._events_since_publish += 1
+        self._data_since_publish += 1
 
     def add_sink(self, sink: Sink) -> None:
         """Send every later batch to ``sink`` too."""
@@ -109,6 +117,7 @@ class Hub:
         """Fold into ``model`` from now on (a replay seek); the next publish shows it."""
         self.model = model
         self._events_since_publish += 1
+        self._data_since_publish += 1
 
     def ingest(self, events: Sequence[Event]) -> None:
         """Fold a batch of events into the model and hand it to the sinks (after the
@@ -125,6 +134,8 @@ class Hub:
         events = [scrub_event(e) for e in events]
         self.model.apply_all(events)
         self._events_since_publish += len(events)
+        if not all(type(e) in CLOCK_ONLY for e in events):  # stops at the first data event
+            self._data_since_publish += 1
         self.events_total += len(events)
         for sink in self._sinks:
             try:
@@ -136,14 +147,20 @@ class Hub:
         """A new snapshot and findings if anything changed since the last call."""
         if not force and self._events_since_publish == 0 and self._latest is not None:
             return None
-        folded = self._events_since_publish
+        folded, data = self._events_since_publish, self._data_since_publish
         snapshot = self.model.observe()
         self._latest = Published(snapshot, evaluate(snapshot), self.history, tuple(self._markers))
         if self.triage_on_publish:
             _ = self._latest.triage
             _ = self._latest.timeline
         self._events_since_publish -= folded
+        self._data_since_publish -= data
         return self._latest
+
+    @property
+    def only_time_passed(self) -> bool:
+        """Since the last publish, nothing but the clock (and ktop's own cost) changed."""
+        return self._data_since_publish == 0 and self._latest is not None
 
     @property
     def now(self) -> float:

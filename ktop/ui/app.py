@@ -49,6 +49,11 @@ from ktop.ui.theming import (
 )
 
 SOURCES_GROUP = "sources"
+IDLE_EVERY = 5
+"""While nothing but the clock (and ktop's own cost) changed, the screen is published and
+redrawn at every this many refreshes (every 5 s at the default 1 s) instead of at each:
+an idle frame at 100,000 nodes costs a snapshot, findings and a render for ages alone.
+Data arriving is shown at the next refresh."""
 _STRIP_COLOR = StripColor()
 _ASCII = AsciiFilter()
 
@@ -155,6 +160,8 @@ class KtopApp(App[None]):
         )
         """Recording (live) or replay controls and their status lines."""
         self.refresh_s = refresh_s
+        self._idle_skipped = 0
+        """Refreshes skipped in a row because only time passed (:data:`IDLE_EVERY`)."""
         self.display_options = display or Display()
         self.no_color = self.no_color or self.display_options.no_color
         self._theme_name = theme or (NO_COLOR_THEME if self.no_color else DEFAULT_THEME)
@@ -276,6 +283,11 @@ class KtopApp(App[None]):
         """
         # A screen pushed while the thread ran may not have its widgets yet: show after the
         # next refresh, as screens do on mount.
+        if self.hub.only_time_passed and self._idle_skipped < IDLE_EVERY - 1:
+            self._idle_skipped += 1
+            self.present(None, show=self._show_after_refresh)  # the banner, if it changed
+            return
+        self._idle_skipped = 0
         published = await self.hub.publish_off_loop()
         if published is not None:  # each pane's unknown reasons, found off the loop too
             await asyncio.to_thread(prepare_reasons, published.snapshot)

@@ -58,11 +58,6 @@ class Published:
         return incident_timeline(self.snapshot, self.triage, self.markers)
 
 
-CLOCK_ONLY = (ClockTick, SelfCost)
-"""Events that say only that time passed (and what ktop itself costs meanwhile): a
-snapshot made after nothing but these differs from the last one only in ages."""
-
-
 class Hub:
     """Merges sources, folds events, feeds sinks, publishes snapshots."""
 
@@ -83,7 +78,9 @@ class Hub:
         self._latest: Published | None = None
         self._events_since_publish = 0
         self._data_since_publish = 0
-        """Batches since the last publish with an event other than :data:`CLOCK_ONLY`."""
+        """Batches since the last publish with an event that says more than that time
+        passed (:meth:`_only_time`)."""
+        self._cost_key: tuple[str, str, int, int] | None = None
         self.events_total = 0
         self.sink_errors: list[str] = []
         self._held: list[Sequence[Event]] | None = None
@@ -134,7 +131,7 @@ class Hub:
         events = [scrub_event(e) for e in events]
         self.model.apply_all(events)
         self._events_since_publish += len(events)
-        if not all(type(e) in CLOCK_ONLY for e in events):  # stops at the first data event
+        if not self._only_time(events):
             self._data_since_publish += 1
         self.events_total += len(events)
         for sink in self._sinks:
@@ -142,6 +139,22 @@ class Hub:
                 sink(events)
             except Exception as exc:  # a broken sink must not stop the dashboard
                 self.sink_errors.append(f"{type(exc).__name__}: {exc}")
+
+    def _only_time(self, events: Sequence[Event]) -> bool:
+        """The batch says only that time passed: clock ticks, and ktop's own cost whose
+        rates moved on but whose flow schema, priority level, throttles and watches did not.
+        """
+        only = True
+        for e in events:
+            kind = type(e)
+            if kind is SelfCost:
+                assert isinstance(e, SelfCost)
+                key = (e.priority_level, e.flow_schema, e.throttled_total, e.open_watches)
+                only = only and key == self._cost_key
+                self._cost_key = key
+            elif kind is not ClockTick:
+                only = False
+        return only
 
     def publish(self, *, force: bool = False) -> Published | None:
         """A new snapshot and findings if anything changed since the last call."""

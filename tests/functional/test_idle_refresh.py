@@ -6,6 +6,7 @@ callback under Pilot."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 from ktop.hub import Hub
 from ktop.model.events import ClockTick, NodeRecord, NodeUpserted, Readiness, SelfCost
@@ -47,3 +48,23 @@ async def test_an_idle_screen_is_redrawn_every_few_refreshes_and_data_at_once() 
         await pilot.pause()
         assert app.frame.published is not before  # data: the very next refresh
         assert app.frame.snapshot.nodes.total == 2
+
+
+async def test_ktop_s_own_flow_schema_first_known_is_data_not_time() -> None:
+    hub = Hub()
+    hub.ingest([_node(1.0, "n-1"), _cost(1.0)])
+    app = KtopApp(hub, user_themes=False, refresh_s=3600.0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.pump_off_loop()
+        await pilot.pause()
+        before = app.frame.published
+        hub.ingest([ClockTick(2.0), _cost(2.0)])  # rates moved: time only
+        await app.pump_off_loop()
+        assert app.frame.published is before
+        named = replace(_cost(3.0), flow_schema="global-default", priority_level="global-default")
+        hub.ingest([ClockTick(3.0), named])
+        await app.pump_off_loop()
+        await pilot.pause()
+        assert app.frame.published is not before
+        cost = app.frame.snapshot.self_cost
+        assert cost is not None and cost.flow_schema == "global-default"

@@ -9,13 +9,15 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kubernetes_asyncio.client import Configuration
 from multidict import CIMultiDict
 
-from ktop.sources.live.client import Connection
+from ktop.sources.live.client import Connection, connect
 
 
 @dataclass
@@ -153,3 +155,32 @@ class FakeConnection(Connection):
         api = FakeApi(self.api.route, base_url)  # type: ignore[attr-defined]
         self.apis[base_url] = api
         return api
+
+
+async def connect_by_kubeconfig(server_url: str, tmp_path: Path, token: str) -> Connection:
+    """A real :func:`ktop.sources.live.client.connect` through a kubeconfig that names
+    ``server_url`` (a local test server) with a bearer ``token``: the user's own path."""
+    cfg = tmp_path / "config"
+    cfg.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "c",
+                "clusters": [{"name": "k", "cluster": {"server": server_url}}],
+                "users": [{"name": "u", "user": {"token": token}}],
+                "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+            }
+        )
+    )
+    return await connect(str(cfg), None)
+
+
+@asynccontextmanager
+async def connected(server_url: str, tmp_path: Path, token: str) -> AsyncIterator[Connection]:
+    """:func:`connect_by_kubeconfig`, closed when the block ends."""
+    conn = await connect_by_kubeconfig(server_url, tmp_path, token)
+    try:
+        yield conn
+    finally:
+        await conn.close()

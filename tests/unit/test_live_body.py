@@ -9,7 +9,7 @@ import itertools
 import json
 import zlib
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
 import aiohttp
@@ -26,10 +26,11 @@ from ktop.sources.live.body import (
     ResponseTooLargeError,
     read_capped,
 )
-from ktop.sources.live.client import Connection, connect
+from ktop.sources.live.client import Connection
 from ktop.sources.live.components import http_fetcher
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.transport import KubeTransport
+from tests.unit.fake_kube import connected
 
 METRICS = b"".join(
     b'apiserver_request_total{verb="LIST",resource="nodes",code="200",n="%d"} %d\n' % (i, i * 7)
@@ -102,74 +103,49 @@ async def _served() -> AsyncIterator[tuple[TestServer, Server]]:
         yield server, routes
 
 
-async def _connection(server: TestServer, tmp_path: Path) -> Connection:
-    cfg = tmp_path / "config"
-    cfg.write_text(
-        json.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "current-context": "c",
-                "clusters": [{"name": "k", "cluster": {"server": str(server.make_url(""))}}],
-                "users": [{"name": "u", "user": {"token": "t0ken-for-the-gzip-server"}}],
-                "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
-            }
-        )
-    )
-    return await connect(str(cfg), None)
+def _connected(server: TestServer, tmp_path: Path) -> AbstractAsyncContextManager[Connection]:
+    return connected(str(server.make_url("")), tmp_path, "t0ken-for-the-gzip-server")
 
 
 async def test_a_compressed_body_is_counted_as_sent_and_read_as_decoded(tmp_path: Path) -> None:
-    async with _served() as (server, routes):
-        conn = await _connection(server, tmp_path)
-        try:
-            meter = CostMeter()
-            t = KubeTransport(conn.api, meter)
-            resp = await t.get("/metrics", accept="text/plain")
-            assert resp.body == METRICS
-            assert routes.accept_encoding == [ACCEPT_ENCODING]
-            assert meter.bytes_total == routes.sent["/metrics"]
-            assert meter.decoded_total == len(METRICS)
-            assert meter.bytes_total * 5 < len(METRICS)  # what the wire carried is far less
-            page = await t.get("/api/v1/nodes", [("limit", 500)])
-            assert [n["metadata"]["name"] for n in page.json()["items"]] == [
-                n["metadata"]["name"] for n in NODES
-            ]
-            assert meter.bytes_total == routes.sent["/metrics"] + routes.sent["/api/v1/nodes"]
-        finally:
-            await conn.close()
+    async with _served() as (server, routes), _connected(server, tmp_path) as conn:
+        meter = CostMeter()
+        t = KubeTransport(conn.api, meter)
+        resp = await t.get("/metrics", accept="text/plain")
+        assert resp.body == METRICS
+        assert routes.accept_encoding == [ACCEPT_ENCODING]
+        assert meter.bytes_total == routes.sent["/metrics"]
+        assert meter.decoded_total == len(METRICS)
+        assert meter.bytes_total * 5 < len(METRICS)  # what the wire carried is far less
+        page = await t.get("/api/v1/nodes", [("limit", 500)])
+        assert [n["metadata"]["name"] for n in page.json()["items"]] == [
+            n["metadata"]["name"] for n in NODES
+        ]
+        assert meter.bytes_total == routes.sent["/metrics"] + routes.sent["/api/v1/nodes"]
 
 
 async def test_a_compressed_watch_stream_is_read_line_by_line(tmp_path: Path) -> None:
-    async with _served() as (server, routes):
-        conn = await _connection(server, tmp_path)
-        try:
-            meter = CostMeter()
-            t = KubeTransport(conn.api, meter)
-            names = []
-            async with t.watch("/api/v1/nodes", [("resourceVersion", "1")]) as lines:
-                async for line in lines:
-                    names.append(json.loads(line)["object"]["metadata"]["name"])
-            assert names == [n["metadata"]["name"] for n in NODES[:300]]
-            assert meter.bytes_total == routes.sent["watch"]
-        finally:
-            await conn.close()
+    async with _served() as (server, routes), _connected(server, tmp_path) as conn:
+        meter = CostMeter()
+        t = KubeTransport(conn.api, meter)
+        names = []
+        async with t.watch("/api/v1/nodes", [("resourceVersion", "1")]) as lines:
+            async for line in lines:
+                names.append(json.loads(line)["object"]["metadata"]["name"])
+        assert names == [n["metadata"]["name"] for n in NODES[:300]]
+        assert meter.bytes_total == routes.sent["watch"]
 
 
 async def test_a_head_of_a_compressed_body_is_cut_after_whole_decoded_lines(
     tmp_path: Path,
 ) -> None:
-    async with _served() as (server, _):
-        conn = await _connection(server, tmp_path)
-        try:
-            t = KubeTransport(conn.api, CostMeter())
-            resp, cut = await t.get_head("/metrics", [], 100_000)
-            assert cut
-            assert resp.body == METRICS[: METRICS.rfind(b"\n", 0, 100_000) + 1]
-            whole, cut = await t.get_head("/metrics", [], 10 * len(METRICS))
-            assert not cut and whole.body == METRICS
-        finally:
-            await conn.close()
+    async with _served() as (server, _), _connected(server, tmp_path) as conn:
+        t = KubeTransport(conn.api, CostMeter())
+        resp, cut = await t.get_head("/metrics", [], 100_000)
+        assert cut
+        assert resp.body == METRICS[: METRICS.rfind(b"\n", 0, 100_000) + 1]
+        whole, cut = await t.get_head("/metrics", [], 10 * len(METRICS))
+        assert not cut and whole.body == METRICS
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -17,10 +16,11 @@ from aiohttp.test_utils import TestServer
 
 from ktop.sources.live import transport
 from ktop.sources.live.body import ResponseTooLargeError, read_capped
-from ktop.sources.live.client import ConnectError, Connection, connect, probe
+from ktop.sources.live.client import ConnectError, Connection, probe
 from ktop.sources.live.components import http_fetcher
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.transport import KubeTransport, RequestTimeoutError
+from tests.unit.fake_kube import connect_by_kubeconfig
 
 
 async def _big(request: web.Request) -> web.StreamResponse:
@@ -105,20 +105,8 @@ def _watch_or_silent(stall: Stall) -> Callable[[web.Request], Awaitable[web.Stre
 
 
 async def _connection(server: TestServer, tmp_path: Path) -> Connection:
-    cfg = tmp_path / "config"
-    cfg.write_text(
-        json.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "current-context": "c",
-                "clusters": [{"name": "k", "cluster": {"server": str(server.make_url(""))}}],
-                "users": [{"name": "u", "user": {"token": "t0ken-for-the-stalling-server"}}],
-                "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
-            }
-        )
-    )
-    return await connect(str(cfg), None)
+    url = str(server.make_url(""))
+    return await connect_by_kubeconfig(url, tmp_path, "t0ken-for-the-stalling-server")
 
 
 async def test_a_request_that_gets_no_answer_fails_at_its_limit_and_names_it(

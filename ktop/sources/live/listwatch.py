@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from ktop.model.events import Event, FeedFailed, FeedProgress, FeedSynced, ObjectsSkipped
 from ktop.sources.base import Emit
 from ktop.sources.live.errors import ApiError
-from ktop.sources.live.node_split import SubList
+from ktop.sources.live.node_split import Place, SubList
 from ktop.sources.live.reads import Resource
 from ktop.sources.live.transport import JSON, TABLE, KubeTransport
 
@@ -234,7 +234,7 @@ class ListWatch:
         self,
         base: list[tuple[str, str | int]],
         size: int,
-        place: object,
+        place: Place | None,
         seen: set[str],
         total: int | None,
         emit: Emit,

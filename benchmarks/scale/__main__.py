@@ -117,10 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument(
         "--merge",
         action="store_true",
-        help="keep the sizes not measured now, and the pure figures with --no-pure, from the "
+        help="keep the sizes not measured now from the "
         "results file (the docs' header then names both runs)",
     )
-    run.add_argument("--no-pure", action="store_true", help="skip the figures without apiserver")
+    run.add_argument(
+        "--no-pure",
+        action="store_true",
+        help="skip the figures without apiserver (those of the results file are kept)",
+    )
     pu = sub.add_parser("pure", help="only the figures that need no apiserver")
     pu.add_argument("--frames-nodes", type=int, default=100_000)
     pu.add_argument(
@@ -159,10 +163,14 @@ def main(argv: list[str] | None = None) -> int:
         },
         "sizes": [],
     }
-    old: dict[str, Any] = json.loads(args.out.read_text()) if args.merge else {}
+    before: dict[str, Any] = json.loads(args.out.read_text()) if args.out.exists() else {}
+    old = before if args.merge else {}
     runs_at = _runs_at(args.runs_at)
     for n in args.nodes:
-        size = measure_size(args.lab_dir, n, replace(o, runs=runs_at.get(n, o.runs)))
+        per_node = rss_per_node(results["sizes"] or before.get("sizes", []))
+        size = measure_size(
+            args.lab_dir, n, replace(o, runs=runs_at.get(n, o.runs), rss_per_node=per_node)
+        )
         results["sizes"].append({**size, "runs": runs_at.get(n, o.runs)})
         _save(args.out, {**old, **results})
     if args.merge:
@@ -178,11 +186,11 @@ def main(argv: list[str] | None = None) -> int:
         if kept:
             sizes = ", ".join(format(s["nodes"], ",") for s in kept)
             results["meta"]["merged"] = f"{sizes} nodes: from {_run_name(None, old['meta'])}"
-    if args.no_pure and args.merge:
-        results["pure"] = old.get("pure", {})
+    if args.no_pure:
+        results["pure"] = before.get("pure", {})
         if results["pure"]:
-            results["meta"]["pure_from"] = old["meta"].get("pure_from") or _run_name(
-                None, old["meta"]
+            results["meta"]["pure_from"] = before["meta"].get("pure_from") or _run_name(
+                None, before["meta"]
             )
     else:
         results["pure"] = pure_figures(args.frames_nodes)
@@ -215,6 +223,23 @@ def with_pure(results: dict[str, Any], figures: dict[str, Any], run: str) -> dic
     ``run`` (the lab sizes and their header stay as they were measured).
     """
     return {**results, "pure": figures, "meta": {**results.get("meta", {}), "pure_from": run}}
+
+
+OTHER_TOOLS = ("kubectl get nodes -o json", "k9s")
+"""The tools whose memory grows with the node count past what the machine may hold."""
+
+
+def rss_per_node(sizes: list[dict[str, Any]]) -> dict[str, tuple[float, int]]:
+    """Per tool of :data:`OTHER_TOOLS`, its largest peak resident MB per node and the size
+    it was measured at, from the largest size where it was measured.
+    """
+    out: dict[str, tuple[float, int]] = {}
+    for s in sorted(sizes, key=lambda s: s["nodes"]):
+        for tool in OTHER_TOOLS:
+            peaks = s.get("tools", {}).get(tool, {}).get("peak_rss_mb", [])
+            if peaks and s["nodes"] > 0:
+                out[tool] = (max(peaks) / s["nodes"], s["nodes"])
+    return out
 
 
 def _runs_at(specs: list[str]) -> dict[int, int]:

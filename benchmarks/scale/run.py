@@ -11,14 +11,18 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from benchmarks.scale import cluster, objects, tools
 from benchmarks.scale.api import JSON, PARTIAL, TABLE, Api
 from benchmarks.scale.cluster import LEASES, NODES, Renewer, log
+from ktop.sources.live.listwatch import ROWS_ONLY_PAGES
 from ktop.sources.live.options import LiveOptions
+from ktop.sources.live.reads import NODES as NODES_PATH
+from ktop.sources.live.reads import WATCHES
 
 NODES_FEED = "nodes (Table without objects, ktop)"
 LEASES_FEED = "node Leases (sampled, ktop)"
@@ -43,6 +47,48 @@ class Options:
     racks: bool = True
     """Label the nodes with ktop's rack label (a cluster labelled for ktop's racks, whose
     node list ktop reads with metadata); without, ktop splits the list by zone."""
+    rss_per_node: Mapping[str, tuple[float, int]] = field(default_factory=dict)
+    """Per other tool, its peak resident MB per node and the size it was measured at (the
+    largest measured before): a tool that would not fit beside the lab is not started."""
+
+
+FLOOR_PAGE = next(r for r in WATCHES if r.path == NODES_PATH).page_size * ROWS_ONLY_PAGES
+"""The floor (a node Table without objects) is listed in pages as large as ktop's zone lists."""
+MEMORY_MARGIN = 1.25
+"""A tool is started only if its expected peak, times this, fits in the memory available."""
+MEMORY_RESERVE_MB = 2048.0
+"""Kept free beside the lab (etcd and the apiservers grow while a tool lists)."""
+
+
+def mem_available_mb() -> float:
+    """MemAvailable of ``/proc/meminfo``, in MB (infinite where there is no such file)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("inf")
+
+
+def fits(
+    tool: str, nodes: int, per_node: Mapping[str, tuple[float, int]], available_mb: float
+) -> str | None:
+    """Why ``tool`` is not started at ``nodes`` (its peak scaled from a smaller size would
+    not fit in ``available_mb`` beside the lab), or ``None`` when it fits or is unknown.
+    """
+    known = per_node.get(tool)
+    if known is None:
+        return None
+    mb, at = known
+    need = mb * nodes * MEMORY_MARGIN
+    if need <= available_mb - MEMORY_RESERVE_MB:
+        return None
+    return (
+        f"would need about {need / 1024:.1f} GiB ({mb * at:,.0f} MB at {at:,} nodes, scaled, "
+        f"x{MEMORY_MARGIN}); {available_mb / 1024:.1f} GiB available beside the lab, "
+        f"{MEMORY_RESERVE_MB / 1024:.0f} GiB kept free"
+    )
 
 
 PROBE_FIGURES = (
@@ -186,6 +232,14 @@ class SizeRun:
             cost = await api.list_bytes(path, accept, query)
             reps[name] = cost.decoded
             wire[name] = cost.wire
+        floor = await api.list_bytes(NODES, TABLE, "includeObject=None", limit=FLOOR_PAGE)
+        self.out["floor"] = {
+            "wall_s": [floor.seconds],
+            "bytes": [floor.wire],
+            "bytes_decoded": [floor.decoded],
+            "requests": [floor.requests],
+        }
+        log(f"floor: {floor.seconds:.1f}s {floor.wire / 1e6:.1f} MB on the wire")
         code, body = await api.request("GET", "/metrics")
         if code == 200:
             reps["one apiserver /metrics (not per node)"] = len(body)
@@ -204,6 +258,11 @@ class SizeRun:
         ):  # fmt: skip
             if path is None:
                 self.out["tools"][tool] = {"not_measured": why}
+                continue
+            too_big = fits(tool, self._count(tool), self.o.rss_per_node, mem_available_mb())
+            if too_big is not None:
+                self.out["tools"][tool] = {"not_measured": too_big}
+                log(f"{tool}: not started: {too_big}")
                 continue
             t: dict[str, Any] = {"wall_s": [], "peak_rss_mb": [], "bytes": [], "requests": []}
             for _ in range(self.o.runs):
@@ -344,6 +403,11 @@ class SizeRun:
             path, why = tools.find_k9s()
             if path is None:
                 self.out["tools"][tool] = {"not_measured": why}
+                return
+            too_big = fits(tool, self.nodes, self.o.rss_per_node, mem_available_mb())
+            if too_big is not None:
+                self.out["tools"][tool] = {"not_measured": too_big}
+                log(f"{tool}: not started: {too_big}")
                 return
             argv = [path, "--kubeconfig", self.kubeconfig, "-c", "nodes", "--readonly"]
             done = tools.k9s_shows_all(self.nodes)

@@ -47,17 +47,21 @@ def _pulled(size: dict[str, Any], tool: dict[str, Any]) -> str:
     return cell if cell == "-" or size.get("bytes_on_wire") else f"{cell} (decoded)"
 
 
+FLOOR = "floor: every node as a Table row without its object (pages of 5,000, bare client)"
+"""The row of the cheapest read of every node the API offers, served to a bare client."""
+
+
 def start_table(results: Results) -> str:
     """Per size and tool: time to a complete view, bytes, requests, peak memory, steady CPU."""
     rows = []
     for s in results.get("sizes", []):
+        label = f"{s['nodes']:,} nodes, {s.get('pods', 0):,} pending pods"
+        if not s.get("racks", True):
+            label += ", no rack labels"
         for tool in TOOLS:
             t = s.get("tools", {}).get(tool)
             if t is None:
                 continue
-            label = f"{s['nodes']:,} nodes, {s.get('pods', 0):,} pending pods"
-            if not s.get("racks", True):
-                label += ", no rack labels"
             if t.get("not_measured"):
                 rows.append([label, tool, f"not measured: {t['not_measured']}", "", "", "", "", ""])
                 continue
@@ -71,6 +75,20 @@ def start_table(results: Results) -> str:
                     spread(t.get("requests", []), "{:.0f}"),
                     spread(t.get("peak_rss_mb", []), "{:.0f}"),
                     spread(t.get("steady_cpu_pct", []), "{:.0f}"),
+                ]
+            )
+        floor = s.get("floor")
+        if floor:
+            rows.append(
+                [
+                    label,
+                    FLOOR,
+                    "",
+                    spread(floor["wall_s"], "{:.1f}"),
+                    _mb(floor["bytes"]),
+                    spread(floor["requests"], "{:.0f}"),
+                    "",
+                    "",
                 ]
             )
     header = [

@@ -28,10 +28,12 @@ class Target:
         return value >= self.limit if self.higher_is_better else value <= self.limit
 
 
-def size(results: Results, nodes: int, racks: bool = True) -> Mapping[str, Any]:
-    """The figures of one cluster size, its nodes labelled with racks or not (empty when
-    that size was not run).
+def size(results: Results, nodes: int, racks: bool | None = True) -> Mapping[str, Any]:
+    """The figures of one cluster size, its nodes labelled with racks or not (``None``:
+    either, with racks first), empty when that size was not run.
     """
+    if racks is None:
+        return size(results, nodes, True) or size(results, nodes, False)
     for s in results.get("sizes", []):
         if s["nodes"] == nodes and s.get("racks", True) == racks:
             return dict(s)
@@ -39,7 +41,7 @@ def size(results: Results, nodes: int, racks: bool = True) -> Mapping[str, Any]:
 
 
 def tool_median(
-    results: Results, nodes: int, tool: str, key: str, racks: bool = True
+    results: Results, nodes: int, tool: str, key: str, racks: bool | None = True
 ) -> float | None:
     """The median of one figure of one tool at one size."""
     values = size(results, nodes, racks).get("tools", {}).get(tool, {}).get(key, [])
@@ -55,8 +57,31 @@ def _ratio(results: Results, key: str, racks: bool = True) -> float | None:
 
 
 def _steady(results: Results, key: str, nodes: int = 10_000) -> float | None:
-    value = size(results, nodes).get("steady", {}).get(key)
+    value = size(results, nodes, None).get("steady", {}).get(key)
     return None if value is None else float(value)
+
+
+def _no_racks(results: Results, nodes: int, key: str) -> float | None:
+    """The probe's median of ``key`` at ``nodes`` without rack labels (the split list)."""
+    return tool_median(results, nodes, "ktop", key, racks=False)
+
+
+def _ui_over_probe(results: Results, nodes: int) -> float | None:
+    """The UI with every node on screen over the probe's first complete overview."""
+    ui = tool_median(results, nodes, "ktop (UI)", "wall_s", racks=False)
+    probe = _no_racks(results, nodes, "wall_s")
+    return None if ui is None or not probe else ui / probe
+
+
+def _bytes_over_kubectl(results: Results, nodes: int) -> float | None:
+    """The bytes ktop pulled to its first complete overview over `kubectl get nodes -o json`'s (its
+    paginated JSON list on the wire, measured whether or not kubectl itself fits beside
+    the lab).
+    """
+    ktop = _no_racks(results, nodes, "bytes")
+    s = size(results, nodes, racks=False)
+    kubectl = s.get("representations_wire", {}).get("nodes as JSON (kubectl get -o json)")
+    return None if ktop is None or not kubectl else ktop / kubectl
 
 
 def _pure(results: Results, key: str) -> float | None:
@@ -64,8 +89,14 @@ def _pure(results: Results, key: str) -> float | None:
     return None if value is None else float(value)
 
 
+def _slowest(results: Results, key: str) -> float | None:
+    """The largest of a figure kept per pane (``None`` when not measured)."""
+    per_pane = results.get("pure", {}).get(key, {})
+    return max(map(float, per_pane.values())) if per_pane else None
+
+
 def _rss(results: Results, nodes: int) -> float | None:
-    value = tool_median(results, nodes, "ktop (UI)", "peak_rss_mb")
+    value = tool_median(results, nodes, "ktop (UI)", "peak_rss_mb", racks=None)
     if value is None and nodes == 100_000:
         value = _pure(results, "ui_rss_mb_100k")
     return value
@@ -124,6 +155,37 @@ TARGETS: tuple[Target, ...] = (
         lambda r: _ratio(r, "bytes", racks=False),
     ),
     Target(
+        "100,000 nodes without rack labels: first answer (every area with data)",
+        5.0,
+        "s",
+        lambda r: _no_racks(r, 100_000, "first_answer_s"),
+    ),
+    Target(
+        "100,000 nodes without rack labels: first complete overview (every node)",
+        20.0,
+        "s",
+        lambda r: _no_racks(r, 100_000, "wall_s"),
+    ),
+    Target(
+        "100,000 nodes without rack labels: UI with every node on screen / first complete overview",
+        1.3,
+        "x",
+        lambda r: _ui_over_probe(r, 100_000),
+    ),
+    Target(
+        "10,000 nodes without rack labels: first complete overview (every node)",
+        2.0,
+        "s",
+        lambda r: _no_racks(r, 10_000, "wall_s"),
+    ),
+    Target(
+        "100,000 nodes without rack labels: bytes pulled until then / `kubectl get nodes "
+        "-o json`'s",
+        0.20,
+        "x",
+        lambda r: _bytes_over_kubectl(r, 100_000),
+    ),
+    Target(
         "10,000 nodes: steady state from the apiserver (default settings, kubelet rates)",
         100.0,
         "KB/s",
@@ -150,6 +212,18 @@ TARGETS: tuple[Target, ...] = (
         2.0,
         "% of a core",
         lambda r: _steady(r, "ktop_ui_idle_cpu_pct"),
+    ),
+    Target(
+        "idle CPU when nothing changes (100,000 nodes, UI)",
+        2.0,
+        "% of a core",
+        lambda r: _steady(r, "ktop_ui_idle_cpu_pct", nodes=100_000),
+    ),
+    Target(
+        "drill-down frame at 100,000 nodes (the slowest pane)",
+        16.0,
+        "ms",
+        lambda r: _slowest(r, "drill_frame_ms_100k"),
     ),
     Target(
         "overview frame at 100,000 nodes (on the UI loop; publish in a worker thread since)",

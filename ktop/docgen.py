@@ -140,6 +140,7 @@ BLOCKS: tuple[Block, ...] = (
     Block("docs/security.md", "file-limits", "ktop.files:limits_markdown"),
     Block(BENCH, "scale-meta", f"{TABLES}:meta_block", ("results:scale",)),
     Block(BENCH, "scale-start", f"{TABLES}:start_table", ("results:scale",)),
+    Block(BENCH, "scale-phases", f"{TABLES}:phases_table", ("results:scale",)),
     Block(BENCH, "scale-steady", f"{TABLES}:steady_table", ("results:scale",)),
     Block(BENCH, "scale-memory", f"{TABLES}:memory_table", ("results:scale",)),
     Block(BENCH, "scale-pure", f"{TABLES}:pure_table", ("results:scale",)),

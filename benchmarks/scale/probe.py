@@ -2,7 +2,9 @@
 
 ``python -m benchmarks.scale.probe --kubeconfig K --nodes N --t0 T [--apiserver URL ...]``
 prints one JSON line: seconds from ``T`` (the parent's clock when it started this process) to
-the first complete overview, bytes and requests until then (ktop's own cost meter), peak
+the first complete overview, bytes and requests until then (ktop's own cost meter), the
+seconds until each feed was synced (``phases``) and ktop's own CPU seconds until then
+(``cpu_s``: against the wall time, whether ktop or the apiserver held it up), peak
 memory (and resident memory after the imports and, garbage collected, once complete: the
 difference to the peak is transient), then the steady load over ``--steady`` seconds.
 
@@ -126,12 +128,17 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     task = asyncio.create_task(source.run(ingest))
     deadline = time.time() + args.timeout
     next_answer_check = 0.0
+    phases: dict[str, float] = {}
+    """Seconds from start until each list+watch feed was first synced."""
     while time.time() < deadline and "wall_s" not in out:
         await asyncio.sleep(0.05)
         if task.done():
             task.result()
         nodes_done, all_done = complete(hub, args.nodes, len(args.apiserver))
         m = source.meter
+        for f in FEEDS:
+            if f not in phases and getattr(hub.model.feeds.get(f), "synced", False):
+                phases[f] = time.time() - args.t0
         if "first_answer_s" not in out and time.time() >= next_answer_check:
             next_answer_check = time.time() + ANSWER_CHECK_S
             if first_answer(hub):
@@ -144,6 +151,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
                 wall_s=time.time() - args.t0, bytes=m.bytes_total, bytes_decoded=m.decoded_total
             )
             out.update(requests=m.requests_total, by_path=dict(m.by_path))
+            out.update(phases=phases, cpu_s=cpu_s())
     hub.publish()
     out["peak_rss_mb"] = peak_rss_mb()
     gc.collect()

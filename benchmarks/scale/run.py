@@ -93,6 +93,7 @@ def fits(
 
 PROBE_FIGURES = (
     "first_answer_s",
+    "cpu_s",
     "wall_s",
     "bytes",
     "bytes_decoded",
@@ -324,6 +325,7 @@ class SizeRun:
                 t["steady"] = st
                 t["steady_cpu_pct"] = [st["cpu_pct"]]
                 t["by_path_at_complete"] = res.get("by_path", {})
+                t["phases"] = res.get("phases", {})
             log(
                 f"ktop: {res['wall_s']:.1f}s {res['bytes'] / 1e6:.1f} MB {res['requests']} requests"
             )

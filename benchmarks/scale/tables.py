@@ -104,6 +104,43 @@ def start_table(results: Results) -> str:
     return table(header, rows, [False, False, True, True, True, True, True, True])
 
 
+def phases_table(results: Results) -> str:
+    """Per size (probe's first run): when each list+watch feed was first synced, when the
+    overview was complete, and ktop's own CPU seconds until then.
+    """
+    rows = []
+    for s in results.get("sizes", []):
+        t = s.get("tools", {}).get("ktop", {})
+        phases = t.get("phases")
+        if not phases or not t.get("wall_s"):
+            continue
+        synced = ", ".join(f"{f} {sec:.1f}" for f, sec in sorted(phases.items(), key=_second))
+        cpu = t.get("cpu_s", [])
+        rows.append(
+            [
+                _nodes(s),
+                synced,
+                f"{t['wall_s'][0]:.1f}",
+                f"{cpu[0]:.1f}" if cpu else "-",
+                spread(s.get("floor", {}).get("wall_s", []), "{:.1f}"),
+            ]
+        )
+    if not rows:
+        return "Not measured yet (runs before 2026-12-05 did not keep the phases).\n"
+    header = [
+        "nodes",
+        "feed first synced (s from start)",
+        "complete (s)",
+        "ktop CPU until then (s)",
+        "floor (s)",
+    ]
+    return table(header, rows, [True, False, True, True, True])
+
+
+def _second(item: tuple[str, float]) -> tuple[float, str]:
+    return item[1], item[0]
+
+
 def feeds_table(results: Results) -> str:
     """Per size and feed: what one event costs and the bytes/s at the real rate."""
     rows = []

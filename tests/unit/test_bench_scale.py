@@ -249,3 +249,23 @@ def test_the_floor_is_a_row_beside_the_tools_and_the_100k_targets_read_the_split
     )
     met = {w: by_what[w].met(v) for w, v in got.items()}
     assert sorted(met.values(), key=str) == [False, False, True, True]  # 1.5x and 0.225x missed
+
+
+def test_the_phases_table_orders_feeds_by_when_they_were_synced() -> None:
+    s = {
+        "nodes": 10_000,
+        "racks": False,
+        "floor": {"wall_s": [0.9]},
+        "tools": {
+            "ktop": {
+                "wall_s": [3.4],
+                "cpu_s": [2.5],
+                "phases": {"nodes": 3.1, "leases": 2.0, "events": 0.4},
+            }
+        },
+    }
+    text = tables.phases_table({"sizes": [s]})
+    row = next(line for line in text.splitlines() if "10,000" in line)
+    assert "events 0.4, leases 2.0, nodes 3.1" in row
+    assert "| 3.4 | 2.5 | 0.9 |" in row
+    assert "Not measured" in tables.phases_table({"sizes": [{"nodes": 1, "tools": {}}]})

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from ktop import __version__, bounds
 from ktop.bounds import OneLineErrorParser, bounded_float, bounded_size
 from ktop.config import Config, ConfigError, config_path
+from ktop.scrub import Secrets
 from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 
 DEFAULT_RACK_LABEL = "topology.ktop.dev/rack"
@@ -407,7 +408,7 @@ def parse_args(
 def _commands() -> dict[str, ModuleType]:
     """Every subcommand, in the order ``--help`` lists them: a module whose
     ``add_parser(subparsers)`` returns the parser that takes the common options and whose
-    ``run(args)`` runs it.
+    ``run(args, secrets)`` runs it.
     """
     from ktop.commands import bundle, demo, fleet, record, replay, snapshot, triage
 
@@ -426,29 +427,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ktop`` command.
 
     Every message is scrubbed of secrets; an unexpected error prints two lines
-    and leaves the full (scrubbed) report in the cache directory.
+    and leaves the full (scrubbed) report in the cache directory. The run is one
+    session: the :class:`~ktop.scrub.Secrets` made here is the one the command records
+    every credential it reads into, and the one the log records, the crash report and
+    every message are scrubbed with.
     """
     from ktop.crash import install_logging, report_crash
 
-    install_logging()
+    secrets = Secrets()
+    install_logging(secrets)
     try:
-        return _main(argv)
+        return _main(argv, secrets)
     except KeyboardInterrupt:
         print("ktop: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:
-        print(report_crash(exc, list(sys.argv[1:] if argv is None else argv)), file=sys.stderr)
+        argv_list = list(sys.argv[1:] if argv is None else argv)
+        print(report_crash(exc, argv_list, secrets), file=sys.stderr)
         return 70  # EX_SOFTWARE
 
 
-def _main(argv: Sequence[str] | None) -> int:
-    args = parse_args(argv)
+def _main(argv: Sequence[str] | None, secrets: Secrets) -> int:
+    args = parse_args(argv)  # before any credential is read: config errors need no secrets
     commands = _commands()
     if args.command in commands:
-        return int(commands[args.command].run(args))
+        return int(commands[args.command].run(args, secrets))
     from ktop.commands import dashboard
 
-    return dashboard.run(args)
+    return dashboard.run(args, secrets)
 
 
 if __name__ == "__main__":

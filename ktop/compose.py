@@ -15,6 +15,9 @@ read is data, one small class per variant:
 Each is opened by one small function. A cluster is connected, probed, its errors
 scrubbed and its connection closed in :func:`open_connection` only; the simulator is
 built in :func:`demo_source` only, with the same arguments for every command.
+
+Each takes the session's :class:`~ktop.scrub.Secrets` (one per run, from ``ktop.cli.main``):
+what is read is recorded into it; the hub and every refusal are scrubbed with it.
 """
 
 # ruff: noqa: PLC0415
@@ -35,13 +38,12 @@ from ktop.analysis.triage.baseline import HistoryKind
 from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel
 from ktop.model.model_inputs import ModelConfig
-from ktop.model.scrub import scrub
 from ktop.model.series import WINDOW_S
-from ktop.sources.base import Emit, Source
+from ktop.scrub import Secrets
+from ktop.sources.base import Source
 from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 
 if TYPE_CHECKING:
-    from ktop.model.events import Event
     from ktop.record.reader import Recording
     from ktop.record.recording_set import RecordingSet
     from ktop.sources.bundle.reader import BundleRead
@@ -199,8 +201,8 @@ class OpenedSource:
         await self.close()
 
 
-def _hub(config: ModelConfig, history: HistoryKind = HistoryKind.THIS_RUN) -> Hub:
-    return Hub(ClusterModel(config), history=history)
+def _hub(config: ModelConfig, secrets: Secrets) -> Hub:
+    return Hub(ClusterModel(config), secrets=secrets)
 
 
 # ---------------------------------------------------------------------------- options
@@ -258,24 +260,28 @@ def terminal_problem() -> str | None:
 
 
 async def open_connection(
-    kubeconfig: str | None, context: str | None, meter: CostMeter | None = None
+    kubeconfig: str | None,
+    context: str | None,
+    meter: CostMeter | None = None,
+    *,
+    secrets: Secrets,
 ) -> Connection:
     """Connect to a context and probe it, before anything takes the terminal (credentials
-    and exec plugins that prompt need it). Raises :class:`SourceError` with the scrubbed
-    reason; the connection is closed on every failure.
+    and exec plugins that prompt need it), recording the credentials into ``secrets``. Raises
+    :class:`SourceError` with the reason scrubbed; the connection is closed on every failure.
     """
     from ktop.sources.kubeconfig import KubeconfigError
     from ktop.sources.live import client
 
     try:
-        conn = await client.connect(kubeconfig, context, meter)
+        conn = await client.connect(kubeconfig, context, meter, secrets=secrets)
     except KubeconfigError as exc:
-        raise SourceError(scrub(exc)) from None
+        raise SourceError(secrets.scrub(exc)) from None
     try:
         await client.probe(conn)
     except client.ConnectError as exc:
         await conn.close()
-        raise SourceError(scrub(exc)) from None
+        raise SourceError(secrets.scrub(exc)) from None
     except BaseException:
         await conn.close()
         raise
@@ -314,7 +320,7 @@ async def too_big(conn: Connection, threshold: int) -> bool:
     return n is not None and n > threshold
 
 
-async def open_live(plan: Live) -> OpenedSource:
+async def open_live(plan: Live, secrets: Secrets) -> OpenedSource:
     """A live source, connected and probed (or, without a kubeconfig, Prometheus only)."""
     from ktop.sources.live.source import LiveSource
 
@@ -322,13 +328,13 @@ async def open_live(plan: Live) -> OpenedSource:
     refused = _cluster_problem(opts)
     if refused:
         raise SourceError(refused)
-    hub = _hub(ModelConfig(window_s=opts.window_s, rack_label=opts.rack_label))
+    hub = _hub(ModelConfig(window_s=opts.window_s, rack_label=opts.rack_label), secrets)
     if opts.without_kubeconfig:
         _check_terminal(plan.needs_terminal)
         where = opts.cluster if opts.cluster is not None else (opts.prometheus or "")
         info = {"kind": "live", "context": where, "detail": ""}
-        return OpenedSource(LiveSource(opts, meter=plan.meter), hub, info)
-    conn = await open_connection(opts.kubeconfig, opts.context, plan.meter)
+        return OpenedSource(LiveSource(opts, meter=plan.meter, secrets=secrets), hub, info)
+    conn = await open_connection(opts.kubeconfig, opts.context, plan.meter, secrets=secrets)
     try:
         _check_terminal(plan.needs_terminal)
         if not opts.metrics_only and await too_big(conn, plan.metrics_only_above):
@@ -337,14 +343,14 @@ async def open_live(plan: Live) -> OpenedSource:
         await conn.close()
         raise
     info = {"kind": "live", "context": conn.context, "detail": ""}  # the resolved name
-    source = LiveSource(opts, conn=conn, meter=plan.meter)
+    source = LiveSource(opts, conn=conn, meter=plan.meter, secrets=secrets)
     return OpenedSource(source, hub, info, connection=conn, release=conn.close)
 
 
 # ---------------------------------------------------------------------------- the others
 
 
-def demo_source(plan: Demo) -> OpenedSource:
+def demo_source(plan: Demo, secrets: Secrets) -> OpenedSource:
     """The simulator and its source (nothing to connect, so this needs no event loop)."""
     from ktop.sources.sim.simulator import Simulator
     from ktop.sources.sim.source import SimulatorSource
@@ -362,10 +368,10 @@ def demo_source(plan: Demo) -> OpenedSource:
         "detail": f"{plan.nodes} nodes, {plan.zones} zones, seed {plan.seed}",
     }
     source = SimulatorSource(sim, speed=plan.speed, tick_s=plan.tick_s)
-    return OpenedSource(source, _hub(ModelConfig(rack_label=plan.rack_label)), info, sim)
+    return OpenedSource(source, _hub(ModelConfig(rack_label=plan.rack_label), secrets), info, sim)
 
 
-def open_recording(path: str) -> Recording:
+def open_recording(path: str, secrets: Secrets) -> Recording:
     """Open a recording; :class:`SourceError` says why it cannot be read."""
     from ktop.record.format import FormatError
     from ktop.record.reader import Recording
@@ -373,36 +379,38 @@ def open_recording(path: str) -> Recording:
     try:
         return Recording(path)
     except FormatError as exc:
-        raise SourceError(scrub(f"{path}: {exc}")) from None
+        raise SourceError(secrets.scrub(f"{path}: {exc}")) from None
     except OSError as exc:
-        raise SourceError(scrub(f"cannot read {path}: {exc.strerror or exc}")) from None
+        raise SourceError(secrets.scrub(f"cannot read {path}: {exc.strerror or exc}")) from None
 
 
-def open_record_dir(path: str) -> RecordingSet:
+def open_record_dir(path: str, secrets: Secrets) -> RecordingSet:
     """A record directory's recordings as one timeline; :class:`SourceError` says why not."""
     from ktop.record.format import FormatError
     from ktop.record.recording_set import RecordingSet
 
     try:
-        return RecordingSet(path, opener=lambda p: open_recording(str(p)))
+        return RecordingSet(path, opener=lambda p: open_recording(str(p), secrets))
     except FormatError as exc:
-        raise SourceError(scrub(f"{path}: {exc}")) from None
+        raise SourceError(secrets.scrub(f"{path}: {exc}")) from None
     except OSError as exc:
-        raise SourceError(scrub(f"cannot read {path}: {exc.strerror or exc}")) from None
+        raise SourceError(secrets.scrub(f"cannot read {path}: {exc.strerror or exc}")) from None
 
 
-def replay_source(plan: Replay) -> OpenedSource:
+def replay_source(plan: Replay, secrets: Secrets) -> OpenedSource:
     """The recording's player (or a record directory's, as one timeline), started at
     ``plan.at``, folding into the recording's model.
     """
     from ktop.sources.replay import ReplayPlayer, ReplaySource, parse_time
 
     rec: Recording | RecordingSet = (
-        open_record_dir(plan.path) if Path(plan.path).is_dir() else open_recording(plan.path)
+        open_record_dir(plan.path, secrets)
+        if Path(plan.path).is_dir()
+        else open_recording(plan.path, secrets)
     )
     try:
         _check_terminal(plan.needs_terminal)
-        hub = _hub(rec.model_config, HistoryKind.RECORDING)
+        hub = Hub(ClusterModel(rec.model_config), history=HistoryKind.RECORDING, secrets=secrets)
         start_at = None
         if plan.at:  # checked now; the seek runs in the app, which shows its progress
             try:
@@ -423,55 +431,41 @@ def replay_source(plan: Replay) -> OpenedSource:
     return OpenedSource(source, hub, info, replay=source, release=release)
 
 
-@dataclass(frozen=True, slots=True)
-class _BundleSource:
-    """A bundle's events in one batch: a bundle is read once, so its source then ends."""
-
-    events: list[Event]
-
-    @property
-    def name(self) -> str:
-        """Always ``bundle``."""
-        return "bundle"
-
-    async def run(self, emit: Emit) -> None:
-        """Emit every event of the bundle, in time order."""
-        emit(self.events)
-
-
-def bundle_source(plan: Bundle) -> OpenedSource:
+def bundle_source(plan: Bundle, secrets: Secrets) -> OpenedSource:
     """A bundle read from disk; the model's window covers every scrape in it."""
-    from ktop.sources.bundle.reader import BundleNotFoundError, read_bundle
+    from ktop.sources.bundle.reader import BundleNotFoundError, BundleSource, read_bundle
 
     try:
         read = read_bundle(plan.directory, plan.rack_label)
     except (BundleNotFoundError, OSError) as exc:
-        raise SourceError(scrub(exc)) from None
+        raise SourceError(secrets.scrub(exc)) from None
     config = ModelConfig(window_s=max(WINDOW_S, read.window_s + 60), rack_label=plan.rack_label)
     info = {"kind": "bundle", "context": plan.directory, "detail": ""}
-    return OpenedSource(_BundleSource(read.events), _hub(config), info, bundle=read)
+    return OpenedSource(BundleSource(read.events), _hub(config, secrets), info, bundle=read)
 
 
-async def open_source(plan: SourcePlan) -> OpenedSource:
-    """Open what ``plan`` names; :class:`SourceError` says why it cannot be opened."""
+async def open_source(plan: SourcePlan, secrets: Secrets) -> OpenedSource:
+    """Open what ``plan`` names, with the session's ``secrets`` (the hub's, then:
+    ``OpenedSource.hub.secrets``); :class:`SourceError` says why it cannot be opened.
+    """
     if isinstance(plan, Live):
-        return await open_live(plan)
+        return await open_live(plan, secrets)
     if isinstance(plan, Demo):
-        return demo_source(plan)
+        return demo_source(plan, secrets)
     if isinstance(plan, Replay):
-        return replay_source(plan)
-    return bundle_source(plan)
+        return replay_source(plan, secrets)
+    return bundle_source(plan, secrets)
 
 
 # ---------------------------------------------------------------------------- commands
 
 
-def _kind_cluster(plan: KindCluster) -> Live:
+def _kind_cluster(plan: KindCluster, secrets: Secrets) -> Live:
     """Create the kind cluster (outside any event loop: it runs its own) and say so."""
     from ktop.lab.kind import kind_demo
 
     result = kind_demo(scenarios=(plan.scenario,))
-    message = scrub(result.message)
+    message = secrets.scrub(result.message)
     if not result.ok or result.kubeconfig is None:
         raise SourceError(message, 1, bare=True)
     print(message, file=sys.stderr)
@@ -480,19 +474,24 @@ def _kind_cluster(plan: KindCluster) -> Live:
 
 
 def with_source(
-    plan: SourcePlan | KindCluster, body: Callable[[OpenedSource], Awaitable[int]], *, command: str
+    plan: SourcePlan | KindCluster,
+    body: Callable[[OpenedSource], Awaitable[int]],
+    *,
+    command: str,
+    secrets: Secrets,
 ) -> int:
-    """Open ``plan``, run ``body`` on it under ``asyncio.run`` and release the source, also
-    when ``body`` raises. A source that cannot be opened is printed as ``COMMAND: why``
-    on standard error; its exit status is returned.
+    """Open ``plan`` (with the session's ``secrets``), run ``body`` on it under ``asyncio.run``
+    and release the source, also when ``body`` raises. A source that cannot be opened is
+    printed as ``COMMAND: why`` on standard error; its exit status is returned.
     """
 
     async def run(opened_plan: SourcePlan) -> int:
-        async with await open_source(opened_plan) as opened:
+        async with await open_source(opened_plan, secrets) as opened:
             return await body(opened)
 
     try:
-        return asyncio.run(run(_kind_cluster(plan) if isinstance(plan, KindCluster) else plan))
+        opened_plan = _kind_cluster(plan, secrets) if isinstance(plan, KindCluster) else plan
+        return asyncio.run(run(opened_plan))
     except SourceError as exc:
         print(str(exc) if exc.bare else f"{command}: {exc}", file=sys.stderr)
         return exc.status

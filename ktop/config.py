@@ -19,7 +19,7 @@ from typing import Any
 from platformdirs import user_config_dir
 
 from ktop.files import CONFIG, FileRefusedError, read_text_bounded
-from ktop.model.scrub import scrub
+from ktop.scrub import scrub_shapes
 
 APP_NAME = "ktop"
 CONFIG_FILE = "config.toml"
@@ -30,11 +30,12 @@ class ConfigError(ValueError):
     """A configuration file that cannot be used; the message names the file and the key.
 
     The message is scrubbed as it is made (it may quote a value, such as a URL with a
-    password in its user information).
+    password in its user information), of the shapes of secrets only: the config file is
+    read as the command line is parsed, before any credential is.
     """
 
     def __init__(self, message: str) -> None:
-        super().__init__(scrub(message))
+        super().__init__(scrub_shapes(message))
 
 
 def config_dir(environ: Mapping[str, str] | None = None) -> Path:

@@ -6,6 +6,12 @@ events into its own :class:`~ktop.hub.Hub`; :meth:`Fleet.refresh` publishes
 every hub, triages each new snapshot and draws the fleet view with
 :mod:`ktop.analysis.fleet`. A cell that cannot be opened, or whose source
 fails, stays in the view as unknown with the reason.
+
+Each cell reads its own credentials into its own :class:`~ktop.scrub.Secrets`, a
+:meth:`~ktop.scrub.Secrets.child` of the fleet's (the session's): its hub scrubs its
+events with them, and the fleet's own text (a cell's failure in the fleet view, and the
+log and crash report of the process) is scrubbed with the fleet's, which holds every
+cell's.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import Event
 from ktop.model.model_inputs import ModelConfig
-from ktop.model.scrub import scrub
+from ktop.scrub import Secrets
 from ktop.sources.base import Source
 
 CONNECTING = "connecting"
@@ -59,12 +65,15 @@ class CellSpec:
     ``open`` connects (live) or builds (demo) and raises :class:`CellUnavailableError` with
     the reason when it cannot. ``clock`` is the cell's own clock, against which its data
     age is measured (the wall clock for live cells, the virtual clock for simulated ones).
+    ``secrets`` are the cell's: what ``open`` reads is recorded into them (a child of the
+    fleet's, so that the fleet's text is scrubbed of them too), and its hub scrubs with them.
     """
 
     name: str
     open: Callable[[], Awaitable[OpenedCell]]
     clock: Callable[[], float] = time.time
     rack_label: str = "topology.ktop.dev/rack"
+    secrets: Secrets = field(default_factory=Secrets, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +89,9 @@ class Cell:
     """One cell at run time: its spec, its hub, its last summary, its error."""
 
     spec: CellSpec
+    fleet_secrets: Secrets = field(default_factory=Secrets, repr=False)
+    """The fleet's (every cell's): the cell's error, shown in the fleet view, is scrubbed
+    with them."""
     hub: Hub = field(init=False)
     error: str = CONNECTING
     """Why the cell is unknown; empty once its source delivers."""
@@ -87,7 +99,8 @@ class Cell:
     """True when the error is a failure (not just 'connecting')."""
 
     def __post_init__(self) -> None:
-        self.hub = Hub(ClusterModel(ModelConfig(rack_label=self.spec.rack_label)))
+        config = ModelConfig(rack_label=self.spec.rack_label)
+        self.hub = Hub(ClusterModel(config), secrets=self.spec.secrets)
 
     @property
     def name(self) -> str:
@@ -124,28 +137,34 @@ class Cell:
         """
         try:
             opened = await self.spec.open()
-        except CellUnavailableError as exc:
-            self.error, self.failed = str(exc), True
+        except CellUnavailableError as exc:  # scrubbed with the cell's; now with every cell's
+            self.error, self.failed = self.fleet_secrets.scrub(exc), True
             return
         except Exception as exc:
-            self.error, self.failed = scrub(f"{type(exc).__name__}: {exc}"), True
+            self.error, self.failed = self.fleet_secrets.scrub(f"{type(exc).__name__}: {exc}"), True
             return
         try:
             await asyncio.gather(*(s.run(self.ingest) for s in opened.sources))
         except Exception as exc:
-            self.error, self.failed = scrub(f"source failed: {type(exc).__name__}: {exc}"), True
+            why = f"source failed: {type(exc).__name__}: {exc}"
+            self.error, self.failed = self.fleet_secrets.scrub(why), True
         finally:
             await opened.close()
 
 
 class Fleet:
-    """Every cell, and the fleet view drawn at each refresh."""
+    """Every cell, and the fleet view drawn at each refresh.
 
-    def __init__(self, specs: Sequence[CellSpec]) -> None:
+    ``secrets`` are the fleet's (the session's; default: a new instance): each cell's
+    should be a :meth:`~ktop.scrub.Secrets.child` of them.
+    """
+
+    def __init__(self, specs: Sequence[CellSpec], secrets: Secrets | None = None) -> None:
         names = [s.name for s in specs]
         if len(set(names)) != len(names):
             raise ValueError(f"cell names must be unique: {', '.join(names)}")
-        self.cells = [Cell(s) for s in specs]
+        self.secrets = secrets if secrets is not None else Secrets()
+        self.cells = [Cell(s, fleet_secrets=self.secrets) for s in specs]
         self.onsets: Onsets = {}
         self.view = FleetView(tuple(unreachable(s.name, CONNECTING) for s in specs))
 

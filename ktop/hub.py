@@ -25,6 +25,7 @@ from ktop.model.model_inputs import ModelConfig
 from ktop.model.scrub import scrub_event
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.state import Keyframe, keyframe_of
+from ktop.scrub import Secrets
 
 Sink = Callable[[Sequence[Event]], None]
 """Receives every batch of events, in order (the recorder is one)."""
@@ -66,8 +67,14 @@ class Hub:
         model: ClusterModel | None = None,
         sinks: Sequence[Sink] = (),
         history: HistoryKind = HistoryKind.THIS_RUN,
+        *,
+        secrets: Secrets | None = None,
     ) -> None:
         self.model = model or ClusterModel()
+        self.secrets = secrets if secrets is not None else Secrets()
+        """The session's credentials: every event's free text is scrubbed with them before
+        the model or a sink sees it, and the app scrubs the errors it shows with them
+        (default: a new instance, which knows no value and removes the shapes only)."""
         self.history = history
         """Who measures the model's history (a replay's is the recording's)."""
         self.triage_on_publish = False
@@ -128,7 +135,7 @@ class Hub:
         self._fold(events)
 
     def _fold(self, events: Sequence[Event]) -> None:
-        events = [scrub_event(e) for e in events]
+        events = [scrub_event(e, self.secrets) for e in events]
         self.model.apply_all(events)
         self._events_since_publish += len(events)
         if not self._only_time(events):

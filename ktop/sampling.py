@@ -31,6 +31,7 @@ from ktop.model.events import (
 )
 from ktop.model.series import WINDOW_S
 from ktop.model.snapshot import ClusterSnapshot
+from ktop.scrub import Secrets
 from ktop.sources.live.timing import BACKFILL_TIMEOUT_S
 from ktop.sources.replay import parse_time
 
@@ -62,9 +63,9 @@ class Sampled:
     """A recording's markers (time, note), for the incident timeline."""
 
 
-async def from_bundle(directory: str, rack_label: str) -> Sampled:
-    """Fold a bundle into one snapshot."""
-    async with await open_source(Bundle(directory, rack_label)) as opened:
+async def from_bundle(directory: str, rack_label: str, secrets: Secrets) -> Sampled:
+    """Fold a bundle into one snapshot (the session's ``secrets`` scrub it)."""
+    async with await open_source(Bundle(directory, rack_label), secrets) as opened:
         await opened.source.run(opened.hub.ingest)  # scrubbed and folded by the hub
     read = opened.bundle
     assert read is not None
@@ -96,11 +97,11 @@ async def from_bundle(directory: str, rack_label: str) -> Sampled:
     return Sampled(snap.snapshot, source, errors, windows, capacity=sizes)
 
 
-def from_recording(path: str, at: str | None) -> Sampled:
+def from_recording(path: str, at: str | None, secrets: Secrets) -> Sampled:
     """The model of a recording at ``at`` (default its end), rebuilt from its events with
     today's rules; the baseline is the recording's own history up to that moment.
     """
-    with open_recording(path) as rec:
+    with open_recording(path, secrets) as rec:
         try:
             when = rec.end if at is None else parse_time(at, rec.start, rec.end)
         except ValueError as exc:
@@ -128,16 +129,19 @@ def from_recording(path: str, at: str | None) -> Sampled:
     )
 
 
-async def sample_live(args: argparse.Namespace, context: str | None, window_s: float) -> Sampled:
+async def sample_live(
+    args: argparse.Namespace, context: str | None, window_s: float, secrets: Secrets
+) -> Sampled:
     """Read the cluster of ``context`` for ``window_s`` seconds (scraping several times)
-    and fold it. :class:`~ktop.compose.SourceError` when it cannot be read at all.
+    and fold it, with the session's ``secrets``. :class:`~ktop.compose.SourceError` when it
+    cannot be read at all.
     """
     args = copy.copy(args)
     args.context = context
     args.scrape_interval = max(1.0, min(args.scrape_interval, window_s / SCRAPES_PER_WINDOW))
     # the backfill reads the raw data of the model's window
     plan = Live(replace(live_options(args), window_s=MIN_MODEL_WINDOW_S))
-    async with await open_source(plan) as opened:
+    async with await open_source(plan, secrets) as opened:
         return await _sample(args, opened, window_s)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ktop import bounds
 from ktop.bounds import bounded_float, bounded_int
-from ktop.model.scrub import scrub
+from ktop.scrub import Secrets
 
 DEFAULT_SCRAPES = 2
 DEFAULT_INTERVAL_S = 10.0
@@ -52,12 +52,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return cap
 
 
-async def _capture(args: argparse.Namespace) -> int:
+async def _capture(args: argparse.Namespace, secrets: Secrets) -> int:
     from ktop.compose import SourceError, live_options, open_connection
     from ktop.sources.bundle.capture import capture
 
     try:
-        conn = await open_connection(args.kubeconfig, args.context)
+        conn = await open_connection(args.kubeconfig, args.context, secrets=secrets)
     except SourceError as exc:
         print(f"ktop bundle capture: {exc}", file=sys.stderr)
         return exc.status
@@ -72,11 +72,11 @@ async def _capture(args: argparse.Namespace) -> int:
     finally:
         await conn.close()
     for failure in done.failures:
-        print(f"ktop bundle capture: not captured: {scrub(failure)}", file=sys.stderr)
+        print(f"ktop bundle capture: not captured: {secrets.scrub(failure)}", file=sys.stderr)
     print(f"wrote {len(done.files)} files to {args.directory}")
     return 0 if done.files else 2
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, secrets: Secrets) -> int:
     """Run ``ktop bundle capture``."""
-    return asyncio.run(_capture(args))
+    return asyncio.run(_capture(args, secrets))

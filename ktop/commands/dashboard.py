@@ -10,6 +10,7 @@ from typing import Any
 
 from ktop.compose import KindCluster, Live, OpenedSource, SourcePlan, live_options, with_source
 from ktop.record.rotating import Retention, RotatingRecorder
+from ktop.scrub import Secrets
 
 
 def app_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -58,9 +59,11 @@ def always_on_recorder(
     return rec
 
 
-def run_dashboard(plan: SourcePlan | KindCluster, args: argparse.Namespace, *, command: str) -> int:
-    """Open ``plan`` and run the dashboard on it until the user quits; the source is
-    released before an error of the app is raised.
+def run_dashboard(
+    plan: SourcePlan | KindCluster, args: argparse.Namespace, secrets: Secrets, *, command: str
+) -> int:
+    """Open ``plan`` with the session's ``secrets`` and run the dashboard on it until the
+    user quits; the source is released before an error of the app is raised.
     """
 
     async def dashboard(opened: OpenedSource) -> int:
@@ -90,9 +93,10 @@ def run_dashboard(plan: SourcePlan | KindCluster, args: argparse.Namespace, *, c
             raise app.crash
         return 0
 
-    return with_source(plan, dashboard, command=command)
+    return with_source(plan, dashboard, command=command, secrets=secrets)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, secrets: Secrets) -> int:
     """Run ``ktop`` (no subcommand): the dashboard on the live cluster of the options."""
-    return run_dashboard(Live(live_options(args), needs_terminal=True), args, command="ktop")
+    plan = Live(live_options(args), needs_terminal=True)
+    return run_dashboard(plan, args, secrets, command="ktop")

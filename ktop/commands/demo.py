@@ -11,6 +11,7 @@ from typing import Any
 from ktop import bounds
 from ktop.bounds import bounded_float
 from ktop.commands.options import simulator_options
+from ktop.scrub import Secrets
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -63,7 +64,7 @@ def default_scenario(*, kind: bool) -> str:
     return KIND_SCENARIOS[0]
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, secrets: Secrets) -> int:
     """Run ``ktop demo``."""
     from ktop import compose
     from ktop.commands.dashboard import run_dashboard
@@ -86,12 +87,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"ktop demo: {problem}", file=sys.stderr)
         return 2
     if args.kind:
-        return _run_kind(args)
+        return _run_kind(args, secrets)
     plan = compose.Demo.from_args(args, args.scenario, speed=args.speed)
-    return run_dashboard(plan, args, command="ktop demo")
+    return run_dashboard(plan, args, secrets, command="ktop demo")
 
 
-def _run_kind(args: argparse.Namespace) -> int:
+def _run_kind(args: argparse.Namespace, secrets: Secrets) -> int:
     from ktop.commands.dashboard import run_dashboard
     from ktop.compose import KindCluster, Live, live_options
     from ktop.lab.kind import KIND_SCENARIOS, missing_kind_tools, missing_tools_message
@@ -108,4 +109,4 @@ def _run_kind(args: argparse.Namespace) -> int:
         )
         return 2
     plan = KindCluster(args.scenario, Live(live_options(args), needs_terminal=True))
-    return run_dashboard(plan, args, command="ktop")
+    return run_dashboard(plan, args, secrets, command="ktop")

@@ -6,7 +6,8 @@ matching ``--context-glob``, or every context of the kubeconfig; with
 cell per value of ``--cluster-label``, read metrics-only, no kubeconfig);
 ``--demo`` plays one simulated cell per simulator scenario instead. Each cell runs its
 own source and hub; a cell that cannot be reached stays in the list as
-unknown with the reason.
+unknown with the reason. Each cell reads its credentials into its own child of the
+session's :class:`~ktop.scrub.Secrets` (:mod:`ktop.fleet`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ktop import bounds
 from ktop.bounds import bounded_float, bounded_int
 from ktop.commands.options import simulator_options
 from ktop.fleet import CellSpec, CellUnavailableError, OpenedCell
-from ktop.model.scrub import scrub
+from ktop.scrub import Secrets
 
 if TYPE_CHECKING:
     from ktop.compose import OpenedSource
@@ -93,22 +94,25 @@ def demo_plays(seed: int) -> list[tuple[str, str, int]]:
 
 
 def demo_specs(
-    *, nodes: int, zones: int, seed: int, speed: float, rack_label: str
+    secrets: Secrets, *, nodes: int, zones: int, seed: int, speed: float, rack_label: str
 ) -> list[CellSpec]:
     """One simulated cell per scenario (in the simulator's order), then a second
     ``zone-outage`` cell with another seed: the same path suspect in two cells at once.
+    Each cell's secrets are a child of ``secrets`` (the session's).
     """
     from ktop.compose import Demo, demo_source
 
     specs = []
     for cell, scenario, cell_seed in demo_plays(seed):
         # built now: the cell's data age is measured against the simulator's clock
-        demo = demo_source(Demo(scenario, nodes, zones, cell_seed, rack_label, speed=speed))
+        own = secrets.child()
+        demo = demo_source(Demo(scenario, nodes, zones, cell_seed, rack_label, speed=speed), own)
 
         async def open_sim(demo: OpenedSource = demo) -> OpenedCell:
             return OpenedCell([demo.source], demo.close)
 
-        specs.append(CellSpec(cell, open_sim, clock=_clock_of(demo), rack_label=rack_label))
+        clock = _clock_of(demo)
+        specs.append(CellSpec(cell, open_sim, clock=clock, rack_label=rack_label, secrets=own))
     return specs
 
 
@@ -118,9 +122,10 @@ def _clock_of(demo: OpenedSource) -> Callable[[], float]:
     return lambda: sim.now
 
 
-def cell_contexts(args: argparse.Namespace) -> list[str]:
+def cell_contexts(args: argparse.Namespace, secrets: Secrets) -> list[str]:
     """The contexts to read: ``--context`` (every one given), else ``--context-glob``
-    matches, else every context of the kubeconfig. Raises ValueError naming the problem.
+    matches, else every context of the kubeconfig (whose credentials are recorded into
+    ``secrets``, the session's). Raises ValueError naming the problem.
     """
     from ktop.sources.kubeconfig import KubeconfigError, context_names
 
@@ -130,9 +135,9 @@ def cell_contexts(args: argparse.Namespace) -> list[str]:
     if given:
         return given
     try:
-        known = context_names(args.kubeconfig)
+        known = context_names(args.kubeconfig, secrets=secrets)
     except KubeconfigError as exc:
-        raise ValueError(scrub(exc)) from None
+        raise ValueError(secrets.scrub(exc)) from None
     if args.context_glob:
         chosen = [c for c in known if fnmatch.fnmatchcase(c, args.context_glob)]
         if not chosen:
@@ -145,28 +150,34 @@ def cell_contexts(args: argparse.Namespace) -> list[str]:
     return known
 
 
-async def _open_live(args: argparse.Namespace, context: str) -> OpenedCell:
-    """Connect to one context and probe it; the reason when it fails."""
+async def _open_live(args: argparse.Namespace, context: str, secrets: Secrets) -> OpenedCell:
+    """Connect to one context and probe it (its credentials recorded into ``secrets``, the
+    cell's); the reason when it fails.
+    """
     from ktop.compose import Live, SourceError, live_options, open_source
 
     plan = Live(
         replace(live_options(args), context=context), metrics_only_above=args.metrics_only_above
     )
     try:
-        opened = await open_source(plan)
+        opened = await open_source(plan, secrets)
     except SourceError as exc:
         raise CellUnavailableError(str(exc)) from None
     return OpenedCell([opened.source], opened.close)
 
 
-async def live_specs(args: argparse.Namespace, contexts: Sequence[str]) -> list[CellSpec]:
+async def live_specs(
+    args: argparse.Namespace, contexts: Sequence[str], secrets: Secrets
+) -> list[CellSpec]:
     """Connect to every context at once, before the screen opens (credentials and exec
     plugins that prompt need the terminal); a context that fails becomes a cell that
-    reports why.
+    reports why. Each cell's secrets are a child of ``secrets`` (the session's).
     """
-    results = await asyncio.gather(*(_open_live(args, c) for c in contexts), return_exceptions=True)
+    owns = [secrets.child() for _ in contexts]
+    opening = (_open_live(args, c, own) for c, own in zip(contexts, owns, strict=True))
+    results = await asyncio.gather(*opening, return_exceptions=True)
     specs = []
-    for context, result in zip(contexts, results, strict=True):
+    for context, result, own in zip(contexts, results, owns, strict=True):
         if isinstance(result, BaseException) and not isinstance(result, Exception):
             raise result
 
@@ -175,7 +186,7 @@ async def live_specs(args: argparse.Namespace, contexts: Sequence[str]) -> list[
                 raise result
             return result
 
-        specs.append(CellSpec(context, opened, rack_label=args.rack_label))
+        specs.append(CellSpec(context, opened, rack_label=args.rack_label, secrets=own))
     return specs
 
 
@@ -188,9 +199,10 @@ def global_prometheus(args: argparse.Namespace) -> bool:
     return url.startswith(("http://", "https://")) and not named
 
 
-async def prometheus_specs(args: argparse.Namespace) -> list[CellSpec]:
+async def prometheus_specs(args: argparse.Namespace, secrets: Secrets) -> list[CellSpec]:
     """One metrics-only cell per cluster the Prometheus holds (one counted query to list
-    them). Raises ValueError when it holds none or cannot be read.
+    them), each with a child of ``secrets`` (the session's). Raises ValueError when it
+    holds none or cannot be read.
     """
     from ktop.compose import Live, SourceError, live_options, open_source
     from ktop.sources.live.cost import CostMeter
@@ -207,7 +219,7 @@ async def prometheus_specs(args: argparse.Namespace) -> list[CellSpec]:
     try:
         clusters = await asyncio.to_thread(cluster_values, client, opts.cluster_label)
     except Exception as exc:
-        raise ValueError(f"Prometheus at {opts.prometheus}: {scrub(exc)}") from None
+        raise ValueError(f"Prometheus at {opts.prometheus}: {secrets.scrub(exc)}") from None
     finally:
         client.close()
     if not clusters:
@@ -218,34 +230,37 @@ async def prometheus_specs(args: argparse.Namespace) -> list[CellSpec]:
     specs = []
     for i, cluster in enumerate(clusters):
         cell_meter = meter if i == 0 else CostMeter()
+        own = secrets.child()
 
-        async def opened(cluster: str = cluster, m: CostMeter = cell_meter) -> OpenedCell:
+        async def opened(
+            cluster: str = cluster, m: CostMeter = cell_meter, own: Secrets = own
+        ) -> OpenedCell:
             try:
-                cell = await open_source(Live(replace(opts, cluster=cluster), meter=m))
+                cell = await open_source(Live(replace(opts, cluster=cluster), meter=m), own)
             except SourceError as exc:
                 raise CellUnavailableError(str(exc)) from None
             return OpenedCell([cell.source], cell.close)
 
-        specs.append(CellSpec(cluster, opened, rack_label=args.rack_label))
+        specs.append(CellSpec(cluster, opened, rack_label=args.rack_label, secrets=own))
     return specs
 
 
-async def _main(args: argparse.Namespace, specs: list[CellSpec]) -> int:
+async def _main(args: argparse.Namespace, specs: list[CellSpec], secrets: Secrets) -> int:
     from ktop.commands.dashboard import app_options
     from ktop.fleet import Fleet
     from ktop.ui.fleet_app import FleetApp
 
-    app = FleetApp(Fleet(specs), **app_options(args))
+    app = FleetApp(Fleet(specs, secrets), **app_options(args))
     await app.run_async()
     if app.crash is not None:
         raise app.crash
     return 0
 
 
-async def _live(args: argparse.Namespace, contexts: list[str]) -> int:
+async def _live(args: argparse.Namespace, contexts: list[str], secrets: Secrets) -> int:
     from ktop.compose import terminal_problem
 
-    specs = await live_specs(args, contexts)
+    specs = await live_specs(args, contexts, secrets)
     problem = terminal_problem()
     if problem is not None:
         for spec in specs:  # release every connection opened
@@ -256,10 +271,10 @@ async def _live(args: argparse.Namespace, contexts: list[str]) -> int:
             await opened.close()
         print(f"ktop fleet: {problem}", file=sys.stderr)
         return 2
-    return await _main(args, specs)
+    return await _main(args, specs, secrets)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, secrets: Secrets) -> int:
     """Run ``ktop fleet``."""
     from ktop.compose import terminal_problem
 
@@ -274,26 +289,27 @@ def run(args: argparse.Namespace) -> int:
             print(f"ktop fleet: {problem}", file=sys.stderr)
             return 2
         specs = demo_specs(
+            secrets,
             nodes=args.nodes,
             zones=args.zones,
             seed=args.seed,
             speed=args.speed,
             rack_label=args.rack_label,
         )
-        return asyncio.run(_main(args, specs))
+        return asyncio.run(_main(args, specs, secrets))
     if global_prometheus(args):
         if (problem := terminal_problem()) is not None:
             print(f"ktop fleet: {problem}", file=sys.stderr)
             return 2
         try:
-            specs = asyncio.run(prometheus_specs(args))
+            specs = asyncio.run(prometheus_specs(args, secrets))
         except ValueError as exc:
             print(f"ktop fleet: {exc}", file=sys.stderr)
             return 2
-        return asyncio.run(_main(args, specs))
+        return asyncio.run(_main(args, specs, secrets))
     try:
-        contexts = cell_contexts(args)
+        contexts = cell_contexts(args, secrets)
     except ValueError as exc:
         print(f"ktop fleet: {exc}", file=sys.stderr)
         return 2
-    return asyncio.run(_live(args, contexts))
+    return asyncio.run(_live(args, contexts, secrets))

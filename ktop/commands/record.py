@@ -22,6 +22,7 @@ from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import Event
 from ktop.record.session import Recorder
+from ktop.scrub import Secrets
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -81,7 +82,7 @@ def _fail(message: str) -> int:
     return 2
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, secrets: Secrets) -> int:
     """Record until the duration, the size limit or a signal; 0 when the file is complete."""
     if args.demo is not None and args.from_file is not None:
         return _fail("--demo and --from cannot be combined")
@@ -93,8 +94,9 @@ def run(args: argparse.Namespace) -> int:
         if args.duration is None and args.speed == 0:
             return _fail("--demo without --speed needs --duration (it would never end)")
     if args.from_file is not None:
-        return _copy(args)
-    return with_source(_plan(args), functools.partial(_record, args), command="ktop record")
+        return _copy(args, secrets)
+    record = functools.partial(_record, args)
+    return with_source(_plan(args), record, command="ktop record", secrets=secrets)
 
 
 def _plan(args: argparse.Namespace) -> SourcePlan:
@@ -171,7 +173,7 @@ async def _record(args: argparse.Namespace, opened: OpenedSource) -> int:
     return _summary(rec, first[0] if first else hub.now, hub.now)
 
 
-def _copy(args: argparse.Namespace) -> int:
+def _copy(args: argparse.Namespace, secrets: Secrets) -> int:
     """Re-record every event and marker of ``--from`` (redacted with ``--redact``)."""
     from ktop.record.format import FormatError
     from ktop.record.reader import Recording
@@ -181,7 +183,7 @@ def _copy(args: argparse.Namespace) -> int:
     except (FormatError, OSError) as exc:
         return _fail(f"{args.from_file}: {exc}")
     with src:
-        hub = Hub(ClusterModel(src.model_config))
+        hub = Hub(ClusterModel(src.model_config), secrets=secrets)
         source = {str(k): str(v) for k, v in src.header.get("source", {}).items()}
         rec = _recorder(args, hub, source)
         if rec is None:

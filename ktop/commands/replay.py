@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ktop.record.recording_set import RecordingSet, SetGap
+from ktop.scrub import Secrets
 
 if TYPE_CHECKING:
     from ktop.record.reader import Recording
@@ -108,7 +109,7 @@ def dir_info(files: RecordingSet) -> str:
     return "\n".join(lines)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, secrets: Secrets) -> int:
     """Open the recording and replay it (or describe it with ``--info``)."""
     from ktop.commands.dashboard import run_dashboard
     from ktop.compose import Replay, SourceError, open_record_dir, open_recording
@@ -116,10 +117,10 @@ def run(args: argparse.Namespace) -> int:
     if args.info:
         try:
             if Path(args.file).is_dir():
-                with open_record_dir(args.file) as files:
+                with open_record_dir(args.file, secrets) as files:
                     print(dir_info(files))
                 return 0
-            rec = open_recording(args.file)
+            rec = open_recording(args.file, secrets)
         except SourceError as exc:
             print(f"ktop replay: {exc}", file=sys.stderr)
             return exc.status
@@ -127,4 +128,4 @@ def run(args: argparse.Namespace) -> int:
             print(info(rec))
         return 0
     plan = Replay(args.file, args.speed, args.at, args.paused, needs_terminal=True)
-    return run_dashboard(plan, args, command="ktop replay")
+    return run_dashboard(plan, args, secrets, command="ktop replay")

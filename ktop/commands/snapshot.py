@@ -24,6 +24,7 @@ from ktop.compose import Demo, Live, OpenedSource, live_options, with_source
 from ktop.hub import Hub, Published
 from ktop.model.events import Area
 from ktop.model.snapshot import ClusterSnapshot
+from ktop.scrub import Secrets
 from ktop.sources.base import Source
 from ktop.sources.sim.scenarios import SCENARIOS
 from ktop.ui.display import Display, to_ascii
@@ -93,7 +94,8 @@ async def collect(
         try:
             await source.run(hub.ingest)
         except Exception as exc:  # a source that raises: report it, keep the others
-            errors.append(f"source {source.name} failed: {type(exc).__name__}: {exc}")
+            why = f"source {source.name} failed: {type(exc).__name__}: {exc}"
+            errors.append(hub.secrets.scrub(why))
 
     tasks = [asyncio.create_task(guard(s)) for s in sources]
     deadline = clock() + timeout_s
@@ -156,7 +158,7 @@ def render(
     return to_ascii(text) if display.ascii_only else text
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, secrets: Secrets) -> int:
     """Print one snapshot of ``--demo`` or of the live cluster."""
     display = Display.from_options(ascii_only=args.ascii, prod_pattern=args.prod_pattern)
     if args.demo is not None:
@@ -172,7 +174,8 @@ def run(args: argparse.Namespace) -> int:
             print(render(demo_published(opened, args.at), args, display, []))
             return 0
 
-        return with_source(Demo.from_args(args, args.demo), step, command="ktop snapshot")
+        plan = Demo.from_args(args, args.demo)
+        return with_source(plan, step, command="ktop snapshot", secrets=secrets)
 
     async def wait(opened: OpenedSource) -> int:
         published, errors = await collect(opened.hub, [opened.source], args.timeout)
@@ -180,4 +183,4 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     # a live cluster's refusals say "ktop:", as the dashboard's do
-    return with_source(Live(live_options(args)), wait, command="ktop")
+    return with_source(Live(live_options(args)), wait, command="ktop", secrets=secrets)

@@ -21,7 +21,7 @@ from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.report import error_json, to_json
 from ktop.analysis.triage.timeline import incident_timeline
 from ktop.bounds import bounded_float
-from ktop.model.scrub import scrub
+from ktop.scrub import Secrets
 from ktop.ui.render.triage_text import to_markdown, to_text
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ def _fail(args: argparse.Namespace, source: dict[str, Any], message: str) -> int
     return EXIT_ERROR
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, secrets: Secrets) -> int:
     """Run ``ktop triage``."""
     given = [name for name, v in (("--bundle", args.bundle), ("--recording", args.recording),
                                    ("--context", args.context)) if v]  # fmt: skip
@@ -129,15 +129,15 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         if args.recording:
-            sampled = from_recording(args.recording, args.at)
+            sampled = from_recording(args.recording, args.at, secrets)
         elif args.bundle:
-            sampled = asyncio.run(from_bundle(args.bundle, args.rack_label))
+            sampled = asyncio.run(from_bundle(args.bundle, args.rack_label, secrets))
         else:
-            sampled = asyncio.run(sample_live(args, args.context, args.window))
+            sampled = asyncio.run(sample_live(args, args.context, args.window, secrets))
     except SourceError as exc:  # already scrubbed
         return _fail(args, source, str(exc))
     except (FormatError, OSError, RuntimeError, ValueError) as exc:
-        return _fail(args, source, scrub(exc))
+        return _fail(args, source, secrets.scrub(exc))
     text, code = render(sampled, args.output)
     sys.stdout.write(text)
     for err in sampled.errors:

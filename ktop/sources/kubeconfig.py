@@ -3,7 +3,9 @@
 ``KUBECONFIG`` may list several files (``:``-separated); as in kubectl the
 first file that defines a context, cluster or user wins, and the first
 ``current-context`` that is set wins. Credentials are never copied into
-the result: only names and the server URL, which are safe to show.
+the result: only names and the server URL, which are safe to show; every
+credential a file holds is recorded, as the file is read, into the session's
+:class:`~ktop.scrub.Secrets` the caller gives.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from ktop.files import (
     check_regular,
     read_bounded,
 )
-from ktop.model.scrub import register_secret, register_secrets, scrub
+from ktop.scrub import Secrets
 
 
 class KubeconfigError(Exception):
@@ -97,8 +99,10 @@ _SECRET_WORDS = re.compile(r"token|secret|passw|key|credential|auth|session", re
 _TOKENISH = re.compile(r"^(?=.*[A-Za-z])(?=.*\d)[A-Za-z0-9+/_=.~:-]{16,}$")
 
 
-def _load(path: Path) -> dict[str, Any]:
-    """Read one kubeconfig file, once (it may be a pipe), and check its shape."""
+def _load(path: Path, secrets: Secrets) -> dict[str, Any]:
+    """Read one kubeconfig file, once (it may be a pipe), and check its shape; record its
+    credentials into ``secrets``.
+    """
     try:
         raw = read_bounded(path, KUBECONFIG, allow_pipe=True)
     except FileRefusedError as exc:
@@ -133,7 +137,7 @@ def _load(path: Path) -> dict[str, Any]:
                     f"kubeconfig {path}: entry {index + 1} of '{key}' is not a mapping "
                     "with a 'name'"
                 )
-    _register_credentials(data)
+    _record_credentials(data, secrets)
     return _absolute_paths(data, path)
 
 
@@ -147,27 +151,29 @@ def _kind(value: object) -> str:
     }.get(type(value), f"a {type(value).__name__}")
 
 
-def _register_credentials(data: dict[str, Any]) -> None:
-    """Teach the scrubber every credential the file holds, before anything can echo one."""
+def _record_credentials(data: dict[str, Any], secrets: Secrets) -> None:
+    """Record every credential the file holds into ``secrets``, before anything can echo
+    one.
+    """
     for item in data.get("users") or []:
         user = item.get("user") if isinstance(item, dict) else None
         if not isinstance(user, dict):
             continue
-        register_secrets(user.get(k) for k in _SECRET_USER_KEYS)
+        secrets.add_all(user.get(k) for k in _SECRET_USER_KEYS)
         provider = user.get("auth-provider")
         if isinstance(provider, dict) and isinstance(provider.get("config"), dict):
-            register_secrets(provider["config"].values())
+            secrets.add_all(provider["config"].values())
         plugin = user.get("exec")
         if isinstance(plugin, dict):
-            _register_exec(plugin)
+            _record_exec(plugin, secrets)
 
 
-def _register_exec(plugin: dict[str, Any]) -> None:
+def _record_exec(plugin: dict[str, Any], secrets: Secrets) -> None:
     for env in plugin.get("env") or []:
         if isinstance(env, dict):
             value = env.get("value")
             if _SECRET_WORDS.search(str(env.get("name", ""))) or _looks_like_token(value):
-                register_secret(value)
+                secrets.add(value)
     args = plugin.get("args") or []
     if not isinstance(args, list):
         return
@@ -176,11 +182,11 @@ def _register_exec(plugin: dict[str, Any]) -> None:
         text = str(arg)
         flag, eq, value = text.partition("=")
         if eq and _SECRET_WORDS.search(flag):
-            register_secret(value)
+            secrets.add(value)
         elif (_SECRET_WORDS.search(previous) and previous.startswith("-")) or _looks_like_token(
             text
         ):
-            register_secret(text)
+            secrets.add(text)
         previous = text
 
 
@@ -248,16 +254,23 @@ class ResolvedKubeconfig:
 
 
 def load_context(
-    explicit_file: str | None, context: str | None, env: Mapping[str, str] | None = None
+    explicit_file: str | None,
+    context: str | None,
+    env: Mapping[str, str] | None = None,
+    *,
+    secrets: Secrets,
 ) -> ResolvedKubeconfig:
-    """The context to read and its configuration, or a :class:`KubeconfigError`."""
+    """The context to read and its configuration, or a :class:`KubeconfigError`.
+
+    Every credential of every file read is recorded into ``secrets`` (the session's).
+    """
     paths = kubeconfig_paths(explicit_file, env)
     existing = [p for p in paths if p.exists()]
     if not existing:
         raise KubeconfigError(
             "no kubeconfig found (looked at " + ", ".join(str(p) for p in paths) + ")"
         )
-    merged = merge([_load(p) for p in existing])
+    merged = merge([_load(p, secrets) for p in existing])
     name = context or merged["current"]
     if not name:
         raise KubeconfigError("no current context is set; pass --context NAME")
@@ -277,7 +290,7 @@ def load_context(
     user = merged["users"].get(user_name, {}) if user_name else {}
     if user_name and user_name not in merged["users"]:
         raise KubeconfigError(f"context {name!r} names user {user_name!r}, which is not defined")
-    server = _check_cluster(cluster_name, cluster)
+    server = _check_cluster(cluster_name, cluster, secrets)
     _check_user(user_name, user)
     _check_named_files(f"cluster {cluster_name!r}", cluster, _FILE_FIELDS["cluster"])
     _check_named_files(f"user {user_name!r}", user, _FILE_FIELDS["user"])
@@ -319,25 +332,33 @@ def _check_named_files(owner: str, entry: dict[str, Any], names: Sequence[str]) 
             ) from None
 
 
-def context_names(explicit_file: str | None, env: Mapping[str, str] | None = None) -> list[str]:
-    """Every context the kubeconfig files define, in file order (first definition wins)."""
+def context_names(
+    explicit_file: str | None, env: Mapping[str, str] | None = None, *, secrets: Secrets
+) -> list[str]:
+    """Every context the kubeconfig files define, in file order (first definition wins);
+    every credential of the files is recorded into ``secrets``.
+    """
     paths = kubeconfig_paths(explicit_file, env)
     existing = [p for p in paths if p.exists()]
     if not existing:
         raise KubeconfigError(
             "no kubeconfig found (looked at " + ", ".join(str(p) for p in paths) + ")"
         )
-    return list(merge([_load(p) for p in existing])["contexts"])
+    return list(merge([_load(p, secrets) for p in existing])["contexts"])
 
 
 def resolve_context(
-    explicit_file: str | None, context: str | None, env: Mapping[str, str] | None = None
+    explicit_file: str | None,
+    context: str | None,
+    env: Mapping[str, str] | None = None,
+    *,
+    secrets: Secrets,
 ) -> ContextInfo:
     """The context to read, or a :class:`KubeconfigError` that says what is wrong."""
-    return load_context(explicit_file, context, env).info
+    return load_context(explicit_file, context, env, secrets=secrets).info
 
 
-def _check_cluster(name: str, cluster: object) -> str:
+def _check_cluster(name: str, cluster: object, secrets: Secrets) -> str:
     """The cluster's server URL, or a KubeconfigError naming what is wrong."""
     if not isinstance(cluster, dict) or not cluster:
         raise KubeconfigError(f"cluster {name!r} is empty (it needs at least a 'server')")
@@ -347,7 +368,7 @@ def _check_cluster(name: str, cluster: object) -> str:
     parts = urlsplit(server.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise KubeconfigError(
-            f"server of cluster {name!r} is not an http(s) URL: {scrub(server)[:200]!r}"
+            f"server of cluster {name!r} is not an http(s) URL: {secrets.scrub(server)[:200]!r}"
         )
     if "@" in parts.netloc:
         raise KubeconfigError(

@@ -19,7 +19,6 @@ from textual.worker import Worker, WorkerState
 from ktop.config import user_themes_dir
 from ktop.hub import Hub, Published
 from ktop.model.events import Area
-from ktop.model.scrub import scrub
 from ktop.record.rotating import RotatingRecorder
 from ktop.sources.base import Source
 from ktop.sources.replay import ReplaySource
@@ -165,8 +164,10 @@ class KtopApp(App[None]):
         self.display_options = display or Display()
         self.no_color = self.no_color or self.display_options.no_color
         self._theme_name = theme or (NO_COLOR_THEME if self.no_color else DEFAULT_THEME)
-        self.ktop_themes, self.theme_errors = all_themes(user_themes_dir() if user_themes else None)
-        """ktop's themes by name (bundled and user), and user theme files that were refused."""
+        self.ktop_themes, refused = all_themes(user_themes_dir() if user_themes else None)
+        self.theme_errors = [hub.secrets.scrub(e) for e in refused]
+        """ktop's themes by name (bundled and user), and user theme files that were refused
+        (scrubbed with the session's secrets, as every error the app shows)."""
         self.style_generation = 0
         """Bumped when the data colours change; screens re-render when it moved."""
         self._pushed_styles = False
@@ -327,7 +328,9 @@ class KtopApp(App[None]):
         if worker.group != SOURCES_GROUP or event.state != WorkerState.ERROR:
             return
         error = worker.error
-        message = scrub(f"source {worker.name} failed: {type(error).__name__}: {error}")
+        message = self.hub.secrets.scrub(
+            f"source {worker.name} failed: {type(error).__name__}: {error}"
+        )
         self.source_errors.append(message)
         self.notify(message, title="source failed", severity="error", timeout=10)
         self.frame = replace(self.frame, errors=tuple(self.source_errors))

@@ -23,7 +23,7 @@ from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from ktop.files import THEME, FileRefusedError, read_text_bounded
-from ktop.model.scrub import scrub
+from ktop.scrub import scrub_shapes
 from ktop.ui.render.level import (
     CRITICAL_COUNT_STYLE,
     STATUS_NAME,
@@ -70,11 +70,12 @@ TOP_FIELDS: dict[str, type | tuple[type, ...]] = {
 
 class ThemeError(ValueError):
     """A theme file that cannot be used: the message names the file and the field
-    (scrubbed as it is made: it may quote a value of the file).
+    (scrubbed of the shapes of secrets as it is made: it may quote a value of the file;
+    the app scrubs it again with the session's secrets before showing it).
     """
 
     def __init__(self, message: str) -> None:
-        super().__init__(scrub(message))
+        super().__init__(scrub_shapes(message))
 
 
 class _Readable(Protocol):

@@ -13,6 +13,7 @@ from ktop.commands.fleet import global_prometheus, prometheus_specs
 from ktop.fleet import Fleet
 from ktop.lab import Lab
 from ktop.model.snapshot_nodes import ZoneState
+from ktop.scrub import Secrets
 from tests.e2e.cadence import DEFAULT_SCRAPE_S, POLL_EVERY_S, deadline, prometheus_first_s
 from tests.e2e.helpers import promql
 
@@ -25,7 +26,7 @@ async def test_fleet_of_a_global_prometheus_needs_no_kubeconfig(lab: Lab) -> Non
     args = parse_args(["fleet", "--prometheus", url], environ={})
     assert global_prometheus(args)
     clusters = sorted(s["metric"]["cluster"] for s in promql(lab, "count by (cluster) (up)"))
-    specs = await prometheus_specs(args)
+    specs = await prometheus_specs(args, Secrets())
     assert [s.name for s in specs] == clusters == [lab.cfg.cluster]
     fleet = Fleet(specs)
     tasks = [asyncio.create_task(c.run()) for c in fleet.cells]
@@ -75,7 +76,7 @@ async def test_a_context_cell_above_the_size_threshold_is_read_metrics_only(lab:
 
     async with kube.api_client(lab.layout.kubeconfig) as api:
         nodes = len((await client.CoreV1Api(api).list_node()).items)
-    conn = await connect(str(lab.layout.kubeconfig), None)
+    conn = await connect(str(lab.layout.kubeconfig), None, secrets=Secrets())
     try:
         assert await node_count(conn) == nodes
         assert await too_big(conn, nodes - 1)

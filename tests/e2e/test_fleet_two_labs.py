@@ -34,6 +34,7 @@ from ktop.lab import Lab, LabConfig, inject, kube, prom, recover, resolve_target
 from ktop.lab.global_prom import GlobalPrometheus
 from ktop.lab.scenarios_api import APF_NAME
 from ktop.model.snapshot_nodes import ZoneState
+from ktop.scrub import Secrets
 from tests.e2e.cadence import (
     APF_FLOOD_S,
     KTOP_PROMETHEUS_S,
@@ -263,8 +264,8 @@ async def both_fleets(
          "--scrape-interval", SCRAPE_S],
         environ={},
     )  # fmt: skip
-    by_prom = await prometheus_specs(prom_args)
-    by_kube = await live_specs(kube_args, [a, b])
+    by_prom = await prometheus_specs(prom_args, Secrets())
+    by_kube = await live_specs(kube_args, [a, b], Secrets())
     return by_prom, by_kube
 
 

@@ -12,6 +12,7 @@ import pytest
 from ktop.cli import main
 from ktop.lab import Lab
 from ktop.lab.pki import write_pki
+from ktop.scrub import Secrets
 from ktop.sources.live.client import connect, probe
 
 
@@ -53,7 +54,7 @@ async def test_exec_credential_plugin_is_run_and_its_token_used(lab: Lab, tmp_pa
     cfg = _kubeconfig(
         tmp_path / "config", lab.info["apiservers"][0]["url"], lab.layout.pki / "ca.crt", user
     )
-    conn = await connect(str(cfg), None)
+    conn = await connect(str(cfg), None, secrets=Secrets())
     try:
         assert (await probe(conn)).startswith("v1.")
     finally:
@@ -140,7 +141,7 @@ async def test_client_certificate_authenticates_every_instance(lab: Lab, tmp_pat
     cfg = _kubeconfig(
         tmp_path / "config", lab.info["apiservers"][0]["url"], lab.layout.pki / "ca.crt", user
     )
-    conn = await connect(str(cfg), None)
+    conn = await connect(str(cfg), None, secrets=Secrets())
     try:
         assert (await probe(conn)).startswith("v1.")
         from ktop.sources.live.cost import CostMeter
@@ -169,9 +170,8 @@ def test_rejected_credentials_never_printed_or_stored(
     monkeypatch: pytest.MonkeyPatch,
     how: str,
 ) -> None:
-    from ktop.model.scrub import forget_secrets
-
-    forget_secrets()  # the secret must be caught because ktop read it here, not earlier
+    # The secret is caught because ktop read it in this run: every run of main() is a
+    # session with its own Secrets, which starts knowing none.
     monkeypatch.setenv("KTOP_CACHE_DIR", str(tmp_path / "cache"))
     plugin = tmp_path / "plugin.py"
     plugin.write_text(

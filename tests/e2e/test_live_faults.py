@@ -14,6 +14,7 @@ from ktop.lab.util import http_get, http_ok
 from ktop.model.events import FEED_EVENTS, Event, FeedFailed, FeedSynced
 from ktop.model.exposition import parse_exposition
 from ktop.model.snapshot import ClusterSnapshot
+from ktop.scrub import Secrets
 from ktop.sources.live.client import connect
 from ktop.sources.live.cost import PF_FLOW_SCHEMA_UID, CostMeter
 from ktop.sources.live.handlers import WarningEventsHandler
@@ -166,7 +167,7 @@ def _compact_etcd(lab: Lab) -> int:
 
 
 async def test_watch_resumes_after_410_without_losing_state(lab: Lab) -> None:
-    conn = await connect(str(lab.layout.kubeconfig), None)
+    conn = await connect(str(lab.layout.kubeconfig), None, secrets=Secrets())
     try:
         t = KubeTransport(conn.api, CostMeter())
         # The lab serves Events from etcd (no watch cache), so an old resourceVersion is
@@ -285,7 +286,7 @@ async def test_cost_meter_equals_what_the_apiservers_counted(lab: Lab) -> None:
     uid = created.metadata.uid
     try:
         # Wait until both apiservers classify the account's requests into the schema.
-        conn = await connect(str(kubeconfig), None)
+        conn = await connect(str(kubeconfig), None, secrets=Secrets())
         try:
             for a in lab.info["apiservers"]:
                 t = KubeTransport(conn.instance_client(a["url"]), CostMeter(), host=a["url"])

@@ -16,6 +16,7 @@ from typing import Any
 
 from ktop.lab import Lab
 from ktop.model.events import Event, NodeRecord, NodeUpserted
+from ktop.scrub import Secrets
 from ktop.sources.convert import EXCLUDE_DISRUPTION, REGION_LABELS, ZONE_LABELS
 from ktop.sources.live.client import connect
 from ktop.sources.live.cost import CostMeter
@@ -39,7 +40,7 @@ def expected_place(labels: dict[str, str]) -> tuple[str, str, str, bool]:
 
 
 async def _listed(lab: Lab, split: bool) -> tuple[dict[str, NodeRecord], int, list[str]]:
-    conn = await connect(str(lab.layout.kubeconfig), None)
+    conn = await connect(str(lab.layout.kubeconfig), None, secrets=Secrets())
     try:
         meter = CostMeter()
         t = KubeTransport(conn.api, meter)

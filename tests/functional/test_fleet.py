@@ -17,6 +17,7 @@ from ktop.analysis.findings import Severity
 from ktop.commands.fleet import demo_plays, demo_specs
 from ktop.fleet import CellSpec, CellUnavailableError, Fleet, OpenedCell
 from ktop.model.events import Event
+from ktop.scrub import Secrets
 from ktop.sources.sim.scenarios import SCENARIOS
 from ktop.sources.sim.simulator import Simulator
 from ktop.ui.fleet_app import FLEET_MODE, FleetApp
@@ -167,7 +168,9 @@ def test_fleet_demo_snapshot(snap_compare: SnapCompare, size: tuple[int, int]) -
 
 async def test_the_demo_cells_run_their_own_simulators() -> None:
     """``ktop fleet --demo``'s own cells: every cell's simulator feeds its own hub."""
-    fleet = Fleet(demo_specs(nodes=60, zones=3, seed=SEED, speed=20.0, rack_label="rack"))
+    secrets = Secrets()
+    specs = demo_specs(secrets, nodes=60, zones=3, seed=SEED, speed=20.0, rack_label="rack")
+    fleet = Fleet(specs, secrets)
     app = FleetApp(fleet, refresh_s=0.2)
     async with app.run_test(size=(80, 24)) as pilot:
         deadline = time.monotonic() + 60

@@ -17,6 +17,7 @@ from typing import Any
 from kubernetes_asyncio.client import Configuration
 from multidict import CIMultiDict
 
+from ktop.scrub import Secrets
 from ktop.sources.live.client import Connection, connect
 
 
@@ -173,7 +174,7 @@ async def connect_by_kubeconfig(server_url: str, tmp_path: Path, token: str) -> 
             }
         )
     )
-    return await connect(str(cfg), None)
+    return await connect(str(cfg), None, secrets=Secrets())
 
 
 @asynccontextmanager

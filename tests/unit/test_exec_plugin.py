@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from ktop.scrub import Secrets
 from ktop.sources.live.exec_plugin import (
     KILL_GRACE_S,
     STDERR_LIMIT,
@@ -39,7 +40,7 @@ async def test_a_flood_on_stderr_does_not_block_the_credential(tmp_path: Path) -
     cred_text = _cred({"token": "tok-1"})
     body = f"sys.stderr.write('e' * 5_000_000); sys.stderr.flush(); print({cred_text!r})"
     started = time.monotonic()
-    cred = await run_exec_plugin(_plugin(tmp_path, body), timeout_s=20)
+    cred = await run_exec_plugin(_plugin(tmp_path, body), timeout_s=20, secrets=Secrets())
     assert cred.token == "tok-1"
     assert time.monotonic() - started < 20
 
@@ -47,7 +48,7 @@ async def test_a_flood_on_stderr_does_not_block_the_credential(tmp_path: Path) -
 async def test_stderr_kept_is_bounded(tmp_path: Path) -> None:
     body = "sys.stderr.write('x' * 1_000_000 + '\\nlast line\\n'); sys.exit(4)"
     with pytest.raises(ExecPluginError) as info:
-        await run_exec_plugin(_plugin(tmp_path, body), timeout_s=20)
+        await run_exec_plugin(_plugin(tmp_path, body), timeout_s=20, secrets=Secrets())
     # The last line is beyond the kept prefix: only the kept part can be shown.
     assert "exited with status 4" in str(info.value)
     assert len(str(info.value)) < STDERR_LIMIT
@@ -58,7 +59,7 @@ async def test_a_hanging_plugin_is_stopped_and_the_limit_named(tmp_path: Path) -
     body = f"open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
     started = time.monotonic()
     with pytest.raises(ExecPluginError, match=r"did not answer within 1s \(exec plugin time limit"):
-        await run_exec_plugin(_plugin(tmp_path, body), timeout_s=1)
+        await run_exec_plugin(_plugin(tmp_path, body), timeout_s=1, secrets=Secrets())
     assert time.monotonic() - started < 10
     pid = int(pid_file.read_text())
     assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()
@@ -71,7 +72,7 @@ async def test_the_plugin_gets_its_env_and_exec_info(tmp_path: Path) -> None:
         "os.environ['MY_VAR'] + str(info['spec']['interactive']))))\n"
     )
     plugin = _plugin(tmp_path, body, env=[{"name": "MY_VAR", "value": "v-"}])
-    cred = await run_exec_plugin(plugin, timeout_s=20)
+    cred = await run_exec_plugin(plugin, timeout_s=20, secrets=Secrets())
     assert cred.token == "v-False"
 
 
@@ -98,12 +99,15 @@ async def test_the_plugin_gets_its_env_and_exec_info(tmp_path: Path) -> None:
 )
 def test_bad_credentials_are_named(stdout: bytes, words: str) -> None:
     with pytest.raises(ExecPluginError, match=words.replace("(", r"\(")):
-        parse_exec_credential(stdout, "plugin", V1)
+        parse_exec_credential(stdout, "plugin", V1, secrets=Secrets())
 
 
 def test_expiry_without_offset_is_utc() -> None:
     cred = parse_exec_credential(
-        _cred({"token": "t", "expirationTimestamp": "2030-01-02T03:04:05"}).encode(), "p", V1
+        _cred({"token": "t", "expirationTimestamp": "2030-01-02T03:04:05"}).encode(),
+        "p",
+        V1,
+        secrets=Secrets(),
     )
     assert cred.expires == datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
 
@@ -129,7 +133,7 @@ async def test_stdout_kept_is_bounded_and_the_limit_named(tmp_path: Path) -> Non
     # full pipe) and refused for the size, not for what the output says.
     body = f"sys.stdout.write('x' * {2 * STDOUT_LIMIT}); sys.stdout.flush()"
     with pytest.raises(ExecPluginError) as err:
-        await run_exec_plugin(_plugin(tmp_path, body), timeout_s=20)
+        await run_exec_plugin(_plugin(tmp_path, body), timeout_s=20, secrets=Secrets())
     assert f"printed more than {STDOUT_LIMIT} bytes" in str(err.value)
     assert "time limit" not in str(err.value)
 
@@ -158,7 +162,7 @@ async def test_a_shell_plugin_whose_child_holds_the_pipes_is_stopped_with_its_ch
     plugin = _shell_plugin(tmp_path, f'sleep 3600 & echo $! > "{pid_file}"\nwait\n')
     started = time.monotonic()
     with pytest.raises(ExecPluginError, match=r"'plugin.sh' did not answer within 1s"):
-        await run_exec_plugin(plugin, timeout_s=1)
+        await run_exec_plugin(plugin, timeout_s=1, secrets=Secrets())
     assert time.monotonic() - started < 1 + KILL_GRACE_S + 3
     assert not _alive(int(pid_file.read_text()))
 
@@ -171,7 +175,7 @@ async def test_a_child_that_leaves_the_process_group_cannot_hold_ktop(tmp_path: 
     started = time.monotonic()
     try:
         with pytest.raises(ExecPluginError, match="did not answer within 1s"):
-            await run_exec_plugin(_shell_plugin(tmp_path, body), timeout_s=1)
+            await run_exec_plugin(_shell_plugin(tmp_path, body), timeout_s=1, secrets=Secrets())
         assert time.monotonic() - started < 1 + KILL_GRACE_S + 3
     finally:
         if pid_file.exists():
@@ -189,7 +193,7 @@ async def test_a_child_that_leaves_the_process_group_cannot_hold_ktop(tmp_path: 
 async def test_floods_and_slow_answers_end_at_the_limit(tmp_path: Path, body: str) -> None:
     started = time.monotonic()
     with pytest.raises(ExecPluginError, match=r"did not answer within 1s \(exec plugin time limit"):
-        await run_exec_plugin(_shell_plugin(tmp_path, body), timeout_s=1)
+        await run_exec_plugin(_shell_plugin(tmp_path, body), timeout_s=1, secrets=Secrets())
     assert time.monotonic() - started < 1 + KILL_GRACE_S + 3
 
 
@@ -198,6 +202,8 @@ async def test_a_plugin_waiting_for_input_reads_end_of_file_at_once(tmp_path: Pa
     # empty answer is refused without waiting for the limit.
     started = time.monotonic()
     with pytest.raises(ExecPluginError) as err:
-        await run_exec_plugin(_shell_plugin(tmp_path, "read answer\n"), timeout_s=20)
+        await run_exec_plugin(
+            _shell_plugin(tmp_path, "read answer\n"), timeout_s=20, secrets=Secrets()
+        )
     assert "time limit" not in str(err.value)
     assert time.monotonic() - started < 10

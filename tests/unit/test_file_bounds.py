@@ -21,6 +21,7 @@ from ktop import files
 from ktop.cli import main
 from ktop.config import ConfigError, read_config
 from ktop.record.reader import Recording
+from ktop.scrub import Secrets
 from ktop.sources.bundle.reader import read_bundle
 from ktop.sources.kubeconfig import KubeconfigError, load_context
 from ktop.ui.theming import user_themes
@@ -67,7 +68,7 @@ WORDS = {"fifo": "a FIFO", "dev-zero": "a character device", "oversized": "over 
 @pytest.mark.parametrize("kind", KINDS)
 def test_kubeconfig(kind: str, tmp_path: Path) -> None:
     path = _make(kind, tmp_path / "kubeconfig", files.KUBECONFIG)
-    exc = _within_deadline(lambda: load_context(str(path), None))
+    exc = _within_deadline(lambda: load_context(str(path), None, secrets=Secrets()))
     assert isinstance(exc, KubeconfigError)
     assert str(path) in str(exc) and WORDS[kind] in str(exc)
 
@@ -93,7 +94,7 @@ def test_files_a_kubeconfig_names(kind: str, field: str, tmp_path: Path) -> None
             }
         )
     )
-    exc = _within_deadline(lambda: load_context(str(cfg), None))
+    exc = _within_deadline(lambda: load_context(str(cfg), None, secrets=Secrets()))
     assert isinstance(exc, KubeconfigError)
     assert str(named) in str(exc) and WORDS[kind] in str(exc)
 
@@ -108,7 +109,7 @@ def test_a_kubeconfig_from_process_substitution_is_still_read(tmp_path: Path) ->
     os.write(write_fd, text.encode())
     os.close(write_fd)
     try:
-        resolved = load_context(f"/proc/self/fd/{read_fd}", None)
+        resolved = load_context(f"/proc/self/fd/{read_fd}", None, secrets=Secrets())
     finally:
         os.close(read_fd)
     assert resolved.info.server == "https://127.0.0.1:1"

@@ -11,6 +11,7 @@ import yaml
 from ktop.cli import main, parse_args
 from ktop.commands.fleet import cell_contexts, demo_plays, live_specs
 from ktop.fleet import Cell, Fleet
+from ktop.scrub import Secrets
 from ktop.sources.sim.scenarios import SCENARIOS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -31,25 +32,25 @@ def _contexts_in_file() -> list[str]:
 def test_every_context_option_is_a_cell(env: dict[str, str]) -> None:
     args = parse_args(["fleet", "--context", "a", "--context", "b", "--context", "a"], env)
     assert args.context == "a"  # other commands keep reading the last one
-    assert cell_contexts(args) == ["a", "b"]
+    assert cell_contexts(args, Secrets()) == ["a", "b"]
 
 
 def test_glob_and_all_contexts_of_the_kubeconfig(env: dict[str, str]) -> None:
     names = _contexts_in_file()
     args = parse_args(["fleet", "--kubeconfig", str(KUBECONFIG)], env)
-    assert cell_contexts(args) == names
+    assert cell_contexts(args, Secrets()) == names
     args = parse_args(["fleet", "--kubeconfig", str(KUBECONFIG), "--context-glob", "dev-*"], env)
-    assert cell_contexts(args) == [n for n in names if n.startswith("dev-")]
-    assert len(cell_contexts(args)) >= 2
+    assert cell_contexts(args, Secrets()) == [n for n in names if n.startswith("dev-")]
+    assert len(cell_contexts(args, Secrets())) >= 2
 
 
 def test_context_choices_that_cannot_work_say_why(env: dict[str, str]) -> None:
     args = parse_args(["fleet", "--kubeconfig", str(KUBECONFIG), "--context-glob", "prod-*"], env)
     with pytest.raises(ValueError, match=r"no context matches 'prod-\*' \(known: dev-frontend"):
-        cell_contexts(args)
+        cell_contexts(args, Secrets())
     args = parse_args(["fleet", "--context", "a", "--context-glob", "b*"], env)
     with pytest.raises(ValueError, match="cannot be combined"):
-        cell_contexts(args)
+        cell_contexts(args, Secrets())
 
 
 def test_demo_and_contexts_do_not_mix(capsys: pytest.CaptureFixture[str]) -> None:
@@ -68,7 +69,7 @@ def test_a_context_that_cannot_be_opened_is_a_cell_with_the_reason(env: dict[str
     args = parse_args(["fleet", "--kubeconfig", str(KUBECONFIG), "--context", "gone"], env)
 
     async def run() -> Cell:
-        specs = await live_specs(args, ["gone"])
+        specs = await live_specs(args, ["gone"], Secrets())
         fleet = Fleet(specs)
         await fleet.cells[0].run()
         return fleet.cells[0]
@@ -97,7 +98,7 @@ async def test_the_query_listing_a_prometheus_clusters_is_counted_once(
         lambda *a, **kw: faked(real(*a, **kw), FakeHttp(answer)),
     )
     args = parse_args(["fleet", "--prometheus", "http://global:9090"])
-    specs = await prometheus_specs(args)
+    specs = await prometheus_specs(args, Secrets())
     assert [s.name for s in specs] == ["east", "west"]
     meters = []
     for spec in specs:

@@ -21,7 +21,7 @@ from ktop.model.apf_dump import ApfDumpError, parse_priority_levels
 from ktop.model.events import Event, LeaseRenewed, ObjectsSkipped
 from ktop.model.exposition import MAX_ERRORS, parse_exposition
 from ktop.model.failed_scheduling import parse_failed_scheduling
-from ktop.model.scrub import MASK, forget_secrets, register_secret, scrub
+from ktop.scrub import MASK, Secrets
 from ktop.sources.convert import ObjectError, node_record, pending_pod_record, quota_record
 from ktop.sources.kubeconfig import KubeconfigError, load_context
 from ktop.sources.live.handlers import (
@@ -248,7 +248,7 @@ def test_kubeconfig_resolution_raises_only_its_error(
     path = tmp_path / "config"
     path.write_text(yaml.safe_dump(config))
     try:
-        resolved = load_context(str(path), context, env={})
+        resolved = load_context(str(path), context, env={}, secrets=Secrets())
     except KubeconfigError as exc:
         assert "\n" not in str(exc)
         return
@@ -262,7 +262,7 @@ def test_kubeconfig_of_any_bytes_raises_only_its_error(tmp_path_factory: Any, ra
     path = tmp_path_factory.mktemp("kc") / "config"
     path.write_bytes(raw)
     try:
-        load_context(str(path), None, env={})
+        load_context(str(path), None, env={}, secrets=Secrets())
     except KubeconfigError as exc:
         assert "\n" not in str(exc)
 
@@ -272,14 +272,11 @@ def test_kubeconfig_of_any_bytes_raises_only_its_error(tmp_path_factory: Any, ra
 
 @given(st.text(min_size=8, max_size=40).filter(lambda s: s.strip() == s), st.text(max_size=80))
 def test_a_registered_secret_never_survives_scrub(secret: str, around: str) -> None:
-    forget_secrets()
-    try:
-        register_secret(secret)
-        out = scrub(around + secret + around)
-        assert secret not in out
-        assert MASK in out
-    finally:
-        forget_secrets()
+    secrets = Secrets()
+    secrets.add(secret)
+    out = secrets.scrub(around + secret + around)
+    assert secret not in out
+    assert MASK in out
 
 
 # ------------------------------------------------------- handlers and the list/watch path

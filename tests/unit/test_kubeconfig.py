@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ktop.scrub import Secrets
 from ktop.sources.kubeconfig import KubeconfigError, load_context, resolve_context
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -16,7 +17,7 @@ JS = FIXTURES / "kubeconfig_k8s-client-js_testdata.yaml"
 
 
 def test_current_context_is_used_when_none_is_given() -> None:
-    ctx = resolve_context(str(JS), None, env={})
+    ctx = resolve_context(str(JS), None, env={}, secrets=Secrets())
     assert (ctx.name, ctx.cluster, ctx.user, ctx.namespace) == (
         "context2",
         "cluster2",
@@ -27,18 +28,18 @@ def test_current_context_is_used_when_none_is_given() -> None:
 
 
 def test_named_context_and_default_namespace() -> None:
-    ctx = resolve_context(str(JS), "context1", env={})
+    ctx = resolve_context(str(JS), "context1", env={}, secrets=Secrets())
     assert (ctx.server, ctx.namespace) == ("http://example.com", "default")
 
 
 def test_no_current_context_asks_for_one() -> None:
     with pytest.raises(KubeconfigError, match="no current context"):
-        resolve_context(str(DOCS), None, env={})
+        resolve_context(str(DOCS), None, env={}, secrets=Secrets())
 
 
 def test_unknown_context_lists_the_known_ones() -> None:
     with pytest.raises(KubeconfigError) as err:
-        resolve_context(str(DOCS), "prod-cell-a", env={})
+        resolve_context(str(DOCS), "prod-cell-a", env={}, secrets=Secrets())
     assert "'prod-cell-a' not found" in str(err.value)
     assert "dev-frontend, dev-storage, exp-test" in str(err.value)
 
@@ -46,24 +47,24 @@ def test_unknown_context_lists_the_known_ones() -> None:
 def test_kubeconfig_env_merges_first_definition_wins() -> None:
     env = {"KUBECONFIG": f"{DOCS}:{JS}"}
     # DOCS sets current-context "" so the first non-empty one (JS) wins.
-    assert resolve_context(None, None, env=env).name == "context2"
-    assert resolve_context(None, "exp-test", env=env).server == "https://5.6.7.8"
+    assert resolve_context(None, None, env=env, secrets=Secrets()).name == "context2"
+    assert resolve_context(None, "exp-test", env=env, secrets=Secrets()).server == "https://5.6.7.8"
 
 
 def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(KubeconfigError, match="no kubeconfig found"):
-        resolve_context(str(tmp_path / "nope"), None, env={})
+        resolve_context(str(tmp_path / "nope"), None, env={}, secrets=Secrets())
 
 
 def test_invalid_yaml_is_a_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "config"
     bad.write_text("contexts: [unclosed")
     with pytest.raises(KubeconfigError, match="not valid YAML"):
-        resolve_context(str(bad), None, env={})
+        resolve_context(str(bad), None, env={}, secrets=Secrets())
 
 
 def test_credentials_never_appear_in_the_result() -> None:
-    ctx = resolve_context(str(JS), "passwd", env={})
+    ctx = resolve_context(str(JS), "passwd", env={}, secrets=Secrets())
     assert "bar" not in repr(ctx) and "VVNFUl" not in repr(ctx)
 
 
@@ -84,7 +85,7 @@ def test_yaml_error_never_quotes_the_document(tmp_path: Path, text: str) -> None
     path = tmp_path / "leak.yaml"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(KubeconfigError) as info:
-        resolve_context(str(path), None, env={})
+        resolve_context(str(path), None, env={}, secrets=Secrets())
     message = str(info.value)
     assert "not valid YAML" in message
     assert "line " in message
@@ -99,7 +100,7 @@ def test_not_utf8_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "latin1.yaml"
     path.write_bytes("users:\n- name: caf\xe9\n".encode("latin-1"))
     with pytest.raises(KubeconfigError, match="not UTF-8"):
-        resolve_context(str(path), None, env={})
+        resolve_context(str(path), None, env={}, secrets=Secrets())
 
 
 HEAD = "current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n"
@@ -143,7 +144,7 @@ def test_malformed_kubeconfig_is_one_line(tmp_path: Path, text: str, words: str)
     path = tmp_path / "config"
     path.write_text(text)
     with pytest.raises(KubeconfigError) as info:
-        load_context(str(path), None, env={})
+        load_context(str(path), None, env={}, secrets=Secrets())
     assert words in str(info.value)
     assert "\n" not in str(info.value)
 
@@ -160,7 +161,7 @@ def test_a_process_substitution_pipe_is_read_once() -> None:
     t = threading.Thread(target=writer)
     t.start()
     try:
-        resolved = load_context(f"/dev/fd/{r}", None, env={})
+        resolved = load_context(f"/dev/fd/{r}", None, env={}, secrets=Secrets())
     finally:
         t.join(timeout=5)
         os.close(r)
@@ -173,7 +174,7 @@ def test_a_named_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) ->
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     with pytest.raises(KubeconfigError, match=r"pipe.*FIFO.*not a regular file"):
-        load_context(str(fifo), None, env={})
+        load_context(str(fifo), None, env={}, secrets=Secrets())
 
 
 def test_relative_files_are_relative_to_the_kubeconfig(tmp_path: Path) -> None:
@@ -187,7 +188,7 @@ def test_relative_files_are_relative_to_the_kubeconfig(tmp_path: Path) -> None:
         HEAD + f"users: [{{name: u, user: {{client-certificate: c.crt, client-key: {key}}}}}]\n"
         "clusters: [{name: k, cluster: {server: 'https://h', certificate-authority: ca.crt}}]\n"
     )
-    cfg = load_context(str(path), None, env={}).config
+    cfg = load_context(str(path), None, env={}, secrets=Secrets()).config
     assert cfg["clusters"][0]["cluster"]["certificate-authority"] == str(path.parent / "ca.crt")
     assert cfg["users"][0]["user"]["client-certificate"] == str(path.parent / "c.crt")
     assert cfg["users"][0]["user"]["client-key"] == str(key)
@@ -200,7 +201,7 @@ def test_a_named_file_that_is_missing_is_named(tmp_path: Path) -> None:
         "certificate-authority: gone.crt}}]\n"
     )
     with pytest.raises(KubeconfigError, match=r"certificate-authority of cluster 'k'.*gone\.crt"):
-        load_context(str(path), None, env={})
+        load_context(str(path), None, env={}, secrets=Secrets())
 
 
 def test_a_huge_kubeconfig_is_refused(tmp_path: Path) -> None:
@@ -211,4 +212,4 @@ def test_a_huge_kubeconfig_is_refused(tmp_path: Path) -> None:
     with pytest.raises(
         KubeconfigError, match=f"over the limit of {MAX_KUBECONFIG_BYTES // 2**20} MiB"
     ):
-        load_context(str(path), None, env={})
+        load_context(str(path), None, env={}, secrets=Secrets())

@@ -13,6 +13,7 @@ import pytest
 
 from ktop.cli import parse_args
 from ktop.compose import Live, live_options, open_source
+from ktop.scrub import Secrets
 from ktop.sources.live import client
 
 KUBECONFIG = (
@@ -41,7 +42,7 @@ def test_the_header_names_the_resolved_context(
     args = parse_args(["record", "-o", str(tmp_path / "r.ktrec"), "--kubeconfig", str(cfg), *flags])
 
     async def go() -> dict[str, str]:
-        async with await open_source(Live(live_options(args))) as opened:
+        async with await open_source(Live(live_options(args)), Secrets()) as opened:
             assert opened.connection is not None
             return opened.info
 

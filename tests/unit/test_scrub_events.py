@@ -12,7 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from ktop.model import events as ev
-from ktop.model.scrub import forget_secrets, register_secret, scrub_event
+from ktop.model.scrub import scrub_event
+from ktop.scrub import Secrets
 
 SECRET = "abcd1234efgh5678SEKRIT7f3a9c"
 
@@ -108,11 +109,12 @@ def _build(cls: type, prefix: str, target: str) -> object:
     return cls(**{f.name: _value(hints[f.name], f"{prefix}.{f.name}", target) for f in fields})
 
 
-@pytest.fixture(autouse=True)
-def _secret() -> Iterator[None]:
-    register_secret(SECRET)
-    yield
-    forget_secrets()
+@pytest.fixture
+def secrets() -> Secrets:
+    """A session that read the secret (a new one for each case)."""
+    known = Secrets()
+    known.add(SECRET)
+    return known
 
 
 CASES = [(cls, path) for cls in _event_types() for path in _text_paths(cls, cls.__name__)]
@@ -127,9 +129,11 @@ def test_the_walk_sees_every_event_and_the_known_free_text() -> None:
 
 
 @pytest.mark.parametrize(("cls", "path"), CASES, ids=[p for _, p in CASES])
-def test_every_free_text_field_is_scrubbed_or_exempt(cls: type, path: str) -> None:
+def test_every_free_text_field_is_scrubbed_or_exempt(
+    cls: type, path: str, secrets: Secrets
+) -> None:
     event = _build(cls, cls.__name__, path)
-    out = repr(scrub_event(typing.cast(ev.Event, event)))
+    out = repr(scrub_event(typing.cast(ev.Event, event), secrets))
     if path in EXEMPT:
         return
     assert SECRET not in out, f"{path} reaches sinks unscrubbed: scrub it or exempt it"

@@ -15,7 +15,7 @@ import pytest
 
 from ktop.cli import main
 from ktop.crash import install_logging
-from ktop.model.scrub import MASK, forget_secrets, register_secret, scrub, scrub_opaque
+from ktop.scrub import MASK, Secrets, scrub_shapes
 from ktop.sources.live import client
 
 SECRET = "abcd1234efgh5678SEKRIT7f3a9c"
@@ -27,12 +27,11 @@ DEAD = "https://127.0.0.1:1"
 
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    """Each case starts with no known secrets, and writes its logs and reports to tmp_path."""
-    forget_secrets()
+    """Each case writes its logs and reports to tmp_path (every run of ``main`` is a session
+    of its own, which starts knowing no secret)."""
     monkeypatch.setenv("KTOP_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(client._Loader, "exec_timeout_s", 2.0)
     yield
-    forget_secrets()
 
 
 def _kubeconfig(path: Path, user: dict[str, Any], server: str = DEAD, **cluster: object) -> Path:
@@ -152,9 +151,10 @@ def test_events_reach_sinks_scrubbed() -> None:
     from ktop.hub import Hub
     from ktop.model.events import FEED_NODES, FeedFailed, SourceStarted
 
-    register_secret(SECRET)
+    secrets = Secrets()
+    secrets.add(SECRET)
     seen: list[object] = []
-    hub = Hub(sinks=[seen.extend])
+    hub = Hub(sinks=[seen.extend], secrets=secrets)
     hub.ingest(
         [
             SourceStarted(0.0, "live", "c", f"https://u:{SECRET}@h:6443"),
@@ -269,31 +269,35 @@ def test_scrub_shapes() -> None:
         "jwt eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl end": "eyJzdWIiOiJ4In0",
     }
     for text, secret in cases.items():
-        assert secret not in scrub(text), text
+        assert secret not in scrub_shapes(text), text
+        assert secret not in Secrets().scrub(text), text
     # What is not a secret survives.
     plain = "401 Unauthorized on get /version: credentials expired; context 'c' user 'u'"
-    assert scrub(plain) == plain
-    assert scrub("cannot reach https://10.0.0.1:6443: refused") == (
+    assert scrub_shapes(plain) == plain
+    assert Secrets().scrub(plain) == plain
+    assert scrub_shapes("cannot reach https://10.0.0.1:6443: refused") == (
         "cannot reach https://10.0.0.1:6443: refused"
     )
 
 
 def test_known_secrets_are_removed_anywhere() -> None:
-    register_secret("Bearer hunter2hunter2")
-    assert scrub("x hunter2hunter2 y") == f"x {MASK} y"
-    assert scrub(ValueError("a hunter2hunter2")) == f"a {MASK}"
-    register_secret("ab")  # too short to register: it would garble every text
-    assert scrub("about") == "about"
+    secrets = Secrets()
+    secrets.add("Bearer hunter2hunter2")
+    assert secrets.scrub("x hunter2hunter2 y") == f"x {MASK} y"
+    assert secrets.scrub(ValueError("a hunter2hunter2")) == f"a {MASK}"
+    secrets.add("ab")  # too short to register: it would garble every text
+    assert secrets.scrub("about") == "about"
 
 
 def test_opaque_text_loses_token_like_words() -> None:
-    out = scrub_opaque(f"aws: session {SECRET} expired; run aws sso login")
+    out = Secrets().scrub_opaque(f"aws: session {SECRET} expired; run aws sso login")
     assert SECRET not in out and "run aws sso login" in out
 
 
 def test_log_records_from_libraries_are_scrubbed(tmp_path: Path) -> None:
-    path = install_logging(tmp_path)
-    register_secret(SECRET)
+    secrets = Secrets()
+    path = install_logging(secrets, tmp_path)
+    secrets.add(SECRET)
     logging.getLogger("kubernetes_asyncio.config").error("exec: %s", SECRET)
     try:
         raise ValueError(f"boom {SECRET}")

@@ -25,6 +25,7 @@ from ktop.model.apf_requests import ApfRequestsError, parse_requests
 from ktop.model.events import Event, Target
 from ktop.model.exposition import parse_exposition
 from ktop.model.wanted import FAMILIES
+from ktop.sources.base import Emit
 from ktop.sources.bundle.layout import (
     APF_DIR,
     APF_REQUESTS_DIR,
@@ -360,6 +361,22 @@ def _bundle_time(timed: list[Event], api_events: list[Event]) -> float:
     stamps = [e.renew_time for e in api_events if isinstance(e, ev.LeaseRenewed)]
     stamps += [e.at for e in api_events if isinstance(e, ev.WarningEvent)]
     return max(stamps, default=0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class BundleSource:
+    """A bundle's events in one batch: a bundle is read once, so its source then ends."""
+
+    events: list[Event]
+
+    @property
+    def name(self) -> str:
+        """Always ``bundle``."""
+        return "bundle"
+
+    async def run(self, emit: Emit) -> None:
+        """Emit every event of the bundle, in time order."""
+        emit(self.events)
 
 
 def read_bundle(directory: str | Path, rack_label: str = "topology.ktop.dev/rack") -> BundleRead:

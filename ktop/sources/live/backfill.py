@@ -49,6 +49,7 @@ from ktop.model.reading import Reading, key
 from ktop.model.series import WINDOW_S, counts, kept_labels
 from ktop.model.signals import SIGNALS
 from ktop.model.wanted import FAMILIES, HISTOGRAMS
+from ktop.scrub import Secrets
 from ktop.sources.base import Emit
 from ktop.sources.live.prometheus_calls import PrometheusCalls
 from ktop.sources.live.prometheus_queries import DEFAULT_JOBS, at_instant, given_apiservers, scoped
@@ -205,6 +206,8 @@ class PrometheusBackfill:
     """Set when :meth:`run` gives up: a read still running then drops its answer rather
     than spend a core converting samples nobody will fold.
     """
+    secrets: Secrets = field(default_factory=Secrets, repr=False)
+    """The session's credentials, which a failure's reason is scrubbed with."""
 
     def window_reads(self) -> list[tuple[Component, str]]:
         """The window's queries: one range selector per family (and component)."""
@@ -266,7 +269,7 @@ class PrometheusBackfill:
         try:
             results = prom.custom_query_range(query, start, end, f"{self.step_s:g}s")
         except Exception as exc:
-            self.errors.append(f"{spec.metric}: {failure_reason(exc)}")
+            self.errors.append(f"{spec.metric}: {failure_reason(exc, self.secrets)}")
             return None
         return range_to_points(spec, results)
 
@@ -322,12 +325,12 @@ class PrometheusBackfill:
             raise
         except TimeoutError as exc:
             self.abandoned.set()
-            why = f": {failure_reason(exc)}"
+            why = f": {failure_reason(exc, self.secrets)}"
             if done < total and math.isfinite(time_limit_s):
                 why = f" not done within {time_limit_s:g} s"
         except Exception as exc:
             self.abandoned.set()
-            why = f" failed: {failure_reason(exc)}"
+            why = f" failed: {failure_reason(exc, self.secrets)}"
         failure = (
             f"history backfill from {self.address}{why} ({done} of {total} queries answered)"
             if why

@@ -5,7 +5,9 @@ files, exec credential plugins, ``proxy-url``, ``tls-server-name``); ktop
 never writes it back (``persist_config=False``) and re-runs exec plugins
 before their tokens expire. Errors are turned into messages that name the
 problem (unknown context, unreadable file, failing plugin), and never
-contain a credential.
+contain a credential: every credential read (the kubeconfig's, an exec plugin's token,
+in-cluster or refreshed) is recorded into the session's :class:`~ktop.scrub.Secrets`,
+which the connection keeps (:attr:`Connection.secrets`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import os
 import ssl
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -26,7 +29,7 @@ from kubernetes_asyncio.client import ApiClient, Configuration
 from kubernetes_asyncio.config.config_exception import ConfigException
 from kubernetes_asyncio.config.kube_config import FileOrData, KubeConfigLoader
 
-from ktop.model.scrub import register_secret, scrub
+from ktop.scrub import Secrets
 from ktop.sources.kubeconfig import KubeconfigError, ResolvedKubeconfig, load_context
 from ktop.sources.live.body import BodyEncodingError, ResponseTooLargeError
 from ktop.sources.live.cost import CostMeter
@@ -47,12 +50,17 @@ log = logging.getLogger(__name__)
 class _Loader(KubeConfigLoader):
     """kubernetes-asyncio's loader, with ktop's exec plugin runner in place of the library's.
 
-    ktop's runner has a time limit, bounded output and a checked ExecCredential.
+    ktop's runner has a time limit, bounded output and a checked ExecCredential, and
+    records what the plugin prints into ``secrets`` (the session's).
     """
 
     exec_timeout_s = EXEC_TIMEOUT_S
     interactive = True
     """A plugin may prompt on the first run only: later the dashboard owns the terminal."""
+
+    def __init__(self, *args: Any, secrets: Secrets, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.secrets = secrets
 
     async def load_from_exec_plugin(self) -> bool:
         expiry: datetime | None = getattr(self, "exec_plugin_expiry", None)
@@ -61,11 +69,14 @@ class _Loader(KubeConfigLoader):
         assert self._user is not None
         allow, self.interactive = self.interactive, False
         cred = await run_exec_plugin(
-            self._user["exec"].value, self.exec_timeout_s, allow_interaction=allow
+            self._user["exec"].value,
+            self.exec_timeout_s,
+            allow_interaction=allow,
+            secrets=self.secrets,
         )
         if cred.token:
             self.token = f"Bearer {cred.token}"
-            register_secret(self.token)
+            self.secrets.add(self.token)
         else:
             status = {
                 "clientCertificateData": cred.client_certificate_data,
@@ -105,6 +116,9 @@ class Connection:
     meter: CostMeter = field(default_factory=CostMeter)
     """Counts every request made with this connection, from the first probe on (the
     source that reads the cluster counts with the same meter)."""
+    secrets: Secrets = field(default_factory=Secrets, repr=False)
+    """The session's credentials, which this connection's (refreshed ones too) are
+    recorded into; its messages are scrubbed with them."""
 
     def instance_client(self, base_url: str) -> ApiClient:
         """A client for one apiserver instance (same credentials, another address).
@@ -130,17 +144,22 @@ def in_cluster() -> bool:
 
 
 async def connect(
-    kubeconfig: str | None, context: str | None, meter: CostMeter | None = None
+    kubeconfig: str | None,
+    context: str | None,
+    meter: CostMeter | None = None,
+    *,
+    secrets: Secrets,
 ) -> Connection:
     """Load credentials and build the client; raises KubeconfigError with the reason.
 
-    ``meter`` (a new one by default) counts the connection's requests. Must run inside
-    the event loop that will use the client.
+    ``meter`` (a new one by default) counts the connection's requests. Every credential
+    read is recorded into ``secrets`` (the session's), which the connection keeps. Must
+    run inside the event loop that will use the client.
     """
     meter = meter or CostMeter()
     cfg = Configuration()
     try:
-        resolved: ResolvedKubeconfig | None = load_context(kubeconfig, context)
+        resolved: ResolvedKubeconfig | None = load_context(kubeconfig, context, secrets=secrets)
     except KubeconfigError:
         if kubeconfig or context or not in_cluster():
             raise
@@ -149,17 +168,25 @@ async def connect(
         try:
             config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
         except ConfigException as exc:
-            raise KubeconfigError(f"in-cluster configuration failed: {scrub(exc)}") from None
-        register_secret(cfg.api_key.get("BearerToken"))
-        return Connection("in-cluster", str(cfg.host), cfg, counted_client(cfg), meter=meter)
+            raise KubeconfigError(
+                f"in-cluster configuration failed: {secrets.scrub(exc)}"
+            ) from None
+        secrets.add(cfg.api_key.get("BearerToken"))
+        api = counted_client(cfg)
+        return Connection("in-cluster", str(cfg.host), cfg, api, meter=meter, secrets=secrets)
     info = resolved.info
-    loader = _Loader(config_dict=resolved.config, active_context=info.name, config_base_path="")
+    loader = _Loader(
+        config_dict=resolved.config,
+        active_context=info.name,
+        config_base_path="",
+        secrets=secrets,
+    )
     try:
         await loader.load_and_set(cfg)
     except ExecPluginError as exc:
         raise KubeconfigError(f"context {info.name!r}: {exc}") from None
     except ConfigException as exc:
-        raise KubeconfigError(f"context {info.name!r}: {scrub(exc)}") from None
+        raise KubeconfigError(f"context {info.name!r}: {secrets.scrub(exc)}") from None
     except OSError as exc:
         raise KubeconfigError(
             f"context {info.name!r}: cannot read a file it names: "
@@ -168,10 +195,11 @@ async def connect(
     except Exception as exc:  # the library's own checks (base64, types) may raise anything
         raise KubeconfigError(
             f"context {info.name!r}: credentials could not be loaded "
-            f"({type(exc).__name__}: {scrub(exc)[:200]})"
+            f"({type(exc).__name__}: {secrets.scrub(exc)[:200]})"
         ) from None
-    register_secret(cfg.api_key.get("BearerToken"))
-    conn = Connection(info.name, info.server, cfg, _api_client(cfg, info.name), meter=meter)
+    secrets.add(cfg.api_key.get("BearerToken"))
+    api = _api_client(cfg, info.name)
+    conn = Connection(info.name, info.server, cfg, api, meter=meter, secrets=secrets)
     user = getattr(loader, "_user", None) or {}
     if "exec" in user:
         conn.refresher = asyncio.create_task(_refresh_exec(loader, cfg, conn))
@@ -227,7 +255,7 @@ async def _refresh_exec(loader: _Loader, cfg: Configuration, conn: Connection) -
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            conn.refresh_error = scrub(exc)
+            conn.refresh_error = conn.secrets.scrub(exc)
             log.warning("credential refresh failed: %s", conn.refresh_error)
             continue
         conn.refresh_error = ""

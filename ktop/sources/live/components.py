@@ -4,6 +4,11 @@ Managed clusters often hide these from Prometheus; when the user gives
 their URLs, ktop reads them itself: etcd with client certificates, the
 scheduler and controller-manager with the kubeconfig's bearer token (they
 delegate authentication to the apiserver).
+
+A URL in a message is scrubbed of the shapes of secrets only (user information, a query
+parameter that names one): the URL is the user's own option, and every message made
+here is an exception that its catcher scrubs whole with the session's known values
+(:func:`~ktop.sources.live.scrape.failure_reason`, the bundle command).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from ktop.model.scrub import scrub
+from ktop.scrub import scrub_shapes
 from ktop.sources.live.body import ACCEPT_ENCODING, read_capped, session_decodes
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.errors import describe
@@ -80,15 +85,15 @@ def http_fetcher(
                 ),
             ) as resp:  # fmt: skip
                 meter.request(urlsplit(url).path, resp.headers, resp.status, where)
-                body, wire = await read_capped(resp, f"GET {scrub(url)}", decode=decode)
+                body, wire = await read_capped(resp, f"GET {scrub_shapes(url)}", decode=decode)
                 meter.received(wire, where, decoded=len(body))
         except TimeoutError:
             raise RequestTimeoutError(
-                f"GET {scrub(url)} did not answer within {timeout_s:g}s (request time limit)"
+                f"GET {scrub_shapes(url)} did not answer within {timeout_s:g}s (request time limit)"
             ) from None
         if resp.status >= 400:
             text = body[:200].decode("utf-8", "replace").strip()
-            raise RuntimeError(describe(resp.status, "get", scrub(url), text))
+            raise RuntimeError(describe(resp.status, "get", scrub_shapes(url), text))
         return body
 
     return fetch

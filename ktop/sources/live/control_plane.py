@@ -103,7 +103,13 @@ class ComponentReader:
                 self.loops.start(
                     f"scrape-{component}-{url}",
                     lambda target=target, fetch=fetch: scrape_metrics_loop(  # type: ignore[misc]
-                        target, fetch, emit, self.clock, self.o.component_scrape_s, self.rng
+                        target,
+                        fetch,
+                        emit,
+                        self.clock,
+                        self.o.component_scrape_s,
+                        self.rng,
+                        secrets=self.loops.secrets,
                     ),
                     scrape_failed(target),
                 )
@@ -193,7 +199,13 @@ class ComponentReader:
         self.loops.start(
             f"proxy-{pt.component}-{pt.instance}",
             lambda: scrape_metrics_loop(
-                target, fetch, emit, self.clock, self.o.component_scrape_s, self.rng
+                target,
+                fetch,
+                emit,
+                self.clock,
+                self.o.component_scrape_s,
+                self.rng,
+                secrets=self.loops.secrets,
             ),
             scrape_failed(target),
         )

@@ -10,7 +10,9 @@ checks the ``ExecCredential`` it prints field by field.
 
 Messages never contain the plugin's standard output (it holds the
 credential). Its standard error is shown only after
-:func:`~ktop.model.scrub.scrub_opaque` has masked anything token-like.
+:meth:`~ktop.scrub.Secrets.scrub_opaque` has masked anything token-like. The token or key
+a plugin prints is recorded into the session's :class:`~ktop.scrub.Secrets` as soon as it
+is read.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ktop.model.scrub import register_secret, scrub_opaque
+from ktop.scrub import Secrets
 
 EXEC_TIMEOUT_S = 30.0
 """How long a credential plugin may take (cloud CLIs can be slow on a cold cache)."""
@@ -166,11 +168,14 @@ async def run_exec_plugin(
     timeout_s: float = EXEC_TIMEOUT_S,
     *,
     allow_interaction: bool = False,
+    secrets: Secrets,
 ) -> ExecCredential:
     """Run the plugin of a kubeconfig ``user.exec`` entry and read its ExecCredential.
 
     ``allow_interaction``: the terminal is free (before the dashboard starts), so a plugin
     whose ``interactiveMode`` allows it may prompt, within :data:`INTERACTIVE_TIMEOUT_S`.
+    The credential it prints is recorded into ``secrets`` (the session's), and its
+    standard error is scrubbed with them.
     """
     command = str(plugin.get("command", ""))
     api_version = str(plugin.get("apiVersion", ""))
@@ -184,7 +189,7 @@ async def run_exec_plugin(
     limit = max(timeout_s, INTERACTIVE_TIMEOUT_S) if interactive else timeout_s
     out = await _run([command, *args], env, limit, interactive)
     if out.code != 0:
-        detail = _stderr_line(out.stderr)
+        detail = _stderr_line(out.stderr, secrets)
         raise ExecPluginError(
             f"credential plugin {name!r} exited with status {out.code}"
             + (f": {detail}" if detail else "")
@@ -194,21 +199,24 @@ async def run_exec_plugin(
             f"credential plugin {name!r} printed more than {STDOUT_LIMIT} bytes; "
             "that is not an ExecCredential"
         )
-    return parse_exec_credential(out.stdout, name, api_version)
+    return parse_exec_credential(out.stdout, name, api_version, secrets)
 
 
-def _stderr_line(stderr: bytes) -> str:
+def _stderr_line(stderr: bytes, secrets: Secrets) -> str:
     """The last non-empty line of a plugin's stderr, token-like words masked."""
     lines = [ln.strip() for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
     if not lines:
         return ""
-    return scrub_opaque(lines[-1])[:300]
+    return secrets.scrub_opaque(lines[-1])[:300]
 
 
-def parse_exec_credential(stdout: bytes, name: str, api_version: str) -> ExecCredential:
+def parse_exec_credential(
+    stdout: bytes, name: str, api_version: str, secrets: Secrets
+) -> ExecCredential:
     """An ExecCredential from a plugin's output; ExecPluginError saying what is wrong.
 
-    The output itself is never quoted (it is, or holds, the credential).
+    The output itself is never quoted (it is, or holds, the credential); the token and key
+    it holds are recorded into ``secrets`` before it is checked.
     """
     try:
         data = json.loads(stdout)
@@ -224,7 +232,7 @@ def parse_exec_credential(stdout: bytes, name: str, api_version: str) -> ExecCre
     status = data.get("status")
     if isinstance(status, dict):
         for secret_field in ("token", "clientKeyData"):
-            register_secret(status.get(secret_field))
+            secrets.add(status.get(secret_field))
     if data.get("kind") != "ExecCredential":
         raise ExecPluginError(f"credential plugin {name!r} did not print an ExecCredential")
     if data.get("apiVersion") != api_version:

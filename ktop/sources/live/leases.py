@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ktop.model.events import Event, FeedFailed, FeedSynced, LeaseRenewed, LeasesSampled
+from ktop.scrub import Secrets
 from ktop.sources.base import Emit
 from ktop.sources.live.errors import ApiError
 from ktop.sources.live.handlers import LeasesHandler
@@ -52,8 +53,11 @@ class LeaseSampler:
         period_s: float = 10.0,
         per_round: int = 200,
         by_name_per_round: int = 50,
+        secrets: Secrets | None = None,
     ) -> None:
         self.t = t
+        self.secrets = secrets if secrets is not None else Secrets()
+        """The session's credentials, which a failure's reason is scrubbed with."""
         self.r = resource
         self.clock = clock
         self.not_ready = not_ready
@@ -96,7 +100,7 @@ class LeaseSampler:
                 raise
             except Exception as e:
                 self.failing = True
-                what = str(e) if isinstance(e, ApiError) else failure_reason(e)
+                what = str(e) if isinstance(e, ApiError) else failure_reason(e, self.secrets)
                 emit([FeedFailed(self.clock(), self.r.feed, f"{self.r.what}: {what}")])
             else:
                 if self.failing:

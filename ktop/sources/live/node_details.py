@@ -9,6 +9,7 @@ from collections.abc import Callable
 from urllib.parse import quote
 
 from ktop.model.events import FEED_NODE_DETAILS, FeedFailed, FeedSynced
+from ktop.scrub import Secrets
 from ktop.sources.base import Emit
 from ktop.sources.convert import node_record
 from ktop.sources.live.errors import ApiError
@@ -21,9 +22,11 @@ from ktop.sources.live.transport import KubeTransport
 class NodeDetails:
     """Fetches whole Nodes for not-Ready nodes: rate-limited, deduplicated, capped."""
 
-    def __init__(self, per_s: float, cap: int) -> None:
+    def __init__(self, per_s: float, cap: int, secrets: Secrets | None = None) -> None:
         self.per_s = per_s
         self.cap = cap
+        self.secrets = secrets if secrets is not None else Secrets()
+        """The session's credentials, which a failure's reason is scrubbed with."""
         self.queue: asyncio.Queue[str] = asyncio.Queue()
         self.pending: set[str] = set()
         self.fetched = 0
@@ -56,7 +59,7 @@ class NodeDetails:
                     pass  # deleted meanwhile: its watch says so
                 else:
                     self.failing = True
-                    what = str(e) if isinstance(e, ApiError) else failure_reason(e)
+                    what = str(e) if isinstance(e, ApiError) else failure_reason(e, self.secrets)
                     emit([FeedFailed(clock(), FEED_NODE_DETAILS, f"node {name}: {what}")])
                     await asyncio.sleep(5.0)
             else:

@@ -40,6 +40,7 @@ from ktop.model.events import (
 )
 from ktop.model.slo import SLOS
 from ktop.model.wanted import FAMILIES
+from ktop.scrub import Secrets
 from ktop.sources.base import Emit
 from ktop.sources.live.prometheus_calls import PrometheusCalls
 from ktop.sources.live.prometheus_queries import (
@@ -106,6 +107,8 @@ class PrometheusMetrics:
     day_due_at: float | None = None
     """Prometheus' time at which the day's SLO counts are next read (every
     :data:`SLO_DAY_EVERY_S`, or :data:`SLO_DAY_RETRY_S` after a failure); None: at once."""
+    secrets: Secrets = field(default_factory=Secrets, repr=False)
+    """The session's credentials, which a failure's reason is scrubbed with."""
     _extra: list[Event] = field(default_factory=list)
     _stopping: threading.Event = field(default_factory=threading.Event)
 
@@ -128,7 +131,9 @@ class PrometheusMetrics:
                     readiness_query(label, self.matcher), params=dict(pinned)
                 )
             except Exception as exc:  # the metrics still count; this feed says what failed
-                reason = f"kube-state-metrics readiness by {label}: {failure_reason(exc)}"
+                reason = (
+                    f"kube-state-metrics readiness by {label}: {failure_reason(exc, self.secrets)}"
+                )
                 return [FeedFailed(self.clock(), FEED_KUBE_STATE_METRICS, reason)]
             rows = readiness_rows(label, results)
             if rows:
@@ -165,7 +170,7 @@ class PrometheusMetrics:
                 )
             except Exception as exc:
                 self.day_due_at = at + SLO_DAY_RETRY_S
-                reason = f"SLO calls of the day ({slo.kind}): {failure_reason(exc)}"
+                reason = f"SLO calls of the day ({slo.kind}): {failure_reason(exc, self.secrets)}"
                 return FeedFailed(self.clock(), FEED_SLO_DAY, reason)
             for instance, (slow, calls) in slo_day_counts(slo, results).items():
                 out.setdefault(instance, []).append((slo.kind, slow, calls))
@@ -252,7 +257,9 @@ class PrometheusMetrics:
             raise
         except Exception as exc:
             self.healthy = False
-            self.last_error = f"Prometheus at {self.where} failed: {failure_reason(exc)}"
+            self.last_error = (
+                f"Prometheus at {self.where} failed: {failure_reason(exc, self.secrets)}"
+            )
             now = self.clock()
             emit(
                 [

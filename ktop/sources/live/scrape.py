@@ -24,8 +24,8 @@ from ktop.model.events import (
     Target,
 )
 from ktop.model.exposition import ParsedExposition, parse_exposition
-from ktop.model.scrub import scrub
 from ktop.model.wanted import FAMILIES
+from ktop.scrub import Secrets
 from ktop.sources.base import Emit
 
 MAX_REASON_CHARS = 300
@@ -35,9 +35,11 @@ Fetch = Callable[[], Awaitable[bytes | None]]
 """Reads an endpoint's body; raises on failure; None means "skip this round"."""
 
 
-def failure_reason(exc: BaseException) -> str:
-    """A short, specific reason for a failed read (secrets scrubbed, at most one line)."""
-    text = scrub(exc).strip().replace("\n", " ")[:MAX_REASON_CHARS]
+def failure_reason(exc: BaseException, secrets: Secrets) -> str:
+    """A short, specific reason for a failed read (at most one line), scrubbed with
+    ``secrets`` (the session's) before it is cut, so that no known value is cut in two.
+    """
+    text = secrets.scrub(exc).strip().replace("\n", " ")[:MAX_REASON_CHARS]
     name = type(exc).__name__
     if isinstance(exc, TimeoutError) and not text:
         return "timed out"
@@ -55,6 +57,7 @@ async def _poll(
     failed: Callable[[str], Event],
     emit: Emit,
     interval_s: float,
+    secrets: Secrets,
 ) -> None:
     """Every ``interval_s``: fetch, turn the body into an event, or report why not."""
     while True:
@@ -65,7 +68,7 @@ async def _poll(
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            emit([failed(failure_reason(exc))])
+            emit([failed(failure_reason(exc, secrets))])
         await asyncio.sleep(interval_s)
 
 
@@ -76,8 +79,12 @@ async def scrape_metrics_loop(
     clock: Callable[[], float],
     interval_s: float,
     rng: random.Random | None = None,
+    *,
+    secrets: Secrets,
 ) -> None:
-    """Scrape ``target`` every ``interval_s`` until cancelled."""
+    """Scrape ``target`` every ``interval_s`` until cancelled (failures scrubbed with
+    ``secrets``).
+    """
     rng = rng or random.Random()
     await asyncio.sleep(rng.uniform(0, min(1.0, interval_s / 4)))  # spread the targets
     families = FAMILIES[target.component]
@@ -89,7 +96,7 @@ async def scrape_metrics_loop(
     def failed(reason: str) -> Event:
         return ScrapeFailed(clock(), target, reason)
 
-    await _poll(fetch, handle, failed, emit, interval_s)
+    await _poll(fetch, handle, failed, emit, interval_s, secrets)
 
 
 async def apf_dump_loop(
@@ -98,6 +105,8 @@ async def apf_dump_loop(
     emit: Emit,
     clock: Callable[[], float],
     interval_s: float,
+    *,
+    secrets: Secrets,
 ) -> None:
     """Read an instance's ``dump_priority_levels`` every ``interval_s`` until cancelled."""
 
@@ -111,7 +120,7 @@ async def apf_dump_loop(
     def failed(reason: str) -> Event:
         return ApfDumpFailed(clock(), instance, reason)
 
-    await _poll(fetch, handle, failed, emit, interval_s)
+    await _poll(fetch, handle, failed, emit, interval_s, secrets)
 
 
 HeadFetch = Callable[[], Awaitable[tuple[bytes, bool] | None]]
@@ -124,6 +133,8 @@ async def apf_requests_loop(
     emit: Emit,
     clock: Callable[[], float],
     interval_s: float,
+    *,
+    secrets: Secrets,
 ) -> None:
     """Read an instance's ``dump_requests`` every ``interval_s`` until cancelled, folded
     per client off the event loop (a saturated level lists thousands of requests).
@@ -157,4 +168,4 @@ async def apf_requests_loop(
     def failed(reason: str) -> Event:
         return ApfRequestsFailed(clock(), instance, reason)
 
-    await _poll(body, handle, failed, emit, interval_s)
+    await _poll(body, handle, failed, emit, interval_s, secrets)

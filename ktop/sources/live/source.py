@@ -66,6 +66,7 @@ from ktop.model.events import (
     Target,
     TargetGone,
 )
+from ktop.scrub import Secrets
 from ktop.sources.base import Emit
 from ktop.sources.convert import ZONE_LABELS
 from ktop.sources.live.backfill import PrometheusBackfill
@@ -136,19 +137,22 @@ class LiveSource:
         clock: Callable[[], float] = time.time,
         conn: Connection | None = None,
         meter: CostMeter | None = None,
+        secrets: Secrets | None = None,
     ) -> None:
         self.o = options
         self.clock = clock
         self.meter = meter or (conn.meter if conn is not None else CostMeter())
         """The one meter of this source (``meter``, else the connection's, which counted
         its probe, else a new one): every request the source makes is counted here."""
+        self.secrets = secrets or (conn.secrets if conn is not None else Secrets())
+        """The session's credentials (else the connection's): reasons are scrubbed with them."""
         self.apf_names: dict[str, str] = {}
         self.conn = conn
         self._session: aiohttp.ClientSession | None = None
         self.prometheus: PrometheusMetrics | None = None
         self.backfill: PrometheusBackfill | None = None
         self.rng = random.Random()
-        self.loops = Supervisor(clock, self.rng)
+        self.loops = Supervisor(clock, self.rng, self.secrets)
         """Every loop of this source, supervised."""
         self.components = ComponentReader(options, self.loops, self.meter, clock, self.rng, self)
         """etcd, scheduler and controller-manager metrics."""
@@ -173,7 +177,9 @@ class LiveSource:
             await self._run_prometheus_only(emit)
             return
         if self.conn is None:
-            self.conn = await connect(self.o.kubeconfig, self.o.context, self.meter)
+            self.conn = await connect(
+                self.o.kubeconfig, self.o.context, self.meter, secrets=self.secrets
+            )
         self._session = aiohttp.ClientSession(auto_decompress=False)
         try:
             due = self.o.first_data_due_s
@@ -216,7 +222,7 @@ class LiveSource:
     # ------------------------------------------------------------ watches
 
     def _watches(self, t: KubeTransport, emit: Emit) -> None:
-        details = NodeDetails(self.o.node_detail_per_s, self.o.node_detail_max)
+        details = NodeDetails(self.o.node_detail_per_s, self.o.node_detail_max, self.secrets)
         nodes = NodesHandler(self.o.rack_label, details.want)
         handlers: dict[str, Handler] = {
             "nodes": nodes,
@@ -243,6 +249,7 @@ class LiveSource:
         leases = LeaseSampler(
             t, NODE_LEASES, self.clock, lambda: nodes.not_ready,
             period_s=self.o.lease_round_s, per_round=self.o.leases_per_round,
+            secrets=self.secrets,
         )  # fmt: skip
         self.loops.start("leases", lambda: leases.run(emit), NODE_LEASES.feed)
 
@@ -287,8 +294,9 @@ class LiveSource:
         calls = PrometheusCalls(workers=1, timeout_s=BACKFILL_TIMEOUT_S)
         given = tuple(instance_name(b) for b in self.o.apiservers)
         self.backfill = PrometheusBackfill(
-            address, self.clock, window_s=self.o.window_s, matcher=matcher, apiservers=given
-        )
+            address, self.clock, window_s=self.o.window_s, matcher=matcher, apiservers=given,
+            secrets=self.secrets,
+        )  # fmt: skip
         try:
             await self.backfill.run(emit, client, calls, time_limit_s=BACKFILL_TIMEOUT_S)
         finally:
@@ -303,6 +311,7 @@ class LiveSource:
             readiness_labels=self._readiness_labels(),
             apiservers=given,
             seen=set(self.backfill.targets),
+            secrets=self.secrets,
         )
         await self.prometheus.run(emit)
 
@@ -363,22 +372,24 @@ class LiveSource:
                 raise
             return got.body, cut
 
-        target = Target(Component.APISERVER, instance)
+        target, s = Target(Component.APISERVER, instance), self.secrets
         self.loops.start(
             f"metrics-{instance}",
             lambda: scrape_metrics_loop(
-                target, metrics, emit, self.clock, self.o.apiserver_scrape_s, self.rng
+                target, metrics, emit, self.clock, self.o.apiserver_scrape_s, self.rng, secrets=s
             ),
             scrape_failed(target),
         )
         self.loops.start(
             f"apf-{instance}",
-            lambda: apf_dump_loop(instance, dump, emit, self.clock, self.o.apf_dump_s),
+            lambda: apf_dump_loop(instance, dump, emit, self.clock, self.o.apf_dump_s, secrets=s),
             lambda at, why: [ApfDumpFailed(at, instance, why)],
         )
         self.loops.start(
             f"apf-requests-{instance}",
-            lambda: apf_requests_loop(instance, requests, emit, self.clock, self.o.apf_dump_s),
+            lambda: apf_requests_loop(
+                instance, requests, emit, self.clock, self.o.apf_dump_s, secrets=s
+            ),
             lambda at, why: [ApfRequestsFailed(at, instance, why)],
         )
 
@@ -398,7 +409,7 @@ class LiveSource:
             emit([FeedSynced(self.clock(), FEED_APF_NAMES)])
         except Exception as e:
             # Names only label ktop's own cost; without them it shows UIDs.
-            what = str(e) if isinstance(e, ApiError) else failure_reason(e)
+            what = str(e) if isinstance(e, ApiError) else failure_reason(e, self.secrets)
             emit([FeedFailed(self.clock(), FEED_APF_NAMES, what)])
         bases: dict[str, str] = {}
         listed = True
@@ -409,7 +420,7 @@ class LiveSource:
                 bases = {instance_name(b): b for b in await apiserver_endpoints(t)}
             except Exception as e:
                 listed = False
-                what = str(e) if isinstance(e, ApiError) else failure_reason(e)
+                what = str(e) if isinstance(e, ApiError) else failure_reason(e, self.secrets)
                 emit([FeedFailed(self.clock(), FEED_DISCOVERY, f"apiserver endpoints: {what}")])
         p = self.prometheus
         if p is not None and p.healthy and not self.o.apiservers:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from ktop.model.events import Event, FeedFailed, ScrapeFailed, Target
+from ktop.scrub import Secrets
 from ktop.sources.base import Emit
 from ktop.sources.live.listwatch import Backoff
 from ktop.sources.live.scrape import failure_reason
@@ -31,11 +32,14 @@ def scrape_failed(target: Target) -> Report:
 
 
 class Supervisor:
-    """Named loops, each run once at a time, restarted after a failure."""
+    """Named loops, each run once at a time, restarted after a failure (its reason
+    scrubbed with ``secrets``, the session's).
+    """
 
-    def __init__(self, clock: Callable[[], float], rng: random.Random) -> None:
+    def __init__(self, clock: Callable[[], float], rng: random.Random, secrets: Secrets) -> None:
         self.clock = clock
         self.rng = rng
+        self.secrets = secrets
         self.emit: Emit = lambda events: None
         """Where failures are reported (the source sets it when it runs)."""
         self.tasks: dict[str, asyncio.Task[None]] = {}
@@ -78,7 +82,7 @@ class Supervisor:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                now, why = self.clock(), f"{key} stopped: {failure_reason(exc)}"
+                now, why = self.clock(), f"{key} stopped: {failure_reason(exc, self.secrets)}"
                 self._failed.add(key)
                 if isinstance(report, str):
                     self.emit([FeedFailed(now, report, why)])

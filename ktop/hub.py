@@ -145,7 +145,7 @@ class Hub:
             try:
                 sink(events)
             except Exception as exc:  # a broken sink must not stop the dashboard
-                self.sink_errors.append(f"{type(exc).__name__}: {exc}")
+                self.sink_errors.append(self.secrets.scrub(f"{type(exc).__name__}: {exc}"))
 
     def _only_time(self, events: Sequence[Event]) -> bool:
         """The batch says only that time passed: clock ticks, and ktop's own cost whose

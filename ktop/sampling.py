@@ -91,7 +91,7 @@ async def from_bundle(directory: str, rack_label: str, secrets: Secrets) -> Samp
         )
         for name, (count, size) in read.list_sizes.items()
     )
-    errors = [str(e) for e in read.errors]
+    errors = [secrets.scrub(e) for e in read.errors]
     snap = opened.hub.publish(force=True)
     assert snap is not None
     return Sampled(snap.snapshot, source, errors, windows, capacity=sizes)
@@ -118,6 +118,7 @@ def from_recording(path: str, at: str | None, secrets: Secrets) -> Sampled:
         errors += [f"{path}: {f}" for f in rec.faults if not any(f == g.reason for g in rec.gaps)]
         if rec.truncated:
             errors.append("the file was cut: it ends at its last complete chunk")
+        errors = [secrets.scrub(e) for e in errors]
         source = {"kind": "recording", "path": path, "at": when, "recorded": rec.describe()}
         markers = tuple((m.at, m.note) for m in rec.markers)
     return Sampled(

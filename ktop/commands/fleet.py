@@ -215,7 +215,7 @@ async def prometheus_specs(args: argparse.Namespace, secrets: Secrets) -> list[C
     # The query that lists the clusters is counted by the first cell's meter: one request
     # to one Prometheus, counted once.
     meter = CostMeter()
-    client = prometheus_client(opts.prometheus, meter, auth=opts.prometheus_auth)
+    client = prometheus_client(opts.prometheus, meter, auth=opts.prometheus_auth, secrets=secrets)
     try:
         clusters = await asyncio.to_thread(cluster_values, client, opts.cluster_label)
     except Exception as exc:

@@ -24,6 +24,7 @@ from ktop.lab import Lab, inject, recover, resolve_target
 from ktop.model.events import Component, MetricsScraped
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_nodes import ZoneState
+from ktop.scrub import Secrets
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.options import LiveOptions
 from ktop.sources.live.prometheus import PrometheusMetrics
@@ -153,14 +154,14 @@ async def test_metrics_only_zone_states_equal_the_full_mode_and_prometheus(lab: 
 async def test_cluster_filter_on_the_labs_prometheus(lab: Lab) -> None:
     prom = str(lab.info["prometheus_url"])
     meter = CostMeter()
-    client = prometheus_client(prom, meter)
+    client = prometheus_client(prom, meter, secrets=Secrets())
     assert cluster_values(client) == [lab.cfg.cluster]
     assert meter.requests_by_destination == {"prometheus": 1}
 
     async def poll(cluster: str) -> set[Component]:
         events: list[Any] = []
         metrics = PrometheusMetrics(
-            prometheus_client(prom, CostMeter()),
+            prometheus_client(prom, CostMeter(), secrets=Secrets()),
             prom,
             lambda: 0.0,
             matcher=cluster_matcher("cluster", cluster),

@@ -34,6 +34,7 @@ from ktop.model.reading import key
 from ktop.model.signals import SIGNALS
 from ktop.model.snapshot_nodes import MetricsOnlyNodes, ZoneHealth, ZoneState
 from ktop.model.values import Val
+from ktop.scrub import Secrets
 from ktop.sources.live.backfill import (
     PrometheusBackfill,
     matrix_to_events,
@@ -162,7 +163,7 @@ def test_zone_history_backfilled_from_the_node_lifecycle_controller() -> None:
         return {"status": "success", "data": {"resultType": "matrix", "result": result}}
 
     http = FakeHttp(answer)
-    client = faked(prometheus_client("http://p:9090", CostMeter()), http)
+    client = faked(prometheus_client("http://p:9090", CostMeter(), secrets=Secrets()), http)
     event = PrometheusBackfill("http://p:9090", lambda: 7.0).history_event(client, PROM_TIME)
     asked = [parse_qs(urlsplit(str(r.url)).query)["query"][0] for r in http.seen]
     (zone_query,) = [q for q in asked if "node_collector_unhealthy_nodes_in_zone" in q]
@@ -203,7 +204,7 @@ def test_a_backfill_past_its_time_limit_keeps_what_it_read_and_says_how_far_it_g
         return {"status": "success", "data": {"resultType": "matrix", "result": result}}
 
     http = FakeHttp(answer)
-    client = faked(prometheus_client("http://p:9090", CostMeter()), http)
+    client = faked(prometheus_client("http://p:9090", CostMeter(), secrets=Secrets()), http)
     backfill = PrometheusBackfill("http://p:9090", lambda: at)
     events: list[Event] = []
     # Long enough for every answered (fake, instant) query on a busy machine: the stuck read
@@ -234,7 +235,7 @@ def test_a_backfill_past_its_time_limit_keeps_what_it_read_and_says_how_far_it_g
 
 def test_a_failed_window_query_fails_the_backfill_with_its_reason() -> None:
     http = FakeHttp(requests.ConnectionError("connection refused"))
-    client = faked(prometheus_client("http://p:9090", CostMeter()), http)
+    client = faked(prometheus_client("http://p:9090", CostMeter(), secrets=Secrets()), http)
     backfill = PrometheusBackfill("http://p:9090", lambda: PROM_TIME)
     events: list[Event] = []
     asyncio.run(backfill.run(events.extend, client, PrometheusCalls(), time_limit_s=30))
@@ -302,14 +303,16 @@ def test_prometheus_dying_before_its_first_poll_marks_the_backfilled_targets_fai
             result = [m]
         return {"status": "success", "data": {"resultType": "matrix", "result": result}}
 
-    client = faked(prometheus_client("http://p:9090", CostMeter()), FakeHttp(answer))
+    client = faked(
+        prometheus_client("http://p:9090", CostMeter(), secrets=Secrets()), FakeHttp(answer)
+    )
     backfill = PrometheusBackfill("http://p:9090", lambda: at)
     events: list[Event] = []
     asyncio.run(backfill.run(events.extend, client, PrometheusCalls(), time_limit_s=30))
     member = Target(Component.ETCD, "e0:2379")
     assert member in {e.target for e in events if isinstance(e, MetricsScraped)}
     dead = faked(
-        prometheus_client("http://p:9090", CostMeter()),
+        prometheus_client("http://p:9090", CostMeter(), secrets=Secrets()),
         FakeHttp(requests.ConnectionError("connection refused")),
     )
     poller = PrometheusMetrics(dead, "http://p:9090", lambda: at + 5, seen=set(backfill.targets))

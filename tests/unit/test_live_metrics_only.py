@@ -18,6 +18,7 @@ from ktop.model.events import (
     NodeReadinessByLabel,
     SourceStarted,
 )
+from ktop.scrub import Secrets
 from ktop.sources.live import reads
 from ktop.sources.live.backfill import PrometheusBackfill
 from ktop.sources.live.cost import CostMeter
@@ -66,7 +67,7 @@ def assert_every_selector_scoped(qs: list[str], matcher: str) -> None:
 
 def test_every_poll_query_selects_one_cluster() -> None:
     http = FakeHttp(answer)
-    client = faked(prometheus_client("http://global:9090", CostMeter()), http)
+    client = faked(prometheus_client("http://global:9090", CostMeter(), secrets=Secrets()), http)
     matcher = cluster_matcher("cluster", "prod-a")
     prom = PrometheusMetrics(client, "http://global:9090", lambda: 7.0, matcher=matcher)
     asyncio.run(prom.poll_once(Recorder()))
@@ -77,7 +78,7 @@ def test_every_poll_query_selects_one_cluster() -> None:
 
 def test_every_backfill_query_selects_one_cluster() -> None:
     http = FakeHttp(answer)
-    client = faked(prometheus_client("http://global:9090", CostMeter()), http)
+    client = faked(prometheus_client("http://global:9090", CostMeter(), secrets=Secrets()), http)
     matcher = cluster_matcher("k8s_cluster", 'we"ird')
     backfill = PrometheusBackfill("http://global:9090", lambda: 7.0, matcher=matcher)
     backfill.read(client, PROM_TIME)
@@ -95,7 +96,7 @@ def test_the_cluster_label_must_be_a_label_name() -> None:
 def test_cluster_values_is_one_counted_query() -> None:
     meter = CostMeter()
     http = FakeHttp(answer)
-    client = faked(prometheus_client("http://global:9090", meter), http)
+    client = faked(prometheus_client("http://global:9090", meter, secrets=Secrets()), http)
     assert cluster_values(client) == ["prod-a", "prod-b"]  # the unlabelled series left out
     assert queries(http) == ["count by (cluster) (up)"]
     assert meter.requests_by_destination == {"prometheus": 1}
@@ -107,7 +108,7 @@ def test_readiness_per_label_from_kube_state_metrics() -> None:
     assert 'kube_node_status_condition{condition="Ready",cluster="prod-a"}' in q
     assert 'kube_node_labels{cluster="prod-a"}' in q
     http = FakeHttp(answer)
-    client = faked(prometheus_client("http://p:9090", CostMeter()), http)
+    client = faked(prometheus_client("http://p:9090", CostMeter(), secrets=Secrets()), http)
     prom = PrometheusMetrics(client, "http://p:9090", lambda: 7.0, readiness_labels=(label,))
     emit = Recorder()
     asyncio.run(prom.poll_once(emit))
@@ -201,7 +202,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 def test_metrics_only_cost_is_what_the_docs_say() -> None:
     """One poll and the start-up backfill of a metrics-only source, counted by the meter."""
     meter = CostMeter()
-    client = faked(prometheus_client("http://p:9090", meter), FakeHttp(answer))
+    client = faked(prometheus_client("http://p:9090", meter, secrets=Secrets()), FakeHttp(answer))
     labels = LiveSource(LiveOptions(metrics_only=True))._readiness_labels()
     assert len(labels) == 2  # zone and rack
     prom = PrometheusMetrics(client, "http://p:9090", lambda: 7.0, readiness_labels=labels)

@@ -35,6 +35,7 @@ from ktop.model.events import (
     Target,
 )
 from ktop.model.slo import SLOS
+from ktop.scrub import Secrets
 from ktop.sources.live import reads
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.discovery import find_prometheus, prometheus_address
@@ -133,10 +134,12 @@ def test_bearer_token_file_and_ca_and_every_query_counted(tmp_path: Path) -> Non
     token = tmp_path / "token"
     token.write_text("s3cret\n")
     meter = CostMeter()
+    session = Secrets()
     client = prometheus_client(
         "https://prom.example:9090/",
         meter,
         auth=PrometheusAuth(bearer_token_file=str(token), ca="/etc/ca.pem"),
+        secrets=session,
     )
     http = FakeHttp(apiserver_answer)
     faked(client, http)
@@ -150,6 +153,9 @@ def test_bearer_token_file_and_ca_and_every_query_counted(tmp_path: Path) -> Non
     asyncio.run(poll())
     assert prom.healthy and prom.instances[Component.APISERVER] == {A, B}
     assert all(r.headers["Authorization"] == "Bearer s3cret" for r in http.seen)
+    # The token read from the file is the session's secret: gone from any text it writes.
+    said = "prometheus said: bad credential s3cret"
+    assert "s3cret" in Secrets().scrub(said) and "s3cret" not in session.scrub(said)
     # Each query was one request, and the meter counted exactly those under "prometheus".
     assert len(http.seen) == prom.queries_total > 0
     assert meter.requests_by_destination == {"prometheus": len(http.seen)}
@@ -165,7 +171,10 @@ def test_bearer_token_file_and_ca_and_every_query_counted(tmp_path: Path) -> Non
 
 def test_per_level_totals_are_sums_over_real_instances_only() -> None:
     """Prometheus' two instances plus a stale load-balanced dump: nothing counted twice."""
-    client = faked(prometheus_client("http://prom:9090", CostMeter()), FakeHttp(apiserver_answer))
+    client = faked(
+        prometheus_client("http://prom:9090", CostMeter(), secrets=Secrets()),
+        FakeHttp(apiserver_answer),
+    )
     prom = PrometheusMetrics(client, "http://prom:9090", lambda: 7.0)
     emit = Recorder()
     lb_dump = ApfDumpRead(6.0, LOAD_BALANCED, (ApfLevelDump("exempt", 0, False, False, 0, 1),))
@@ -187,6 +196,7 @@ def test_basic_auth_and_client_certificate() -> None:
         "https://prom:9090",
         CostMeter(),
         auth=PrometheusAuth(username="ktop", cert="/c.pem", key="/k.pem", insecure=True),
+        secrets=Secrets(),
     )
     http = FakeHttp(apiserver_answer)
     faked(client, http)
@@ -199,7 +209,9 @@ def test_basic_auth_and_client_certificate() -> None:
 def test_service_proxy_uses_the_kubeconfig_credentials() -> None:
     kube = KubeAccess("https://lb.example:6443", "/kube/ca.crt", None, lambda: "Bearer kube")
     meter = CostMeter()
-    client = prometheus_client("k8s://monitoring/prometheus-k8s:web", meter, kube=kube)
+    client = prometheus_client(
+        "k8s://monitoring/prometheus-k8s:web", meter, kube=kube, secrets=Secrets()
+    )
     http = FakeHttp(apiserver_answer)
     faked(client, http)
     client.custom_query("up")
@@ -227,12 +239,12 @@ def test_bad_addresses_say_what_is_expected(
 ) -> None:
     kube = KubeAccess("https://lb:6443", True, None, lambda: "")
     with pytest.raises(PrometheusConfigError, match=message):
-        prometheus_client(address, CostMeter(), auth=auth, kube=kube)
+        prometheus_client(address, CostMeter(), auth=auth, kube=kube, secrets=Secrets())
 
 
 def test_failure_marks_every_seen_target_and_counts_the_attempt() -> None:
     meter = CostMeter()
-    client = prometheus_client("http://prom:9090", meter)
+    client = prometheus_client("http://prom:9090", meter, secrets=Secrets())
     http = FakeHttp(apiserver_answer)
     faked(client, http)
     prom = PrometheusMetrics(client, "http://prom:9090", lambda: 7.0)
@@ -363,7 +375,7 @@ def day_queries(http: FakeHttp) -> list[str]:
 
 def test_the_days_slo_counts_are_read_every_five_minutes_from_midnight_utc() -> None:
     http = FakeHttp(day_answer)
-    client = faked(prometheus_client("http://prom:9090", CostMeter()), http)
+    client = faked(prometheus_client("http://prom:9090", CostMeter(), secrets=Secrets()), http)
     prom = PrometheusMetrics(client, "http://prom:9090", lambda: 7.0)
     emit = Recorder()
     asyncio.run(prom.poll_once(emit))
@@ -403,7 +415,7 @@ def test_a_failed_day_query_is_shown_retried_within_a_minute_and_cleared_on_succ
         return day_answer(query)
 
     http = FakeHttp(answer)
-    client = faked(prometheus_client("http://prom:9090", CostMeter()), http)
+    client = faked(prometheus_client("http://prom:9090", CostMeter(), secrets=Secrets()), http)
     prom = PrometheusMetrics(client, "http://prom:9090", lambda: 7.0)
     emit = Recorder()
     asyncio.run(prom.poll_once(emit))
@@ -440,7 +452,9 @@ def test_a_failed_day_query_is_shown_retried_within_a_minute_and_cleared_on_succ
 
 def test_the_days_counts_name_a_given_apiserver_as_its_row_and_drop_the_others() -> None:
     """--apiserver https://kube.example:6443, which Prometheus labels 10.0.0.1:6443."""
-    client = faked(prometheus_client("http://prom:9090", CostMeter()), FakeHttp(day_answer))
+    client = faked(
+        prometheus_client("http://prom:9090", CostMeter(), secrets=Secrets()), FakeHttp(day_answer)
+    )
     prom = PrometheusMetrics(
         client,
         "http://prom:9090",

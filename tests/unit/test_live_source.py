@@ -25,6 +25,7 @@ from ktop.model.events import (
     Target,
     TargetGone,
 )
+from ktop.scrub import Secrets
 from ktop.sources.live import reads
 from ktop.sources.live.backfill import PrometheusBackfill
 from ktop.sources.live.client import node_count, probe
@@ -375,7 +376,7 @@ async def test_given_apiservers_are_the_only_rows_whatever_prometheus_calls_them
     src.loops.emit = emit
     http = FakeHttp(apiserver_answer)
     src.prometheus = PrometheusMetrics(
-        faked(prometheus_client("http://prom:9090", src.meter), http),
+        faked(prometheus_client("http://prom:9090", src.meter, secrets=Secrets()), http),
         "http://prom:9090",
         lambda: 5.0,
         apiservers=("kube.example:6443",),
@@ -413,7 +414,9 @@ def test_the_history_backfill_names_given_apiservers_the_same_way() -> None:
             return {"status": "success", "data": {"resultType": "matrix", "result": rows}}
         return apiserver_answer(query)
 
-    client = faked(prometheus_client("http://prom:9090", CostMeter()), FakeHttp(answer))
+    client = faked(
+        prometheus_client("http://prom:9090", CostMeter(), secrets=Secrets()), FakeHttp(answer)
+    )
     backfill = PrometheusBackfill(
         "http://prom:9090",
         lambda: 5.0,

@@ -240,3 +240,20 @@ def test_everything_that_may_default_its_secrets_is_handed_the_sessions_in_ktop(
         if not (keyword or positional):
             missing.append(f"{rel}:{call.lineno} {name}(...) without {HANDED[name]}")
     assert missing == [], "hand it the session's Secrets (or exempt it with the reason)"
+
+
+def test_a_broken_sinks_error_keeps_no_known_secret() -> None:
+    from ktop.hub import Hub
+    from ktop.model.events import ClockTick
+
+    session = Secrets()
+    session.add("tok-0123456789")
+
+    def broken(_events: object) -> None:
+        raise OSError("disk full writing tok-0123456789")
+
+    hub = Hub(secrets=session)
+    hub.add_sink(broken)
+    hub.ingest([ClockTick(1.0)])
+    assert len(hub.sink_errors) == 1
+    assert "tok-0123456789" not in hub.sink_errors[0] and "disk full" in hub.sink_errors[0]

@@ -17,6 +17,7 @@ from prometheus_api_client import PrometheusConnect
 from urllib3.util.retry import Retry
 
 from ktop.files import TOKEN, read_text_bounded
+from ktop.scrub import Secrets
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.reads import SERVICE_PROXY
 from ktop.sources.live.transport import (
@@ -112,9 +113,11 @@ class CountedSession(requests.Session):
         return resp
 
 
-def _file_token(path: str) -> Callable[[], str]:
+def _file_token(path: str, secrets: Secrets) -> Callable[[], str]:
     def header() -> str:
-        return "Bearer " + read_text_bounded(path, TOKEN).strip()
+        token = read_text_bounded(path, TOKEN).strip()
+        secrets.add(token)  # read again at each request: a rotated token is known too
+        return "Bearer " + token
 
     return header
 
@@ -126,6 +129,7 @@ def prometheus_client(
     auth: PrometheusAuth | None = None,
     kube: KubeAccess | None = None,
     timeout_s: float = 10.0,
+    secrets: Secrets,
 ) -> PrometheusConnect:
     """The one way ktop builds a Prometheus client (instant and range queries alike).
 
@@ -133,7 +137,8 @@ def prometheus_client(
     through the apiserver's service proxy with ``kube``'s credentials. Every request
     is counted by ``meter`` under ``prometheus`` (``prometheus via apiserver`` through the
     service proxy); the library's own retries are off
-    (a hidden retry would be an uncounted request: ktop retries at its next poll).
+    (a hidden retry would be an uncounted request: ktop retries at its next poll). The
+    credentials read from files are recorded in the session's ``secrets``.
     """
     auth = auth or PrometheusAuth()
     proxied = address.startswith(K8S_SCHEME)
@@ -158,11 +163,12 @@ def prometheus_client(
         if auth.cert:
             session.cert = (auth.cert, auth.key) if auth.key else auth.cert
         if auth.bearer_token_file:
-            bearer = _file_token(auth.bearer_token_file)
+            bearer = _file_token(auth.bearer_token_file, secrets)
         if auth.username is not None:
             password = ""
             if auth.password_file:
                 password = read_text_bounded(auth.password_file, TOKEN).rstrip("\n")
+                secrets.add(password)
             basic = (auth.username, password)
         if bearer is not None and basic is not None:
             raise PrometheusConfigError(

@@ -281,7 +281,9 @@ class LiveSource:
                 return
         try:
             kube = self.kube_access() if self.conn is not None else None
-            client = prometheus_client(address, self.meter, auth=self.o.prometheus_auth, kube=kube)
+            client = prometheus_client(
+                address, self.meter, auth=self.o.prometheus_auth, kube=kube, secrets=self.secrets
+            )
             matcher = cluster_matcher(self.o.cluster_label, self.o.cluster)
         except (PrometheusConfigError, OSError) as e:
             # A wrong address or an unreadable credential file: retrying will not help.

@@ -22,7 +22,7 @@ from ktop.analysis.triage.types import TriageReport
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import ClockTick, Event, SelfCost
 from ktop.model.model_inputs import ModelConfig
-from ktop.model.scrub import scrub_event
+from ktop.model.scrub_events import scrub_event
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.state import Keyframe, keyframe_of
 from ktop.scrub import Secrets

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from ktop.model import events as ev
-from ktop.model.scrub import scrub_event
+from ktop.model.scrub_events import scrub_event
 from ktop.scrub import Secrets
 
 SECRET = "abcd1234efgh5678SEKRIT7f3a9c"

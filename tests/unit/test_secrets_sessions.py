@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import ktop.model.scrub as event_scrub
+import ktop.model.scrub_events as event_scrub
 import ktop.scrub as scrub_module
 from ktop.compose import Live, SourceError, live_options, open_source
 from ktop.fleet import CellSpec, CellUnavailableError, Fleet, OpenedCell

@@ -247,7 +247,7 @@ def steady_table(results: Results) -> str:
                 f"{st.get('ktop_kb_per_s', 0):.1f}",
                 f"{st.get('ktop_kb_per_s_real_rate', 0):.1f}",
                 _kb(st.get("ktop_kb_per_s_real_rate_without_metrics")),
-                f"{st.get('ktop_ui_idle_cpu_pct', float('nan')):.1f}",
+                _one(st.get("ktop_ui_idle_cpu_pct")),
                 _idle_quiet(st),
             ]
         )
@@ -262,6 +262,11 @@ def steady_table(results: Results) -> str:
         "node events in that window (waited for quiet)",
     ]
     return table(header, rows, [True, True, True, True, True, True, True, True])
+
+
+def _one(value: float | None) -> str:
+    """One decimal, or ``-`` when not measured (the UI run failed)."""
+    return "-" if value is None else f"{value:.1f}"
 
 
 def _kb(value: float | None) -> str:

@@ -11,9 +11,11 @@ when that set, one of its nodes or one of their Leases changed).
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
+from typing import Any
 
 from ktop.model.events import NodeRecord, Readiness
 from ktop.model.snapshot_nodes import DomainRollup, NodesSnapshot, NotReadyList, rack_order
@@ -25,6 +27,10 @@ Domain = tuple[str, str, str]
 
 # Positions in a domain's counter list.
 TOTAL, READY, NOT_READY, UNKNOWN, CORDONED, COUNTED_READY, COUNTED_NOT_READY = range(7)
+_COUNTED = operator.attrgetter(
+    "region", "zone", "rack", "ready", "unschedulable", "exclude_disruption"
+)
+"""What of a node its domain's counts count."""
 
 
 def _contribution(node: NodeRecord) -> list[int]:
@@ -168,9 +174,15 @@ class NodesState:
         self.nodes[node.name] = node
         self._account(node, +1)
 
-    def load(self, nodes: Sequence[NodeRecord]) -> None:
+    def load(
+        self, nodes: Sequence[NodeRecord], counted: Iterable[tuple[Any, ...]] | None = None
+    ) -> None:
         """Add ``nodes`` to a state that holds none yet (a keyframe's), in order: the state
-        :meth:`upsert` of each leaves, with each domain's counts made once.
+        :meth:`upsert` of each leaves, with each domain's counts made once from the number of
+        nodes alike in what they count, and the renew times per domain made from the Leases
+        when next read (as after renewals taken in bulk). ``counted``: what the counts count
+        of each node (its region, zone, rack, readiness, unschedulable, excluded from
+        disruption), when the caller has it at hand.
         """
         if self.nodes or self.counts:
             raise ValueError("expected a state without nodes")
@@ -180,30 +192,29 @@ class NodesState:
                 self.upsert(node)
             return
         self.nodes = by_name
-        leases, counts, renews, unhealthy = self.leases, self.counts, self.renews, self.unhealthy
-        for node in nodes:
-            dom = (node.region, node.zone, node.rack)
+        counts = self.counts
+        alike = Counter(map(_COUNTED, nodes) if counted is None else counted)
+        for (region, zone, rack, ready, cordoned, excluded), k in alike.items():
+            dom = (region, zone, rack)
             c = counts.get(dom)
             if c is None:
                 c = counts[dom] = [0] * 7
-                renews[dom] = {}
-            c[TOTAL] += 1
-            ready = node.ready
+            c[TOTAL] += k
             if ready is Readiness.TRUE:
-                c[READY] += 1
+                c[READY] += k
             elif ready is Readiness.FALSE:
-                c[NOT_READY] += 1
+                c[NOT_READY] += k
             else:
-                c[UNKNOWN] += 1
-            c[CORDONED] += int(node.unschedulable)
-            if not node.exclude_disruption:
-                c[COUNTED_READY if ready is Readiness.TRUE else COUNTED_NOT_READY] += 1
-            renew = leases.get(node.name)
-            if renew is not None:
-                renews[dom][node.name] = renew
-            if ready is not Readiness.TRUE:
+                c[UNKNOWN] += k
+            c[CORDONED] += k * int(cordoned)
+            if not excluded:
+                c[COUNTED_READY if ready is Readiness.TRUE else COUNTED_NOT_READY] += k
+        self.renews = {dom: {} for dom in counts}
+        self._unplaced = bool(self.leases)
+        for node in nodes:
+            if node.ready is not Readiness.TRUE:
                 since = node.ready_since if node.ready_since is not None else float("inf")
-                unhealthy[node.name] = (since, node.name)
+                self.unhealthy[node.name] = (since, node.name)
                 self._unhealthy_changes += 1
         self._dirty.update(counts)
 
@@ -240,6 +251,18 @@ class NodesState:
             renew_times = list(map(min, repeat(0.0), map(operator.sub, renew_times, read_ats)))
         self.leases.update(zip(names, renew_times, strict=True))  # a later renewal wins
         if self.unhealthy and not self.unhealthy.keys().isdisjoint(names):
+            self._unhealthy_changes += 1
+        self._unplaced = True
+
+    def renew_latest(self, renew_times: Mapping[str, float]) -> None:
+        """Record each Lease's last renew time of a stretch of renewals (not sampled), in the
+        order of each Lease's first renewal in it: the state :meth:`renew` of every renewal
+        of the stretch would leave.
+        """
+        if self.sampling is not None:
+            raise ValueError("expected Leases that are not sampled")
+        self.leases.update(renew_times)
+        if self.unhealthy and not self.unhealthy.keys().isdisjoint(renew_times):
             self._unhealthy_changes += 1
         self._unplaced = True
 

@@ -8,7 +8,7 @@ area's snapshot is reused while none of its inputs changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ktop.model import events as ev
@@ -86,44 +86,17 @@ class ClusterModel(AreaViews):
         """The SLOs' calls counted per apiserver instance since its first scrape."""
         self.slo_days: dict[str, ev.SloDayCounted] = {}
         """The SLOs' calls of the day so far per apiserver instance, counted by Prometheus."""
-        self._handlers: dict[type, Callable[[Any], None]] = {
-            ev.MetricsScraped: self._scraped,
-            ev.ScrapeFailed: self._scrape_failed,
-            ev.TargetGone: self._target_gone,
-            ev.ApfDumpRead: self._apf_dump,
-            ev.ApfDumpFailed: self._apf_dump_failed,
-            ev.ApfRequestsRead: self._apf_requests,
-            ev.ApfRequestsFailed: self._apf_requests_failed,
-            ev.NodeUpserted: self._node,
-            ev.NodeDeleted: self._node_deleted,
-            ev.LeaseRenewed: self._lease,
-            ev.LeasesSampled: self._leases_sampled,
-            ev.PendingPodUpserted: self._pod,
-            ev.PendingPodDeleted: self._pod_deleted,
-            ev.WarningEvent: self._warning,
-            ev.QuotaUpserted: self._quota,
-            ev.QuotaDeleted: self._quota_deleted,
-            ev.ApiserverIdentities: self._identities,
-            ev.SourceStarted: self._source,
-            ev.FeedSynced: self._feed_synced,
-            ev.FeedProgress: self._feed_progress,
-            ev.FeedFailed: self._feed_failed,
-            ev.ObjectsSkipped: self._objects_skipped,
-            ev.SelfCost: self._self_cost,
-            ev.SimPace: self._pace,
-            ev.ClockTick: self._tick,
-            ev.HistoryBackfilled: self._backfilled,
-            ev.MetricsOnlyMode: self._metrics_only,
-            ev.NodeReadinessByLabel: self._readiness,
-            ev.SloDayCounted: self._slo_day,
-        }
+        self._handlers = _handlers(type(self))
+        """Each event type's handler, a function of the model and the event (not a bound
+        method: a model holds no reference to itself, so a dropped model is freed at once,
+        without waiting for the cycle collector)."""
 
     # ------------------------------------------------------------- folding
 
     def apply(self, event: ev.Event) -> None:
         """Fold one event into the state."""
         self.now = max(self.now, event.at)
-        self._handlers[type(event)](event)
+        self._handlers[type(event)](self, event)
 
     def apply_all(self, events: Iterable[ev.Event]) -> None:
         """Fold a batch of events, in order."""
@@ -235,17 +208,35 @@ class ClusterModel(AreaViews):
         self._feed_ok(ev.FEED_LEASES, e.at)
 
     def renew_leases(
-        self, names: Sequence[str], renew_times: Sequence[float], ats: Sequence[float]
+        self,
+        names: Sequence[str],
+        renew_times: Sequence[float],
+        ats: Sequence[float],
+        latest: float | None = None,
     ) -> None:
         """Fold the ``LeaseRenewed`` events ``(ats[i], names[i], renew_times[i])``, in order,
-        at once: the state :meth:`apply` of each would leave (a recording's seek).
+        at once: the state :meth:`apply` of each would leave (a recording's seek). ``latest``
+        is the latest of ``ats`` when the caller knows it.
         """
         if not names:
             return
-        latest = max(ats)
-        self.now = max(self.now, latest)
+        self.renewals_seen(max(ats) if latest is None else latest, ats[-1])
         self.nodes.renew_many(names, renew_times, ats)
-        self._feed_ok(ev.FEED_LEASES, ats[-1])
+
+    def renewals_seen(self, latest: float, last: float) -> None:
+        """What folding Lease renewals does besides storing their renew times: the clock
+        moves to the latest time they were seen, the Lease feed is healthy as of the last.
+        """
+        self.now = max(self.now, latest)
+        self._feed_ok(ev.FEED_LEASES, last)
+
+    def renew_latest(self, renew_times: Mapping[str, float]) -> None:
+        """Store each Lease's last renew time of renewals folded in order while Leases are
+        not sampled (their clock and health noted by :meth:`renewals_seen`, each at its
+        place): the Leases :meth:`apply` of every renewal would leave, as long as no
+        ``NodeDeleted``, ``LeaseRenewed`` or ``LeasesSampled`` came between.
+        """
+        self.nodes.renew_latest(renew_times)
 
     def _leases_sampled(self, e: ev.LeasesSampled) -> None:
         self.nodes.sample(e.per_round, e.period_s)
@@ -341,3 +332,48 @@ class ClusterModel(AreaViews):
         if lb != self._lb_was_shown:  # real instances went stale, or one is fresh again
             self._lb_was_shown = lb
             self._dirty.update(COMPONENT_AREAS[Component.APISERVER])
+
+
+_HANDLED: dict[type, str] = {
+    ev.MetricsScraped: "_scraped",
+    ev.ScrapeFailed: "_scrape_failed",
+    ev.TargetGone: "_target_gone",
+    ev.ApfDumpRead: "_apf_dump",
+    ev.ApfDumpFailed: "_apf_dump_failed",
+    ev.ApfRequestsRead: "_apf_requests",
+    ev.ApfRequestsFailed: "_apf_requests_failed",
+    ev.NodeUpserted: "_node",
+    ev.NodeDeleted: "_node_deleted",
+    ev.LeaseRenewed: "_lease",
+    ev.LeasesSampled: "_leases_sampled",
+    ev.PendingPodUpserted: "_pod",
+    ev.PendingPodDeleted: "_pod_deleted",
+    ev.WarningEvent: "_warning",
+    ev.QuotaUpserted: "_quota",
+    ev.QuotaDeleted: "_quota_deleted",
+    ev.ApiserverIdentities: "_identities",
+    ev.SourceStarted: "_source",
+    ev.FeedSynced: "_feed_synced",
+    ev.FeedProgress: "_feed_progress",
+    ev.FeedFailed: "_feed_failed",
+    ev.ObjectsSkipped: "_objects_skipped",
+    ev.SelfCost: "_self_cost",
+    ev.SimPace: "_pace",
+    ev.ClockTick: "_tick",
+    ev.HistoryBackfilled: "_backfilled",
+    ev.MetricsOnlyMode: "_metrics_only",
+    ev.NodeReadinessByLabel: "_readiness",
+    ev.SloDayCounted: "_slo_day",
+}
+"""The method of :class:`ClusterModel` that folds each event type."""
+
+
+_TABLES: dict[type, dict[type, Callable[[Any, Any], None]]] = {}
+
+
+def _handlers(cls: type[ClusterModel]) -> dict[type, Callable[[Any, Any], None]]:
+    """The handlers of ``cls`` (a subclass may override them), by event type."""
+    table = _TABLES.get(cls)
+    if table is None:
+        table = _TABLES[cls] = {kind: getattr(cls, name) for kind, name in _HANDLED.items()}
+    return table

@@ -18,11 +18,20 @@ import functools
 import itertools
 import operator
 import sys
+import typing
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ktop.model.scrape_targets import LOAD_BALANCED, Component, Labels, Sample, Target
-from ktop.model.series_window import IDENTITY, Key, Match, SeriesPoints, SeriesWindow, group_key
+from ktop.model.series_window import (
+    IDENTITY,
+    Key,
+    Match,
+    SeriesPoints,
+    SeriesWindow,
+    group_key,
+    matches,
+)
 from ktop.model.wanted import COUNTERS, FAMILIES, HISTOGRAMS
 
 WINDOW_S = 300.0
@@ -83,7 +92,8 @@ class ScrapeRun:
     labels: Sequence[Labels]
     ats: list[float] = field(default_factory=list)
     rows: list[Sequence[float]] = field(default_factory=list)
-    """One row of sample values per scrape, in the order of ``names``."""
+    """One row of sample values per scrape, in the order of ``names`` (integers are read
+    as floats)."""
 
     def add(self, at: float, values: Sequence[float]) -> None:
         """One more scrape, after the others."""
@@ -92,7 +102,7 @@ class ScrapeRun:
 
     def samples(self, i: int) -> tuple[Sample, ...]:
         """The samples of the ``i``-th scrape."""
-        return tuple(map(Sample, self.names, self.labels, self.rows[i]))
+        return tuple(map(Sample, self.names, self.labels, map(float, self.rows[i])))
 
 
 class IngestedRun:
@@ -138,6 +148,24 @@ class IngestedRun:
             out[k] = list(map(operator.add, start, col))
         return out
 
+    def gauge_columns_each(
+        self, name: str, by: Sequence[str], each: Sequence[Match]
+    ) -> list[dict[Key, list[float]]]:
+        """:meth:`gauge_columns` for each of several matchers, the series read once."""
+        outs: list[dict[Key, list[float]]] = [{} for _ in each]
+        for labels, _ in self._ts._select(name, None):
+            col = self._columns.get((name, labels))
+            if col is None:  # not scraped in the run: never in the last scrape
+                continue
+            d = dict(labels)
+            k = tuple(d.get(x, "") for x in by)
+            for out, match in zip(outs, each, strict=True):
+                if not match or matches(d, match):
+                    acc = out.get(k)
+                    start = itertools.repeat(0.0) if acc is None else acc
+                    out[k] = list(map(operator.add, start, col))
+        return outs
+
 
 class TargetSeries(SeriesWindow):
     """All kept series of one target: scrapes folded into its window."""
@@ -180,8 +208,8 @@ class TargetSeries(SeriesWindow):
                 ):
                     # Absent at the previous scrape: the counter had not counted yet. Without
                     # this zero, everything it counted before it was first seen is lost.
-                    series.points.append((self.last_at, 0.0))
-            series.points.append((at, value))
+                    series.append(self.last_at, 0.0)
+            series.append(at, value)
         self._prune(horizon)
         self.last_at = at
         self.scrapes += 1
@@ -218,25 +246,47 @@ class TargetSeries(SeriesWindow):
         keys = list(slots)
         if self.target.instance == LOAD_BALANCED and (IDENTITY, ()) in slots:
             seen = self._identities()
-            values = ([seen[-1][1]] if seen else []) + columns[keys.index((IDENTITY, ()))]
+            values = list(seen.values[-1:]) + columns[keys.index((IDENTITY, ()))]
             if any(map(operator.ne, values, values[1:])):
                 return None  # another process in the run: its counters are dropped
-        self._ingest_summed(ats[0], {k: c[0] for k, c in zip(keys, columns, strict=True)})
+        # As _ingest_summed of each scrape, in order: the first scrape's series made (with
+        # their zero, as ingest makes it), every point added, then one pruning at the last
+        # scrape's horizon (pruning at the first's too would drop nothing more).
+        self._memo.clear()
+        horizon = ats[0] - self.window_s
+        first = dict(zip(keys, (c[0] for c in columns), strict=True))
+        zero_due = (
+            self.last_at is not None
+            and self.last_at >= horizon
+            and not self._switching(first.get((IDENTITY, ())))
+        )
+        prev = self.last_at
+        series_of = self._series
+        for (name, labels), col in zip(keys, columns, strict=True):
+            by_labels = series_of.get(name)
+            if by_labels is None:
+                by_labels = series_of[sys.intern(name)] = {}
+            series = by_labels.get(labels)
+            if series is None:
+                series = by_labels[labels] = SeriesPoints()
+                if zero_due and counts(name):
+                    series.append(typing.cast(float, prev), 0.0)
+            series.times.extend(ats)
+            series.values.extend(col)
         layout_names = {name for name, _ in keys}
-        stale = {  # series of other names: each name held while its latest point is in
-            name: max(s.points[-1][0] for s in by_labels.values())
-            for name, by_labels in self._series.items()
-            if name not in layout_names
-        }
-        later = ats[1:]
-        if later:
-            self._memo.clear()
-            for (name, labels), col in zip(keys, columns, strict=True):
-                # Every series of the layout exists now, and keeps a point of each scrape.
-                self._series[name][labels].points.extend(zip(later, col[1:], strict=True))
-            self._prune(ats[-1] - self.window_s)
-            self.last_at = ats[-1]
-            self.scrapes += len(later)
+        stale: dict[str, float] = {}
+        for name, by_labels in series_of.items():
+            # Series of other names: each name held while its latest point is in (those
+            # the first scrape's pruning kept).
+            if name not in layout_names:
+                lasts = [
+                    s.times[-1] for s in by_labels.values() if s.times and s.times[-1] >= horizon
+                ]
+                if lasts:
+                    stale[name] = max(lasts)
+        self._prune(ats[-1] - self.window_s)
+        self.last_at = ats[-1]
+        self.scrapes += len(ats)
         return IngestedRun(self, list(ats), dict(zip(keys, columns, strict=True)), stale)
 
     def _switching(self, identity: float | None) -> bool:
@@ -245,8 +295,8 @@ class TargetSeries(SeriesWindow):
         """
         if self.target.instance != LOAD_BALANCED or identity is None:
             return False
-        seen = self._identities()
-        if not seen or seen[-1][1] == identity:
+        seen = self._identities().values
+        if not seen or seen[-1] == identity:
             return False
         for name in [n for n in self._series if counts(n)]:
             del self._series[name]

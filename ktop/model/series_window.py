@@ -17,7 +17,7 @@ quantiles fall back to the cumulative buckets, marked ``lifetime``.
 
 from __future__ import annotations
 
-from collections import deque
+from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,15 +41,38 @@ IDENTITY = "process_start_time_seconds"
 
 @dataclass(slots=True)
 class SeriesPoints:
-    """One kept series' points, ``(time, value)`` oldest first, within the window."""
+    """One kept series' points within the window, oldest first, as two columns: their
+    times and their values (no object per point: a model of a large cluster holds
+    hundreds of thousands of points, which Python's cycle collector would otherwise walk).
+    """
 
-    points: deque[tuple[float, float]] = field(default_factory=deque)
+    times: list[float] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+
+    def append(self, at: float, value: float) -> None:
+        """One more point, after the others."""
+        self.times.append(at)
+        self.values.append(value)
+
+    def prune(self, horizon: float) -> None:
+        """Drop the points older than ``horizon``."""
+        times = self.times
+        if times and times[0] < horizon:
+            drop = bisect_left(times, horizon)
+            del times[:drop], self.values[:drop]
+
+    @property
+    def points(self) -> list[tuple[float, float]]:
+        """The points as ``(time, value)`` pairs (a copy)."""
+        return list(zip(self.times, self.values, strict=True))
 
 
 def _matches(labels: Labels, match: Match | None) -> bool:
-    if not match:
-        return True
-    d = dict(labels)
+    return not match or matches(dict(labels), match)
+
+
+def matches(d: Mapping[str, str], match: Match) -> bool:
+    """Whether labels (as a mapping) meet the matchers."""
     for k, want in match.items():
         got = d.get(k, "")
         if isinstance(want, frozenset):
@@ -66,10 +89,10 @@ def group_key(labels: Labels, by: Sequence[str]) -> Key:
     return tuple(d.get(k, "") for k in by)
 
 
-def _increase(points: deque[tuple[float, float]]) -> float:
+def _increase(values: Sequence[float]) -> float:
     total = 0.0
     prev: float | None = None
-    for _, v in points:
+    for v in values:
         if prev is not None:
             total += v - prev if v >= prev else v
         prev = v
@@ -109,17 +132,17 @@ class SeriesWindow:
         """Drop the points older than ``horizon``, and the series left without any."""
         for name, by_labels in list(self._series.items()):
             for labels, series in list(by_labels.items()):
-                pts = series.points
-                while pts and pts[0][0] < horizon:
-                    pts.popleft()
-                if not pts:
+                times = series.times
+                if times and times[0] < horizon:
+                    series.prune(horizon)
+                if not times:
                     del by_labels[labels]
             if not by_labels:
                 del self._series[name]
 
-    def _identities(self) -> deque[tuple[float, float]]:
+    def _identities(self) -> SeriesPoints:
         series = self._series.get(IDENTITY, {}).get(())
-        return series.points if series is not None else deque()
+        return series if series is not None else SeriesPoints()
 
     @property
     def switched(self) -> bool:
@@ -130,7 +153,8 @@ class SeriesWindow:
         if self.target.instance != LOAD_BALANCED:
             return False
         seen = self._identities()
-        return len(seen) >= 2 and seen[-1][0] == self.last_at and seen[-1][1] != seen[-2][1]
+        times, values = seen.times, seen.values
+        return len(times) >= 2 and times[-1] == self.last_at and values[-1] != values[-2]
 
     @property
     def counters_unknown(self) -> str:
@@ -152,11 +176,10 @@ class SeriesWindow:
         """Latest value of each series present in the last scrape, summed per group."""
         out: dict[Key, float] = {}
         for labels, s in self._select(name, match):
-            t, v = s.points[-1]
-            if t != self.last_at:
+            if s.times[-1] != self.last_at:
                 continue
             k = group_key(labels, by)
-            out[k] = out.get(k, 0.0) + v
+            out[k] = out.get(k, 0.0) + s.values[-1]
         return {k: Val.of(v) for k, v in out.items()}
 
     def gauge(self, name: str, match: Match | None = None) -> Val:
@@ -182,11 +205,11 @@ class SeriesWindow:
     ) -> dict[Key, Val]:
         acc: dict[Key, tuple[float, float]] = {}
         for labels, s in self._select(name, match):
-            pts = s.points
+            times = s.times
             k = group_key(labels, by)
             inc, span = acc.get(k, (0.0, 0.0))
-            span = max(span, pts[-1][0] - pts[0][0]) if len(pts) > 1 else span
-            acc[k] = (inc + _increase(pts), span)
+            span = max(span, times[-1] - times[0]) if len(times) > 1 else span
+            acc[k] = (inc + _increase(s.values), span)
         out: dict[Key, Val] = {}
         for k, (inc, span) in acc.items():
             if span <= 0:
@@ -236,10 +259,10 @@ class SeriesWindow:
                 bound = float(le)
             except ValueError:
                 continue
-            pts = s.points
+            values = s.values
             k = group_key(labels, by)
-            count = _increase(pts) if len(pts) > 1 else pts[-1][1]
-            lifetime[k] = lifetime.get(k, False) or len(pts) < 2
+            count = _increase(values) if len(values) > 1 else values[-1]
+            lifetime[k] = lifetime.get(k, False) or len(values) < 2
             buckets = groups.setdefault(k, {})
             buckets[bound] = buckets.get(bound, 0.0) + count
         return {k: Buckets(b, lifetime[k]) for k, b in groups.items()}

@@ -93,6 +93,22 @@ def _fast_calls(by_le: Iterable[tuple[str, float]], slo: Slo) -> tuple[float, fl
     return fast, calls
 
 
+def _bucket_columns(
+    by_le: dict[tuple[str, ...], list[float]], slo: Slo
+) -> tuple[list[list[float]], list[float] | None]:
+    """:func:`_fast_calls` for columns (one value per scrape): the columns of the buckets
+    within the limit, and that of all calls (None: no ``+Inf`` bucket).
+    """
+    buckets: dict[float, list[float]] = {}
+    for (le,), column in by_le.items():
+        try:
+            buckets[float(le)] = column
+        except ValueError:
+            continue
+    fast = [c for bound, c in buckets.items() if bound <= slo.limit_s]
+    return fast, buckets.get(math.inf)
+
+
 def _start(ts: TargetSeries) -> float | None:
     return ts.gauge(IDENTITY).value
 
@@ -115,7 +131,7 @@ def fold_run(prev: InstanceBudget | None, run: IngestedRun) -> InstanceBudget | 
     """
     budget = prev
     identity = run.gauge_columns(IDENTITY, (), None).get(())
-    by_family: dict[str, dict[str, dict[tuple[str, ...], list[float]]]] = {}
+    by_family: dict[str, list[tuple[list[list[float]], list[float] | None]]] = {}
     for i, at in enumerate(run.ats):
         family = next((n for n in SLI_FAMILIES if run.present(n + "_bucket", i)), None)
         if family is None or family == TOTAL:
@@ -123,12 +139,16 @@ def fold_run(prev: InstanceBudget | None, run: IngestedRun) -> InstanceBudget | 
         per_slo = by_family.get(family)
         if per_slo is None:
             name = family + "_bucket"
-            per_slo = by_family[family] = {
-                slo.kind: run.gauge_columns(name, ("le",), slo.match) for slo in SLOS
-            }
+            each = run.gauge_columns_each(name, ("le",), [slo.match or {} for slo in SLOS])
+            per_slo = by_family[family] = [
+                _bucket_columns(by_le, slo) for by_le, slo in zip(each, SLOS, strict=True)
+            ]
         now = {
-            slo.kind: _fast_calls([(le, col[i]) for (le,), col in per_slo[slo.kind].items()], slo)
-            for slo in SLOS
+            slo.kind: (
+                max((col[i] for col in fast), default=0.0),
+                0.0 if every is None else every[i],
+            )
+            for slo, (fast, every) in zip(SLOS, per_slo, strict=True)
         }
         start = None if identity is None else identity[i]
         budget = _tally(budget, at, family, now, start, False)  # one process: not switched

@@ -15,7 +15,9 @@ Contract for whoever adds state to the model (e.g. history ring buffers):
   empty (a keyframe from an older ktop) and ignores unknown sections (a
   keyframe from a newer ktop), so adding state never breaks old files;
 * a section's own layout may change only by adding trailing list items or
-  new keys, for the same reason.
+  new keys, for the same reason; any other change bumps :data:`STATE_VERSION` and
+  keeps reading the older layout (version 2 stores the series and the nodes as
+  columns, :mod:`ktop.model.state_columns`; version 1 is read as it was written).
 
 Derived indexes (per-domain node counts, the not-Ready set) are rebuilt by
 re-inserting the primary records, so they are never stored.
@@ -31,13 +33,23 @@ from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel
 from ktop.model.history import History
 from ktop.model.model_inputs import InputHealth, ModelConfig
-from ktop.model.plaindata import encoder, from_plain, to_plain
+from ktop.model.plaindata import builder, from_plain, to_plain
 from ktop.model.series import TargetSeries
 from ktop.model.series_window import SeriesPoints
 from ktop.model.slo_budget import InstanceBudget
+from ktop.model.state_columns import (
+    leases_in,
+    node_records,
+    nodes_in,
+    nodes_out,
+    series_in,
+    series_out,
+)
 
-STATE_VERSION = 1
-"""Bumped only for a change an older reader would misread (never for additions)."""
+STATE_VERSION = 2
+"""Bumped only for a change an older reader would misread (never for additions): 2 stores
+the series and the nodes as columns (:mod:`ktop.model.state_columns`); version 1 states
+(recordings before format version 3) are read as they were written."""
 
 DERIVED = frozenset(
     {
@@ -54,7 +66,6 @@ DERIVED = frozenset(
 """Attributes of ``ClusterModel`` that are not stored: rebuilt from config or other state."""
 
 Plain = Any
-_float = encoder(float)
 
 
 def _health(h: InputHealth) -> list[Any]:
@@ -66,41 +77,8 @@ def _unhealth(v: list[Any]) -> InputHealth:
     return InputHealth(None if last_ok is None else float(last_ok), error, synced, note)
 
 
-def _series_out(ts: TargetSeries) -> list[Any]:
-    """One target's series: scrape times once, then values aligned to them."""
-    times: dict[float, None] = {}
-    for by_labels in ts._series.values():
-        for s in by_labels.values():
-            for t, _ in s.points:
-                times[t] = None
-    ordered = sorted(times)
-    index = {t: i for i, t in enumerate(ordered)}
-    rows: list[Any] = []
-    for name, by_labels in ts._series.items():
-        for labels, s in by_labels.items():
-            idx = [index[t] for t, _ in s.points]
-            first = idx[0] if idx else 0
-            contiguous = idx == list(range(first, first + len(idx)))
-            rows.append(
-                [
-                    name,
-                    [list(p) for p in labels],
-                    first if contiguous else idx,
-                    [_float(v) for _, v in s.points],
-                ]
-            )
-    return [
-        str(ts.target.component),
-        ts.target.instance,
-        ts.window_s,
-        ts.last_at,
-        ts.scrapes,
-        ordered,
-        rows,
-    ]
-
-
 def _series_in(v: list[Any]) -> TargetSeries:
+    """A target's series as state version 1 stored them: values as plain numbers."""
     component, instance, window_s, last_at, scrapes, times, rows = v[:7]
     ts = TargetSeries(ev.Target(ev.Component(component), instance), float(window_s))
     ts.last_at = None if last_at is None else float(last_at)
@@ -113,13 +91,22 @@ def _series_in(v: list[Any]) -> TargetSeries:
         else:
             idx = list(range(where, where + len(values))) if isinstance(where, int) else where
             at = list(map(ftimes.__getitem__, idx))
-        pts = deque(zip(at, map(float, values), strict=True))
-        ts._series.setdefault(name, {})[key] = SeriesPoints(pts)
+        if len(values) != len(at):
+            raise ValueError(f"expected {len(at)} values, got {len(values)}")
+        ts._series.setdefault(name, {})[key] = SeriesPoints(at, list(map(float, values)))
     return ts
 
 
 _READINESS = {r.value: r for r in ev.Readiness}
 _NODE_FIELDS = len(dataclasses.fields(ev.NodeRecord))
+
+
+def keyframe_nodes(state: dict[str, Plain]) -> list[ev.NodeRecord]:
+    """The node records of a state (of any version), in order."""
+    nodes = state.get("nodes", {})
+    if int(state.get("version", STATE_VERSION)) >= 2:
+        return node_records(nodes)
+    return _node_records(nodes.get("nodes", []))
 
 
 def _node_records(rows: list[Any]) -> list[ev.NodeRecord]:
@@ -128,7 +115,7 @@ def _node_records(rows: list[Any]) -> list[ev.NodeRecord]:
     """
     out: list[ev.NodeRecord] = []
     append = out.append
-    node = ev.NodeRecord
+    node = builder(ev.NodeRecord)
     for r in rows:
         if type(r) is list and len(r) == _NODE_FIELDS:
             name, region, zone, rack, ready, since, unreachable, not_ready, cordoned, excluded = r
@@ -222,7 +209,7 @@ def export_state(model: ClusterModel) -> dict[str, Plain]:
         "source_detail": model.source_detail,
         "started_at": model.started_at,
         "first_data_due_s": model.first_data_due_s,
-        "series": [_series_out(ts) for ts in model.series.values()],
+        "series": [series_out(ts) for ts in model.series.values()],
         "targets": [[to_plain(t), _health(h)] for t, h in model.targets.items()],
         "apf_dumps": [[i, [to_plain(x) for x in d]] for i, d in model.apf_dumps.items()],
         "apf_dump_health": [[i, _health(h)] for i, h in model.apf_dump_health.items()],
@@ -230,11 +217,7 @@ def export_state(model: ClusterModel) -> dict[str, Plain]:
         "apf_requests_errors": [[i, why] for i, why in model.apf_requests.errors.items()],
         "feeds": [[f, _health(h)] for f, h in model.feeds.items()],
         "listing": [[f, n, of] for f, (n, of) in model.listing.items()],
-        "nodes": {
-            "leases": [list(model.nodes.leases.keys()), list(model.nodes.leases.values())],
-            "nodes": [to_plain(n) for n in model.nodes.nodes.values()],
-            "sampling": None if model.nodes.sampling is None else list(model.nodes.sampling),
-        },
+        "nodes": nodes_out(model.nodes),
         "pending": {
             "pods": [to_plain(p) for p in model.pending.pods.values()],
             "quota_rejections": [list(x) for x in model.pending._quota],
@@ -289,7 +272,7 @@ def import_state(state: dict[str, Plain], config: ModelConfig | None = None) -> 
     if isinstance(due, int | float):
         m.first_data_due_s = float(due)
     for v in state.get("series", []):
-        ts = _series_in(v)
+        ts = series_in(v) if version >= 2 else _series_in(v)
         m.series[ts.target] = ts
     for t, h in state.get("targets", []):
         m.targets[from_plain(ev.Target, t)] = _unhealth(h)
@@ -305,15 +288,20 @@ def import_state(state: dict[str, Plain], config: ModelConfig | None = None) -> 
     for feed, h in state.get("feeds", []):
         m.feeds[feed] = _unhealth(h)
     nodes = state.get("nodes", {})
-    names, renews = nodes.get("leases", [[], []])
     sampling = nodes.get("sampling")
     if sampling is not None:
         m.nodes.sampling = (int(sampling[0]), float(sampling[1]))
-    records = _node_records(nodes.get("nodes", []))
-    # A Lease is keyed by its node's name object: renewals look up the same object.
-    same = {r.name: r.name for r in records}
-    m.nodes.leases = {same.get(n, n): float(r) for n, r in zip(names, renews, strict=True)}
-    m.nodes.load(records)
+    counted = None
+    if version >= 2:
+        records, counted = nodes_in(nodes)
+        m.nodes.leases = leases_in(nodes, records)
+    else:
+        records = keyframe_nodes(state)
+        names, renews = nodes.get("leases", [[], []])
+        # A Lease is keyed by its node's name object: renewals look up the same object.
+        same = {r.name: r.name for r in records}
+        m.nodes.leases = {same.get(n, n): float(r) for n, r in zip(names, renews, strict=True)}
+    m.nodes.load(records, counted)
     pending = state.get("pending", {})
     for p in pending.get("pods", []):
         m.pending.upsert(from_plain(ev.PendingPodRecord, p))

@@ -1,4 +1,4 @@
-"""Chunk records: events to msgpack arrays and back, with compact runs.
+"""Chunk records: msgpack arrays read back into events, with compact runs.
 
 A chunk's payload (after decompression) is a sequence of msgpack arrays,
 one per record, whose first item is a tag:
@@ -20,7 +20,9 @@ Heartbeats therefore cost a few bytes each instead of a whole object. A
 gap) the decoder no longer trusts the records it holds: a heartbeat of such
 a node reads as Ready ``Unknown`` until a whole record or the next keyframe
 re-establishes it (:meth:`ChunkDecoder.reestablish`).
-The exact layout is in docs/recording-format.md.
+
+This module holds the record tags and the reading (:class:`ChunkDecoder`); the writing is
+:mod:`ktop.record.encoder`. The exact layout is in docs/recording-format.md.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ktop.model import events as ev
-from ktop.model.plaindata import encoder
 from ktop.record.strict import RecordError, array, checked, expected, finite_time, number
 
 EVENT_TYPES: dict[str, type[Any]] = {cls.__name__: cls for cls in typing.get_args(ev.Event)}
@@ -46,8 +47,9 @@ LEASE_RUN = "~L"
 NODE_TOUCH_RUN = "~N"
 SCRAPE_VALUES = "~S"
 US = 1_000_000
+EXACT_IN_DOUBLE = 2**53
+"""Integers below this are exact as doubles (a sum of such is exact while it stays below)."""
 _NUMBER_TYPES = frozenset({int, float})
-_INT = {int}
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,157 +60,81 @@ class Marker:
     note: str
 
 
-def exact_us(t: float) -> int | None:
-    """``t`` in whole microseconds when that is exact, else ``None``."""
-    us = round(t * US)
-    return us if us / US == t else None
-
-
-class NameTable:
-    """Names of one chunk: the first use writes the name, a later use how far back it was.
-
-    A reference is the number of name references made since the previous one
-    to the same name (1 = the reference just before). Kubelets renew in a
-    nearly fixed order, so these distances cluster tightly and compress far
-    better than indexes.
-    """
-
-    def __init__(self) -> None:
-        self._last: dict[str, int] = {}
-        self._n = 0
-
-    def ref(self, name: str) -> int | str:
-        """The distance back to the previous use of ``name`` in this chunk, else the name."""
-        prev = self._last.get(name)
-        self._last[name] = self._n
-        self._n += 1
-        return name if prev is None else self._n - 1 - prev
-
-
-def _times(ats: list[float], reference: list[float] | None) -> Any:
-    """Observation times: nil = same as ``reference``, one number = all equal, else a list."""
-    enc = encoder(float)
-    if reference is not None and ats == reference:
-        return None
-    if all(a == ats[0] for a in ats):
-        return enc(ats[0])
-    return [enc(a) for a in ats]
-
-
-class ChunkEncoder:
-    """Turns batches of events into chunk records (one chunk at a time)."""
-
-    def __init__(self, nodes: dict[str, ev.NodeRecord]) -> None:
-        self.names = NameTable()
-        self.nodes = nodes
-        """The last record of every node as a reader will know it (shared across chunks)."""
-        self.layouts: dict[ev.Target, tuple[tuple[str, ev.Labels], ...]] = {}
-        """The sample names and labels of each target's last scrape in this chunk."""
-        self.scrape_values = True
-        """Whether a scrape laid out as its target's previous one is written as its values
-        only (``~S``, format version 2 on)."""
-
-    def new_chunk(self) -> None:
-        """Start a new chunk: names and sample layouts are written out again."""
-        self.names = NameTable()
-        self.layouts = {}
-
-    def records(self, events: Sequence[ev.Event]) -> Iterator[list[Any]]:
-        """The records for ``events``, in order."""
-        i, n = 0, len(events)
-        while i < n:
-            e = events[i]
-            if type(e) is ev.LeaseRenewed and exact_us(e.renew_time) is not None:
-                j = i + 1
-                while (
-                    j < n
-                    and type(events[j]) is ev.LeaseRenewed
-                    and exact_us(typing.cast(ev.LeaseRenewed, events[j]).renew_time) is not None
-                ):
-                    j += 1
-                yield self._lease_run(typing.cast(Sequence[ev.LeaseRenewed], events[i:j]))
-                i = j
-                continue
-            if type(e) is ev.NodeUpserted and self.nodes.get(e.node.name) == e.node:
-                j = i + 1
-                while j < n:
-                    nxt = events[j]
-                    if (
-                        type(nxt) is not ev.NodeUpserted
-                        or self.nodes.get(nxt.node.name) != nxt.node
-                    ):
-                        break
-                    j += 1
-                run = typing.cast(Sequence[ev.NodeUpserted], events[i:j])
-                yield [
-                    NODE_TOUCH_RUN,
-                    [self.names.ref(x.node.name) for x in run],
-                    _times([x.at for x in run], None),
-                ]
-                i = j
-                continue
-            if type(e) is ev.MetricsScraped:
-                layout = tuple([(x.name, x.labels) for x in e.samples])
-                same = self.layouts.get(e.target) == layout
-                self.layouts[e.target] = layout
-                if same and not e.parse_errors and self.scrape_values:
-                    enc = encoder(float)
-                    yield [
-                        SCRAPE_VALUES,
-                        enc(e.at),
-                        encoder(ev.Target)(e.target),
-                        [enc(x.value) for x in e.samples],
-                    ]
-                    i += 1
-                    continue
-            if type(e) is ev.NodeUpserted:
-                self.nodes[e.node.name] = e.node
-            elif type(e) is ev.NodeDeleted:
-                self.nodes.pop(e.name, None)
-            yield [type(e).__name__, *encoder(type(e))(e)]
-            i += 1
-
-    def _lease_run(self, run: Sequence[ev.LeaseRenewed]) -> list[Any]:
-        renews: list[int] = []
-        prev = 0
-        for x in run:
-            us = round(x.renew_time * US)
-            renews.append(us - prev)
-            prev = us
-        packed: list[int] | bytes = renews
-        if all(0 <= d <= 0xFFFF for d in renews[1:]):
-            # Renewals arrive in time order a few ms apart: 16-bit deltas, smaller once compressed.
-            column = array_of("H", renews[1:])
-            if sys.byteorder == "big":
-                column.byteswap()  # the file is little-endian
-            packed = struct.pack("<q", renews[0]) + column.tobytes()
-        return [
-            LEASE_RUN,
-            [self.names.ref(x.node) for x in run],
-            packed,
-            _times([x.at for x in run], [x.renew_time for x in run]),
-        ]
-
-
-@dataclass(slots=True)
 class LeaseRun:
     """A run of consecutive ``LeaseRenewed`` events as decoded columns, not yet events.
 
-    A seek folds the run whole (:meth:`~ktop.model.cluster.ClusterModel.renew_leases`);
-    playing turns it into events (:meth:`events`).
+    A seek folds the run whole (:meth:`~ktop.model.cluster.ClusterModel.renew_leases`, or
+    only each Lease's last renewal of many runs: :attr:`micros`); playing turns it into
+    events (:meth:`events`).
     """
 
-    names: list[str]
-    renews: list[float]
-    ats: list[float]
-    """When each renewal was seen (the events' times)."""
-    latest: float
-    """The latest of ``ats``."""
+    __slots__ = ("_ats", "_renews", "earliest", "latest", "micros", "names")
+
+    def __init__(
+        self,
+        names: list[str],
+        renews: list[float] | None,
+        ats: list[float] | None,
+        earliest: float,
+        latest: float,
+        micros: tuple[int, Sequence[int]] | None = None,
+    ) -> None:
+        self.names = names
+        self._renews = renews
+        self._ats = ats
+        self.earliest = earliest
+        """The earliest of :attr:`ats`."""
+        self.latest = latest
+        """The latest of :attr:`ats`."""
+        self.micros = micros
+        """For a run as written packed and seen as renewed (``ats`` nil): the first renew
+        time in microseconds and the (unsigned) deltas to the next ones; its times are
+        made only when asked for."""
+
+    @classmethod
+    def of(cls, names: list[str], renews: list[float], ats: list[float]) -> LeaseRun:
+        """A run of at least one renewal, its earliest and latest times found."""
+        return cls(names, renews, ats, min(ats), max(ats))
+
+    @classmethod
+    def packed(cls, names: list[str], first: int, deltas: Sequence[int]) -> LeaseRun:
+        """A run of renewals seen as renewed, their times in microseconds the running sum
+        of ``first`` and unsigned ``deltas`` (so in time order).
+        """
+        return cls(names, None, None, first / US, (first + sum(deltas)) / US, (first, deltas))
+
+    @property
+    def renews(self) -> list[float]:
+        """The renew times."""
+        if self._renews is None:
+            self._renews = [us / US for us in self.renew_micros()]  # as us / US of the integer
+        return self._renews
+
+    @property
+    def ats(self) -> list[float]:
+        """When each renewal was seen (the events' times)."""
+        return self.renews if self._ats is None else self._ats
+
+    @property
+    def last(self) -> float:
+        """When the run's last renewal was seen."""
+        return self.latest if self._ats is None else self._ats[-1]
+
+    def renew_micros(self) -> Iterator[float]:
+        """The renew times in microseconds, of a :attr:`micros` run (as floats when every
+        sum is exact in a double, which is faster: until the year 2255).
+        """
+        if self.micros is None:
+            raise ValueError("expected a run of packed renew times")
+        first, deltas = self.micros
+        if abs(first) + 0xFFFF * len(deltas) < EXACT_IN_DOUBLE:
+            return itertools.accumulate(deltas, initial=float(first))
+        return itertools.accumulate(deltas, initial=first)
 
     @property
     def at(self) -> float:
         """The time of the run's first event."""
-        return self.ats[0]
+        return self.earliest if self._ats is None else self._ats[0]
 
     def __len__(self) -> int:
         return len(self.names)
@@ -228,20 +154,23 @@ class LeaseRun:
 
     def head(self, end: int) -> LeaseRun:
         """The run's first ``end`` events (at least one)."""
-        ats = self.ats[:end]
-        return LeaseRun(self.names[:end], self.renews[:end], ats, max(ats))
+        return LeaseRun.of(self.names[:end], self.renews[:end], self.ats[:end])
 
     def tail(self, start: int) -> LeaseRun:
         """The run from its ``start``-th event on."""
-        ats = self.ats[start:]
-        return LeaseRun(self.names[start:], self.renews[start:], ats, max(ats))
+        return LeaseRun.of(self.names[start:], self.renews[start:], self.ats[start:])
+
+
+Layout = tuple[tuple[str, ...], tuple[ev.Labels, ...]]
+"""A scrape's sample names and labels, in order."""
 
 
 @dataclass(slots=True)
 class ScrapeValues:
-    """A ``~S`` scrape decoded as its values, not yet an event: a seek folds a target's
-    scrapes in bulk (:class:`~ktop.model.series.ScrapeRun`); playing turns it into its
-    event (:meth:`event`).
+    """A scrape without parse errors decoded as its values, not yet an event: a seek folds a
+    target's scrapes in bulk (:class:`~ktop.model.series.ScrapeRun`); playing turns it
+    into its event (:meth:`event`). A ``~S`` record is one, and so is a ``MetricsScraped``
+    written whole (which also keeps the event: ``whole``).
     """
 
     at: float
@@ -251,12 +180,22 @@ class ScrapeValues:
     """The names and labels of the samples (the layout: shared by the target's scrapes
     laid out alike in the chunk)."""
     values: list[float]
+    """One number per sample (as written: an integral value may be an int)."""
+    whole: ev.MetricsScraped | None = None
+    """The event, when the record was one."""
 
     def event(self) -> ev.MetricsScraped:
         """The scrape as its event."""
+        if self.whole is not None:
+            return self.whole
+        values = map(float, self.values)
         return ev.MetricsScraped(
-            self.at, self.target, tuple(map(ev.Sample, self.names, self.labels, self.values))
+            self.at, self.target, tuple(map(ev.Sample, self.names, self.labels, values))
         )
+
+
+Item = ev.Event | LeaseRun | ScrapeValues
+"""What a chunk record decodes to: events, runs of Lease renewals, scrapes as their values."""
 
 
 def unknown_after_gap(node: ev.NodeRecord) -> ev.NodeRecord:
@@ -275,8 +214,11 @@ class ChunkDecoder:
         """Nodes whose record may have changed in lost data (since a gap)."""
         self.lost = 0
         """Heartbeats of nodes whose record this reader never saw (after a gap)."""
-        self.layouts: dict[ev.Target, tuple[tuple[str, ...], tuple[ev.Labels, ...]]] = {}
+        self.layouts: dict[ev.Target, Layout] = {}
         """The sample names and labels of each target's last scrape in this chunk."""
+        self.known: dict[ev.Target, Layout] = {}
+        """Each target's last layout in any chunk: a scrape laid out alike in a later chunk
+        shares its tuples, so a seek folds the target's scrapes of both in one run."""
 
     def lose(self) -> None:
         """Records were lost (a damaged chunk): every node record known so far may be stale."""
@@ -326,20 +268,24 @@ class ChunkDecoder:
         if not set(map(type, values)) <= _NUMBER_TYPES:
             bad = next(v for v in values if type(v) not in _NUMBER_TYPES)
             raise RecordError(f"{SCRAPE_VALUES}: values: {expected('a number', bad)}")
-        return ScrapeValues(at, target, names, labels, list(map(float, values)))
+        return ScrapeValues(at, target, names, labels, values)
 
     def _names(self, refs: Any) -> list[str]:
         """The names a run's references stand for (each added to the chunk's references)."""
         names = self.names
         start = len(names)
         refs = array(refs, "names: an array")
-        n = len(refs)
-        if n and set(map(type, refs)) == _INT and n <= min(refs) and max(refs) <= start:
-            # Every reference points before this run (kubelets renew in a nearly fixed
-            # order, so the distances are about the node count): looked up in C, not one
-            # by one. Each is valid: 0 < ref <= the references made before it.
-            names += map(names.__getitem__, map(operator.sub, range(start, start + n), refs))
-            return names[start:]
+        try:
+            if refs and min(refs) > 1:
+                # Every one a reference (1, which a boolean could pass for, and names go
+                # the slow way): looked up at once, in C. The list grows by one name at a
+                # time as it is extended, so each reference counts back from its own place,
+                # into this run too. A bad one (past the chunk's first name, not a whole
+                # number) fails here: what it added is taken back, the loop below says why.
+                names += map(names.__getitem__, map(operator.neg, refs))
+                return names[start:]
+        except (TypeError, IndexError):
+            del names[start:]
         append = names.append
         for ref in refs:
             if type(ref) is str:
@@ -369,27 +315,21 @@ class ChunkDecoder:
         return [number(spec)] * n
 
     @staticmethod
-    def _renews(deltas: Any, n: int) -> list[float]:
-        """The renew times of a lease run: deltas in microseconds, a list or packed."""
-        if type(deltas) is bytes:
-            if len(deltas) != 8 + 2 * (n - 1) or n < 1:
-                raise RecordError(
-                    f"expected {8 + 2 * max(0, n - 1)} bytes of packed renew times, "
-                    f"got {len(deltas)}"
-                )
-            column = array_of("H")
-            column.frombytes(deltas[8:])
-            if sys.byteorder == "big":
-                column.byteswap()
-            first = struct.unpack("<q", deltas[:8])[0]
-            # Unsigned 16-bit deltas: every sum is an exact integer (in C, not item by item).
-            return list(
-                map(
-                    operator.truediv,
-                    itertools.accumulate(column, initial=first),
-                    itertools.repeat(US),
-                )
+    def _packed(deltas: bytes, n: int) -> tuple[int, Sequence[int]]:
+        """Packed renew times: the first in microseconds and the 16-bit deltas after it."""
+        if len(deltas) != 8 + 2 * (n - 1) or n < 1:
+            raise RecordError(
+                f"expected {8 + 2 * max(0, n - 1)} bytes of packed renew times, got {len(deltas)}"
             )
+        first = struct.unpack_from("<q", deltas)[0]
+        column = array_of("H", deltas[8:])
+        if sys.byteorder == "big":
+            column.byteswap()  # the file is little-endian
+        return first, column
+
+    @staticmethod
+    def _renews(deltas: Any, n: int) -> list[float]:
+        """The renew times of a lease run written as a list of deltas in microseconds."""
         items = array(deltas, "renew times: an array or binary data")
         if len(items) != n:
             raise RecordError(f"expected {n} renew times, got {len(items)}")
@@ -402,9 +342,44 @@ class ChunkDecoder:
             renews.append(acc / US)
         return renews
 
+    def _lease_run(self, items: list[Any]) -> list[Item]:
+        """A ``~L`` record: its run of renewals (none when it is empty)."""
+        if len(items) < 4:
+            raise RecordError(f"{LEASE_RUN}: expected [tag, names, renews, ats]")
+        names = self._names(items[1])
+        n = len(names)
+        deltas = items[2]
+        if type(deltas) is bytes:
+            first, column = self._packed(deltas, n)
+            if items[3] is None:  # seen as renewed: times made only when asked for
+                return [LeaseRun.packed(names, first, column)]
+            # Unsigned 16-bit deltas: every sum is an exact integer.
+            renews = [us / US for us in itertools.accumulate(column, initial=first)]
+        else:
+            renews = self._renews(deltas, n)
+        ats = self._ats(items[3], n, renews)
+        return [LeaseRun.of(names, renews, ats)] if names else []
+
+    def _touches(self, items: list[Any]) -> list[Item]:
+        """A ``~N`` record: the heartbeats of the nodes it names."""
+        if len(items) < 3:
+            raise RecordError(f"{NODE_TOUCH_RUN}: expected [tag, names, ats]")
+        names = self._names(items[1])
+        ats = self._ats(items[2], len(names), None)
+        out: list[Item] = []
+        for name, at in zip(names, ats, strict=True):
+            node = self.nodes.get(name)
+            if node is None:
+                self.lost += 1
+                continue
+            if name in self.stale:
+                node = self.nodes[name] = unknown_after_gap(node)
+            out.append(ev.NodeUpserted(at, node))
+        return out
+
     def decode(self, rec: Any) -> Iterator[ev.Event]:
         """The events one record holds; :class:`RecordError` when it is not a valid record."""
-        for item in self.decode_runs(rec):
+        for item in self.items(rec):
             if type(item) is LeaseRun:
                 yield from item.events()
             elif type(item) is ScrapeValues:
@@ -412,51 +387,40 @@ class ChunkDecoder:
             else:
                 yield typing.cast(ev.Event, item)
 
-    def decode_runs(self, rec: Any) -> Iterator[ev.Event | LeaseRun | ScrapeValues]:
+    def items(self, rec: Any) -> list[Item]:
         """Like :meth:`decode`, but a run of Lease renewals stays one :class:`LeaseRun`, and
-        a ``~S`` scrape stays its values (:class:`ScrapeValues`).
+        a scrape without parse errors stays its values (:class:`ScrapeValues`).
         """
         items = array(rec, "a record [tag, ...]")
         if not items or type(items[0]) is not str:
             raise RecordError("expected a record [tag, ...] whose tag is a string")
         tag = items[0]
         if tag == LEASE_RUN:
-            if len(items) < 4:
-                raise RecordError(f"{LEASE_RUN}: expected [tag, names, renews, ats]")
-            names = self._names(items[1])
-            renews = self._renews(items[2], len(names))
-            ats = self._ats(items[3], len(names), renews)
-            if names:
-                yield LeaseRun(names, renews, ats, max(ats))
-        elif tag == NODE_TOUCH_RUN:
-            if len(items) < 3:
-                raise RecordError(f"{NODE_TOUCH_RUN}: expected [tag, names, ats]")
-            names = self._names(items[1])
-            ats = self._ats(items[2], len(names), None)
-            for name, at in zip(names, ats, strict=True):
-                node = self.nodes.get(name)
-                if node is None:
-                    self.lost += 1
-                    continue
-                if name in self.stale:
-                    node = self.nodes[name] = unknown_after_gap(node)
-                yield ev.NodeUpserted(at, node)
-        elif tag == SCRAPE_VALUES:
-            yield self._scrape_values(items)
-        else:
-            cls = EVENT_TYPES.get(tag)
-            if cls is None:
-                return  # an event type from a newer ktop: this version has no use for it
-            e = checked(cls)(items[1:])
-            if cls is ev.MetricsScraped:
-                self.layouts[e.target] = (
-                    tuple([x.name for x in e.samples]),
-                    tuple([x.labels for x in e.samples]),
-                )
-            elif cls is ev.NodeUpserted:
-                self.nodes[e.node.name] = e.node
-                self.stale.discard(e.node.name)
-            elif cls is ev.NodeDeleted:
-                self.nodes.pop(e.name, None)
-                self.stale.discard(e.name)
-            yield e
+            return self._lease_run(items)
+        if tag == NODE_TOUCH_RUN:
+            return self._touches(items)
+        if tag == SCRAPE_VALUES:
+            return [self._scrape_values(items)]
+        cls = EVENT_TYPES.get(tag)
+        if cls is None:
+            return []  # an event type from a newer ktop: this version has no use for it
+        e = checked(cls)(items[1:])
+        if cls is ev.MetricsScraped:
+            names = tuple([x.name for x in e.samples])
+            labels = tuple([x.labels for x in e.samples])
+            known = self.known.get(e.target)
+            if known is not None and known[0] == names and known[1] == labels:
+                names, labels = known
+            else:
+                self.known[e.target] = (names, labels)
+            self.layouts[e.target] = (names, labels)
+            if not e.parse_errors:
+                values = [x.value for x in e.samples]
+                return [ScrapeValues(e.at, e.target, names, labels, values, e)]
+        elif cls is ev.NodeUpserted:
+            self.nodes[e.node.name] = e.node
+            self.stale.discard(e.node.name)
+        elif cls is ev.NodeDeleted:
+            self.nodes.pop(e.name, None)
+            self.stale.discard(e.name)
+        return [e]

@@ -1,27 +1,29 @@
 """A position in a recording: a model and the events still to fold into it.
 
 A cursor decodes a chunk record by record as it moves, so a seek decodes nothing past its
-target; runs of Lease renewals are folded whole and scrapes written as their values are
-folded in bulk (:meth:`Cursor.fold`). A fault in a chunk loses only the rest of that chunk
-(a gap, noted by the recording); what decoded before it still replays.
+target; of the runs of Lease renewals only each Lease's last renewal is stored, and scrapes
+are folded in bulk (:meth:`Cursor.fold`). A fault in a chunk loses only the rest of that
+chunk (a gap, noted by the recording); what decoded before it still replays.
 """
 
 from __future__ import annotations
 
+import collections
+import itertools
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel
 from ktop.model.series import ScrapeRun
-from ktop.record.codec import ChunkDecoder, LeaseRun, ScrapeValues
+from ktop.model.state import keyframe_nodes
+from ktop.record.codec import US, ChunkDecoder, Item, LeaseRun, ScrapeValues
 from ktop.record.format import FrameHeader, Kind
 from ktop.record.payload import DECODE_ERRORS, stream, unpack
 from ktop.record.strict import RecordError, array, checked, finite_time
 
-Item = ev.Event | LeaseRun | ScrapeValues
-"""What a chunk decodes to: events, runs of Lease renewals, scrapes as their values."""
 SEEK_STEP_S = 10.0
 """A seek folds in steps this long, reporting its progress after each."""
 
@@ -29,6 +31,38 @@ SEEK_STEP_S = 10.0
 _READS_SERIES = frozenset({ev.MetricsScraped, ev.TargetGone})
 """The events whose folding reads or drops a target's series: scrapes gathered for a bulk
 fold are folded before them."""
+_LEASE_BLIND = frozenset(
+    {
+        ev.MetricsScraped,
+        ev.ScrapeFailed,
+        ev.ApfDumpRead,
+        ev.ApfRequestsRead,
+        ev.NodeUpserted,
+        ev.PendingPodUpserted,
+        ev.PendingPodDeleted,
+        ev.WarningEvent,
+        ev.QuotaUpserted,
+        ev.QuotaDeleted,
+        ev.ClockTick,
+        ev.SelfCost,
+        ev.SimPace,
+    }
+)
+"""Frequent events whose folding neither reads nor changes Lease renew times (a node's
+record placed by its Lease is placed again from the Leases after renewals taken in bulk):
+the Leases' last renewals gathered by a seek may be stored after them. Any other event
+(a node deleted, a single renewal, sampling begun, or one not listed) has them stored
+first."""
+
+
+@dataclass(slots=True)
+class _Held:
+    """What a seek holds back to fold in bulk: scrapes per target, and the runs of Lease
+    renewals written packed (of which only each Lease's last renewal is stored).
+    """
+
+    scrapes: dict[ev.Target, ScrapeRun] = field(default_factory=dict)
+    leases: list[LeaseRun] = field(default_factory=list)
 
 
 class Frames(Protocol):
@@ -50,22 +84,6 @@ class Frames(Protocol):
     def lose_chunk(self, h: FrameHeader, after: float, problem: object) -> None:
         """The rest of chunk ``h`` (after time ``after``) cannot be decoded: a gap."""
         ...
-
-
-def _in_frame(items: list[Item], h: FrameHeader) -> tuple[list[Item], str]:
-    """The items up to the first event outside the frame's times (a run cut before it), and
-    that event (``"LeaseRenewed at 12.5"``), or an empty string when there is none.
-    """
-    first, last = h.first, h.last
-    for i, e in enumerate(items):
-        if type(e) is LeaseRun:
-            if not first <= min(e.ats) <= e.latest <= last:
-                k = next(j for j, a in enumerate(e.ats) if not first <= a <= last)
-                kept = [*items[:i], e.head(k)] if k else items[:i]
-                return kept, f"LeaseRenewed at {e.ats[k]}"
-        elif not first <= e.at <= last:
-            return items[:i], f"{type(e).__name__} at {e.at}"
-    return items, ""
 
 
 class Cursor:
@@ -122,42 +140,21 @@ class Cursor:
                 return True
             if h.kind is not Kind.CHUNK:
                 continue
-            self._source = self._chunk(h)
+            self._source = _chunk(self.rec, self._decoder, h)
             return True
         return False
-
-    def _chunk(self, h: FrameHeader) -> Iterator[Item]:
-        """A chunk's events (runs of Lease renewals kept as columns), decoded as asked for; at
-        a fault, those before it (the rest is lost, like a gap).
-        """
-        self._decoder.new_chunk()
-        count = 0
-        last_at = h.first
-        try:
-            for rec in stream(self.rec._payload(h)):
-                items, late = _in_frame(list(self._decoder.decode_runs(rec)), h)
-                if items:
-                    tail = items[-1]
-                    last_at = tail.ats[-1] if type(tail) is LeaseRun else tail.at
-                    count += sum(len(e) if type(e) is LeaseRun else 1 for e in items)
-                    yield from items
-                if late:
-                    raise RecordError(
-                        f"expected event times from {h.first} to {h.last} (the frame's), got {late}"
-                    )
-                if count > h.count:
-                    raise RecordError(f"expected {h.count} events (the frame's count), got more")
-        except DECODE_ERRORS as exc:
-            self._decoder.lose()  # keep what decoded; the rest is a loss like a gap
-            self.rec.lose_chunk(h, last_at, exc)
 
     def _reestablish(self, h: FrameHeader) -> list[ev.Event]:
         """After lost data: the events that bring node records back to the keyframe's."""
         node = checked(ev.NodeRecord)
         try:
             body = unpack(self.rec._payload(h))
-            rows = array(body["state"].get("nodes", {}).get("nodes", []))
-            nodes = {n.name: n for n in (node(r) for r in rows)}
+            state = body["state"]
+            if state.get("version", 1) == 1:  # node records as rows: each checked
+                records = [node(r) for r in array(state.get("nodes", {}).get("nodes", []))]
+            else:
+                records = keyframe_nodes(state)
+            nodes = {n.name: n for n in records}
             at = finite_time(body.get("at", h.first))
         except DECODE_ERRORS as exc:
             self.rec.fault(h, exc)
@@ -206,39 +203,71 @@ class Cursor:
         returning them; how many there were. With ``progress`` (a seek), in steps of
         :data:`SEEK_STEP_S`, telling it the fraction done after each.
 
-        Runs of Lease renewals are folded whole (:meth:`ClusterModel.renew_leases`), not
-        event by event, and scrapes written as their values are gathered per target and
-        folded in bulk (:meth:`ClusterModel.fold_scrapes`) before anything else could read
-        that target's series: the same state, at a cost per node or series rather than per
-        renewal or sample.
+        Lease renewals are not folded event by event: of the runs written packed, only each
+        Lease's last renewal is kept, and stored (:meth:`ClusterModel.renew_latest`) before
+        anything else could read or change the Leases; other runs are folded whole
+        (:meth:`ClusterModel.renew_leases`). Scrapes without parse errors are gathered per
+        target and folded in bulk (:meth:`ClusterModel.fold_scrapes`) before anything else
+        could read that target's series. The same state, at a cost per node or series
+        rather than per renewal or sample.
         """
-        runs: dict[ev.Target, ScrapeRun] = {}  # gathered across the steps: folded in bulk
+        held = _Held()  # gathered across the steps: folded in bulk
         n = 0
         begin = t = self.position
         while progress is not None and t + SEEK_STEP_S < until:
             t += SEEK_STEP_S
-            n += self._fold(t, runs)
+            n += self._fold(t, held)
             progress((t - begin) / max(1e-9, until - begin))
-        n += self._fold(until, runs)
-        self._flush(runs)
+        n += self._fold(until, held)
+        self._flush(held.scrapes)
+        self._settle(held.leases)
         return n
 
-    def _fold(self, until: float, runs: dict[ev.Target, ScrapeRun]) -> int:
-        """:meth:`fold`, leaving the scrapes gathered last in ``runs`` (not folded yet: a
-        seek in steps gathers them across its steps, :meth:`_flush` folds them).
+    def _fold(self, until: float, held: _Held) -> int:
+        """:meth:`fold`, leaving what it gathered last in ``held`` (not folded yet: a seek in
+        steps gathers across its steps, :meth:`_flush` and :meth:`_settle` fold it).
         """
         model = self.model
         apply = model.apply
-        renew = model.renew_leases
         arrived = model.scrape_arrived
+        runs, leases = held.scrapes, held.leases
         n = 0
-        for item in self._items(until):
+        while True:
+            item = self._head
+            if item is None:
+                item = next(self._source, None)
+                if item is None:
+                    if self._load_next():
+                        continue
+                    break
             kind = type(item)
             if kind is LeaseRun:
                 lease_run = typing.cast(LeaseRun, item)
-                renew(lease_run.names, lease_run.renews, lease_run.ats)
-                n += len(lease_run)
+                cut = lease_run.latest > until
+                if cut:  # cut at ``until``: the rest waits
+                    k = lease_run.split(until)
+                    self._head = lease_run.tail(k) if k else lease_run
+                    if not k:
+                        break
+                    lease_run = lease_run.head(k)
+                else:
+                    self._head = None
+                n += len(lease_run.names)
+                if lease_run.micros is not None and model.nodes.sampling is None:
+                    leases.append(lease_run)
+                    model.renewals_seen(lease_run.latest, lease_run.last)
+                else:
+                    self._settle(leases)
+                    model.renew_leases(
+                        lease_run.names, lease_run.renews, lease_run.ats, lease_run.latest
+                    )
+                if cut:
+                    break
                 continue
+            if item.at > until:
+                self._head = item
+                break
+            self._head = None
             if kind is ScrapeValues:
                 scrape = typing.cast(ScrapeValues, item)
                 run = runs.get(scrape.target)
@@ -253,6 +282,8 @@ class Cursor:
             else:
                 if runs and kind in _READS_SERIES:
                     self._flush(runs)
+                if leases and kind not in _LEASE_BLIND:
+                    self._settle(leases)
                 apply(typing.cast(ev.Event, item))
             n += 1
         self.folded += n
@@ -264,7 +295,77 @@ class Cursor:
             self.model.fold_scrapes(run)
         runs.clear()
 
+    def _settle(self, leases: list[LeaseRun]) -> None:
+        """Store each Lease's last renew time of the runs (written packed) gathered in
+        ``leases``; empty it. The runs are read from the last: a run whose every Lease
+        renews again later is skipped without making its times.
+        """
+        if not leases:
+            return
+        latest: dict[str, float] = {}
+        renewed_later = latest.__contains__
+        for run in reversed(leases):
+            names = run.names
+            if not all(map(renewed_later, names)):
+                micros = list(run.renew_micros())
+                collections.deque(map(latest.setdefault, reversed(names), reversed(micros)), 0)
+        known = self.model.nodes.leases
+        if known.keys() >= latest.keys():  # none new: the Leases keep their order
+            order: Iterable[str] = latest
+        else:  # a new Lease takes its place at its first renewal, as one by one
+            order = dict.fromkeys(itertools.chain.from_iterable(r.names for r in leases))
+        self.model.renew_latest({name: latest[name] / US for name in order})
+        leases.clear()
+
     def next_time(self) -> float | None:
         """The time of the next event, or ``None`` at the end."""
         item = self._peek()
         return None if item is None else item.at
+
+
+def _chunk(rec: Frames, decoder: ChunkDecoder, h: FrameHeader) -> Iterator[Item]:
+    """A chunk's events (runs of Lease renewals kept as columns), decoded as asked for; at
+    a fault, those before it (the rest is lost, like a gap). Each record's items are
+    passed on up to the first whose time is outside the frame's (a run cut before it);
+    the fault is raised after them, as is one more event than the frame's count.
+
+    A function, not a method: the suspended generator holds no reference to its cursor,
+    so a dropped cursor (and its model) is freed at once, without the cycle collector.
+    """
+    decoder.new_chunk()
+    decode = decoder.items
+    first, last, limit = h.first, h.last, h.count
+    count = 0
+    last_at = first
+    try:
+        for record in stream(rec._payload(h)):
+            for item in decode(record):
+                if type(item) is LeaseRun:
+                    run = item
+                    if not first <= run.earliest <= run.latest <= last:
+                        k = next(j for j, a in enumerate(run.ats) if not first <= a <= last)
+                        if k:
+                            count += k
+                            last_at = run.ats[k - 1]
+                            yield run.head(k)
+                        raise RecordError(
+                            f"expected event times from {first} to {last} (the frame's), "
+                            f"got LeaseRenewed at {run.ats[k]}"
+                        )
+                    count += len(run.names)
+                    last_at = run.last
+                else:
+                    at = item.at
+                    if not first <= at <= last:
+                        raise RecordError(
+                            f"expected event times from {first} to {last} (the frame's), "
+                            f"got {type(item).__name__} at {at}"
+                        )
+                    count += 1
+                    last_at = at
+                yield item
+            if count > limit:
+                raise RecordError(f"expected {limit} events (the frame's count), got more")
+    except DECODE_ERRORS as exc:
+        decoder.lose()  # keep what decoded; the rest is a loss like a gap
+        rec.lose_chunk(h, last_at, exc)

@@ -15,10 +15,11 @@ from enum import Enum
 
 MAGIC = b"KTOPREC\x00"
 """The first 8 bytes of every recording."""
-FORMAT_VERSION = 2
-"""The version this ktop writes (2: a scrape may be its values only, ``~S``)."""
-READABLE_VERSIONS = frozenset({1, 2})
-"""The versions this ktop reads (a version 1 file is read as it always was)."""
+FORMAT_VERSION = 3
+"""The version this ktop writes (2: a scrape may be its values only, ``~S``; 3: keyframes
+hold the series and the nodes as columns, model state version 2)."""
+READABLE_VERSIONS = frozenset({1, 2, 3})
+"""The versions this ktop reads (older files are read as they always were)."""
 PREAMBLE = struct.Struct("<8sHH")
 """magic, format version, reserved (0)."""
 

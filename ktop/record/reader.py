@@ -79,7 +79,11 @@ class Gap:
 def _collector_paused() -> Iterator[None]:
     """Python's cycle collector off for a seek: decoding makes hundreds of thousands of
     short-lived objects, none in a cycle, and each collection they set off would walk the
-    whole model again. Back on after, unless it was off before.
+    whole model again. Back on after, unless it was off before; what the seek made (the
+    model, tens of thousands of objects that live on) is then moved to the oldest
+    generation at once (``gc.freeze`` and ``unfreeze``), instead of being walked by the
+    next young collection only to be found alive: a full collection walks it, as it walks
+    every long-lived object.
     """
     was_on = gc.isenabled()
     gc.disable()
@@ -87,6 +91,8 @@ def _collector_paused() -> Iterator[None]:
         yield
     finally:
         if was_on:
+            gc.freeze()
+            gc.unfreeze()
             gc.enable()
 
 

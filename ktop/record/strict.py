@@ -22,7 +22,7 @@ from enum import Enum
 from typing import Any
 
 from ktop.model.events import Sample
-from ktop.model.plaindata import TypeWalk
+from ktop.model.plaindata import TypeWalk, builder
 from ktop.record.format import LATEST_TIME
 
 Check = Callable[[Any], Any]
@@ -100,6 +100,9 @@ def array(value: Any, what: str = "an array") -> list[Any]:
     return value
 
 
+_SAMPLE = builder(Sample)
+
+
 def _sample(v: Any) -> Sample:
     """The hot path: most records of a recording are samples."""
     if type(v) is not list or len(v) < 3:
@@ -114,7 +117,8 @@ def _sample(v: Any) -> Sample:
                 raise TypeError
     except (TypeError, ValueError):
         raise RecordError("Sample.labels: expected an array of [name, value] strings") from None
-    return Sample(name, pairs, number(v[2]))
+    sample: Sample = _SAMPLE(name, pairs, number(v[2]))
+    return sample
 
 
 def _fails(dec: Check, value: Any) -> bool:
@@ -142,8 +146,12 @@ class _Checking(TypeWalk):
     def enum(self, tp: type[Enum]) -> Check:
         enum = tp
         names = " / ".join(str(m.value) for m in enum)
+        members = {m.value: m for m in enum if type(m.value) is str}
 
         def dec_enum(v: Any) -> Any:
+            got = members.get(v) if type(v) is str else None
+            if got is not None:
+                return got
             try:
                 return enum(_str(v))
             except ValueError:
@@ -194,6 +202,7 @@ def _record(cls: type[Any], fields: list[tuple[dataclasses.Field[Any], Check]]) 
     )
     timed = bool(fields) and fields[0][0].name == "at"
     name = cls.__name__
+    make = builder(cls)
 
     def dec_record(v: Any) -> Any:
         items = array(v, f"a {name} array")
@@ -209,6 +218,46 @@ def _record(cls: type[Any], fields: list[tuple[dataclasses.Field[Any], Check]]) 
                 finite_time(values[0])
             except RecordError as exc:
                 raise RecordError(f"{name}.at: {exc}") from None
-        return cls(*values)
+        return make(*values)
 
-    return dec_record
+    return _fast(decs, timed, make, dec_record)
+
+
+_EXACT = {_str: "str", _int: "int", _bool: "bool"}
+"""The checks that are a type test (a float field also takes an integer)."""
+
+
+def _fast(decs: list[tuple[str, Check]], timed: bool, make: Check, slow: Check) -> Check:
+    """``slow`` (a record's checked decoding) with a first try made for the usual record,
+    every field present and of its type: each scalar field's type tested inline, nested
+    records decoded by their own check, the record made. Anything else (a missing or
+    wrong field, a nested fault) goes to ``slow``, which decodes it or says what is wrong.
+    """
+    env: dict[str, Any] = {"_make": make, "_slow": slow, "_E": RecordError, "_L": LATEST_TIME}
+    load, tests, nested, names = [], [], [], []
+    for i, (_, dec) in enumerate(decs):
+        x = f"x{i}"
+        names.append(x)
+        load.append(f" {x} = v[{i}]")
+        if dec is number:
+            load.append(f" if type({x}) is int: {x} = float({x})")
+            tests.append(f"type({x}) is float")
+        elif dec in _EXACT:
+            tests.append(f"type({x}) is {_EXACT[dec]}")
+        else:
+            env[f"_d{i}"] = dec
+            nested.append(f"  {x} = _d{i}({x})")
+    if timed and decs and decs[0][1] is number:
+        tests.append("0.0 <= x0 <= _L")  # also false for NaN
+    source = [
+        "def dec_fast(v):",
+        f" if type(v) is not list or len(v) < {len(decs)}: return _slow(v)",
+        *load,
+        f" if not ({' and '.join(tests) or 'True'}): return _slow(v)",
+    ]
+    if nested:
+        source += [" try:", *nested, " except _E: return _slow(v)"]
+    source.append(f" return _make({', '.join(names)})")
+    exec("\n".join(source), env)  # one function per record class, as dataclasses make theirs
+    fast: Check = env["dec_fast"]
+    return fast

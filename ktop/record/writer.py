@@ -24,7 +24,8 @@ from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel
 from ktop.model.model_inputs import ModelConfig
 from ktop.model.state import StateView, state_view
-from ktop.record.codec import ChunkEncoder, Marker
+from ktop.record.codec import Marker
+from ktop.record.encoder import ChunkEncoder
 from ktop.record.format import (
     FORMAT_VERSION,
     Codec,
@@ -37,7 +38,7 @@ from ktop.record.journal import Journal
 
 ZSTD_LEVEL = 6
 DEFAULT_CHUNK_S = 120.0
-DEFAULT_KEYFRAME_S = 180.0
+DEFAULT_KEYFRAME_S = 120.0
 MAX_CHUNK_BYTES = 4 << 20
 """A chunk is closed when its uncompressed records reach this size (or its span ``chunk_s``)."""
 

@@ -384,4 +384,5 @@ def build_nodes(
         nodes_reason=nodes_reason,
         rack_label=cfg.rack_label,
         lease_sample=state.sampling,
+        leases_read=len(all_renews),
     )

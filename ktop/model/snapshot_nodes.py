@@ -244,6 +244,9 @@ class NodesSnapshot:
     lease_sample: tuple[int, float] | None = None
     """``(per_round, period_s)`` when Leases are sampled (lag as of each Lease's last
     read); ``None`` when every renewal is seen."""
+    leases_read: int = 0
+    """Nodes whose Lease has been read (sampled: fewer than ``total`` until the first sweep
+    reached every Lease; lag figures are over these)."""
     listed: tuple[int, int | None] | None = None
     """While the first node list is under way: nodes listed so far, and how many the
     apiserver said there are (None: it did not say); None once listed."""

@@ -3,8 +3,12 @@ makes of a Lease read some time ago."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
+
+import pytest
 
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import (
@@ -21,11 +25,11 @@ from ktop.model.events import (
 )
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.handlers import NodesHandler
-from ktop.sources.live.leases import LAGGING_S, LeaseSampler
+from ktop.sources.live.leases import LAGGING_S, SWEEP_S, LeaseSampler
 from ktop.sources.live.listwatch import NO_OBJECT
 from ktop.sources.live.reads import NODE_LEASES
 from ktop.sources.live.transport import KubeTransport
-from ktop.ui.render.nodes import summary_line
+from ktop.ui.render.nodes import panel, summary_line
 from tests.unit.fake_kube import Answer, Call, FakeApi, status_body
 
 NAMES = [f"n{i:02d}" for i in range(10)]
@@ -254,3 +258,76 @@ async def test_a_malformed_lease_is_skipped_and_counted_and_the_rotation_goes_on
     second = len(api.calls)
     await s.round(emit)
     assert read(api, second)[0] == {"limit": "2", "continue": "n02"}
+
+
+async def test_the_feed_is_listed_after_one_page_and_the_first_sweep_goes_on_a_page_a_second(
+    monkeypatch: Any,
+) -> None:
+    """At start one page of Leases, not all of them: the feed counts as listed, then the
+    rest of the first sweep is read a whole page every SWEEP_S (the not-Ready nodes' by name
+    at most every period), then rounds of ``per_round`` every period from the start again."""
+    leases = Leases()
+    not_ready = {"n09"}
+    api = FakeApi(leases.route)
+    clock = [NOW]
+    s = LeaseSampler(
+        KubeTransport(api, CostMeter()),  # type: ignore[arg-type]
+        replace(NODE_LEASES, page_size=4),
+        lambda: clock[0],
+        lambda: not_ready,
+        per_round=3,
+        by_name_per_round=2,
+    )
+    emit = Recorder()
+    await s.lease_list(emit)
+    assert read(api, 0) == [{"limit": "4"}]
+    assert isinstance(emit.events[0], LeasesSampled) and isinstance(emit.events[-1], FeedSynced)
+    assert {e.node for e in emit.events if isinstance(e, LeaseRenewed)} == set(NAMES[:4])
+    assert s.sweeping
+
+    sleeps: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        clock[0] += seconds
+        if len(sleeps) == 4:
+            raise asyncio.CancelledError
+
+    monkeypatch.setattr("ktop.sources.live.leases.asyncio.sleep", sleep)
+    start = len(api.calls)
+    with pytest.raises(asyncio.CancelledError):
+        await s.run(Recorder())
+    # run() reads the first page again (a new start), then the sweep: pages of 4 a second.
+    assert sleeps == [SWEEP_S, SWEEP_S, 10.0, 10.0]
+    q = read(api, start)
+    assert q == [
+        {"limit": "4"},
+        {"limit": "4", "continue": "n04"},
+        {"limit": "1", "fieldSelector": "metadata.name=n09"},
+        {"limit": "4", "continue": "n08"},  # 1 s later: no by-name reads yet
+        {"limit": "3"},  # the sweep is done: rounds of per_round from the start
+        {"limit": "1", "fieldSelector": "metadata.name=n09"},
+    ]
+    assert not s.sweeping
+
+
+def test_the_nodes_pane_says_how_many_leases_were_read_while_the_first_sweep_runs() -> None:
+    m = ClusterModel()
+    names = [f"n{i}" for i in range(5)]
+    events: list[Event] = [LeasesSampled(100.0, 200, 10.0)]
+    events += [
+        NodeUpserted(100.0, NodeRecord(n, "r", "zone-a", "", Readiness.TRUE, None)) for n in names
+    ]
+    read_so_far = names[:2]
+    events += [LeaseRenewed(100.0, n, 99.0) for n in read_so_far]
+    events += [FeedSynced(100.0, "nodes"), FeedSynced(100.0, "leases")]
+    m.apply_all(events)
+    n = m.snapshot().nodes
+    assert n.leases_read == len(read_so_far)
+    assert f"{len(read_so_far)} of {len(names)} nodes' Leases read so far" in summary_line(n).plain
+    assert f"(of {len(read_so_far)} read)" in panel(n, None, 10, 160).title.plain
+    m.apply_all([LeaseRenewed(101.0, x, 100.0) for x in names[2:]])
+    n = m.snapshot().nodes
+    assert n.leases_read == len(names)
+    assert "read so far" not in summary_line(n).plain
+    assert "read)" not in panel(n, None, 10, 160).title.plain

@@ -14,6 +14,15 @@ after one whole (paginated) list the sampler reads, every ``period_s``:
   ``fieldSelector=metadata.name=NAME`` and ``limit=1``, so the reads stay
   lists ktop already may make.
 
+At start the sampler does not wait for every Lease: it reads one page (the
+Leases a page holds, :attr:`~ktop.sources.live.reads.Resource.page_size`), and the
+feed counts as listed; the rest of the first sweep follows a page every
+:data:`SWEEP_S`, off the start's critical path (at 100,000 nodes the whole Lease
+list is 55 MB of JSON, the last and largest read of the start), and the rotation
+then goes on at ``per_round`` every ``period_s``. Until the first sweep is done the
+nodes pane says how many Leases were read of how many nodes; the not-Ready nodes'
+Leases are read by name as always.
+
 A Lease read long ago says nothing about its lag now, so the source first
 emits :class:`~ktop.model.events.LeasesSampled`: the model then keeps each
 Lease's lag as it was when read, and the nodes pane says it is sampled and how.
@@ -38,6 +47,10 @@ from ktop.sources.live.transport import JSON, KubeTransport
 LAGGING_S = 20.0
 """A Lease read with more lag than this (two of the kubelet's 10 s renewals) is read
 again every round until it is not lagging."""
+SWEEP_S = 1.0
+"""The pause between pages of the first sweep (after the first page, until the rotation
+reaches the end once): at 100,000 nodes and pages of 500, every Lease read within about
+200 s, at about one request a second."""
 
 
 class LeaseSampler:
@@ -66,13 +79,18 @@ class LeaseSampler:
         self.by_name_per_round = by_name_per_round
         self.handler = LeasesHandler()
         self.lw = ListWatch(t, resource, self.handler, clock)
-        """Lists every Lease, and converts each read one (skipping and counting unreadable ones)."""
+        """Converts each Lease read (skipping and counting unreadable ones)."""
         self.lag: dict[str, float] = {}
         """Each Lease's lag when last read."""
         self.cont = ""
         self._turn: list[str] = []
         """Names still to read by name, when there were more than a round's worth."""
         self.failing = False
+        self.sweeping = False
+        """The first sweep is under way: a page every :data:`SWEEP_S`, not every round."""
+        self._by_name_due = 0.0
+        """When the not-Ready and lagging nodes' Leases are next read by name (every
+        ``period_s``, also while the first sweep reads a page every :data:`SWEEP_S`)."""
 
     def _seen(self, emit: Emit) -> Emit:
         def out(events: Sequence[Event]) -> None:
@@ -84,16 +102,26 @@ class LeaseSampler:
         return out
 
     async def lease_list(self, emit: Emit) -> None:
-        """Say that Leases are sampled, then list every Lease once (paginated)."""
+        """Say that Leases are sampled, then read the first page of Leases: the feed is
+        listed, and the first sweep goes on from there (:meth:`run`) when there are more.
+        """
         emit([LeasesSampled(self.clock(), self.per_round, self.period_s)])
-        await self.lw.list_all(self._seen(emit))
+        body = await self._list([("limit", self.r.page_size)])
+        seen = self._seen(emit)
+        self._emit_items(body, seen)
+        meta = body.get("metadata")
+        self.cont = str(meta.get("continue") or "") if isinstance(meta, dict) else ""
+        self.sweeping = bool(self.cont)
+        emit([FeedSynced(self.clock(), self.r.feed)])
 
     async def run(self, emit: Emit) -> None:
-        """List every Lease once, then read a sample every round, until cancelled."""
+        """Read the first page, then the rest of the first sweep a page every
+        :data:`SWEEP_S`, then a sample every round, until cancelled.
+        """
         await self.lease_list(emit)
         seen = self._seen(emit)
         while True:
-            await asyncio.sleep(self.period_s)
+            await asyncio.sleep(SWEEP_S if self.sweeping else self.period_s)
             try:
                 await self.round(seen)
             except asyncio.CancelledError:
@@ -136,8 +164,12 @@ class LeaseSampler:
         return names
 
     async def round(self, emit: Emit) -> None:
-        """One page in rotation, then the not-Ready and lagging nodes' Leases by name."""
-        query: list[tuple[str, str | int]] = [("limit", self.per_round)]
+        """One page in rotation (a whole page while the first sweep is under way), then
+        the not-Ready and lagging nodes' Leases by name (at most every ``period_s``).
+        """
+        sweeping = self.sweeping
+        size = self.r.page_size if sweeping else self.per_round
+        query: list[tuple[str, str | int]] = [("limit", size)]
         if self.cont:
             query.append(("continue", self.cont))
         try:
@@ -146,10 +178,16 @@ class LeaseSampler:
             if e.status != 410 or not self.cont:
                 raise
             self.cont = ""  # the token expired: start the sweep again
-            body = await self._list([("limit", self.per_round)])
+            body = await self._list([("limit", size)])
         read = self._emit_items(body, emit)
         meta = body.get("metadata")
         self.cont = str(meta.get("continue") or "") if isinstance(meta, dict) else ""
+        if not self.cont:
+            self.sweeping = False  # the first sweep reached the end: rounds from now on
+        now = self.clock()
+        if sweeping and now < self._by_name_due:
+            return  # by name every period_s, not every page of the first sweep
+        self._by_name_due = now + self.period_s
         if not self._turn:
             lagging = {n for n, lag in self.lag.items() if lag > LAGGING_S}
             if len(lagging) > self.per_round:

@@ -77,9 +77,9 @@ NODE_LEASES = Resource(
     "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
     "leases in kube-node-lease",
 )
-"""Node Leases: listed whole once, then sampled, never watched (``leases.py``): a page in
-rotation every round, and the Leases of not-Ready or lagging nodes by name
-(``fieldSelector=metadata.name=NAME``, ``limit=1``)."""
+"""Node Leases: sampled, never watched (``leases.py``): one page at start, the rest of a
+first sweep a page a second, then a page in rotation every round, and the Leases of
+not-Ready or lagging nodes by name (``fieldSelector=metadata.name=NAME``, ``limit=1``)."""
 
 NODE_DETAIL = "/api/v1/nodes/{name}"
 """GET of one node that is not Ready (rate-limited, capped)."""

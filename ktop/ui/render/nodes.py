@@ -134,6 +134,9 @@ def panel(
     if n.listed is not None:  # the first list is under way: say how far, not "?"
         summary = listing_text("nodes", *n.listed)
     summary += f" · max lease lag {fmt_val(lag, fmt_duration)}"
+    if n.lease_sample is not None and n.nodes_known and n.leases_read < n.total:
+        # The first sweep of the Leases is under way: the lag is of those read so far.
+        summary += f" (of {fmt_count(n.leases_read)} read)"
     wide = width >= WIDE
     spec: list[tuple[str, int]] = [("ready/total", 13), ("NR+Unk", 7), ("state", 17)]
     if wide:
@@ -375,7 +378,12 @@ def _sampled(n: NodesSnapshot) -> str:
     if n.lease_sample is None:
         return ""
     per_round, period_s = n.lease_sample
+    so_far = (
+        f"; {fmt_count(n.leases_read)} of {fmt_count(n.total)} nodes' Leases read so far"
+        if n.nodes_known and n.leases_read < n.total
+        else ""
+    )
     return (
         f" (sampled: {fmt_count(per_round)} Leases every {period_s:g} s, and every "
-        "not-Ready or lagging node's; lag as last read)"
+        f"not-Ready or lagging node's; lag as last read{so_far})"
     )

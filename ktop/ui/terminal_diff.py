@@ -64,6 +64,8 @@ class ScreenDiff:
     cols: int = 0
     """The screen's width, when known: text past it lands on the last column."""
     cells: dict[tuple[int, int], Cell] = field(default_factory=dict)
+    wide_rows: set[int] = field(default_factory=set)
+    """Rows where the shadow holds part of a wide character (kept until forgotten)."""
     _style: str = ""
     """SGR parameters in force in the stream read so far ("" after a reset)."""
     _out_style: str = ""
@@ -77,6 +79,7 @@ class ScreenDiff:
     def forget(self) -> None:
         """Forget what the terminal shows: the next write is passed on in full."""
         self.cells.clear()
+        self.wide_rows.clear()
 
     def filter(self, data: str) -> str:
         """What to write instead of ``data`` so the terminal ends up the same."""
@@ -89,7 +92,14 @@ class ScreenDiff:
         for m in _TOKEN.finditer(data):
             kind = m.lastgroup
             if kind == "text":
-                for ch in m.group("text"):
+                run = m.group("text")
+                if self._unchanged_run(y, x, run):
+                    # the common case of a repainted widget: nothing to compare cell by
+                    # cell; its last cell stays pending (a combining mark may follow)
+                    x += len(run)
+                    pending.append((y, x - 1, (self._style, run[-1])))
+                    continue
+                for ch in run:
                     w = _width(ch)
                     if w == 0:
                         prev = pending[-1] if pending and pending[-1][:2] == (y, x - 1) else None
@@ -155,6 +165,20 @@ class ScreenDiff:
         self._y, self._x = y, x
         return "".join(out)
 
+    def _unchanged_run(self, y: int, x: int, run: str) -> bool:
+        """Whether ``run``, written at ``(y, x)`` in the current style, changes nothing:
+        inside the width, on a row with no wide character in the shadow (whose neighbours
+        a new wide one could change), and the same as the shadow cell for cell. Each
+        character then takes one cell: the shadow keeps a character alone in a cell only
+        when it is one cell wide (a wide one marks its row, a zero-width one joins the
+        cell before it).
+        """
+        n = len(run)
+        if n < 2 or y in self.wide_rows or (self.cols and x + n - 1 > self.cols):
+            return False
+        get, style = self.cells.get, self._style
+        return all(get((y, x + i)) == (style, ch) for i, ch in enumerate(run))
+
     def _flush(
         self,
         out: list[str],
@@ -175,6 +199,8 @@ class ScreenDiff:
                 # too, so the row is written as Textual wrote it
                 wide_rows.add(y)
             cells[(y, x)] = cell
+            if cell[1] == "" or _width(cell[1][0]) == 2:
+                self.wide_rows.add(y)
         last: tuple[int, int] | None = None
         for (y, x, cell), changed in zip(pending, flags, strict=True):
             if not changed and y not in wide_rows:

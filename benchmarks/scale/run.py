@@ -425,11 +425,19 @@ class SizeRun:
         if tool != "k9s":  # only ktop's runs have an idle window
             nodes.start()
         quiet: dict[str, float] = {}
+        session = "r0"
 
         async def until_quiet() -> None:
-            # Idle means nothing changes: no Lease renewal and no node written.
+            # Idle means nothing changes: no Lease renewal, no node written, and ktop done
+            # with its first sweep of the node Leases (a page a second after the start).
             renewer.running.clear()
-            quiet["waited_s"] = await nodes.quiet()
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < QUIET_TIMEOUT_S and not tools.ktop_leases_swept(
+                tmux.screen(session)
+            ):
+                await asyncio.sleep(1.0)
+            quiet["sweep_wait_s"] = time.monotonic() - t0
+            quiet["waited_s"] = await nodes.quiet() + quiet["sweep_wait_s"]
             quiet["events_before"] = nodes.events
 
         try:
@@ -439,9 +447,11 @@ class SizeRun:
                     windows["steady"] = (self.o.idle_s, renewer.running.set)
                     if tool != "k9s":
                         windows["idle"] = (self.o.idle_s, until_quiet)
-                res = await tmux.run(f"r{i}", argv, env, done, 600.0, windows)
+                session = f"r{i}"
+                res = await tmux.run(session, argv, env, done, 600.0, windows)
                 if "events_before" in quiet and "node_events_during_idle" not in t:
                     t["idle_quiet_wait_s"] = quiet["waited_s"]
+                    t["idle_sweep_wait_s"] = quiet["sweep_wait_s"]
                     t["node_events_during_idle"] = nodes.events - quiet["events_before"]
                 renewer.running.set()
                 if res.wall_s is None:

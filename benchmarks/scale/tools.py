@@ -207,6 +207,16 @@ def k9s_shows_all(nodes: int) -> Callable[[str], bool]:
     return done
 
 
+LEASE_SWEEP = re.compile(r"\(of [\d,]+ read\)")
+"""The nodes header while ktop's first sweep of the node Leases runs (``max lease lag 3s
+(of 41,500 read)``): ktop is still reading, not idle."""
+
+
+def ktop_leases_swept(screen: str) -> bool:
+    """True once ktop's nodes header no longer says its first Lease sweep is under way."""
+    return LEASE_SWEEP.search(screen) is None
+
+
 def ktop_shows_all(nodes: int) -> Callable[[str], bool]:
     """True when ktop's nodes panel shows ``N/N ready`` (every node listed and Ready)."""
     text = f"{nodes:,}/{nodes:,}"

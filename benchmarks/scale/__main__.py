@@ -184,8 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             kept + results["sizes"], key=lambda s: (s["nodes"], not s.get("racks", True))
         )
         if kept:
-            sizes = ", ".join(format(s["nodes"], ",") for s in kept)
-            results["meta"]["merged"] = f"{sizes} nodes: from {_run_name(None, old['meta'])}"
+            results["meta"]["merged"] = kept_note(kept, old["meta"])
     if args.no_pure:
         results["pure"] = before.get("pure", {})
         if results["pure"]:
@@ -207,6 +206,21 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_docs:
         write_docs(results)
     return 0
+
+
+def kept_note(kept: list[dict[str, Any]], old_meta: dict[str, Any]) -> str:
+    """Which rows a merge kept, and from where: ``1,000 and 10,000 nodes with rack labels:
+    from earlier runs`` (a file that was itself merged holds rows of several runs, so only
+    an unmerged one names its run).
+    """
+    parts = []
+    for racks, label in ((True, "with rack labels"), (False, "without rack labels")):
+        sizes = [format(s["nodes"], ",") for s in kept if s.get("racks", True) == racks]
+        if sizes:
+            listed = ", ".join(sizes[:-1]) + " and " + sizes[-1] if len(sizes) > 1 else sizes[0]
+            parts.append(f"{listed} nodes {label}")
+    origin = "earlier runs" if old_meta.get("merged") else _run_name(None, old_meta)
+    return f"{'; '.join(parts)}: from {origin}"
 
 
 def _run_name(argv: list[str] | None, meta: dict[str, Any] | None = None) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from benchmarks.scale import objects, tables, targets, tools
+from benchmarks.scale.__main__ import kept_note
 from benchmarks.scale.stats import spread
 from ktop.model.events import PodWait, Readiness
 from ktop.sources.convert import node_record, pending_pod_record
@@ -269,3 +270,15 @@ def test_the_phases_table_orders_feeds_by_when_they_were_synced() -> None:
     assert "events 0.4, leases 2.0, nodes 3.1" in row
     assert "| 3.4 | 2.5 | 0.9 |" in row
     assert "Not measured" in tables.phases_table({"sizes": [{"nodes": 1, "tools": {}}]})
+
+
+def test_a_merge_names_the_rows_it_kept_with_their_labels_and_origin() -> None:
+    kept = [{"nodes": 1000}, {"nodes": 10000, "racks": True}, {"nodes": 50000, "racks": False}]
+    one_run = {"date": "2026-12-01 10:00 UTC", "command": "python -m benchmarks.scale run"}
+    note = kept_note(kept, one_run)
+    assert note.startswith("1,000 and 10,000 nodes with rack labels; 50,000 nodes without")
+    assert note.endswith("from the run of 2026-12-01 10:00 UTC (`python -m benchmarks.scale run`)")
+    # a file that was itself a merge holds rows of several runs: none is named
+    assert kept_note(kept[:1], {**one_run, "merged": "..."}) == (
+        "1,000 nodes with rack labels: from earlier runs"
+    )

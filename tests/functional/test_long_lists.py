@@ -58,7 +58,7 @@ def cluster() -> tuple[Hub, list[NodeRecord]]:
 
 
 def cursor_key(table: SnapshotTable) -> str:
-    value = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+    value = table.cursor_key
     assert value is not None
     return value
 

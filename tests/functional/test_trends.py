@@ -95,7 +95,8 @@ async def test_rise_shows_in_drill_chart_with_time_axis_and_window_key(slow_disk
         assert want[-1] > 10 * want[0]
         # one column per value, zero-based: the rise fills the top row at the end only
         rows = str(chart.query_one(".chart-line", Static).content).splitlines()
-        assert rows and all(len(r) == len(want) for r in rows)
+        assert rows and all(len(r) == width and not r[: -len(want)].strip() for r in rows)
+        rows = [r[-len(want) :] for r in rows]  # right-aligned: blanks before the history
         assert rows[0][-1] != " " and rows[0][0] == " " and rows[-1][-1] != " "
         axis = str(chart.query_one(".chart-axis", Static).content)
         assert axis.startswith(clock(at - 300)) and axis.endswith(f"now {clock(at)}")

@@ -262,6 +262,36 @@ async def test_drill_tables_update_in_place_and_rebuild_on_new_keys() -> None:
         assert table.rebuilds == rebuilds + 1
 
 
+async def test_reordered_rows_are_written_over_the_rows_on_screen() -> None:
+    """The same number of rows in a new order: no rebuild, each key's cells where that key
+    now is, on screen too, and the cursor stays on its row."""
+    hub = StaticHub(busy_snapshot(), findings())
+    app = KtopApp(hub, refresh_s=3600)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.press("5")
+        await pilot.pause()
+        table = drill(app, Area.NODES).table("zones")
+        table.focus()
+        table.move_cursor(row=0)
+        await pilot.pause()
+        before = {key: table.cell_text(key, "ready") for key in table.row_keys}
+        first = table.row_keys[0]
+        assert table.cursor_key == first
+        rebuilds = table.rebuilds
+        snap = busy_snapshot(seq=2, at=AT + 1)
+        reordered = tuple(reversed(snap.nodes.zones))
+        hub.set(replace(snap, nodes=replace(snap.nodes, zones=reordered)), findings())
+        app.pump()
+        await pilot.pause()
+        assert table.row_keys == list(reversed(before))
+        assert table.rebuilds == rebuilds
+        assert {key: table.cell_text(key, "ready") for key in table.row_keys} == before
+        assert table.cursor_key == first and table.cursor_row == len(reordered) - 1
+        text = screen_text(app)
+        positions = [text.index(z.zone) for z in reordered]
+        assert positions == sorted(positions)  # drawn in the new order
+
+
 async def test_empty_hub_shows_unknown_with_reasons() -> None:
     from ktop.hub import Hub
 

@@ -46,6 +46,9 @@ class DrillScreen(KtopScreen):
         self.area = area
         self._shown_key: object = None
         self._titles_of: dict[str, tuple[str, str]] = {}
+        self._shown_titles: dict[str, Text] = {}
+        self._shown_header: Text | None = None
+        self._header_lines = -1
 
     def compose_body(self) -> ComposeResult:
         """Title, header lines, and one titled table per table of the area's view."""
@@ -135,6 +138,8 @@ class DrillScreen(KtopScreen):
     def forget(self) -> None:
         """Render the view again on the next show (the theme changed)."""
         self._shown_key = None
+        self._shown_titles = {}
+        self._shown_header, self._header_lines = None, -1
         for table in self.query(SnapshotTable):
             table.forget()
 
@@ -152,7 +157,12 @@ class DrillScreen(KtopScreen):
 
     def _render_view(self, view: DrillView) -> None:
         header = self.query_one("#drill-header", Static)
-        header.update(Text("\n").join(view.header))
+        text = Text("\n").join(view.header)
+        if text != self._shown_header:
+            # A layout pass only when the header's height can change (its line count).
+            lines = len(view.header)
+            header.update(text, layout=lines != self._header_lines)
+            self._shown_header, self._header_lines = text, lines
         header.display = bool(view.header)
         self._titles_of = {spec.key: (spec.title, spec.empty) for spec in view.tables}
         for spec in view.tables:
@@ -174,9 +184,10 @@ class DrillScreen(KtopScreen):
             if table.sort_by is not None:
                 arrow = "desc" if table.sort_reverse else "asc"
                 count += f" · sorted by {table.sort_by} {arrow}"
-            self.query_one(f"#title-{key}", Static).update(
-                Text.assemble((title, "bold"), (f"  {count}", "dim"))
-            )
+            text = Text.assemble((title, "bold"), (f"  {count}", "dim"))
+            if self._shown_titles.get(key) != text:  # one line each: never a layout pass
+                self._shown_titles[key] = text
+                self.query_one(f"#title-{key}", Static).update(text, layout=False)
 
     def charts(self) -> list[TrendChart]:
         """The screen's trend charts, in order."""

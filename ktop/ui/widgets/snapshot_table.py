@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
+from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import DataTable
 
 from ktop.ui.render.sortkey import sort_key
 from ktop.ui.render.view import LazyRows, TableSpec
+from ktop.ui.widgets.cell_render import CellRenderer, fits_fast_path
 
-MIN_WINDOW = 100
+MIN_WINDOW = 30
 """Rows of a long (lazy) list held by the table at least (before the table has a size)."""
 WINDOW_SCREENS = 3
 """A long list's table holds this many screens of rows: the rows on screen and twice as
@@ -61,6 +65,58 @@ class SnapshotTable(DataTable[Text]):
         self._rebuild_next = False
         """The rows on screen may differ from ``_shown_rows`` (the filter or the sort
         changed): the next :meth:`show` re-adds every row, even when none match."""
+        self._cells = CellRenderer()
+        self._by_position = not rows_only
+        """Rows that changed order or identity but not number are written over the rows
+        on screen, cell by cell, instead of clearing and re-adding every row (at 100,000
+        nodes a sorted list reorders every second). The DataTable's own row keys are then
+        those of the last rebuild: :attr:`row_keys` and :attr:`cursor_key` say which rows
+        are shown. Tables whose rows are chosen by key (``rows_only``) always rebuild."""
+
+    def _render_cell(
+        self,
+        row_index: int,
+        column_index: int,
+        base_style: Style,
+        width: int,
+        cursor: bool = False,
+        hover: bool = False,
+    ) -> list[list[Segment]]:
+        """A body cell of one line from :class:`CellRenderer` (same segments, remembered by
+        content); headers, labels, fixed and taller cells as the DataTable draws them.
+        """
+        padding = self.cell_padding
+        row_key = self._row_locations.get_key(row_index) if row_index >= 0 else None
+        row = self.rows.get(row_key) if row_key is not None else None
+        if row is None or column_index < self.fixed_columns or row_index < self.fixed_rows:
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        cells = self._get_row_renderables(row_index).cells
+        cell = cells[column_index] if column_index < len(cells) else None
+        if not isinstance(cell, Text) or not fits_fast_path(cell, width, padding, row.height):
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        # Not the DataTable's own cell cache: any change to the table empties that one,
+        # while this one keeps each cell's line until its text or its place changes.
+
+        def styles() -> tuple[Style, Style]:
+            component_style, post_style = self._get_styles_to_render_cell(
+                False,
+                False,
+                False,
+                hover,
+                cursor,
+                self.show_cursor,
+                self._show_hover_cursor,
+                self.cursor_foreground_priority == "css",
+                self.cursor_background_priority == "css",
+            )
+            meta = Style.from_meta({"row": row_index, "column": column_index})
+            return base_style + meta + component_style, post_style
+
+        # Everything the styles depend on: the cell's place, the row's style, the cursor,
+        # hover and focus (the component styles follow the theme: forget() on a change).
+        place = (row_index, column_index, base_style, cursor, hover, self.show_cursor,
+                 self._show_hover_cursor, self._pseudo_class_state)  # fmt: skip
+        return self._cells.line(self.app.console, cell, width, padding, place, styles)
 
     def show(self, spec: TableSpec) -> None:
         """Make the table show ``spec`` (filtered and sorted as asked)."""
@@ -81,8 +137,10 @@ class SnapshotTable(DataTable[Text]):
             self.total_rows = len(rows)
             rows = self._filtered_sorted(rows)
             self.matched, self.window_start = len(rows), 0
-        if not self._rebuild_next and tuple(rows) == tuple(self._shown_rows):
-            self._update_in_place(rows)
+        same_rows = tuple(rows) == tuple(self._shown_rows)
+        reordered = self._by_position and len(rows) == len(self._shown_rows)
+        if not self._rebuild_next and (same_rows or reordered):
+            self._update_by_position(rows)
         else:
             self._rebuild(rows)
             self._rebuild_next = False
@@ -136,10 +194,13 @@ class SnapshotTable(DataTable[Text]):
         return max(MIN_WINDOW, WINDOW_SCREENS * self.scrollable_content_region.height)
 
     def on_resize(self) -> None:
-        """A taller table holds more of a long list (the rows it shows, at least)."""
+        """A long list holds three screens of the table's new height (the rows it shows,
+        at least): more when it grew, fewer (none built in vain) when it shrank.
+        """
         lazy = self._spec is not None and self._spec.lazy is not None
-        if lazy and self._windowed and self.row_count < self.window_size:
+        if lazy and self._windowed and self.row_count != self.window_size:
             self._reshow()
+            self.post_message(self.WindowMoved())  # the title says which rows it holds
 
     @property
     def _windowed(self) -> bool:
@@ -191,18 +252,38 @@ class SnapshotTable(DataTable[Text]):
         else:
             super().action_scroll_bottom()
 
-    def _update_in_place(self, rows: dict[str, tuple[Text, ...]]) -> None:
-        for key, cells in rows.items():
-            old = self._shown_rows[key]
-            for column, new, before in zip(self._shown_columns, cells, old, strict=False):
-                if new != before:
-                    self.update_cell(key, column, new)
+    def _update_by_position(self, rows: dict[str, tuple[Text, ...]]) -> None:
+        """Write ``rows`` over the same number of rows on screen; the cursor follows its row
+        when that row is still shown.
+        """
+        cursor_key = self.cursor_key
+        widths = [column.content_width for column in self.ordered_columns]
+        for i, (cells, before) in enumerate(
+            zip(rows.values(), self._shown_rows.values(), strict=True)
+        ):
+            for j, (new, old) in enumerate(zip(cells, before, strict=False)):
+                if new != old:
+                    # A cell wider than its column widens it (as re-adding the row would);
+                    # asking for it on every cell would measure the whole column each time.
+                    wider = j < len(widths) and new.cell_len > widths[j]
+                    if wider:
+                        widths[j] = new.cell_len
+                    self.update_cell_at(Coordinate(i, j), new, update_width=wider)
         self._shown_rows = rows
+        if cursor_key is not None and cursor_key in rows:
+            index = list(rows).index(cursor_key)
+            if index != self.cursor_row:
+                self.move_cursor(row=index, animate=False)
+
+    @property
+    def cursor_key(self) -> str | None:
+        """The key of the row under the cursor (as the view names it), or None."""
+        if self._shown_rows and 0 <= self.cursor_row < len(self._shown_rows):
+            return list(self._shown_rows)[self.cursor_row]
+        return None
 
     def _rebuild(self, rows: dict[str, tuple[Text, ...]]) -> None:
-        cursor_key: str | None = None
-        if self._shown_rows and 0 <= self.cursor_row < len(self._shown_rows):
-            cursor_key = list(self._shown_rows)[self.cursor_row]
+        cursor_key = self.cursor_key
         cursor_row = self.cursor_row
         self.clear()
         for key, cells in rows.items():
@@ -268,6 +349,7 @@ class SnapshotTable(DataTable[Text]):
         self._shown_rows = {}
         self._order = None
         self._rebuild_next = True
+        self._cells.clear()
 
     def as_text(self, title: str = "") -> str:
         """The table as aligned plain text (what ``y`` copies): title, header, rows."""
@@ -283,7 +365,10 @@ class SnapshotTable(DataTable[Text]):
 
     def cell_text(self, row_key: str, column_key: str) -> str:
         """A cell's plain text (for tests and screen readers of the DOM)."""
-        value = self.get_cell(row_key, column_key)
+        if row_key not in self._shown_rows:
+            raise KeyError(row_key)
+        row = list(self._shown_rows).index(row_key)
+        value = self.get_cell_at(Coordinate(row, self._shown_columns.index(column_key)))
         return value.plain if isinstance(value, Text) else str(value)
 
     def column_text(self, column_key: str) -> list[str]:

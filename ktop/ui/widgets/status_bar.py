@@ -24,6 +24,7 @@ class StatusBar(Static):
         self._shown_frame: Frame | None = None
         self._shown_width = 0
         self._shown_text: Text | None = None
+        self._shown_lines = 0
         self.coarse = False
         """Low-bandwidth mode: the clock to the minute, coarse ages."""
 
@@ -43,8 +44,10 @@ class StatusBar(Static):
         lines += error_lines(frame.errors, width)
         text = Text("\n").join(lines)
         if text != self._shown_text:
-            self._shown_text = text
-            self.update(text)
+            # Its height is its line count: a layout pass only when that changes.
+            relayout = self._shown_text is None or len(lines) != self._shown_lines
+            self._shown_text, self._shown_lines = text, len(lines)
+            self.update(text, layout=relayout)
 
     def forget(self) -> None:
         """Render again on the next :meth:`show` (the theme changed)."""

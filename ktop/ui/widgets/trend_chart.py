@@ -23,8 +23,8 @@ class TrendChart(Vertical):
     """One signal over the chosen window, as wide as the screen.
 
     The line starts where the history does: with less history than the
-    window, the sparkline is narrower and right-aligned so that its columns
-    stay on the time axis.
+    window, the sparkline is narrower and right-aligned (blanks on its left)
+    so that its columns stay on the time axis.
     """
 
     def __init__(self, spec: ChartSpec, *, id: str | None = None, classes: str = "") -> None:
@@ -34,6 +34,7 @@ class TrendChart(Vertical):
         """What was drawn last (tests compare it with an independent computation)."""
         self.marks: dict[int, str] = {}
         """Column -> mark of the timeline events drawn under the line last."""
+        self._shown: dict[str, Text] = {}
 
     def compose(self) -> ComposeResult:
         """Title, the sparkline row, the axis."""
@@ -63,12 +64,13 @@ class TrendChart(Vertical):
         )
         if data.values:
             title.append(f" · {scale_of(self.spec.metric, data.values).words(self.spec.metric)}")
-        self.query_one(".chart-title", Static).update(title)
-        line = self.query_one(".chart-line", Static)
+        self._update(".chart-title", title)
         height = 2 if self.screen.has_class("-tall") else 1
-        line.styles.width = max(1, len(data.values))
-        line.update(Text("\n").join(spark_lines(self.spec.metric, data.values, height)))
-        line.display = bool(data.values)
+        # Right-aligned by blanks on its left: the line is always as wide as the chart, so
+        # a history that grows by a column a sample never asks for a layout pass.
+        blank = " " * max(0, width - len(data.values))
+        rows = [Text(blank) + row for row in spark_lines(self.spec.metric, data.values, height)]
+        self._update(".chart-line", Text("\n").join(rows) if data.values else Text(""))
         self.marks = (
             axis_marks(events, area, self.spec.metric, data.start, data.end, width)
             if area is not None
@@ -77,4 +79,18 @@ class TrendChart(Vertical):
         axis = Text(time_axis(data.start, data.end, width, self.marks), style="dim")
         for col in self.marks:
             axis.stylize("bold not dim", col, col + 1)
-        self.query_one(".chart-axis", Static).update(axis)
+        self._update(".chart-axis", axis)
+
+    def _update(self, selector: str, text: Text) -> None:
+        """Show ``text`` in one of the chart's lines unless it shows it already.
+
+        No layout pass: each line's height is fixed by the stylesheet (and the sparkline's
+        width by its style, set apart), so new text never moves anything.
+        """
+        if self._shown.get(selector) != text:
+            self._shown[selector] = text
+            self.query_one(selector, Static).update(text, layout=False)
+
+    def forget(self) -> None:
+        """Draw every line again on the next :meth:`show` (the theme changed)."""
+        self._shown.clear()

@@ -19,6 +19,7 @@ from typing import Any
 from benchmarks.scale import cluster, objects, tools
 from benchmarks.scale.api import JSON, PARTIAL, TABLE, Api
 from benchmarks.scale.cluster import LEASES, NODES, Renewer, log
+from ktop.lab import procs
 from ktop.sources.live.listwatch import ROWS_ONLY_PAGES
 from ktop.sources.live.options import LiveOptions
 from ktop.sources.live.reads import NODES as NODES_PATH
@@ -156,6 +157,43 @@ class NodeWatch:
         await self.api.close()
 
 
+SETTLE_CORES = 0.5
+"""The lab counts as settled for the probe when its components (etcd, apiservers,
+controller-manager, scheduler) together use less than this share of a core over
+:data:`SETTLE_WINDOW_S`, the Lease renewals going on."""
+SETTLE_WINDOW_S = 5.0
+SETTLE_TIMEOUT_S = 300.0
+"""How long to wait for a settled lab before the probe runs anyway (and says so)."""
+
+
+def lab_cpu_s(lab_dir: Path) -> float:
+    """CPU seconds so far of every running component of the lab."""
+    total = 0.0
+    for name, entry in procs.read_state(lab_dir)["components"].items():
+        if entry.get("pid") and procs.is_running(lab_dir, name):
+            with contextlib.suppress(OSError):
+                total += tools.proc_cpu_s(int(entry["pid"]))
+    return total
+
+
+async def settle(lab_dir: Path, nodes: NodeWatch) -> dict[str, float]:
+    """Wait until no node changed for :data:`QUIET_S` and the lab uses less than
+    :data:`SETTLE_CORES` (at most :data:`SETTLE_TIMEOUT_S`): a cluster at rest, not one
+    still absorbing the objects the benchmark just created (ktop's start measured right
+    after them took twice as long as on the same lab left alone). Returns the seconds
+    waited and the lab's share of a core in the last window.
+    """
+    t0 = time.monotonic()
+    cores = float("nan")
+    while time.monotonic() - t0 < SETTLE_TIMEOUT_S:
+        c0 = lab_cpu_s(lab_dir)
+        await asyncio.sleep(SETTLE_WINDOW_S)
+        cores = (lab_cpu_s(lab_dir) - c0) / SETTLE_WINDOW_S
+        if cores < SETTLE_CORES and time.monotonic() - nodes.last >= QUIET_S:
+            break
+    return {"settle_wait_s": time.monotonic() - t0, "lab_cores_at_probe": cores}
+
+
 def _load() -> float:
     return os.getloadavg()[0]
 
@@ -187,6 +225,13 @@ class SizeRun:
             if "kubectl" in self.o.tools:
                 await self._guard("kubectl get nodes -o json", self._kubectl())
             if "ktop" in self.o.tools:
+                watch = NodeWatch(Api(cluster.server(self.info, self.dir)))
+                watch.start()
+                try:
+                    self.out["probe_settle"] = await settle(self.dir, watch)
+                finally:
+                    await watch.stop()
+                log(f"lab settled for the probe: {self.out['probe_settle']}")
                 await self._guard("ktop", self._ktop_probe(renewer))
             await self._feeds(api, renewer)
             if "ktop (UI)" in self.o.tools:

@@ -287,3 +287,33 @@ def test_a_merge_names_the_rows_it_kept_with_their_labels_and_origin() -> None:
     assert kept_note(kept[:1], {**one_run, "merged": "..."}) == (
         "1,000 nodes with rack labels: from earlier runs"
     )
+
+
+def test_the_probe_waits_for_a_quiet_and_idle_lab(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Busy windows and a node just written keep it waiting; the first calm window after
+    the node watch's quiet spell ends the wait, whose figures are those of that window."""
+    import asyncio
+    import time
+
+    from benchmarks.scale import run
+
+    cores = [2.0, 1.5, 0.2, 0.2, 0.1]  # per window: the lab absorbing new objects, then calm
+    lab_cpu = [0.0]
+    windows: list[float] = []
+
+    class Watch:
+        last = time.monotonic()  # a node was written just now
+
+    async def window(seconds: float) -> None:  # the settle loop's only wait
+        lab_cpu[0] += cores[min(len(windows), len(cores) - 1)] * seconds
+        windows.append(seconds)
+        if len(windows) < 4:
+            Watch.last = time.monotonic()  # nodes still being written
+        else:
+            Watch.last = time.monotonic() - 2 * run.QUIET_S
+
+    monkeypatch.setattr(run, "lab_cpu_s", lambda _lab_dir: lab_cpu[0])
+    monkeypatch.setattr(asyncio, "sleep", window)
+    out = asyncio.run(run.settle(Path("."), Watch()))  # type: ignore[arg-type]
+    assert len(windows) == 4  # window 3 was calm but a node had just changed
+    assert out["lab_cores_at_probe"] == pytest.approx(0.2)

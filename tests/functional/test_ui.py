@@ -255,6 +255,7 @@ async def test_drill_tables_update_in_place_and_rebuild_on_new_keys() -> None:
         await pilot.pause()
         assert table.cell_text("zone-b", "ready") == "150/200"
         assert table.rebuilds == rebuilds  # same keys: update_cell only
+        assert "150/200" in screen_text(app)  # the changed row is drawn again, on screen
         hub.set(replace(snap, nodes=replace(snap.nodes, zones=zones[:2])), findings())
         app.pump()
         await pilot.pause()

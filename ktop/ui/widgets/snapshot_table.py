@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.cache import LRUCache
 from textual.coordinate import Coordinate
 from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import DataTable
+from textual.widgets._data_table import CellKey, RowKey
 
 from ktop.ui.render.sortkey import sort_key
 from ktop.ui.render.view import LazyRows, TableSpec
@@ -15,6 +20,8 @@ from ktop.ui.widgets.cell_render import CellRenderer, fits_fast_path
 
 MIN_WINDOW = 30
 """Rows of a long (lazy) list held by the table at least (before the table has a size)."""
+CACHE_LINES = 1024
+"""Drawn lines remembered per table (a few screens of a tall table, at a few widths)."""
 WINDOW_SCREENS = 3
 """A long list's table holds this many screens of rows: the rows on screen and twice as
 many again for the cursor (and the mouse wheel) to move through before the window moves.
@@ -66,12 +73,50 @@ class SnapshotTable(DataTable[Text]):
         """The rows on screen may differ from ``_shown_rows`` (the filter or the sort
         changed): the next :meth:`show` re-adds every row, even when none match."""
         self._cells = CellRenderer()
+        self._lines: LRUCache[tuple[object, ...], Strip] = LRUCache(CACHE_LINES)
+        """Drawn lines, kept until their row's cells, the table's layout, the cursor, hover
+        or focus change (the DataTable's own line cache is emptied by any change to any
+        cell, so every row on screen was drawn again when one cell changed)."""
+        self._generation = 0
+        """Bumped when rows are re-added, columns change width or the theme changes: every
+        line drawn before is then out of date."""
+        self._row_versions: list[int] = []
+        """Per row on screen: bumped when :meth:`_update_by_position` changes its cells."""
+        self._version = 0
         self._by_position = not rows_only
         """Rows that changed order or identity but not number are written over the rows
         on screen, cell by cell, instead of clearing and re-adding every row (at 100,000
         nodes a sorted list reorders every second). The DataTable's own row keys are then
         those of the last rebuild: :attr:`row_keys` and :attr:`cursor_key` say which rows
         are shown. Tables whose rows are chosen by key (``rows_only``) always rebuild."""
+
+    def _render_line(self, y: int, x1: int, x2: int, base_style: Style) -> Strip:
+        """A line of the table as the DataTable draws it, remembered (see ``_lines``)."""
+        try:
+            row_key, _offset = self._get_offsets(y)
+        except LookupError:
+            return super()._render_line(y, x1, x2, base_style)
+        index = None if row_key is self._header_row_key else self._row_locations.get(row_key)
+        versions = self._row_versions
+        version = versions[index] if index is not None and 0 <= index < len(versions) else -1
+        key = (self._generation, version, y, x1, x2, self.size.width, self.cursor_coordinate,
+               self.hover_coordinate, base_style, self.cursor_type, self.show_cursor,
+               self._show_hover_cursor, self._pseudo_class_state, self.zebra_stripes)  # fmt: skip
+        strip = self._lines.get(key)
+        if strip is None:
+            strip = super()._render_line(y, x1, x2, base_style)
+            self._lines[key] = strip
+        return strip
+
+    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
+        """Columns may change width (rows were added): every line is out of date."""
+        super()._update_dimensions(new_rows)
+        self._generation += 1
+
+    def _update_column_widths(self, updated_cells: set[CellKey]) -> None:
+        """Columns may change width (a wider cell): every line is out of date."""
+        super()._update_column_widths(updated_cells)
+        self._generation += 1
 
     def _render_cell(
         self,
@@ -261,6 +306,9 @@ class SnapshotTable(DataTable[Text]):
         for i, (cells, before) in enumerate(
             zip(rows.values(), self._shown_rows.values(), strict=True)
         ):
+            if cells != before and i < len(self._row_versions):
+                self._version += 1
+                self._row_versions[i] = self._version
             for j, (new, old) in enumerate(zip(cells, before, strict=False)):
                 if new != old:
                     # A cell wider than its column widens it (as re-adding the row would);
@@ -290,6 +338,8 @@ class SnapshotTable(DataTable[Text]):
             self.add_row(*cells, key=key)
         self._shown_rows = rows
         self.rebuilds += 1
+        self._generation += 1
+        self._row_versions = [0] * len(rows)
         if rows:
             index = list(rows).index(cursor_key) if cursor_key in rows else cursor_row
             self.move_cursor(row=min(index, len(rows) - 1), animate=False)
@@ -350,6 +400,8 @@ class SnapshotTable(DataTable[Text]):
         self._order = None
         self._rebuild_next = True
         self._cells.clear()
+        self._lines.clear()
+        self._generation += 1
 
     def as_text(self, title: str = "") -> str:
         """The table as aligned plain text (what ``y`` copies): title, header, rows."""

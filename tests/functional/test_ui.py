@@ -6,9 +6,11 @@ from dataclasses import replace
 
 import pytest
 from textual.binding import Binding
+from textual.pilot import Pilot
 from textual.strip import Strip
 
 from ktop.model.events import Area
+from ktop.model.snapshot_nodes import DomainRollup
 from ktop.ui.app import KtopApp
 from ktop.ui.screens.drill import DrillScreen
 from ktop.ui.screens.findings import FindingsScreen
@@ -239,6 +241,16 @@ async def test_an_older_age_redraws_a_panels_border_not_its_lines() -> None:
         assert "<5s" not in screen_text(app) and "10s" in screen_text(app)
 
 
+async def show_zones(
+    hub: StaticHub, app: KtopApp, pilot: Pilot[None], zones: tuple[DomainRollup, ...]
+) -> None:
+    """Publish the busy snapshot, one second later, with these zones; wait until shown."""
+    snap = busy_snapshot(seq=2, at=AT + 1)
+    hub.set(replace(snap, nodes=replace(snap.nodes, zones=zones)), findings())
+    app.pump()
+    await pilot.pause()
+
+
 async def test_drill_tables_update_in_place_and_rebuild_on_new_keys() -> None:
     hub = StaticHub(busy_snapshot(), findings())
     app = KtopApp(hub, refresh_s=3600)
@@ -247,18 +259,13 @@ async def test_drill_tables_update_in_place_and_rebuild_on_new_keys() -> None:
         await pilot.pause()
         table = drill(app, Area.NODES).table("zones")
         rebuilds = table.rebuilds
-        snap = busy_snapshot(seq=2, at=AT + 1)
-        zone = replace(snap.nodes.zones[1], ready=150, not_ready=50)
-        zones = (snap.nodes.zones[0], zone, snap.nodes.zones[2])
-        hub.set(replace(snap, nodes=replace(snap.nodes, zones=zones)), findings())
-        app.pump()
-        await pilot.pause()
+        zones = busy_snapshot().nodes.zones
+        zones = (zones[0], replace(zones[1], ready=150, not_ready=50), zones[2])
+        await show_zones(hub, app, pilot, zones)
         assert table.cell_text("zone-b", "ready") == "150/200"
         assert table.rebuilds == rebuilds  # same keys: update_cell only
         assert "150/200" in screen_text(app)  # the changed row is drawn again, on screen
-        hub.set(replace(snap, nodes=replace(snap.nodes, zones=zones[:2])), findings())
-        app.pump()
-        await pilot.pause()
+        await show_zones(hub, app, pilot, zones[:2])
         assert table.row_keys == ["zone-a", "zone-b"]
         assert table.rebuilds == rebuilds + 1
 
@@ -279,11 +286,8 @@ async def test_reordered_rows_are_written_over_the_rows_on_screen() -> None:
         first = table.row_keys[0]
         assert table.cursor_key == first
         rebuilds = table.rebuilds
-        snap = busy_snapshot(seq=2, at=AT + 1)
-        reordered = tuple(reversed(snap.nodes.zones))
-        hub.set(replace(snap, nodes=replace(snap.nodes, zones=reordered)), findings())
-        app.pump()
-        await pilot.pause()
+        reordered = tuple(reversed(busy_snapshot().nodes.zones))
+        await show_zones(hub, app, pilot, reordered)
         assert table.row_keys == list(reversed(before))
         assert table.rebuilds == rebuilds
         assert {key: table.cell_text(key, "ready") for key in table.row_keys} == before

@@ -286,6 +286,14 @@ def pure_table(results: Results) -> str:
             "publish: snapshot + findings (ms; on the UI loop before, in a worker thread now)",
             "{:.1f}",
         ),
+        "publish_history_1min_ms": (
+            "publish with triage and timeline, 1,000 nodes, a minute of history (ms)",
+            "{:.1f}",
+        ),
+        "publish_history_1h_ms": (
+            "the same with an hour of history (ms)",
+            "{:.1f}",
+        ),
         "ui_rss_mb_100k": ("resident memory, UI on 100,000 simulated nodes (MB)", "{:.0f}"),
         "parse_mb_per_s": ("apiserver exposition parse (MB/s of text)", "{:.1f}"),
         "parse_ms": ("real 3.1 MB apiserver /metrics parsed (ms)", "{:.0f}"),

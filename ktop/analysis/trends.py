@@ -17,10 +17,12 @@ analysis layer. Nothing here is computed in the UI.
 
 from __future__ import annotations
 
+import operator
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from itertools import repeat
 
 from ktop.model.history import HistoryView, Point
 from ktop.model.reading import split_key
@@ -70,17 +72,27 @@ def baseline(
     """
     end = now - exclude_recent_s
     quiet = [(t, v) for t, v in points if t <= end]
-    if len(quiet) < max(1, min_points):
+    if not quiet:
         return None
-    values = [v for _, v in quiet]
+    return _baseline_of([v for _, v in quiet], quiet[0][0], quiet[-1][0], min_points)
+
+
+def _baseline_of(values: list[float], start: float, end: float, min_points: int) -> Baseline | None:
+    """Median and scaled MAD of ``values`` (the quiet window ``start``..``end``)."""
+    if len(values) < max(1, min_points):
+        return None
     med = statistics.median(values)
-    mad = statistics.median(abs(v - med) for v in values)
-    return Baseline(med, mad * MAD_SCALE, len(values), quiet[0][0], quiet[-1][0])
+    mad = statistics.median(map(abs, map(operator.sub, values, repeat(med))))
+    return Baseline(med, mad * MAD_SCALE, len(values), start, end)
 
 
 def signal_baseline(view: HistoryView, signal_key: str, now: float) -> Baseline | None:
-    """:func:`baseline` of one signal of a snapshot's history."""
-    return baseline(view.points(signal_key), now)
+    """:func:`baseline` of one signal of a snapshot's history (read without building its
+    points, from values mostly sorted already: an hour of history is read for every
+    published snapshot, and sorting sorted values is one pass).
+    """
+    values, start, end = view.sorted_until(signal_key, now - BASELINE_MIN_AGE_S)
+    return _baseline_of(values, start, end, MIN_BASELINE_POINTS)
 
 
 class Direction(StrEnum):
@@ -146,9 +158,21 @@ def trend(
 
 
 def signal_trend(view: HistoryView, signal_key: str, threshold: float) -> Trend:
-    """:func:`trend` of one signal of a history, worse in the direction its spec says."""
-    spec = BY_METRIC[split_key(signal_key)[0]]
-    return trend(view.points(signal_key), threshold=threshold, higher_is_worse=spec.higher_is_worse)
+    """:func:`trend` of one signal of a history, worse in the direction its spec says.
+
+    Reads the last two ``recent_s`` windows first; the whole history only when the
+    breach runs back past them (where it started is then further back).
+    """
+    worse = BY_METRIC[split_key(signal_key)[0]].higher_is_worse
+    last = view.last_at
+    if last is not None:
+        tail = view.points(signal_key, since=last - 2 * DEFAULT_RECENT_S - view.step_s)
+        if tail:
+            t = trend(tail, threshold=threshold, higher_is_worse=worse)
+            whole = tail[0][0] <= tail[-1][0] - 2 * DEFAULT_RECENT_S
+            if whole and (t.since is None or t.since > tail[0][0]):
+                return t
+    return trend(view.points(signal_key), threshold=threshold, higher_is_worse=worse)
 
 
 DIRECTION_WORDS: dict[Direction, str] = {

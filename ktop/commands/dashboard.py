@@ -9,6 +9,7 @@ import tempfile
 from typing import Any
 
 from ktop.compose import KindCluster, Live, OpenedSource, SourcePlan, live_options, with_source
+from ktop.gc_policy import Collector
 from ktop.record.rotating import Retention, RotatingRecorder
 from ktop.scrub import Secrets
 
@@ -71,6 +72,8 @@ def run_dashboard(
 
         private = None if args.record_dir or opened.replay is not None else _private_dir()
         always_on = always_on_recorder(args, opened, private.name if private else None)
+        collector = Collector()
+        collector.install()
         app = KtopApp(
             opened.hub,
             [opened.source],
@@ -78,10 +81,12 @@ def run_dashboard(
             replay=opened.replay,
             always_on=always_on,
             always_on_shown=bool(args.record_dir),
+            collector=collector,
         )
         try:
             await app.run_async()
         finally:
+            collector.uninstall()
             if app.rec.rewinder is not None:
                 app.rec.rewinder.close()
             if always_on is not None:

@@ -21,7 +21,9 @@ floats and strings (``None`` where a signal had no value), and
 from __future__ import annotations
 
 import math
+import threading
 from array import array
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +47,26 @@ class Chunk:
 
     times: array[float]
     values: Mapping[str, array[float]]
+    _known: dict[str, tuple[array[float], array[float]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """Per signal key, the times and values of its known points (NaN left out), made on
+    first read and kept: the chunk never changes, and a history of an hour is read for
+    every published snapshot (baselines, trends)."""
+
+    def known(self, signal_key: str) -> tuple[array[float], array[float]]:
+        """The times and values of one signal's points in this chunk (NaN left out)."""
+        hit = self._known.get(signal_key)
+        if hit is None:
+            vals = self.values.get(signal_key)
+            times, kept = array("d"), array("d")
+            if vals is not None:
+                for t, v in zip(self.times, vals, strict=False):
+                    if not math.isnan(v):
+                        times.append(t)
+                        kept.append(v)
+            hit = self._known[signal_key] = (times, kept)
+        return hit
 
     def nbytes(self) -> int:
         """Bytes held by the arrays."""
@@ -91,13 +113,91 @@ class HistoryView:
         """The ``(time, value)`` points of one signal at or after ``since``, oldest first."""
         out: list[Point] = []
         for c in self.chunks:
-            vals = c.values.get(signal_key)
-            if vals is None or not len(c.times) or c.times[-1] < since:
+            if signal_key not in c.values or not len(c.times) or c.times[-1] < since:
                 continue
-            for t, v in zip(c.times, vals, strict=False):
-                if t >= since and not math.isnan(v):
-                    out.append((t, v))
+            times, vals = c.known(signal_key)
+            if not len(times):
+                continue
+            if times[0] >= since:
+                out.extend(zip(times, vals, strict=True))
+            else:
+                i = bisect_left(times, since)
+                out.extend(zip(times[i:], vals[i:], strict=True))
         return tuple(out)
+
+    def sorted_until(self, signal_key: str, end: float) -> tuple[list[float], float, float]:
+        """:meth:`values_until`, its values sorted. The chunks wholly at or before ``end``
+        are sorted once (:data:`_SORTED`, until a chunk is sealed or dropped: about once a
+        minute) and the few points after them are inserted in a copy.
+        """
+        whole: list[Chunk] = []
+        for c in self.chunks:
+            if not len(c.times) or c.times[-1] > end:
+                break
+            whole.append(c)
+        prefix = self._sorted_prefix(signal_key, whole)
+        out = list(prefix.values)
+        first = last = _NAN
+        for c in self.chunks[: len(whole)]:  # the first and last known times of the run
+            times = c.known(signal_key)[0]
+            if len(times):
+                first = times[0] if math.isnan(first) else first
+                last = times[-1]
+        if len(whole) < len(self.chunks):  # the chunk the end falls in, up to the end
+            times, vals = self.chunks[len(whole)].known(signal_key)
+            n = bisect_right(times, end)
+            for v in vals[:n]:
+                insort(out, v)
+            if n:
+                first = times[0] if math.isnan(first) else first
+                last = times[n - 1]
+        return out, first, last
+
+    @staticmethod
+    def _sorted_prefix(signal_key: str, whole: list[Chunk]) -> _SortedPrefix:
+        with _SORTED_LOCK:
+            hit = _SORTED.get(signal_key)
+        if (
+            hit is not None
+            and whole
+            and hit.first is whole[0]
+            and hit.last is whole[-1]
+            and hit.chunks == len(whole)
+        ):
+            return hit
+        values: list[float] = []
+        for c in whole:
+            values.extend(c.known(signal_key)[1])
+        values.sort()
+        first, last = (whole[0], whole[-1]) if whole else (None, None)
+        made = _SortedPrefix(first, last, len(whole), len(values), values)
+        with _SORTED_LOCK:
+            _SORTED[signal_key] = made
+        return made
+
+    def values_until(self, signal_key: str, end: float) -> tuple[list[float], float, float]:
+        """The values of one signal's points at or before ``end``, oldest first, with the
+        times of the first and last of them (NaN when there is none).
+        """
+        out: list[float] = []
+        first = last = _NAN
+        for c in self.chunks:
+            if signal_key not in c.values or not len(c.times):
+                continue
+            if c.times[0] > end:
+                break
+            times, vals = c.known(signal_key)
+            if not len(times):
+                continue
+            n = len(times) if times[-1] <= end else bisect_right(times, end)
+            if n:
+                if not out:
+                    first = times[0]
+                out.extend(vals[:n])
+                last = times[n - 1]
+            if n < len(times):
+                break
+        return out, first, last
 
     def latest(self, signal_key: str) -> float | None:
         """The newest value of a signal, or None."""
@@ -110,6 +210,23 @@ class HistoryView:
 
 
 EMPTY_HISTORY = HistoryView()
+
+
+@dataclass(frozen=True, slots=True)
+class _SortedPrefix:
+    """One signal's values over a run of whole chunks, sorted (never modified)."""
+
+    first: Chunk | None
+    last: Chunk | None
+    chunks: int
+    count: int
+    values: list[float]
+
+
+_SORTED: dict[str, _SortedPrefix] = {}
+"""Per signal key, the latest sorted run of whole chunks a baseline read (one per key:
+about 30 KB for an hour of one signal; held chunks keep their ids from being reused)."""
+_SORTED_LOCK = threading.Lock()
 
 
 @dataclass(slots=True)

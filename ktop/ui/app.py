@@ -17,6 +17,7 @@ from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
 from ktop.config import user_themes_dir
+from ktop.gc_policy import Collector
 from ktop.hub import Hub, Published
 from ktop.model.events import Area
 from ktop.record.rotating import RotatingRecorder
@@ -149,9 +150,13 @@ class KtopApp(App[None]):
         record_dir: str = ".",
         always_on: RotatingRecorder | None = None,
         always_on_shown: bool = True,
+        collector: Collector | None = None,
     ) -> None:
         super().__init__()
         self.hub = hub
+        self.collector = collector
+        """Full garbage collections on the refresh timer (the dashboard's process sets one
+        up; an app in a test leaves Python's own)."""
         hub.triage_on_publish = True  # every screen's first line is the diagnosis
         self.sources = tuple(sources)
         self.rec = RecordingControls(
@@ -284,6 +289,8 @@ class KtopApp(App[None]):
         """
         # A screen pushed while the thread ran may not have its widgets yet: show after the
         # next refresh, as screens do on mount.
+        if self.collector is not None:
+            self.collector.tick()
         if self.hub.only_time_passed and self._idle_skipped < IDLE_EVERY - 1:
             self._idle_skipped += 1
             self.present(None, show=self._show_after_refresh)  # the banner, if it changed

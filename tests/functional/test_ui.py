@@ -9,6 +9,7 @@ from textual.binding import Binding
 from textual.pilot import Pilot
 from textual.strip import Strip
 
+from ktop.gc_policy import Collector
 from ktop.model.events import Area
 from ktop.model.snapshot_nodes import DomainRollup
 from ktop.ui.app import KtopApp
@@ -315,3 +316,16 @@ async def test_empty_hub_shows_unknown_with_reasons() -> None:
         sched = drill(app, Area.SCHEDULER)
         assert "scheduler: unknown — pending-pods not read by this source" in sched.header_text
         assert sched.table("waits").cell_text("gated", "pods") == "?"
+
+
+async def test_the_refresh_timer_runs_the_full_garbage_collections_when_due() -> None:
+    now = [0.0]
+    collector = Collector(every_s=300.0, clock=lambda: now[0])
+    app = KtopApp(StaticHub(busy_snapshot(), findings()), refresh_s=3600, collector=collector)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.pump_off_loop()
+        assert collector.collections == 0
+        now[0] = 300.0
+        await app.pump_off_loop()
+        await pilot.pause()
+        assert collector.collections == 1

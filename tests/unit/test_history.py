@@ -202,3 +202,54 @@ def test_a_snapshot_reads_the_history_and_only_observing_adds_a_frame() -> None:
     after = list(model.history.frames())
     assert after[:3] == frames and len(after) == 4 and after[-1][0] == model.now
     assert observed.history == model.history.view()
+
+
+def naive_points(h: History, key: str, since: float = -math.inf) -> list[tuple[float, float]]:
+    """Every frame's value of ``key`` at or after ``since``, from the frames themselves."""
+    return [(t, row[key]) for t, row in h.frames() if key in row and t >= since]
+
+
+frames_with_gaps = st.lists(
+    st.tuples(st.integers(1, 3), st.one_of(st.none(), st.floats(-1e6, 1e6, width=32))),
+    min_size=0,
+    max_size=3 * CHUNK_FRAMES,
+)
+
+
+@given(frames_with_gaps, st.floats(-10, 4 * CHUNK_FRAMES), st.floats(-10, 4 * CHUNK_FRAMES))
+def test_points_and_values_until_read_what_the_frames_hold(
+    rows: list[tuple[int, float | None]], since: float, end: float
+) -> None:
+    """Points kept per chunk and read again give what a pass over every frame gives, at
+    any cut, with gaps (a frame without the key) and with frames of other keys only."""
+    h = History(retention_s=3600)
+    t = T0
+    for step, v in rows:
+        t += step
+        h.record(t, {"other|": 1.0} if v is None else {"k|": v, "other|": 1.0})
+    view = h.view()
+    for _ in range(2):  # the second read comes from what the chunks kept
+        assert list(view.points("k|", T0 + since)) == naive_points(h, "k|", T0 + since)
+        values, first, last = view.values_until("k|", T0 + end)
+        quiet = [(t, v) for t, v in naive_points(h, "k|") if t <= T0 + end]
+        assert values == [v for _, v in quiet]
+        ordered, *ends = view.sorted_until("k|", T0 + end)
+        assert (ordered == sorted(values) and ends == [first, last]) or math.isnan(first)
+        if quiet:
+            assert (first, last) == (quiet[0][0], quiet[-1][0])
+        else:
+            assert math.isnan(first) and math.isnan(last)
+
+
+def test_sorted_values_follow_a_growing_history() -> None:
+    """The sorted whole chunks are remembered from one view to the next: each view still
+    gives its own values, as chunks are sealed and the oldest dropped."""
+    h = History(retention_s=3 * CHUNK_FRAMES)
+    for i in range(6 * CHUNK_FRAMES):
+        h.record(T0 + i, {"k|": float((i * 7919) % 101)})
+        if i % 11:
+            continue
+        view = h.view()
+        end = T0 + i - 30
+        quiet = [v for t, v in naive_points(h, "k|") if t <= end]
+        assert view.sorted_until("k|", end)[0] == sorted(quiet)

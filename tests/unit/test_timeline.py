@@ -25,7 +25,7 @@ from ktop.analysis.triage.timeline_scan import _scan_points, scan
 from ktop.hub import Hub
 from ktop.model.events import Area
 from ktop.model.grading import Severity
-from ktop.model.history import Chunk, HistoryView
+from ktop.model.history import CHUNK_FRAMES, Chunk, History, HistoryView
 from ktop.model.signals import BY_METRIC
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_nodes import ZoneState
@@ -284,3 +284,20 @@ def test_a_chart_marks_its_own_area_its_reading_s_crossings_and_the_markers() ->
     marks = axis_marks(events, Area.ETCD, "etcd.commit_p99_s", 1_000.0, 1_300.0, 30)
     # one column per 10 s: the leader at 3, the commit crossing at 9, the marker at 15
     assert marks == {3: "L", 9: "!", 15: "M"}
+
+
+def test_scans_of_a_growing_history_follow_its_sealed_chunks() -> None:
+    """The joined sealed chunks are remembered from one view to the next: each view's scan
+    is still one pass over its own points, as chunks are sealed and the oldest dropped."""
+    metric = "nodes.unhealthy"
+    h = History(retention_s=4 * CHUNK_FRAMES, step_s=1.0)
+    for i in range(7 * CHUNK_FRAMES + 13):
+        h.record(1_000.0 + i, {f"{metric}|x": float((i // 7) % 3)})
+        if i % 17:
+            continue
+        view = h.view()
+        joined = scan(view)[f"{metric}|x"]
+        whole = _scan_points(metric, view.points(f"{metric}|x"))
+        assert (joined.first, joined.last, joined.changes) == (
+            whole.first, whole.last, whole.changes
+        )  # fmt: skip

@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ktop.analysis.rules import evaluate
-from ktop.analysis.trends import Direction, baseline, trend
+from ktop.analysis.trends import Direction, baseline, signal_baseline, signal_trend, trend
 from ktop.model.events import PodWait
 from ktop.model.history import History
-from ktop.model.signals import read_signals
+from ktop.model.signals import BY_METRIC, read_signals
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_nodes import MetricsOnlyNodes, ZoneHealth, ZoneState
 from ktop.model.values import Val
@@ -125,3 +127,31 @@ def test_findings_that_now_have_a_history(
 
 def test_metrics_only_zones_have_a_history() -> None:
     assert read_signals(_metrics_only(3))["nodes.unhealthy|zone-a"] == 3
+
+
+@given(
+    st.lists(st.tuples(st.floats(0, 100, width=32), st.integers(1, 150)), min_size=1, max_size=6),
+    st.floats(0, 100),
+    st.sampled_from(["api.cpu_cores|a", "sched.bindings_per_s|"]),
+    st.integers(0, 400),
+)
+def test_a_history_signal_reads_as_its_whole_list_of_points(
+    runs: list[tuple[float, int]], threshold: float, key: str, gap_at: int
+) -> None:
+    """signal_trend and signal_baseline read the history without its whole list of points
+    when they can; they give what trend and baseline give on that list (runs of one value:
+    breaches that began long ago, or within the last two minutes)."""
+    values = [v for v, n in runs for _ in range(n)]
+    h = History(retention_s=3600)
+    for i, v in enumerate(values):
+        h.record(T0 + i, {key: v} if i != gap_at else {"other|": 1.0})
+    view = h.view()
+    points = view.points(key)
+    if not points:
+        return
+    worse = BY_METRIC[key.partition("|")[0]].higher_is_worse
+    assert signal_trend(view, key, threshold) == trend(
+        points, threshold=threshold, higher_is_worse=worse
+    )
+    now = T0 + len(values)
+    assert signal_baseline(view, key, now) == baseline(points, now)

@@ -119,13 +119,38 @@ def _join(a: KeyScan, b: KeyScan, metric: str) -> KeyScan:
     )
 
 
+def _join_into(out: dict[str, KeyScan], part: dict[str, KeyScan]) -> None:
+    for k, s in part.items():
+        prev = out.get(k)
+        out[k] = s if prev is None else _join(prev, s, split_key(k)[0])
+
+
+_PREFIX: list[tuple[tuple[Chunk, ...], dict[str, KeyScan]]] = []
+"""The last join of a view's sealed chunks (they change once a chunk is sealed, about
+once a minute): the chunks, held, and their joined summaries (never modified)."""
+
+
+def _sealed_prefix(sealed: tuple[Chunk, ...]) -> dict[str, KeyScan]:
+    with _LOCK:
+        hit = _PREFIX[0] if _PREFIX else None
+    if (
+        hit is not None
+        and len(hit[0]) == len(sealed)
+        and all(a is b for a, b in zip(hit[0], sealed, strict=True))
+    ):
+        return hit[1]
+    out: dict[str, KeyScan] = {}
+    for chunk in sealed:
+        _join_into(out, _sealed_scan(chunk))
+    with _LOCK:
+        _PREFIX[:] = [(sealed, out)]
+    return out
+
+
 def scan(view: HistoryView) -> dict[str, KeyScan]:
     """Every key's summary over the whole view (the last chunk is the open one)."""
-    out: dict[str, KeyScan] = {}
-    n = len(view.chunks)
-    for i, chunk in enumerate(view.chunks):
-        part = _sealed_scan(chunk) if i < n - 1 else scan_chunk(chunk)
-        for k, s in part.items():
-            prev = out.get(k)
-            out[k] = s if prev is None else _join(prev, s, split_key(k)[0])
+    if not view.chunks:
+        return {}
+    out = dict(_sealed_prefix(view.chunks[:-1]))
+    _join_into(out, scan_chunk(view.chunks[-1]))
     return out

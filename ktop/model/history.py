@@ -126,9 +126,10 @@ class HistoryView:
         return tuple(out)
 
     def sorted_until(self, signal_key: str, end: float) -> tuple[list[float], float, float]:
-        """:meth:`values_until`, its values sorted. The chunks wholly at or before ``end``
-        are sorted once (:data:`_SORTED`, until a chunk is sealed or dropped: about once a
-        minute) and the few points after them are inserted in a copy.
+        """The values of one signal's points at or before ``end``, sorted, with the times
+        of the first and last of them (NaN when there is none). The chunks wholly at or
+        before ``end`` are sorted once (:data:`_SORTED`, until a chunk is sealed or
+        dropped: about once a minute) and the few points after them are inserted in a copy.
         """
         whole: list[Chunk] = []
         for c in self.chunks:
@@ -137,12 +138,7 @@ class HistoryView:
             whole.append(c)
         prefix = self._sorted_prefix(signal_key, whole)
         out = list(prefix.values)
-        first = last = _NAN
-        for c in self.chunks[: len(whole)]:  # the first and last known times of the run
-            times = c.known(signal_key)[0]
-            if len(times):
-                first = times[0] if math.isnan(first) else first
-                last = times[-1]
+        first, last = prefix.first_at, prefix.last_at
         if len(whole) < len(self.chunks):  # the chunk the end falls in, up to the end
             times, vals = self.chunks[len(whole)].known(signal_key)
             n = bisect_right(times, end)
@@ -166,38 +162,19 @@ class HistoryView:
         ):
             return hit
         values: list[float] = []
+        first_at = last_at = _NAN
         for c in whole:
-            values.extend(c.known(signal_key)[1])
+            times, vals = c.known(signal_key)
+            if len(times):
+                first_at = times[0] if math.isnan(first_at) else first_at
+                last_at = times[-1]
+                values.extend(vals)
         values.sort()
         first, last = (whole[0], whole[-1]) if whole else (None, None)
-        made = _SortedPrefix(first, last, len(whole), len(values), values)
+        made = _SortedPrefix(first, last, len(whole), values, first_at, last_at)
         with _SORTED_LOCK:
             _SORTED[signal_key] = made
         return made
-
-    def values_until(self, signal_key: str, end: float) -> tuple[list[float], float, float]:
-        """The values of one signal's points at or before ``end``, oldest first, with the
-        times of the first and last of them (NaN when there is none).
-        """
-        out: list[float] = []
-        first = last = _NAN
-        for c in self.chunks:
-            if signal_key not in c.values or not len(c.times):
-                continue
-            if c.times[0] > end:
-                break
-            times, vals = c.known(signal_key)
-            if not len(times):
-                continue
-            n = len(times) if times[-1] <= end else bisect_right(times, end)
-            if n:
-                if not out:
-                    first = times[0]
-                out.extend(vals[:n])
-                last = times[n - 1]
-            if n < len(times):
-                break
-        return out, first, last
 
     def latest(self, signal_key: str) -> float | None:
         """The newest value of a signal, or None."""
@@ -219,8 +196,10 @@ class _SortedPrefix:
     first: Chunk | None
     last: Chunk | None
     chunks: int
-    count: int
     values: list[float]
+    first_at: float
+    """The time of the run's first known point (NaN when it has none)."""
+    last_at: float
 
 
 _SORTED: dict[str, _SortedPrefix] = {}

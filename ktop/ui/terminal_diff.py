@@ -93,6 +93,10 @@ class ScreenDiff:
             kind = m.lastgroup
             if kind == "text":
                 run = m.group("text")
+                if pending and len(run) > 1:
+                    # the shadow must hold what this write put before the run: a cell
+                    # still pending may be one the run writes again
+                    out_pos = self._flush(out, pending, out_pos)
                 if self._unchanged_run(y, x, run):
                     # the common case of a repainted widget: nothing to compare cell by
                     # cell; its last cell stays pending (a combining mark may follow)

@@ -203,14 +203,16 @@ def scheduler(s: ClusterSnapshot) -> Iterator[Finding]:
         yield _f("KT-SCHED-010", Severity.UNKNOWN, f"pending pods unknown: {sc.pods_reason}")
     if sc.metrics_reason:
         yield _f("KT-SCHED-010", Severity.UNKNOWN, f"scheduler metrics: {sc.metrics_reason}")
-    n = sc.pending_by_wait.get(PodWait.UNSCHEDULABLE, 0)
+    n = sc.unschedulable()
     if sc.reasons and (sev := c.SCHED_UNSCHEDULABLE.grade(max(n, sc.reasons[0].pods))):
         top = sc.reasons[0]
+        about = "about " if sc.unschedulable_estimated else ""
+        of_read = " of the pods read whole" if sc.unschedulable_estimated else ""
         yield _f(
             "KT-SCHED-001",
             sev,
-            f"{counted(n, 'pod')} unschedulable; top reason: {top.reason} "
-            f"({counted(top.pods, 'pod')})",
+            f"{about}{counted(n, 'pod')} unschedulable; top reason: {top.reason} "
+            f"({counted(top.pods, 'pod')}{of_read})",
             *(
                 f"{r.reason}: {counted(r.pods, 'pod')}, e.g. {', '.join(r.sample_pods)}"
                 for r in sc.reasons[:5]

@@ -6,7 +6,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
-from ktop.model.events import PendingPodRecord, PodWait, QuotaRecord, WarningEvent
+from ktop.model.events import PendingPodRecord, PodWait, QuotaRecord, WarningEvent, is_row
 from ktop.model.failed_scheduling import SchedulingFailure, parse_failed_scheduling, reason_key
 from ktop.model.pod_starts import StartWarnings
 from ktop.model.series import TargetSeries
@@ -189,4 +189,5 @@ def build_scheduler(
         start_failures=pending.starts.group(pods, now, zone_of or (lambda _node: "")),
         events_known=events_known,
         pending_pods=pending.listed(),
+        pending_rows=sum(1 for p in pods if is_row(p.namespace)),
     )

@@ -41,6 +41,7 @@ from ktop.model.feeds import (
     FEED_SLO_DAY,
 )
 from ktop.model.object_events import (
+    ROW_NAMESPACE,
     ApiserverIdentities,
     LeaseRenewed,
     LeasesSampled,
@@ -56,6 +57,8 @@ from ktop.model.object_events import (
     QuotaUpserted,
     Readiness,
     WarningEvent,
+    is_row,
+    row_namespace,
 )
 from ktop.model.scrape_events import (
     ApfDumpFailed,
@@ -137,6 +140,7 @@ __all__ = [
     "FEED_SLO_DAY",
     "LOAD_BALANCED",
     "PACE_BEHIND_RATIO",
+    "ROW_NAMESPACE",
     "ApfDumpFailed",
     "ApfDumpRead",
     "ApfLevelDump",
@@ -179,4 +183,6 @@ __all__ = [
     "Target",
     "TargetGone",
     "WarningEvent",
+    "is_row",
+    "row_namespace",
 ]

@@ -94,6 +94,26 @@ class PodWait(StrEnum):
     """Held by scheduling gates (quota or queue admission, e.g. Kueue)."""
     BOUND_NOT_STARTED = "bound-not-started"
     """Bound to a node but still Pending (image pull, volumes, sandbox...)."""
+    NOT_BOUND = "not-bound"
+    """Not bound to a node, and whether the scheduler tried is not read: the pod was
+    listed as a Table row without its object (past the first page of a long list of
+    pending pods), which says neither its PodScheduled condition nor its message."""
+
+
+ROW_NAMESPACE = "?"
+"""The namespace of a pending pod listed as a Table row without its object (a row names
+the pod, not its namespace); the n-th row of the same name in a list is ``?n`` (n > 1),
+so that rows of one name in several namespaces stay apart."""
+
+
+def row_namespace(ordinal: int) -> str:
+    """:data:`ROW_NAMESPACE` for the ``ordinal``-th row (from 1) of a name in a list."""
+    return ROW_NAMESPACE if ordinal <= 1 else f"{ROW_NAMESPACE}{ordinal}"
+
+
+def is_row(namespace: str) -> bool:
+    """Whether a pending pod's namespace is :func:`row_namespace`'s (its object not read)."""
+    return namespace.startswith(ROW_NAMESPACE)
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,9 +94,33 @@ class SchedulerSnapshot:
     """Set in metrics-only mode: per-plugin counts instead of the pods' own messages."""
     pending_pods: tuple[PendingPodRecord, ...] = ()
     """Every Pending pod seen through the API, the oldest first (shared, not copied)."""
+    pending_rows: int = 0
+    """Pending pods listed as Table rows without their objects (a long list past its first
+    page): their wait class is one of gated, bound-not-started or not-bound, their
+    namespace and PodScheduled message are not read, so the reasons are those of the pods
+    read whole."""
     bindings_per_s: Val = NO_APISERVER_METRICS
     """Pods bound per second, as the apiservers count them (``POST pods/binding`` answered
     201): the scheduler's throughput, readable where the scheduler itself is not."""
+
+    def unschedulable(self) -> int:
+        """Unschedulable pods: counted when every unbound pod was read whole; else the
+        count among those read whole plus the not-bound rows in the same proportion (the
+        pods read whole are the list's first page: a sample, not a choice).
+        """
+        n = self.pending_by_wait.get(PodWait.UNSCHEDULABLE, 0)
+        rows = self.pending_by_wait.get(PodWait.NOT_BOUND, 0)
+        if not rows or not n:
+            return n
+        unbound_read = n + sum(
+            self.pending_by_wait.get(w, 0) for w in (PodWait.SCHEDULER_ERROR, PodWait.NOT_ATTEMPTED)
+        )
+        return n + round(rows * n / unbound_read)
+
+    @property
+    def unschedulable_estimated(self) -> bool:
+        """Whether :meth:`unschedulable` is an estimate (not-bound rows were not read)."""
+        return bool(self.pending_by_wait.get(PodWait.NOT_BOUND, 0))
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,11 +6,19 @@ rack, namespace) and never keep the object itself.
 
 from __future__ import annotations
 
+import re
 import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from ktop.model.events import NodeRecord, PendingPodRecord, PodWait, QuotaRecord, Readiness
+from ktop.model.events import (
+    NodeRecord,
+    PendingPodRecord,
+    PodWait,
+    QuotaRecord,
+    Readiness,
+    row_namespace,
+)
 
 # In the order the node lifecycle controller reads them (GetZoneKey): the beta label
 # first, so that zones group exactly as the controller groups them.
@@ -169,6 +177,48 @@ def pending_pod_record(obj: dict[str, Any]) -> PendingPodRecord | None:
         wait=wait,
         node=node,
         message=message,
+    )
+
+
+_AGE = re.compile(r"(?:(\d+)y)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
+_AGE_UNITS = (365 * 86400, 86400, 3600, 60, 1)
+NO_NODE = "<none>"
+"""What a Table cell prints for an unset field (a pod's ``Node`` before it is bound)."""
+
+
+def parse_age(value: str) -> float | None:
+    """A Table's ``Age`` cell (the apiserver's human duration: ``45s``, ``5m12s``, ``3h``,
+    ``2d5h``, ``3y10d``) in seconds; None for anything else (``<unknown>``, ``<invalid>``).
+    """
+    m = _AGE.fullmatch(value.strip())
+    if m is None or not any(m.groups()):
+        return None
+    return float(sum(int(g) * unit for g, unit in zip(m.groups(), _AGE_UNITS, strict=True) if g))
+
+
+def pending_pod_row(at: float, name: str, cells: dict[str, Any], ordinal: int) -> PendingPodRecord:
+    """A Pending pod from a pod Table's row without its object: ``Status``
+    (``SchedulingGated``), ``Node`` and ``Age`` are all a row says (no namespace, no
+    PodScheduled condition). ``ordinal`` is the row's place among the list's rows of the
+    same name (:func:`ktop.model.events.row_namespace`). The creation time is ``at``
+    less the age, as exact as the age is printed (seconds under 2 minutes, then coarser).
+    """
+    node = text(cells, "Node")
+    if node == NO_NODE:
+        node = ""
+    if node:
+        wait = PodWait.BOUND_NOT_STARTED
+    elif text(cells, "Status") == "SchedulingGated":
+        wait = PodWait.GATED
+    else:
+        wait = PodWait.NOT_BOUND
+    age = parse_age(text(cells, "Age"))
+    return PendingPodRecord(
+        namespace=row_namespace(ordinal),
+        name=name,
+        created=at - age if age is not None else at,
+        wait=wait,
+        node=node,
     )
 
 

@@ -20,8 +20,10 @@ from ktop.model.events import (
     PodWait,
     Readiness,
     WarningEvent,
+    row_namespace,
 )
 from ktop.model.snapshot_nodes import ZoneState
+from ktop.ui.render import scheduler as render_scheduler
 
 T0 = 10_000.0
 
@@ -123,6 +125,53 @@ def test_pending_reasons_are_aggregated_and_quota_kept_apart() -> None:
     assert s.oldest_pending_s.value == pytest.approx(60)
     codes = {f.code for f in evaluate(m.snapshot())}
     assert {"KT-SCHED-001", "KT-SCHED-002", "KT-SCHED-003"} <= codes
+
+
+def test_pods_listed_as_rows_make_the_unschedulable_count_an_estimate_said_so() -> None:
+    m = ClusterModel()
+    whole = [
+        PendingPodRecord("ml", f"train-{i}", T0 - 60, PodWait.UNSCHEDULABLE, "", MSG_GPU)
+        for i in range(10)
+    ]
+    whole += [PendingPodRecord("ml", f"new-{i}", T0 - 5, PodWait.NOT_ATTEMPTED) for i in range(30)]
+    # 200 rows: 100 names, each in two namespaces (ordinals 1 and 2)
+    rows = [
+        PendingPodRecord(row_namespace(k), f"job-{i}", T0 - 90, PodWait.NOT_BOUND)
+        for i in range(100)
+        for k in (1, 2)
+    ]
+    m.apply_all(PendingPodUpserted(T0, p) for p in [*whole, *rows])
+    m.apply(FeedSynced(T0, FEED_PENDING_PODS))
+    s = m.snapshot().scheduler
+    assert sum(s.pending_by_wait.values()) == 240 and s.pending_rows == 200
+    # a quarter of the unbound pods read whole are unschedulable: a quarter of all unbound
+    assert s.unschedulable_estimated and s.unschedulable() == round(240 * 10 / 40)
+    (f,) = [f for f in evaluate(m.snapshot()) if f.code == "KT-SCHED-001"]
+    assert f.title.startswith("about 60 pods unschedulable")
+    assert "of the pods read whole" in f.title
+    panel = render_scheduler.panel(s, None, 8, 80).plain
+    assert "reasons of 40 pods read whole; 200 listed as rows" in panel
+    table = render_scheduler.pending_table(s, T0)
+    assert table.lazy is not None and table.lazy.count == 240
+    shown = [table.lazy.row(i) for i in range(table.lazy.count)]
+    row_cells = [[c.plain for c in r.cells] for r in shown if r.key.startswith("?")]
+    assert len(row_cells) == 200 and len({r.key for r in shown}) == 240
+    assert all(c[0] == "?" and c[4] == "not read (a row)" for c in row_cells)
+    reasons, waits, *_ = render_scheduler.tables(s, T0)
+    assert {r.key: r.cells[1].plain for r in waits.rows}["not-bound"] == "200"
+    assert "of the 40 pods read whole; 200 more listed as rows" in reasons.title
+
+
+def test_without_rows_the_unschedulable_count_is_counted() -> None:
+    m = ClusterModel()
+    pods = [
+        PendingPodRecord("ml", f"t-{i}", T0, PodWait.UNSCHEDULABLE, "", MSG_GPU) for i in range(7)
+    ]
+    m.apply_all(PendingPodUpserted(T0, p) for p in pods)
+    m.apply(FeedSynced(T0, FEED_PENDING_PODS))
+    s = m.snapshot().scheduler
+    assert not s.unschedulable_estimated and s.unschedulable() == 7 and s.pending_rows == 0
+    assert "read whole" not in render_scheduler.panel(s, None, 8, 80).plain
 
 
 def test_every_not_ready_node_is_listed_longest_first_beyond_any_cap() -> None:

@@ -87,10 +87,15 @@ def sched_unschedulable(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     sc = ctx.snap.scheduler
     if not sc.pods_known:
         return unknown(sc.pods_reason or "pods not listed")
-    n = sc.pending_by_wait.get(PodWait.UNSCHEDULABLE, 0)
+    n = sc.unschedulable()
     top = "; ".join(f"{r.reason}: {counted(r.pods, 'pod')}" for r in sc.reasons[:3])
     sig = signal_key("sched.waiting_pods", PodWait.UNSCHEDULABLE.value)
-    return _pods_reading(ctx, n, counted(n, "pod") + (f" ({top})" if top else ""), sig)
+    what = counted(n, "pod")
+    if sc.unschedulable_estimated:
+        read = sc.pending_by_wait.get(PodWait.UNSCHEDULABLE, 0)
+        rows = sc.pending_by_wait.get(PodWait.NOT_BOUND, 0)
+        what = f"about {what} ({read} of the pods read whole, {rows} more not bound listed as rows)"
+    return _pods_reading(ctx, n, what + (f" ({top})" if top else ""), sig)
 
 
 def sched_quota(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:

@@ -28,6 +28,8 @@ from ktop.model.events import (
     QuotaUpserted,
     Readiness,
     WarningEvent,
+    is_row,
+    row_namespace,
 )
 from ktop.sources.convert import (
     EXCLUDE_DISRUPTION,
@@ -38,10 +40,11 @@ from ktop.sources.convert import (
     mapping,
     parse_time,
     pending_pod_record,
+    pending_pod_row,
     quota_record,
     text,
 )
-from ktop.sources.live.listwatch import NO_OBJECT, PLACE
+from ktop.sources.live.listwatch import ADDED, NO_OBJECT, ORDINAL, PLACE
 
 Item = dict[str, Any]
 
@@ -199,23 +202,75 @@ class LeasesHandler:
 
 
 class PendingPodsHandler:
-    """Pods with ``status.phase=Pending``: unscheduled and bound-but-not-started."""
+    """Pods with ``status.phase=Pending``: unscheduled and bound-but-not-started.
+
+    A long list comes as whole objects first, then as Table rows without objects
+    (:attr:`ktop.sources.live.reads.Resource.whole_first`): a row names its pod but not its
+    namespace, so it is keyed ``?/name`` (``?2/name`` for the second of that name in the
+    list, see :func:`ktop.model.events.row_namespace`). A watch event names the pod whole;
+    when that pod is not yet known as an object it was one of the rows of its name (it was
+    Pending when the list was read, and the watch starts there), so one such row gives way
+    to it: the count stays exact although a row cannot say which of its name it was. A pod
+    the watch reports ``ADDED`` began to be Pending after the list, and takes no row's place.
+    """
+
+    def __init__(self) -> None:
+        self.objects: set[str] = set()
+        """``namespace/name`` of the pods known as objects."""
+        self.rows: dict[str, set[str]] = {}
+        """Pod name -> the row namespaces (``?``, ``?2``...) held for it."""
 
     def key(self, item: Item) -> str:
-        """``namespace/name``."""
+        """``namespace/name`` (``?n/name`` for a row without its object)."""
+        if item.get(NO_OBJECT):
+            return f"{row_namespace(int(item.get(ORDINAL, 1)))}/{text(_meta(item), 'name')}"
         return _ns_name(item)
 
     def upsert(self, at: float, item: Item) -> Sequence[Event]:
         """A pending pod, or its end when it is no longer Pending."""
+        if item.get(NO_OBJECT):
+            name = text(_meta(item), "name")
+            row = pending_pod_row(at, name, mapping(item, "cells"), int(item.get(ORDINAL, 1)))
+            self.rows.setdefault(name, set()).add(row.namespace)
+            return [PendingPodUpserted(at, row)]
+        key = self.key(item)
         rec = pending_pod_record(item)
+        ns, _, name = key.partition("/")
+        out = [] if item.get(ADDED) else self._instead_of_row(at, key, name)
         if rec is None:
-            ns, _, name = self.key(item).partition("/")
-            return [PendingPodDeleted(at, ns, name)]
-        return [PendingPodUpserted(at, rec)]
+            self.objects.discard(key)
+            out.append(PendingPodDeleted(at, ns, name))
+        else:
+            self.objects.add(key)
+            out.append(PendingPodUpserted(at, rec))
+        return out
 
     def delete(self, at: float, key: str) -> Sequence[Event]:
         """The pod left Pending (or was deleted)."""
         ns, _, name = key.partition("/")
+        if is_row(ns):
+            held = self.rows.get(name)
+            if held is not None:
+                held.discard(ns)
+                if not held:
+                    del self.rows[name]
+            return [PendingPodDeleted(at, ns, name)]
+        out = self._instead_of_row(at, key, name)
+        self.objects.discard(key)
+        out.append(PendingPodDeleted(at, ns, name))
+        return out
+
+    def _instead_of_row(self, at: float, key: str, name: str) -> list[Event]:
+        """When ``key`` is not known as an object: the deletion of one row of its name
+        (the last of them), if any is held.
+        """
+        held = self.rows.get(name)
+        if key in self.objects or not held:
+            return []
+        ns = max(held, key=lambda n: (len(n), n))
+        held.discard(ns)
+        if not held:
+            del self.rows[name]
         return [PendingPodDeleted(at, ns, name)]
 
 

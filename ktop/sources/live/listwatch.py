@@ -25,7 +25,17 @@ from ktop.sources.live.node_split import Place, SubList
 from ktop.sources.live.reads import Resource
 from ktop.sources.live.transport import JSON, TABLE, KubeTransport
 
-__all__ = ["NO_OBJECT", "PLACE", "Backoff", "GoneError", "Handler", "ListWatch", "Resource"]
+__all__ = [
+    "ADDED",
+    "NO_OBJECT",
+    "ORDINAL",
+    "PLACE",
+    "Backoff",
+    "GoneError",
+    "Handler",
+    "ListWatch",
+    "Resource",
+]
 
 Item = dict[str, Any]
 """An object as JSON, or for Tables ``{"metadata": ..., "cells": {column: value}}``."""
@@ -90,6 +100,13 @@ ROWS_ONLY_PAGES = 10
 NO_OBJECT = "noObject"
 """Set on an item made from a Table row without its object: only ``metadata.name`` (from
 the ``Name`` column) and the cells are known."""
+ADDED = "ktopAdded"
+"""Set on an object a watch reports ``ADDED``: it began to match after the list the watch
+continues (so it was not among that list's rows)."""
+ORDINAL = "ktopOrdinal"
+"""Set on a row without its object in a list of a namespaced resource: the row's place
+(from 1) among the list's rows of the same name, which tells rows of one name in several
+namespaces apart (a row names no namespace)."""
 
 
 def _table_items(table: dict[str, Any], columns: list[str]) -> list[Item]:
@@ -188,8 +205,8 @@ class ListWatch:
             q.append(("includeObject", objects))
         return q
 
-    def _items(self, body: dict[str, Any]) -> list[Item]:
-        if self.r.table:
+    def _items(self, body: dict[str, Any], table: bool) -> list[Item]:
+        if table:
             return _table_items(body, self._columns)
         items = body.get("items")
         return list(items) if isinstance(items, list) else []
@@ -204,6 +221,9 @@ class ListWatch:
         seen: set[str] = set()
         self.split_used = False
         base, size = self._base_query(), self.r.page_size
+        if self.r.whole_first:
+            await self._rows_after_whole(base, seen, emit)
+            return
         first: list[Item] | None = [] if self.split is not None else None
         cont, total, rv = await self._pages(base, size, None, seen, None, emit, first)
         lists = self.split(first) if cont and self.split is not None and first else None
@@ -222,6 +242,34 @@ class ListWatch:
                     more, _, _ = await self._pages(
                         q, rows, sub.place, seen, total, emit, cont=more or ""
                     )
+        self._synced(rv, seen, emit)
+
+    async def _rows_after_whole(
+        self, base: list[tuple[str, str | int]], seen: set[str], emit: Emit
+    ) -> None:
+        """A list whose first page is :attr:`Resource.whole_first` whole objects and whose
+        rest continues (the same list, the same resourceVersion) as Table rows without
+        objects, each marked with its :data:`ORDINAL`.
+        """
+        cont, total, rv = await self._pages(base, self.r.whole_first, None, seen, None, emit)
+        rows = [*self.r.query, ("includeObject", "None")]
+        names: dict[str, int] = {}
+        while cont:
+            cont, _, _ = await self._pages(
+                rows,
+                self.r.page_size * ROWS_ONLY_PAGES,
+                None,
+                seen,
+                total,
+                emit,
+                cont=cont,
+                table=True,
+                names=names,
+            )
+        self._synced(rv, seen, emit)
+
+    def _synced(self, rv: str, seen: set[str], emit: Emit) -> None:
+        """The list is complete at ``rv``: objects not in it are reported deleted."""
         self.rv = rv
         now = self.clock()
         gone: list[Event] = []
@@ -240,18 +288,22 @@ class ListWatch:
         emit: Emit,
         first: list[Item] | None = None,
         cont: str = "",
+        table: bool | None = None,
+        names: dict[str, int] | None = None,
     ) -> tuple[str, int | None, str]:
         """One page of a list (continuing ``cont``): its objects upserted into ``seen``
         (rows marked with :data:`PLACE` ``place`` when given), progress reported against
         ``total`` (else the page's own count). Returns the next continue token ("" at the
         end), the total expected and the list's resourceVersion. ``first`` collects the
-        items.
+        items. ``table`` asks for a Table (default: as the resource is read); ``names``
+        counts rows without objects by name, to mark each with its :data:`ORDINAL`.
         """
+        table = self.r.table if table is None else table
         query = [*base, ("limit", size)]
         if cont:
             query.append(("continue", cont))
         try:
-            resp = await self.t.get(self.r.path, query, self._accept(), timeout_s=60)
+            resp = await self.t.get(self.r.path, query, TABLE if table else JSON, timeout_s=60)
         except ApiError as e:
             if e.status == 410:
                 raise GoneError(str(e)) from e
@@ -263,12 +315,15 @@ class ListWatch:
         now = self.clock()
         events: list[Event] = []
         before = self.skipped
-        items = self._items(body)
+        items = self._items(body, table)
         if first is not None:
             first.extend(items)
         for item in items:
             if place is not None and isinstance(item, dict):
                 item[PLACE] = place
+            if names is not None and item.get(NO_OBJECT):
+                name = item["metadata"]["name"]
+                names[name] = item[ORDINAL] = names.get(name, 0) + 1
             key = self.upsert_item(now, item, events)
             if key is not None:
                 seen.add(key)
@@ -338,6 +393,8 @@ class ListWatch:
                 self.keys.discard(key)
                 events.extend(self.h.delete(now, key))
             else:
+                if kind == "ADDED":
+                    item[ADDED] = True
                 added = self.upsert_item(now, item, events)
                 if added is not None:
                     self.keys.add(added)

@@ -44,12 +44,21 @@ class Resource:
     """For Tables: whether watch events carry object metadata too. Nodes' do not: their
     labels (region, zone, rack) come with the list, and a node first seen in the watch is
     fetched whole; a row alone is a few hundred bytes, its metadata several KB."""
+    whole_first: int = 0
+    """When set (on a resource read as objects): the list's first page holds this many
+    whole objects, and the rest of the list continues as Table rows without objects (a
+    pending pod's row is a few dozen bytes on the wire, its object several hundred); the
+    watch sends whole objects."""
 
 
 NODES = "/api/v1/nodes"
 NODE_COUNT: Query = (("limit", 1),)
 """The query of one LIST of a single node made before reading (its
 ``remainingItemCount`` tells the cluster's size, e.g. for ``--metrics-only-above``)."""
+
+PENDING_WHOLE = 200
+"""Pending pods read whole at start: the sample that says why pods wait (their
+PodScheduled messages); the rest of a longer list are rows (wait class and age only)."""
 
 WATCHES: tuple[Resource, ...] = (
     Resource(FEED_NODES, NODES, "nodes", table=True, watch_metadata=False),
@@ -58,6 +67,7 @@ WATCHES: tuple[Resource, ...] = (
         "/api/v1/pods",
         "pods (status.phase=Pending)",
         (("fieldSelector", "status.phase=Pending"),),
+        whole_first=PENDING_WHOLE,
     ),
     Resource(
         FEED_EVENTS, "/api/v1/events", "events (type=Warning)", (("fieldSelector", "type=Warning"),)

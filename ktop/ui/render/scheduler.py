@@ -6,7 +6,7 @@ from rich.text import Text
 
 from ktop.analysis import catalogue
 from ktop.model.area_scheduler import main_reason
-from ktop.model.events import PodWait
+from ktop.model.events import ROW_NAMESPACE, PodWait, is_row
 from ktop.model.snapshot_scheduler import SchedulerSnapshot
 from ktop.model.text import (
     counted,
@@ -44,6 +44,7 @@ WAIT_ORDER = (
     PodWait.UNSCHEDULABLE,
     PodWait.SCHEDULER_ERROR,
     PodWait.NOT_ATTEMPTED,
+    PodWait.NOT_BOUND,
     PodWait.BOUND_NOT_STARTED,
     PodWait.GATED,
 )
@@ -53,6 +54,7 @@ WAIT_MEANING: dict[PodWait, str] = {
     PodWait.UNSCHEDULABLE: "tried, no node fits",
     PodWait.SCHEDULER_ERROR: "scheduler error",
     PodWait.NOT_ATTEMPTED: "not attempted yet",
+    PodWait.NOT_BOUND: "not bound; listed as a row, so whether tried is not read",
     PodWait.BOUND_NOT_STARTED: "bound, not started (image, volumes, sandbox)",
     PodWait.GATED: "held by scheduling gates (admission, not capacity)",
 }
@@ -95,6 +97,20 @@ def apart_line(s: SchedulerSnapshot, width: int) -> Text:
     return Text(truncate(text, width), style="dim" if not s.quota_rejections else "")
 
 
+def read_whole(s: SchedulerSnapshot) -> int:
+    """Pending pods read whole (the rest were listed as rows without their objects)."""
+    return len(s.pending_pods) - s.pending_rows
+
+
+def sample_line(s: SchedulerSnapshot, width: int) -> Text:
+    """``reasons of 200 pods read whole; 800 listed as rows`` (a long list)."""
+    text = (
+        f"reasons of {fmt_count(read_whole(s))} pods read whole; "
+        f"{fmt_count(s.pending_rows)} listed as rows"
+    )
+    return Text(truncate(text, width), style="dim")
+
+
 def reason_line(count: int, reason: str, width: int) -> Text:
     """``  1,100 Insufficient cpu``."""
     out = Text(f"{fmt_count(count):>6} ", style=STYLE[Level.WARN])
@@ -113,6 +129,8 @@ def panel(
     if s.oldest_pending_s.known:
         summary += f" · oldest {fmt_val(s.oldest_pending_s, fmt_duration)}"
     body = [queue_line(s, width), apart_line(s, width)]
+    if s.pending_rows:
+        body.append(sample_line(s, width))
     body += [reason_line(r.pods, r.reason, width) for r in s.reasons]
     return PanelView(title("scheduler", summary, lvl), fit(body, note, rows), lvl)
 
@@ -121,9 +139,15 @@ def tables(s: SchedulerSnapshot, now: float) -> tuple[TableSpec, ...]:
     """Drill-down: reasons with example pods, pending by wait category, queues and attempts,
     quotas near their limits, and every Pending pod.
     """
+    of = (
+        f", of the {fmt_count(read_whole(s))} pods read whole; "
+        f"{fmt_count(s.pending_rows)} more listed as rows"
+        if s.pending_rows
+        else ""
+    )
     reasons = TableSpec(
         "reasons",
-        "FailedScheduling reasons (pending pods blocked)",
+        f"FailedScheduling reasons (pending pods blocked{of})",
         (
             Column("pods", "pods", 7),
             Column("nodes", "nodes", 7),
@@ -156,6 +180,7 @@ def tables(s: SchedulerSnapshot, now: float) -> tuple[TableSpec, ...]:
             ),
         )
         for wait in WAIT_ORDER
+        if wait is not PodWait.NOT_BOUND or s.pending_rows  # rows only in a long list
     ]
     wait_rows.append(
         Row(
@@ -261,14 +286,15 @@ def pending_table(s: SchedulerSnapshot, now: float) -> TableSpec:
 
     def row(i: int) -> Row:
         pod = pods[i]
+        row = is_row(pod.namespace)
         return Row(
             f"{pod.namespace}/{pod.name}",
             (
-                text_cell(pod.namespace),
+                text_cell(ROW_NAMESPACE, Level.UNKNOWN) if row else text_cell(pod.namespace),
                 text_cell(pod.name),
                 text_cell(pod.wait.value),
                 num_cell(fmt_age(now - pod.created)),
-                text_cell(main_reason(pod) or "-"),
+                text_cell("not read (a row)" if row else main_reason(pod) or "-"),
             ),
         )
 

@@ -23,7 +23,7 @@ from ktop.lab import procs
 from ktop.sources.live.listwatch import ROWS_ONLY_PAGES
 from ktop.sources.live.options import LiveOptions
 from ktop.sources.live.reads import NODES as NODES_PATH
-from ktop.sources.live.reads import WATCHES
+from ktop.sources.live.reads import PENDING_WHOLE, WATCHES
 
 NODES_FEED = "nodes (Table without objects, ktop)"
 LEASES_FEED = "node Leases (sampled, ktop)"
@@ -273,7 +273,13 @@ class SizeRun:
             ("nodes as Table without objects (ktop's watch)", NODES, TABLE, "includeObject=None"),
             ("node Leases as JSON (ktop)", LEASES, JSON, ""),
             ("node Leases as Table without objects", LEASES, TABLE, "includeObject=None"),
-            ("pending pods as JSON (ktop)", pods, JSON, ""),
+            (f"pending pods as JSON (ktop reads {PENDING_WHOLE} so)", pods, JSON, ""),
+            (
+                "pending pods as Table without objects (ktop reads the rest so)",
+                pods,
+                TABLE,
+                "includeObject=None",
+            ),
         ):
             cost = await api.list_bytes(path, accept, query)
             reps[name] = cost.decoded

@@ -19,11 +19,10 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from ktop.lab import Lab, kube
 from ktop.model.area_scheduler import PendingPods
+from ktop.model.cluster import ClusterModel
 from ktop.model.events import (
     FEED_PENDING_PODS,
     Event,
-    PendingPodDeleted,
-    PendingPodUpserted,
     PodWait,
     is_row,
 )
@@ -74,14 +73,6 @@ async def _pending(core: client.CoreV1Api) -> Counter[tuple[str, str]]:
     return Counter((p.metadata.namespace, p.metadata.name) for p in pods.items)
 
 
-def _fold(events: Sequence[Event], into: PendingPods) -> None:
-    for e in events:
-        if isinstance(e, PendingPodUpserted):
-            into.upsert(e.pod)
-        elif isinstance(e, PendingPodDeleted):
-            into.delete(e.namespace, e.name)
-
-
 def _names(model: PendingPods) -> Counter[str]:
     return Counter(name for _, name in model.pods)
 
@@ -101,10 +92,11 @@ async def test_rows_after_a_whole_page_count_every_pending_pod(lab: Lab) -> None
             lw = ListWatch(
                 KubeTransport(conn.api, meter), RESOURCE, PendingPodsHandler(), time.time
             )
-            model = PendingPods(600.0)
+            cluster = ClusterModel()  # the model's own fold of the events
+            model = cluster.pending
 
             def emit(batch: Sequence[Event]) -> None:
-                _fold(batch, model)
+                cluster.apply_all(batch)
 
             await lw.list_all(emit)
             truth = await _pending(core)

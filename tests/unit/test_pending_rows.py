@@ -18,12 +18,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ktop.model.area_scheduler import PendingPods
+from ktop.model.cluster import ClusterModel
 from ktop.model.events import (
     FEED_PENDING_PODS,
     Event,
     FeedSynced,
-    PendingPodDeleted,
-    PendingPodUpserted,
     PodWait,
     is_row,
 )
@@ -193,15 +192,6 @@ class PodsApiserver:
         return Answer(body={"kind": "PodList", "metadata": meta, "items": page})
 
 
-def fold(events: Sequence[Event], into: PendingPods) -> None:
-    """The model's part: the events a source emits, folded as the model folds them."""
-    for e in events:
-        if isinstance(e, PendingPodUpserted):
-            into.upsert(e.pod)
-        elif isinstance(e, PendingPodDeleted):
-            into.delete(e.namespace, e.name)
-
-
 Emit = Callable[[Sequence[Event]], None]
 
 
@@ -212,12 +202,13 @@ async def listed(
     t = KubeTransport(FakeApi(server), meter)  # type: ignore[arg-type]
     res = dataclasses.replace(RESOURCE, whole_first=whole_first)
     lw = ListWatch(t, res, PendingPodsHandler(), lambda: NOW, rng=random.Random(1))
-    model = PendingPods(600.0)
+    cluster = ClusterModel()  # the model's own fold of the events
+    model = cluster.pending
     events: list[Event] = []
 
     def emit(batch: Sequence[Event]) -> None:
         events.extend(batch)
-        fold(batch, model)
+        cluster.apply_all(batch)
 
     await lw.list_all(emit)
     assert isinstance(events[-1], FeedSynced)

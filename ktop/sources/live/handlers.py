@@ -249,11 +249,7 @@ class PendingPodsHandler:
         """The pod left Pending (or was deleted)."""
         ns, _, name = key.partition("/")
         if is_row(ns):
-            held = self.rows.get(name)
-            if held is not None:
-                held.discard(ns)
-                if not held:
-                    del self.rows[name]
+            self._drop_row(name, ns)
             return [PendingPodDeleted(at, ns, name)]
         out = self._instead_of_row(at, key, name)
         self.objects.discard(key)
@@ -268,10 +264,16 @@ class PendingPodsHandler:
         if key in self.objects or not held:
             return []
         ns = max(held, key=lambda n: (len(n), n))
-        held.discard(ns)
-        if not held:
-            del self.rows[name]
+        self._drop_row(name, ns)
         return [PendingPodDeleted(at, ns, name)]
+
+    def _drop_row(self, name: str, ns: str) -> None:
+        """Forget the row ``ns/name`` (if held)."""
+        held = self.rows.get(name)
+        if held is not None:
+            held.discard(ns)
+            if not held:
+                del self.rows[name]
 
 
 class WarningEventsHandler:

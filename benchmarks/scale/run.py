@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aiohttp
+
 from benchmarks.scale import cluster, objects, tools
-from benchmarks.scale.api import JSON, PARTIAL, TABLE, Api
+from benchmarks.scale.api import JSON, PARTIAL, PROTOBUF, TABLE, Api
 from benchmarks.scale.cluster import LEASES, NODES, Renewer, log
 from ktop.lab import procs
 from ktop.sources.live.listwatch import ROWS_ONLY_PAGES
@@ -166,6 +168,10 @@ SETTLE_TIMEOUT_S = 300.0
 """How long to wait for a settled lab before the probe runs anyway (and says so)."""
 
 
+STREAM_TIMEOUT_S = 600.0
+"""A streaming list that has not sent its end bookmark by then is reported not measured."""
+
+
 def lab_cpu_s(lab_dir: Path) -> float:
     """CPU seconds so far of every running component of the lab."""
     total = 0.0
@@ -260,6 +266,7 @@ class SizeRun:
     async def _representations(self, api: Api) -> None:
         reps: dict[str, int] = {}
         wire: dict[str, int] = {}
+        seconds: dict[str, float] = {}
         pods = f"/api/v1/namespaces/{objects.PENDING_NAMESPACE}/pods"
         for name, path, accept, query in (
             ("nodes as JSON (kubectl get -o json)", NODES, JSON, ""),
@@ -270,6 +277,7 @@ class SizeRun:
                 "includeObject=Metadata",
             ),
             ("nodes as PartialObjectMetadata", NODES, PARTIAL, ""),
+            ("nodes as protobuf (whole objects; no Table form)", NODES, PROTOBUF, ""),
             ("nodes as Table without objects (ktop's watch)", NODES, TABLE, "includeObject=None"),
             ("node Leases as JSON (ktop)", LEASES, JSON, ""),
             ("node Leases as Table without objects", LEASES, TABLE, "includeObject=None"),
@@ -284,6 +292,25 @@ class SizeRun:
             cost = await api.list_bytes(path, accept, query)
             reps[name] = cost.decoded
             wire[name] = cost.wire
+            seconds[name] = cost.seconds
+        for name, accept, query in (
+            ("nodes as a streaming list (sendInitialEvents), whole objects as JSON", JSON, ""),
+            (
+                "nodes as a streaming list (sendInitialEvents), Table without objects",
+                TABLE,
+                "includeObject=None",
+            ),
+        ):
+            try:
+                cost = await asyncio.wait_for(
+                    api.streaming_list_bytes(NODES, accept, query), STREAM_TIMEOUT_S
+                )
+            except (RuntimeError, aiohttp.ClientError, TimeoutError) as exc:
+                log(f"{name}: not measured: {exc}")
+                continue
+            reps[name] = cost.decoded
+            wire[name] = cost.wire
+            seconds[name] = cost.seconds
         floor = await api.list_bytes(NODES, TABLE, "includeObject=None", limit=FLOOR_PAGE)
         self.out["floor"] = {
             "wall_s": [floor.seconds],
@@ -297,6 +324,7 @@ class SizeRun:
             reps["one apiserver /metrics (not per node)"] = len(body)
         self.out["representations"] = reps
         self.out["representations_wire"] = wire
+        self.out["representations_s"] = seconds
         log(f"representations: { {k: round(v / 1e6, 1) for k, v in reps.items()} } MB")
 
     # -- kubectl ------------------------------------------------------------------------------

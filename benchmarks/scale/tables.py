@@ -178,16 +178,25 @@ def representations_table(results: Results) -> str:
     rows = []
     for s in results.get("sizes", []):
         wire = s.get("representations_wire", {})
+        seconds = s.get("representations_s", {})
         for name, nbytes in sorted(
             s.get("representations", {}).items(), key=lambda kv: (-kv[1], kv[0])
         ):
             per = nbytes / s["nodes"] if s["nodes"] else 0
             sent = f"{wire[name] / 1e6:.1f}" if name in wire else "-"
-            rows.append([_nodes(s), name, f"{nbytes / 1e6:.1f}", sent, f"{per:,.0f}"])
+            took = f"{seconds[name]:.1f}" if name in seconds else "-"
+            rows.append([_nodes(s), name, f"{nbytes / 1e6:.1f}", sent, took, f"{per:,.0f}"])
     return table(
-        ["nodes", "list", "MB decoded", "MB on the wire (gzip)", "bytes/node decoded"],
+        [
+            "nodes",
+            "list",
+            "MB decoded",
+            "MB on the wire (gzip)",
+            "s to read (one client)",
+            "bytes/node decoded",
+        ],
         rows,
-        [True, False, True, True, True],
+        [True, False, True, True, True, True],
     )
 
 

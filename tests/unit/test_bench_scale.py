@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from collections import Counter
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.scale import objects, tables, targets, tools
+from benchmarks.scale import api, objects, tables, targets, tools
 from benchmarks.scale.__main__ import kept_note
 from benchmarks.scale.stats import spread
 from ktop.model.events import PodWait, Readiness
@@ -317,3 +318,37 @@ def test_the_probe_waits_for_a_quiet_and_idle_lab(monkeypatch: pytest.MonkeyPatc
     out = asyncio.run(run.settle(Path("."), Watch()))  # type: ignore[arg-type]
     assert len(windows) == 4  # window 3 was calm but a node had just changed
     assert out["lab_cores_at_probe"] == pytest.approx(0.2)
+
+
+def _pb_field(number: int, payload: bytes) -> bytes:
+    """A length-delimited protobuf field, encoded here independently of the reader."""
+    out, n = bytearray([number << 3 | 2]), len(payload)
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out) + payload
+
+
+def test_protobuf_continue_reads_a_real_page() -> None:
+    """The token of a real apiserver's protobuf page names the page's last node as the
+    next list's start, as the JSON form's token does."""
+    body = (FIXTURES / "kube-apiserver-1.35_nodelist-limit1.pb").read_bytes()
+    token = api.protobuf_continue(body)
+    decoded = json.loads(base64.b64decode(token + "=" * (-len(token) % 4)))
+    assert decoded["start"].endswith("\x00")
+    assert decoded["start"][:-1].encode() in body
+    assert str(decoded["rv"]).encode() in body
+
+
+def test_protobuf_continue_walks_other_fields_and_ends_empty() -> None:
+    varint_field = bytes([1 << 3 | 0, 0x96, 0x01])  # field 1, varint 150
+    fixed64 = bytes([9 << 3 | 1]) + bytes(8)
+    meta = varint_field + fixed64 + _pb_field(2, b"12345") + _pb_field(3, b"tok" * 50)
+    item = _pb_field(1, b"x" * 300)
+    body = api.PROTOBUF_MAGIC + _pb_field(1, b"\n\x02v1") + _pb_field(2, _pb_field(1, meta) + item)
+    assert api.protobuf_continue(body) == "tok" * 50
+    last = api.PROTOBUF_MAGIC + _pb_field(2, _pb_field(1, _pb_field(2, b"9")))
+    assert api.protobuf_continue(last) == ""
+    with pytest.raises(ValueError):
+        api.protobuf_continue(b"{}")

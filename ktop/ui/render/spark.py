@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
 
@@ -64,19 +65,37 @@ def column_level(metric: str, value: float) -> Level:
 
 
 def spark_lines(metric: str, values: Sequence[float], height: int = 1) -> list[Text]:
-    """``height`` lines of bars, top line first, one column per value."""
+    """``height`` lines of bars, top line first, one column per value.
+
+    Neighbouring columns of one style share one span (a chart redrawn every frame at
+    160 columns made a span per column), and each distinct value is graded once.
+    """
     height = max(1, height)
     if not values:
         return [Text("") for _ in range(height)]
     scale = scale_of(metric, values)
     steps = len(BARS) * height
-    lines = [Text() for _ in range(height)]
+    span = scale.high - scale.low
+    graded: dict[float, str] = {}
+    rows: list[list[str]] = [[] for _ in range(height)]  # row 0 is the bottom
+    runs: list[list[Any]] = []  # [style, columns] of neighbouring columns alike
     for v in values:
-        ratio = (v - scale.low) / (scale.high - scale.low)
-        filled = max(1, min(steps, round(ratio * steps)))  # every column shows at least ▁
-        style = STYLE[column_level(metric, v)]
-        for row in range(height):  # row 0 is the bottom
+        style = graded.get(v)
+        if style is None:
+            style = graded[v] = STYLE[column_level(metric, v)]
+        filled = max(1, min(steps, round((v - scale.low) / span * steps)))  # at least ▁
+        for row in range(height):
             part = filled - row * len(BARS)
-            char = " " if part <= 0 else BARS[min(part, len(BARS)) - 1]
-            lines[height - 1 - row].append(char, style=style)
+            rows[row].append(" " if part <= 0 else BARS[min(part, len(BARS)) - 1])
+        if runs and runs[-1][0] == style:
+            runs[-1][1] += 1
+        else:
+            runs.append([style, 1])
+    lines = []
+    for chars in reversed(rows):
+        line, start = Text(), 0
+        for style, count in runs:
+            line.append("".join(chars[start : start + count]), style=style)
+            start += count
+        lines.append(line)
     return lines

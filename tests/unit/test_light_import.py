@@ -28,11 +28,12 @@ def _run(code: str) -> dict[str, object]:
     return result
 
 
-def test_the_live_client_loads_the_loader_and_transport_only() -> None:
+def test_the_live_source_loads_the_loader_and_transport_only() -> None:
     got = _run(
         """
         import json, sys
         import ktop.sources.live.client as c
+        import ktop.sources.live.source
         from kubernetes_asyncio.client.api_client import ApiClient
         from kubernetes_asyncio.client.configuration import Configuration
         mods = [m for m in sys.modules if m.startswith("kubernetes_asyncio")]
@@ -40,11 +41,13 @@ def test_the_live_client_loads_the_loader_and_transport_only() -> None:
             "count": len(mods),
             "generated": [m for m in mods if ".client.api." in m or ".client.models." in m],
             "same_classes": c.ApiClient is ApiClient and c.Configuration is Configuration,
+            "requests": "requests" in sys.modules,
         }))
         """
     )
     assert got["generated"] == []
     assert got["same_classes"] is True
+    assert got["requests"] is False  # loaded with the first Prometheus client only
     assert isinstance(got["count"], int) and got["count"] < 40
 
 

@@ -29,9 +29,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
-
-from prometheus_api_client import PrometheusConnect
+from typing import TYPE_CHECKING, Any
 
 from ktop.model.events import (
     FEED_PROMETHEUS_BACKFILL,
@@ -55,6 +53,9 @@ from ktop.sources.live.prometheus_calls import PrometheusCalls
 from ktop.sources.live.prometheus_queries import DEFAULT_JOBS, at_instant, given_apiservers, scoped
 from ktop.sources.live.scrape import failure_reason
 from ktop.sources.live.transport import Resolve, resolve_host
+
+if TYPE_CHECKING:
+    from prometheus_api_client import PrometheusConnect
 
 DEFAULT_HISTORY_S = 3600.0
 DEFAULT_STEP_S = 15.0

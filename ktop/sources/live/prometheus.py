@@ -21,9 +21,7 @@ import asyncio
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from prometheus_api_client import PrometheusConnect
+from typing import TYPE_CHECKING, Any
 
 from ktop.model.events import (
     FEED_KUBE_STATE_METRICS,
@@ -63,6 +61,9 @@ from ktop.sources.live.transport import (
     instance_name,
     resolve_host,
 )
+
+if TYPE_CHECKING:
+    from prometheus_api_client import PrometheusConnect
 
 SloCount = tuple[str, float, float]
 """``(SLO kind, slow calls, calls)``."""

@@ -3,26 +3,25 @@ bundle, client certificate) or, with ``k8s://NAMESPACE/SERVICE:PORT``, through t
 apiserver's service proxy with the kubeconfig's credentials. :func:`prometheus_client`
 builds the one client; every request it makes is counted by the cost meter (its own
 retries are off: a hidden retry would be an uncounted request).
+
+The client's libraries (prometheus-api-client, requests: 130 modules, about 5 MB) are
+imported when the first client is built, not by a session without Prometheus.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
-
-import requests
-from prometheus_api_client import PrometheusConnect
-from urllib3.util.retry import Retry
 
 from ktop.files import TOKEN, read_text_bounded
 from ktop.scrub import Secrets
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.reads import SERVICE_PROXY
-from ktop.sources.live.transport import (
-    USER_AGENT,
-)
+
+if TYPE_CHECKING:
+    from prometheus_api_client import PrometheusConnect
 
 K8S_SCHEME = "k8s://"
 """The address scheme of a Prometheus reached through the apiserver's service proxy."""
@@ -80,39 +79,6 @@ def service_proxy_url(server: str, address: str) -> str:
     return server.rstrip("/") + path
 
 
-class _Bearer(requests.auth.AuthBase):
-    """Sets ``Authorization`` from a callable on every request."""
-
-    def __init__(self, header: Callable[[], str]) -> None:
-        self.header = header
-
-    def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
-        value = self.header()
-        if value:
-            r.headers["Authorization"] = value
-        return r
-
-
-class CountedSession(requests.Session):
-    """A requests session whose every request the cost meter counts."""
-
-    def __init__(self, meter: CostMeter, destination: str = DESTINATION) -> None:
-        super().__init__()
-        self.meter = meter
-        self.destination = destination
-        self.headers["User-Agent"] = USER_AGENT
-
-    def request(  # type: ignore[override]
-        self, method: str, url: str, *args: Any, **kwargs: Any
-    ) -> requests.Response:
-        """Count the request, send it, count the answer and its bytes."""
-        self.meter.sent(self.destination)
-        resp = super().request(method, url, *args, **kwargs)
-        self.meter.request(urlsplit(url).path, resp.headers, resp.status_code, self.destination)
-        self.meter.received(len(resp.content), self.destination)
-        return resp
-
-
 def _file_token(path: str, secrets: Secrets) -> Callable[[], str]:
     def header() -> str:
         token = read_text_bounded(path, TOKEN).strip()
@@ -140,6 +106,15 @@ def prometheus_client(
     (a hidden retry would be an uncounted request: ktop retries at its next poll). The
     credentials read from files are recorded in the session's ``secrets``.
     """
+    # Imported here: a session without Prometheus never loads requests (see the docstring).
+    from prometheus_api_client import PrometheusConnect  # noqa: PLC0415
+    from urllib3.util.retry import Retry  # noqa: PLC0415
+
+    from ktop.sources.live.prometheus_session import (  # noqa: PLC0415
+        CountedSession,
+        bearer_auth,
+    )
+
     auth = auth or PrometheusAuth()
     proxied = address.startswith(K8S_SCHEME)
     session = CountedSession(meter, DESTINATION_PROXIED if proxied else DESTINATION)
@@ -174,7 +149,7 @@ def prometheus_client(
             raise PrometheusConfigError(
                 "give a bearer token or basic auth for Prometheus, not both"
             )
-    client_auth: Any = basic if basic is not None else (_Bearer(bearer) if bearer else None)
+    client_auth: Any = basic if basic is not None else (bearer_auth(bearer) if bearer else None)
     return PrometheusConnect(
         url=url,
         session=session,

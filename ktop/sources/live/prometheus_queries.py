@@ -8,9 +8,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
-
-from prometheus_api_client import PrometheusConnect
+from typing import TYPE_CHECKING, Any
 
 from ktop.model.events import (
     Component,
@@ -26,6 +24,9 @@ from ktop.sources.live.transport import (
     instance_name,
     same_instances,
 )
+
+if TYPE_CHECKING:
+    from prometheus_api_client import PrometheusConnect
 
 DEFAULT_JOBS: Mapping[Component, str] = {
     Component.APISERVER: ".*apiserver.*",

@@ -162,12 +162,17 @@ class NodeWatch:
 SETTLE_CORES = 0.5
 """The lab counts as settled for the probe when its components (etcd, apiservers,
 controller-manager, scheduler) together use less than this share of a core over
-:data:`SETTLE_WINDOW_S`, the Lease renewals going on."""
+:data:`SETTLE_WINDOW_S`, the Lease renewals going on..."""
+SETTLE_PLATEAU_CORES = 0.1
+"""... or when their share has stopped falling: the last :data:`SETTLE_PLATEAU_WINDOWS`
+windows within this much of each other. A large lab at rest still works (the node
+lifecycle controller walks every node each period, the apiserver takes the renewals);
+a lab still absorbing what was just created writes nodes, which the quiet node watch
+rules out."""
+SETTLE_PLATEAU_WINDOWS = 3
 SETTLE_WINDOW_S = 5.0
 SETTLE_TIMEOUT_S = 300.0
 """How long to wait for a settled lab before the probe runs anyway (and says so)."""
-
-
 STREAM_TIMEOUT_S = 600.0
 """A streaming list that has not sent its end bookmark by then is reported not measured."""
 
@@ -182,22 +187,36 @@ def lab_cpu_s(lab_dir: Path) -> float:
     return total
 
 
+def at_rest(shares: list[float]) -> bool:
+    """Whether the lab's share of a core per window (oldest first) says it is at rest:
+    the last window under :data:`SETTLE_CORES`, or the last
+    :data:`SETTLE_PLATEAU_WINDOWS` within :data:`SETTLE_PLATEAU_CORES` of each other.
+    """
+    if shares and shares[-1] < SETTLE_CORES:
+        return True
+    last = shares[-SETTLE_PLATEAU_WINDOWS:]
+    return len(last) == SETTLE_PLATEAU_WINDOWS and max(last) - min(last) <= SETTLE_PLATEAU_CORES
+
+
 async def settle(lab_dir: Path, nodes: NodeWatch) -> dict[str, float]:
-    """Wait until no node changed for :data:`QUIET_S` and the lab uses less than
-    :data:`SETTLE_CORES` (at most :data:`SETTLE_TIMEOUT_S`): a cluster at rest, not one
+    """Wait until no node changed for :data:`QUIET_S` and the lab is at rest
+    (:func:`at_rest`; at most :data:`SETTLE_TIMEOUT_S`): a cluster at rest, not one
     still absorbing the objects the benchmark just created (ktop's start measured right
     after them took twice as long as on the same lab left alone). Returns the seconds
     waited and the lab's share of a core in the last window.
     """
     t0 = time.monotonic()
-    cores = float("nan")
+    shares: list[float] = []
     while time.monotonic() - t0 < SETTLE_TIMEOUT_S:
         c0 = lab_cpu_s(lab_dir)
         await asyncio.sleep(SETTLE_WINDOW_S)
-        cores = (lab_cpu_s(lab_dir) - c0) / SETTLE_WINDOW_S
-        if cores < SETTLE_CORES and time.monotonic() - nodes.last >= QUIET_S:
+        shares.append((lab_cpu_s(lab_dir) - c0) / SETTLE_WINDOW_S)
+        if at_rest(shares) and time.monotonic() - nodes.last >= QUIET_S:
             break
-    return {"settle_wait_s": time.monotonic() - t0, "lab_cores_at_probe": cores}
+    return {
+        "settle_wait_s": time.monotonic() - t0,
+        "lab_cores_at_probe": shares[-1] if shares else float("nan"),
+    }
 
 
 def _load() -> float:

@@ -213,7 +213,7 @@ def controller_manager_argv(
         f"--cluster-signing-key-file={pki / 'ca.key'}",
         "--use-service-account-credentials=false",
         "--allocate-node-cidrs=false",
-        "--node-monitor-period=2s",
+        f"--node-monitor-period={cfg.node_monitor_period_s}s",
         f"--node-monitor-grace-period={cfg.node_monitor_grace_period_s}s",
         f"--large-cluster-size-threshold={cfg.large_cluster_size_threshold}",
         f"--unhealthy-zone-threshold={DEFAULT_UNHEALTHY_ZONE_THRESHOLD}",

@@ -352,3 +352,16 @@ def test_protobuf_continue_walks_other_fields_and_ends_empty() -> None:
     assert api.protobuf_continue(last) == ""
     with pytest.raises(ValueError):
         api.protobuf_continue(b"{}")
+
+
+def test_the_lab_is_at_rest_when_quiet_or_no_longer_falling() -> None:
+    from benchmarks.scale import run
+
+    low = run.SETTLE_CORES / 2
+    assert run.at_rest([3.0, low])
+    assert not run.at_rest([])
+    falling = [1.9, 1.5, 1.1]
+    assert not run.at_rest(falling)  # still absorbing: more to wait for
+    flat = [1.5, 1.0 + run.SETTLE_PLATEAU_CORES, 1.0, 1.0 + run.SETTLE_PLATEAU_CORES / 2]
+    assert run.at_rest(flat)  # a large lab's own steady work
+    assert not run.at_rest(flat[-2:])  # too few windows to tell

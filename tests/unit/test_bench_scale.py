@@ -362,6 +362,8 @@ def test_the_lab_is_at_rest_when_quiet_or_no_longer_falling() -> None:
     assert not run.at_rest([])
     falling = [1.9, 1.5, 1.1]
     assert not run.at_rest(falling)  # still absorbing: more to wait for
-    flat = [1.5, 1.0 + run.SETTLE_PLATEAU_CORES * 0.9, 1.0, 1.0 + run.SETTLE_PLATEAU_CORES / 2]
+    flat = [1.5, 0.7 + run.SETTLE_PLATEAU_CORES * 0.9, 0.7, 0.7 + run.SETTLE_PLATEAU_CORES / 2]
     assert run.at_rest(flat)  # a large lab's own steady work
     assert not run.at_rest(flat[-2:])  # too few windows to tell
+    busy = [run.SETTLE_PLATEAU_MAX_CORES + 0.9, run.SETTLE_PLATEAU_MAX_CORES + 0.92] * 2
+    assert not run.at_rest(busy)  # flat, but a busy lab: not at rest

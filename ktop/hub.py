@@ -20,7 +20,7 @@ from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.timeline import TimelineEvent, incident_timeline
 from ktop.analysis.triage.types import TriageReport
 from ktop.model.cluster import ClusterModel
-from ktop.model.events import ClockTick, Event, SelfCost
+from ktop.model.events import ClockTick, Event, FeedSynced, SelfCost
 from ktop.model.model_inputs import ModelConfig
 from ktop.model.scrub_events import scrub_event
 from ktop.model.snapshot import ClusterSnapshot
@@ -86,7 +86,7 @@ class Hub:
         self._events_since_publish = 0
         self._data_since_publish = 0
         """Batches since the last publish with an event that says more than that time
-        passed (:meth:`_only_time`)."""
+        passed (:meth:`_kinds`)."""
         self._cost_key: tuple[str, str, int, int] | None = None
         self.events_total = 0
         self.sink_errors: list[str] = []
@@ -94,6 +94,10 @@ class Hub:
         """While a publish runs in a worker thread: batches that arrived meanwhile."""
         self._done = asyncio.Event()
         self._markers: list[tuple[float, str]] = []
+        self.on_synced: Callable[[], None] | None = None
+        """Called (on the thread that folds) after a batch in which a feed finished a
+        whole list: the app publishes then instead of at its next refresh, so a list
+        that completes shows complete at once, not up to a refresh interval later."""
 
     @property
     def markers(self) -> tuple[tuple[float, str], ...]:
@@ -138,7 +142,8 @@ class Hub:
         events = [scrub_event(e, self.secrets) for e in events]
         self.model.apply_all(events)
         self._events_since_publish += len(events)
-        if not self._only_time(events):
+        only_time, synced = self._kinds(events)
+        if not only_time:
             self._data_since_publish += 1
         self.events_total += len(events)
         for sink in self._sinks:
@@ -146,12 +151,16 @@ class Hub:
                 sink(events)
             except Exception as exc:  # a broken sink must not stop the dashboard
                 self.sink_errors.append(self.secrets.scrub(f"{type(exc).__name__}: {exc}"))
+        if synced and self.on_synced is not None:
+            self.on_synced()
 
-    def _only_time(self, events: Sequence[Event]) -> bool:
-        """The batch says only that time passed: clock ticks, and ktop's own cost whose
-        rates moved on but whose flow schema, priority level, throttles and watches did not.
+    def _kinds(self, events: Sequence[Event]) -> tuple[bool, bool]:
+        """Whether the batch says only that time passed (clock ticks, and ktop's own cost
+        whose rates moved on but whose flow schema, priority level, throttles and watches
+        did not), and whether a feed finished a whole list in it.
         """
         only = True
+        synced = False
         for e in events:
             kind = type(e)
             if kind is SelfCost:
@@ -161,7 +170,8 @@ class Hub:
                 self._cost_key = key
             elif kind is not ClockTick:
                 only = False
-        return only
+                synced = synced or kind is FeedSynced
+        return only, synced
 
     def publish(self, *, force: bool = False) -> Published | None:
         """A new snapshot and findings if anything changed since the last call."""

@@ -166,6 +166,8 @@ class KtopApp(App[None]):
         self.refresh_s = refresh_s
         self._idle_skipped = 0
         """Refreshes skipped in a row because only time passed (:data:`IDLE_EVERY`)."""
+        self._sync_publish_pending = False
+        """A publish asked for by a synced feed waits (:meth:`_publish_soon`)."""
         self.display_options = display or Display()
         self.no_color = self.no_color or self.display_options.no_color
         self._theme_name = theme or (NO_COLOR_THEME if self.no_color else DEFAULT_THEME)
@@ -236,6 +238,20 @@ class KtopApp(App[None]):
                 exit_on_error=False,
             )
         self.set_interval(self.refresh_s, self.pump_off_loop, name="publish")
+        self.hub.on_synced = self._publish_soon
+
+    def _publish_soon(self) -> None:
+        """A feed finished a whole list: publish after the message in hand, not at the
+        next refresh (the node count reads complete as soon as it is); at most one such
+        publish waits at a time.
+        """
+        if not self._sync_publish_pending:
+            self._sync_publish_pending = True
+            self.call_later(self._publish_synced)
+
+    async def _publish_synced(self) -> None:
+        self._sync_publish_pending = False
+        await self._publish_and_present()
 
     def watch_theme(self, theme_name: str) -> None:
         """Apply the theme's data colours (``[status]``) and re-render every screen."""
@@ -296,6 +312,10 @@ class KtopApp(App[None]):
             self.present(None, show=self._show_after_refresh)  # the banner, if it changed
             return
         self._idle_skipped = 0
+        await self._publish_and_present()
+
+    async def _publish_and_present(self) -> None:
+        """Publish in a worker thread (nothing when one runs already), then show it."""
         published = await self.hub.publish_off_loop()
         if published is not None:  # each pane's unknown reasons, found off the loop too
             await asyncio.to_thread(prepare_reasons, published.snapshot)

@@ -9,7 +9,14 @@ import itertools
 from dataclasses import replace
 
 from ktop.hub import Hub
-from ktop.model.events import ClockTick, NodeRecord, NodeUpserted, Readiness, SelfCost
+from ktop.model.events import (
+    ClockTick,
+    FeedSynced,
+    NodeRecord,
+    NodeUpserted,
+    Readiness,
+    SelfCost,
+)
 from ktop.ui.app import IDLE_EVERY, KtopApp
 
 
@@ -68,3 +75,23 @@ async def test_ktop_s_own_flow_schema_first_known_is_data_not_time() -> None:
         assert app.frame.published is not before
         cost = app.frame.snapshot.self_cost
         assert cost is not None and cost.flow_schema == "global-default"
+
+
+async def test_a_list_that_completes_is_shown_at_once_not_at_the_next_refresh() -> None:
+    hub = Hub()
+    hub.ingest([_node(1.0, "n-1")])
+    app = KtopApp(hub, user_themes=False, refresh_s=3600.0)  # the timer never fires here
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.pump_off_loop()
+        await pilot.pause()
+        before = app.frame.published
+        hub.ingest([_node(2.0, "n-2")])  # a page: shown at the next refresh
+        await pilot.pause()
+        assert app.frame.published is before
+        hub.ingest([_node(3.0, "n-3"), FeedSynced(3.0, "nodes")])  # the list is whole
+        for _ in range(50):  # the publish runs in a worker thread: a few loop turns
+            await pilot.pause()
+            if app.frame.published is not before:
+                break
+        assert app.frame.published is not before
+        assert app.frame.snapshot.nodes.total == 3

@@ -109,3 +109,27 @@ def test_a_recording_keyframes_the_model_the_hub_folds_into_after_a_reset(
         model = r.cursor(last.first).model
     # the last keyframe is the new model's (b alone), not the first model's
     assert set(model.nodes.nodes) == {"b"}
+
+
+async def test_a_synced_feed_is_announced_after_its_batch_is_folded() -> None:
+    hub = Hub()
+    seen: list[int] = []
+    hub.on_synced = lambda: seen.append(hub.model.observe().nodes.total)
+    hub.ingest([node("a")])
+    hub.ingest([ClockTick(2.0)])
+    assert seen == []  # pages and ticks wait for the refresh
+    hub.ingest([node("b"), FeedSynced(1.0, "nodes"), FeedSynced(1.0, "leases")])
+    assert seen == [2]  # once a batch, with the batch already in the model
+    model = SlowModel()
+    held = Hub(model)
+    announced: list[bool] = []
+    held.on_synced = lambda: announced.append(model.in_snapshot)
+    held.ingest([node("a")])
+    task = asyncio.create_task(held.publish_off_loop())
+    while not model.started.is_set():
+        await asyncio.sleep(0.001)
+    held.ingest([FeedSynced(1.0, "nodes")])  # held while the thread reads the model
+    assert announced == []
+    model.release.set()
+    await task
+    assert announced == [False]  # folded, and announced, after the publish

@@ -48,6 +48,11 @@ def _contribution(node: NodeRecord) -> list[int]:
     return c
 
 
+PLACE_ALL_SHARE = 8
+"""A batch of renewals of at least one node in this many is placed by walking every node
+(:meth:`NodesState._place`); a smaller one, renewal by renewal."""
+
+
 class NodesState:
     """Nodes, their Lease renew times, and per-domain counts kept incrementally."""
 
@@ -252,7 +257,18 @@ class NodesState:
         self.leases.update(zip(names, renew_times, strict=True))  # a later renewal wins
         if self.unhealthy and not self.unhealthy.keys().isdisjoint(names):
             self._unhealthy_changes += 1
-        self._unplaced = True
+        if self._unplaced or len(names) * PLACE_ALL_SHARE >= len(self.nodes):
+            self._unplaced = True
+            return
+        # A few renewals (a sampled page): each into its domain, not every Lease placed
+        # again (at 100,000 nodes that walk was most of an idle sample's cost).
+        nodes, renews, dirty = self.nodes, self.renews, self._dirty
+        for name, renew_time in zip(names, renew_times, strict=True):
+            node = nodes.get(name)
+            if node is not None:
+                dom = (node.region, node.zone, node.rack)
+                renews[dom][name] = renew_time
+                dirty.add(dom)
 
     def renew_latest(self, renew_times: Mapping[str, float]) -> None:
         """Record each Lease's last renew time of a stretch of renewals (not sampled), in the

@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from ktop.model import area_nodes
 from ktop.model import events as ev
 from ktop.model.area_nodes import NodesConfig, NodesState, build_nodes
 from ktop.model.cluster import ClusterModel
@@ -60,8 +61,14 @@ def _script(seed: int) -> list[tuple[str, object]]:
     return steps
 
 
+@pytest.mark.parametrize("share", [10_000, 0], ids=["placed-again", "renewal-by-renewal"])
 @pytest.mark.parametrize("seed", range(12))
-def test_renew_many_leaves_the_state_renew_one_by_one_leaves(seed: int) -> None:
+def test_renew_many_leaves_the_state_renew_one_by_one_leaves(
+    seed: int, share: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both ways of folding a run (every Lease placed again, or each renewal into its
+    domain) leave the state of renewals one by one."""
+    monkeypatch.setattr(area_nodes, "PLACE_ALL_SHARE", share)
     one, bulk = NodesState(), NodesState()
     for kind, arg in _script(seed):
         for state in (one, bulk):

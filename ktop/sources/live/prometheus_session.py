@@ -12,7 +12,6 @@ from urllib.parse import urlsplit
 import requests
 
 from ktop.sources.live.cost import CostMeter
-from ktop.sources.live.prometheus_connect import DESTINATION
 from ktop.sources.live.transport import USER_AGENT
 
 
@@ -32,7 +31,7 @@ class _Bearer(requests.auth.AuthBase):
 class CountedSession(requests.Session):
     """A requests session whose every request the cost meter counts."""
 
-    def __init__(self, meter: CostMeter, destination: str = DESTINATION) -> None:
+    def __init__(self, meter: CostMeter, destination: str) -> None:
         super().__init__()
         self.meter = meter
         self.destination = destination

@@ -237,6 +237,12 @@ class NodesState:
         self.leases[name] = renew_time
         if name in self.unhealthy:
             self._unhealthy_changes += 1
+        self._into_domain(name, renew_time)
+
+    def _into_domain(self, name: str, renew_time: float) -> None:
+        """Put a Lease's renew time (as stored) in its node's domain, marked to sort again
+        (nothing while its node is not known: :meth:`_account` puts it there then).
+        """
         node = self.nodes.get(name)
         if node is not None:
             dom = (node.region, node.zone, node.rack)
@@ -262,13 +268,8 @@ class NodesState:
             return
         # A few renewals (a sampled page): each into its domain, not every Lease placed
         # again (at 100,000 nodes that walk was most of an idle sample's cost).
-        nodes, renews, dirty = self.nodes, self.renews, self._dirty
         for name, renew_time in zip(names, renew_times, strict=True):
-            node = nodes.get(name)
-            if node is not None:
-                dom = (node.region, node.zone, node.rack)
-                renews[dom][name] = renew_time
-                dirty.add(dom)
+            self._into_domain(name, renew_time)
 
     def renew_latest(self, renew_times: Mapping[str, float]) -> None:
         """Record each Lease's last renew time of a stretch of renewals (not sampled), in the

@@ -103,7 +103,8 @@ class Call:
         """``watch``, ``list`` (a collection) or ``get``."""
         if self.query.get("watch") == "true":
             return "watch"
-        return "list" if "limit" in self.query else "get"
+        collection = ("limit", "labelSelector", "resourceVersionMatch")
+        return "list" if any(k in self.query for k in collection) else "get"
 
 
 Route = Callable[[Call], Answer | BaseException]

@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 from ktop.model.events import Event, FeedProgress, FeedSynced, NodeRecord, NodeUpserted
+from ktop.sources.live import listwatch
 from ktop.sources.live.cost import CostMeter
+from ktop.sources.live.errors import ApiError
 from ktop.sources.live.handlers import NodesHandler
 from ktop.sources.live.listwatch import ListWatch
 from ktop.sources.live.node_split import plan
@@ -109,12 +111,20 @@ def matches(labels: dict[str, str], selector: str) -> bool:
 
 
 class Apiserver:
-    """Node lists as Tables, paginated, filtered by label selector, with or without
-    objects; the bytes of every answer counted by the transport's meter."""
+    """Node lists as Tables, filtered by label selector, with or without objects; the
+    bytes of every answer counted by the transport's meter. Paged as the apiserver pages:
+    a first page, or a list not older than a version without ``limit``, is served from
+    its watch cache; a continued page is an exact read at the list's version, which
+    (with no snapshot of it in the cache, as on a cluster whose nodes stand still) comes
+    from etcd. ``lagging``: the cache has not caught up with the version asked for (504).
+    """
 
-    def __init__(self, nodes: list[dict[str, Any]]) -> None:
+    def __init__(self, nodes: list[dict[str, Any]], lagging: bool = False) -> None:
         self.nodes = sorted(nodes, key=lambda n: n["meta"]["name"])
         self.selectors: list[str] = []
+        self.reads: list[tuple[str, str]] = []
+        """(selector, "cache" or "etcd") of every list answered."""
+        self.lagging = lagging
 
     def __call__(self, call: Call) -> Answer:
         assert call.path == NODES and call.verb == "list"
@@ -122,7 +132,14 @@ class Apiserver:
         self.selectors.append(selector)
         chosen = [n for n in self.nodes if matches(n["meta"]["labels"], selector)]
         start = int(call.query.get("continue") or 0)
-        limit = int(call.query["limit"])
+        if call.query.get("continue") and "resourceVersion" in call.query:
+            return Answer(status=422, body={"kind": "Status", "code": 422})
+        if call.query.get("resourceVersionMatch") == "NotOlderThan":
+            assert call.query["resourceVersion"] == RV
+            if self.lagging:
+                return Answer(status=504, body={"kind": "Status", "code": 504})
+        self.reads.append((selector, "etcd" if start else "cache"))
+        limit = int(call.query.get("limit", len(chosen) or 1))
         page = chosen[start : start + limit]
         with_objects = call.query.get("includeObject") == "Metadata"
         rows = [
@@ -152,9 +169,9 @@ def expected_place(labels: dict[str, str]) -> tuple[str, str, str, bool]:
 
 
 async def listed(
-    nodes: list[dict[str, Any]], split: bool
+    nodes: list[dict[str, Any]], split: bool, lagging: bool = False
 ) -> tuple[dict[str, NodeRecord], list[Event], Apiserver, CostMeter, ListWatch]:
-    server = Apiserver(nodes)
+    server = Apiserver(nodes, lagging)
     meter = CostMeter()
     t = KubeTransport(FakeApi(server), meter)  # type: ignore[arg-type]
     handler = NodesHandler(RACK, lambda name: None)
@@ -196,6 +213,76 @@ async def test_every_node_has_the_place_its_labels_give_at_a_fraction_of_the_byt
     # the first page (a fifth of this small cluster) comes with metadata all the same
     assert split_meter.bytes_total * 3 < whole_meter.bytes_total
     assert lw.rv == RV and isinstance(events[-1], FeedSynced)
+
+
+def _zone_lists(server: Apiserver) -> list[tuple[str, str]]:
+    """The reads of the split's zone lists (those that pin a zone and exclude racks)."""
+    return [(sel, src) for sel, src in server.reads if f"!{RACK}" in sel]
+
+
+async def test_each_zone_list_is_one_read_from_the_watch_cache_not_etcd(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    nodes = cluster(odd=False)
+    monkeypatch.setattr(listwatch, "ROWS_ONLY_PAGES", 1)  # a zone (800 nodes) > a page (500)
+    records, _, server, _, _ = await listed(nodes, split=True)
+    zone_reads = _zone_lists(server)
+    assert sorted({sel for sel, _ in zone_reads}) == sorted(sel for sel, _ in zone_reads)
+    assert len(zone_reads) == 3 and {src for _, src in zone_reads} == {"cache"}
+    assert set(records) == {n["meta"]["name"] for n in nodes}
+
+
+async def test_beyond_the_cache_read_bound_zone_lists_are_paged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    nodes = cluster(odd=True)
+    monkeypatch.setattr(listwatch, "CACHE_READ_MAX_NODES", len(nodes) - 1)
+    monkeypatch.setattr(listwatch, "ROWS_ONLY_PAGES", 1)  # pages of 500 rows
+    records, _, server, _, _ = await listed(nodes, split=True)
+    assert "etcd" in {src for _, src in _zone_lists(server)}  # continued pages
+    for n in nodes:
+        rec = records[n["meta"]["name"]]
+        assert (rec.region, rec.zone, rec.rack, rec.exclude_disruption) == expected_place(
+            n["meta"]["labels"]
+        )
+
+
+async def test_a_cache_that_has_not_caught_up_is_paged_instead(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    nodes = cluster(odd=True)
+    monkeypatch.setattr(listwatch, "ROWS_ONLY_PAGES", 1)
+    records, events, server, _, _ = await listed(nodes, split=True, lagging=True)
+    assert "etcd" in {src for _, src in _zone_lists(server)}
+    assert set(records) == {n["meta"]["name"] for n in nodes}
+    assert isinstance(events[-1], FeedSynced)
+
+
+async def test_a_failing_list_of_the_split_fails_the_list_as_itself() -> None:
+    """The split's lists go at once; one that fails ends the list with its own error
+    (which the feed's loop reports and retries), not a group of them."""
+    nodes = cluster(odd=True)
+    server = Apiserver(nodes)
+
+    def refusing(call: Call) -> Answer:
+        if call.query.get("labelSelector") == EXCLUDE:
+            return Answer(status=500, body={"kind": "Status", "code": 500, "message": "boom"})
+        return server(call)
+
+    t = KubeTransport(FakeApi(refusing), CostMeter())  # type: ignore[arg-type]
+    resource = next(r for r in WATCHES if r.path == NODES)
+    lw = ListWatch(
+        t,
+        resource,
+        NodesHandler(RACK, lambda name: None),
+        lambda: 1.0,
+        split=lambda items: plan(items, RACK),
+    )
+    events: list[Event] = []
+    with pytest.raises(ApiError) as failed:
+        await lw.list_all(events.extend)
+    assert failed.value.status == 500 and "boom" in str(failed.value)
+    assert not any(isinstance(e, FeedSynced) for e in events)
 
 
 async def test_progress_counts_every_node_against_the_first_page_s_total() -> None:

@@ -258,6 +258,47 @@ async def test_a_cache_that_has_not_caught_up_is_paged_instead(
     assert isinstance(events[-1], FeedSynced)
 
 
+def by_zone_name(spoil_c: bool = False) -> list[dict[str, Any]]:
+    """2,400 nodes named by their zone (a first page of 500 holds zone a only), the
+    legacy and standard keys both set as real nodes have them; ``spoil_c``: zone c's
+    first node carries a rack label (its list's first page is then not plain)."""
+    nodes = [
+        plain(f"{zone}-node-{i:04d}", zone, both=True, status="NotReady" if i % 50 else "Ready")
+        for zone in "abc"
+        for i in range(800)
+    ]
+    if spoil_c:
+        labels = {**nodes[1600]["meta"]["labels"], RACK: "rack-1"}
+        nodes[1600] = node("c-node-0000", labels)
+    return nodes
+
+
+@pytest.mark.parametrize("spoil_c", [False, True], ids=["plain", "zone c racked"])
+async def test_zones_missed_by_the_first_page_are_learnt_from_the_rest(
+    spoil_c: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nodes = by_zone_name(spoil_c)
+    monkeypatch.setattr(listwatch, "ROWS_ONLY_PAGES", 1)
+    records, events, server, meter, _ = await listed(nodes, split=True)
+    whole, _, _, whole_meter, _ = await listed(nodes, split=False)
+    assert set(records) == {n["meta"]["name"] for n in nodes} == set(whole)
+    for n in nodes:
+        name = n["meta"]["name"]
+        assert (records[name].region, records[name].zone, records[name].rack) == (
+            expected_place(n["meta"]["labels"])[:3]
+        ), name
+        assert records[name] == whole[name]
+    zone_lists = {sel.split(",")[0] for sel, _ in _zone_lists(server)}
+    learnt = {f"{LEGACY_ZONE}=a", f"{LEGACY_ZONE}=b"} | (set() if spoil_c else {f"{LEGACY_ZONE}=c"})
+    assert zone_lists == learnt
+    assert {src for _, src in _zone_lists(server)} == {"cache"}
+    if not spoil_c:  # zone c paged with metadata otherwise
+        assert "etcd" not in {src for _, src in server.reads}
+        # a page of 500 with metadata a zone (of 800 here), the rest rows only
+        assert meter.bytes_total < whole_meter.bytes_total * 0.75
+    assert isinstance(events[-1], FeedSynced)
+
+
 async def test_a_failing_list_of_the_split_fails_the_list_as_itself() -> None:
     """The split's lists go at once; one that fails ends the list with its own error
     (which the feed's loop reports and retries), not a group of them."""

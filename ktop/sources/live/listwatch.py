@@ -155,6 +155,22 @@ UNREADABLE = (TypeError, ValueError, AttributeError, KeyError, IndexError)
 """What converting an object with a field of the wrong type may raise."""
 
 
+@dataclass(slots=True)
+class _Split:
+    """What every list of one split list shares."""
+
+    size: int
+    cached: bool
+    """Zone lists are read whole from the watch cache (:data:`CACHE_READ_MAX_NODES`)."""
+    rv: str
+    seen: set[str]
+    total: int | None
+    emit: Emit
+    zones: asyncio.Semaphore = field(
+        default_factory=lambda: asyncio.Semaphore(ZONE_LISTS_IN_FLIGHT)
+    )
+
+
 class ListWatch:
     """Keeps one resource's objects flowing into events."""
 
@@ -250,44 +266,51 @@ class ListWatch:
         else:
             self.split_used = True
             cached = rv != "" and total is not None and total <= CACHE_READ_MAX_NODES
-            zones = asyncio.Semaphore(ZONE_LISTS_IN_FLIGHT)
-
-            async def sub_list(sub: SubList) -> None:
-                if sub.place is None:  # a rest list: small, asked for beside the others
-                    await self._sub_list(sub, size, cached, rv, seen, total, emit)
-                    return
-                async with zones:
-                    await self._sub_list(sub, size, cached, rv, seen, total, emit)
-
-            try:
-                async with asyncio.TaskGroup() as group:
-                    for sub in lists:
-                        group.create_task(sub_list(sub))
-            except ExceptionGroup as failed:  # the first failure, as a list of one would raise
-                raise failed.exceptions[0] from None
+            split = _Split(size, cached, rv, seen, total, emit)
+            await self._sub_lists(lists, split)
         self._synced(rv, seen, emit)
 
-    async def _sub_list(
-        self,
-        sub: SubList,
-        size: int,
-        cached: bool,
-        rv: str,
-        seen: set[str],
-        total: int | None,
-        emit: Emit,
-    ) -> None:
+    async def _sub_lists(self, lists: Sequence[SubList], split: _Split) -> None:
+        """The lists of a split, at once: zone lists (at most :data:`ZONE_LISTS_IN_FLIGHT`
+        together) and rest lists beside them. A failing one fails them all, as itself.
+        """
+
+        async def one(sub: SubList) -> None:
+            if sub.place is None:  # a rest list: small, asked for beside the others
+                await self._sub_list(sub, split)
+                return
+            async with split.zones:
+                await self._sub_list(sub, split)
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                for sub in lists:
+                    group.create_task(one(sub))
+        except ExceptionGroup as failed:  # the first failure, as a list of one would raise
+            raise failed.exceptions[0] from None
+
+    async def _sub_list(self, sub: SubList, split: _Split) -> None:
         """One list of the split, to its end: a zone list (rows without objects) read
-        whole from the watch cache when ``cached``, else in pages.
+        whole from the watch cache when it may be, else in pages; the list of nodes in
+        zones not yet known split again by its first page when that page allows it.
         """
         q = [*self.r.query, ("labelSelector", sub.selector)]
         q.append(("includeObject", "Metadata" if sub.place is None else "None"))
-        rows = size if sub.place is None else size * ROWS_ONLY_PAGES
+        rows = split.size if sub.place is None else split.size * ROWS_ONLY_PAGES
+        args = (split.seen, split.total, split.emit)
         more = None
-        if cached and sub.place is not None:
-            more = await self._from_cache(q, rv, sub.place, seen, total, emit)
+        if split.cached and sub.place is not None:
+            more = await self._from_cache(q, split.rv, sub.place, *args)
+        elif sub.resplit is not None:
+            first: list[Item] = []
+            more, _, _ = await self._pages(q, rows, None, *args, first)
+            lists = sub.resplit(first) if more else None
+            del first
+            if lists is not None:
+                await self._sub_lists(lists, split)
+                return
         while more != "":
-            more, _, _ = await self._pages(q, rows, sub.place, seen, total, emit, cont=more or "")
+            more, _, _ = await self._pages(q, rows, sub.place, *args, cont=more or "")
 
     async def _from_cache(
         self,

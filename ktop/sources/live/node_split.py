@@ -24,12 +24,16 @@ The zones (and each one's region) are learnt from the list's first page, which i
 for with metadata as always; the split is used only when that page is *plain*: no node
 excluded or racked, one key deciding every node's zone, and one region (decided by one
 key) per zone. Otherwise (a cluster that labels racks, say) the list goes on as before.
+A first page in name order can miss zones (nodes named by zone: it holds zone a only);
+the rest list of nodes in zones no zone list names is then split the same way from its
+own first page (:attr:`SubList.resplit`), until it ends or a page of it is not plain.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ktop.sources.convert import EXCLUDE_DISRUPTION, REGION_LABELS, ZONE_LABELS, mapping, text
@@ -49,6 +53,17 @@ class SubList:
 
     selector: str
     place: Place | None
+    resplit: Callable[[Sequence[dict[str, Any]]], tuple[SubList, ...] | None] | None = field(
+        default=None, compare=False
+    )
+    """For the list of nodes in zones no zone list names: given its first page (with
+    metadata), the lists to read instead of its other pages (None: page on). A first page
+    of 500 in name order can hold one zone only (nodes named by zone, as many are); the
+    zones it missed are learnt from this list's own first page, again and again."""
+
+
+Known = tuple[str, tuple[str, ...]]
+"""The zone key every zone list pins, and the zones already listed."""
 
 
 def _unwanted(rack_label: str) -> tuple[str, ...]:
@@ -86,10 +101,17 @@ def _not_pinned(key: str, value: str, legacy: str, standard: str) -> list[list[s
     return [[legacy], [standard]]
 
 
-def plan(items: Sequence[dict[str, Any]], rack_label: str) -> tuple[SubList, ...] | None:
+def plan(
+    items: Sequence[dict[str, Any]], rack_label: str, known: Known | None = None
+) -> tuple[SubList, ...] | None:
     """The lists that together hold every node, from the first page's items (with their
     metadata); None when the page is not plain (see the module's docstring) and the list
     must go on with metadata.
+
+    ``known``: the items are the first page of the list of nodes in no zone of ``known``
+    (:attr:`SubList.resplit`); the lists returned then hold every node of that list:
+    their zones' lists, the region rests of those zones, and the nodes in no zone known
+    yet. The rest lists that do not depend on the zones were listed already.
 
     Plain: no node is excluded or racked, one key decides every node's zone (the legacy
     one, or the standard one with no legacy key), and within a zone one key decides the
@@ -110,16 +132,17 @@ def plan(items: Sequence[dict[str, Any]], rack_label: str) -> tuple[SubList, ...
         zone_key = key if zone_key is None else zone_key
         if key != zone_key or regions.setdefault(value, decides_region) != decides_region:
             return None
-    if zone_key is None:
+    if zone_key is None or (known is not None and known[0] != zone_key):
+        return None
+    listed = known[1] if known is not None else ()
+    if any(zone in listed for zone in regions):  # cannot be: the selector left them out
         return None
     unwanted = [f"!{key}" for key in _unwanted(rack_label)]
     lists: list[SubList] = []
-    rest: list[list[str]] = [[key] for key in _unwanted(rack_label)]
-    zones = ",".join(sorted(regions))
-    if zone_key == LEGACY_ZONE:
-        rest.append([f"{LEGACY_ZONE} notin ({zones})"])
-    else:
-        rest += [[LEGACY_ZONE], [f"{ZONE} notin ({zones})"]]
+    rest: list[list[str]] = [] if known else [[key] for key in _unwanted(rack_label)]
+    zones = tuple(sorted({*regions, *listed}))
+    if zone_key == ZONE and known is None:
+        rest.append([LEGACY_ZONE])
     for zone, (region_key, region) in sorted(regions.items()):
         in_zone = _pin(zone_key, zone, LEGACY_ZONE, ZONE)
         terms = [*in_zone, *_pin(region_key, region, LEGACY_REGION, REGION), *unwanted]
@@ -128,4 +151,8 @@ def plan(items: Sequence[dict[str, Any]], rack_label: str) -> tuple[SubList, ...
             [*in_zone, *other] for other in _not_pinned(region_key, region, LEGACY_REGION, REGION)
         ]
     lists.extend(SubList(",".join(terms), None) for terms in rest)
+    others = f"{zone_key} notin ({','.join(zones)})"
+    lists.append(
+        SubList(others, None, partial(plan, rack_label=rack_label, known=(zone_key, zones)))
+    )
     return tuple(lists)

@@ -96,8 +96,9 @@ class Hub:
         self._markers: list[tuple[float, str]] = []
         self.on_synced: Callable[[], None] | None = None
         """Called (on the thread that folds) after a batch in which a feed finished a
-        whole list: the app publishes then instead of at its next refresh, so a list
-        that completes shows complete at once, not up to a refresh interval later."""
+        whole list (:meth:`_news_of_sync`): the app publishes then instead of at its
+        next refresh, so a list that completes shows complete at once, not up to a
+        refresh interval later."""
 
     @property
     def markers(self) -> tuple[tuple[float, str], ...]:
@@ -140,9 +141,10 @@ class Hub:
 
     def _fold(self, events: Sequence[Event]) -> None:
         events = [scrub_event(e, self.secrets) for e in events]
+        synced = self._news_of_sync(events)
         self.model.apply_all(events)
         self._events_since_publish += len(events)
-        only_time, synced = self._kinds(events)
+        only_time = self._only_time(events)
         if not only_time:
             self._data_since_publish += 1
         self.events_total += len(events)
@@ -154,13 +156,26 @@ class Hub:
         if synced and self.on_synced is not None:
             self.on_synced()
 
-    def _kinds(self, events: Sequence[Event]) -> tuple[bool, bool]:
+    def _news_of_sync(self, events: Sequence[Event]) -> bool:
+        """Whether a feed finished a whole list in the batch, read before it is folded:
+        its first list, a relist, or its first success after a failure. A feed that
+        says again that it is synced (the discovery and control-plane loops do so each
+        round) is not news: its data waits for the refresh like any other.
+        """
+        feeds, listing = self.model.feeds, self.model.listing
+        for e in events:
+            if type(e) is FeedSynced:
+                h = feeds.get(e.feed)
+                if h is None or not h.synced or h.error or e.feed in listing:
+                    return True
+        return False
+
+    def _only_time(self, events: Sequence[Event]) -> bool:
         """Whether the batch says only that time passed (clock ticks, and ktop's own cost
         whose rates moved on but whose flow schema, priority level, throttles and watches
-        did not), and whether a feed finished a whole list in it.
+        did not).
         """
         only = True
-        synced = False
         for e in events:
             kind = type(e)
             if kind is SelfCost:
@@ -170,8 +185,7 @@ class Hub:
                 self._cost_key = key
             elif kind is not ClockTick:
                 only = False
-                synced = synced or kind is FeedSynced
-        return only, synced
+        return only
 
     def publish(self, *, force: bool = False) -> Published | None:
         """A new snapshot and findings if anything changed since the last call."""

@@ -12,7 +12,16 @@ import pytest
 
 from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel
-from ktop.model.events import ClockTick, Event, FeedSynced, NodeRecord, NodeUpserted, Readiness
+from ktop.model.events import (
+    ClockTick,
+    Event,
+    FeedFailed,
+    FeedProgress,
+    FeedSynced,
+    NodeRecord,
+    NodeUpserted,
+    Readiness,
+)
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.record.reader import Recording
 from ktop.record.session import Recorder
@@ -120,6 +129,14 @@ async def test_a_synced_feed_is_announced_after_its_batch_is_folded() -> None:
     assert seen == []  # pages and ticks wait for the refresh
     hub.ingest([node("b"), FeedSynced(1.0, "nodes"), FeedSynced(1.0, "leases")])
     assert seen == [2]  # once a batch, with the batch already in the model
+    hub.ingest([FeedSynced(3.0, "discovery")])
+    hub.ingest([FeedSynced(4.0, "discovery"), FeedSynced(4.0, "nodes")])
+    assert seen == [2, 2]  # a feed synced again (discovery's next round) is not news
+    hub.ingest([FeedFailed(5.0, "nodes", "watch: 500")])
+    hub.ingest([FeedProgress(6.0, "leases", 500, 1000)])  # a relist under way
+    hub.ingest([FeedSynced(7.0, "nodes")])
+    hub.ingest([FeedSynced(7.0, "leases")])
+    assert seen == [2, 2, 2, 2]  # a recovery and a relist completing are
     model = SlowModel()
     held = Hub(model)
     announced: list[bool] = []

@@ -48,7 +48,9 @@ def _pulled(size: dict[str, Any], tool: dict[str, Any]) -> str:
 
 
 FLOOR = "floor: every node as a Table row without its object (pages of 5,000, bare client)"
-"""The row of the cheapest read of every node the API offers, served to a bare client."""
+"""The row of every node as paged Table rows without objects, served to a bare client: the
+smallest representation the API offers (its continued pages are exact reads, which an
+apiserver without a cache snapshot serves from etcd: docs/cost.md, "The node list")."""
 
 
 def start_table(results: Results) -> str:
@@ -349,7 +351,7 @@ def meta_block(results: Results) -> str:
     """How, where and when the figures were measured."""
     m = results.get("meta", {})
     fewer = [
-        f"{s['nodes']:,} nodes: {s['runs']}"
+        f"{s['nodes']:,} nodes{'' if s.get('racks', True) else ' without rack labels'}: {s['runs']}"
         for s in results.get("sizes", [])
         if s.get("runs", m.get("runs")) != m.get("runs")
     ]

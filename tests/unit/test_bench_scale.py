@@ -171,10 +171,14 @@ def test_runs_at_parses_sizes_and_refuses_nonsense() -> None:
 def test_the_header_names_the_sizes_measured_fewer_times() -> None:
     results = {
         "meta": {"date": "d", "command": "c", "machine": "m", "runs": 3},
-        "sizes": [{"nodes": 10_000, "runs": 3}, {"nodes": 50_000, "runs": 1}],
+        "sizes": [
+            {"nodes": 10_000, "runs": 3},
+            {"nodes": 50_000, "runs": 1},
+            {"nodes": 50_000, "runs": 1, "racks": False},
+        ],
     }
     header = tables.meta_block(results).splitlines()[0]
-    assert "3 runs per figure (50,000 nodes: 1)" in header
+    assert "3 runs per figure (50,000 nodes: 1; 50,000 nodes without rack labels: 1)" in header
     assert "10,000 nodes" not in header
 
 

@@ -221,6 +221,52 @@ async def test_nodes_are_listed_with_metadata_and_watched_without(sleeps: list[f
     assert [e.name for e in emit.of(NodeDeleted)] == ["n1"]
 
 
+async def test_a_page_of_rows_is_let_go_row_by_row_as_it_is_folded(
+    sleeps: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A zone read whole is one page of up to 100,000 rows: each row must be free to go
+    once folded, not held until the page's end (docs/cost.md, "The node list")."""
+    from ktop.model.events import NodeUpserted
+    from ktop.sources.live.handlers import NodesHandler
+    from ktop.sources.live.reads import WATCHES
+
+    cols = [{"name": "Name"}, {"name": "Status"}, {"name": "Roles"}]
+    names = [f"n{i}" for i in range(5)]
+    rows: list[Any] = [
+        {
+            "cells": [n, "Ready", "w"],
+            "object": {"metadata": {"name": n, "labels": {"topology.kubernetes.io/zone": "z"}}},
+        }
+        for n in names
+    ]
+    body = {"columnDefinitions": cols, "rows": rows, "metadata": {"resourceVersion": "10"}}
+    held_at_fold: list[int] = []
+
+    class Watching(NodesHandler):
+        def upsert(self, at: float, item: Any) -> Sequence[Event]:
+            held_at_fold.append(sum(r is not None for r in rows))
+            return super().upsert(at, item)
+
+    def route(c: Call) -> Answer:
+        if c.verb == "watch":
+            return Answer(lines=[], hold=asyncio.Event())
+        return Answer(body=body)
+
+    from ktop.sources.live import transport
+
+    # The page as ktop decodes it is ``body`` itself, so that its rows can be watched.
+    monkeypatch.setattr(transport.Response, "json", lambda self: body if self.body else {})
+    api = FakeApi(route)
+    t = KubeTransport(api, CostMeter())  # type: ignore[arg-type]
+    (nodes,) = [w for w in WATCHES if w.feed == "nodes"]
+    lw = ListWatch(t, nodes, Watching("rack", lambda _: None), lambda: 1.0)
+    emit = Recorder()
+    await run_until(lw, emit, lambda: len(emit.of(NodeUpserted)) == len(names))
+    assert [e.node.name for e in emit.of(NodeUpserted)] == names
+    # Row k is folded while only the rows after it are still held by the page.
+    assert held_at_fold == [len(names) - 1 - k for k in range(len(names))]
+
+
 async def test_a_long_list_says_how_far_it_is_after_each_page(sleeps: list[float]) -> None:
     from ktop.model.cluster import ClusterModel
     from ktop.model.events import FEED_NODES, FeedProgress

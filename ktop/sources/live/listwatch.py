@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -125,30 +125,32 @@ ORDINAL = "ktopOrdinal"
 namespaces apart (a row names no namespace)."""
 
 
-def _table_items(table: dict[str, Any], columns: list[str]) -> list[Item]:
-    """Table rows as items; a row that is not an object becomes one whose metadata is not
-    a mapping, which the handler rejects (and the list counts) like any unreadable object.
-    A row without an object (``includeObject=None``) is named by its ``Name`` cell and
-    marked :data:`NO_OBJECT`.
+def _table_items(table: dict[str, Any], columns: list[str]) -> Iterator[Item]:
+    """Table rows as items, one at a time; a row that is not an object becomes one whose
+    metadata is not a mapping, which the handler rejects (and the list counts) like any
+    unreadable object. A row without an object (``includeObject=None``) is named by its
+    ``Name`` cell and marked :data:`NO_OBJECT`. Each row is dropped from the table as it
+    is converted: a zone's rows read whole are let go row by row, not all at the end.
     """
     defs = table.get("columnDefinitions")
     if isinstance(defs, list) and defs:
         columns[:] = [str(c.get("name", "")) if isinstance(c, dict) else "" for c in defs]
     rows = table.get("rows")
-    items = []
-    for row in rows if isinstance(rows, list) else []:
+    if not isinstance(rows, list):
+        return
+    for i, row in enumerate(rows):
+        rows[i] = None
         if not isinstance(row, dict):
-            items.append({"metadata": row})
+            yield {"metadata": row}
             continue
         cells = row.get("cells")
         obj = row.get("object")
         named = dict(zip(columns, cells if isinstance(cells, list) else [], strict=False))
         if obj is None and isinstance(named.get("Name"), str):
-            items.append({"metadata": {"name": named["Name"]}, "cells": named, NO_OBJECT: True})
+            yield {"metadata": {"name": named["Name"]}, "cells": named, NO_OBJECT: True}
             continue
         meta = obj.get("metadata") if isinstance(obj, dict) else obj
-        items.append({"metadata": {} if meta is None else meta, "cells": named})
-    return items
+        yield {"metadata": {} if meta is None else meta, "cells": named}
 
 
 UNREADABLE = (TypeError, ValueError, AttributeError, KeyError, IndexError)
@@ -237,7 +239,7 @@ class ListWatch:
             q.append(("includeObject", objects))
         return q
 
-    def _items(self, body: dict[str, Any], table: bool) -> list[Item]:
+    def _items(self, body: dict[str, Any], table: bool) -> Iterable[Item]:
         if table:
             return _table_items(body, self._columns)
         items = body.get("items")
@@ -408,6 +410,7 @@ class ListWatch:
         before = self.skipped
         items = self._items(body, table)
         if first is not None:
+            items = list(items)
             first.extend(items)
         for item in items:
             if place is not None and isinstance(item, dict):

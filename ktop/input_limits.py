@@ -1,0 +1,51 @@
+"""The limits of every parser ktop runs on input it did not write, in one place.
+
+A file's size is bounded by :mod:`ktop.files` before it is read; what is inside is bounded
+here: how long a number may be, how deep a document may nest, how long a line, a label or
+a word may be, how much time a recording may span. Each parser imports its limit from here
+and names it in its error ("expected ..."), and ``docs/security.md``'s table of parser
+limits is generated from :data:`LIMITS` (``make docs``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class InputLimit:
+    """One bound on what a parser reads, and what the input was expected to be."""
+
+    name: str
+    """Short name, as in the docs table."""
+    value: int
+    unit: str
+    applies_to: str
+    """Which inputs it bounds."""
+    expected: str
+    """What a well-formed input looks like, for the error message ("expected ...")."""
+
+
+MAX_NUMBER_DIGITS = InputLimit(
+    "number length",
+    100,
+    "digits",
+    "JSON and TOML: config.toml, themes, bundle files, exec plugin output",
+    "numbers of at most 100 digits",
+)
+MAX_NESTING = InputLimit(
+    "nesting",
+    64,
+    "levels",
+    "TOML (config.toml, themes); JSON is bounded by its parser's recursion limit",
+    "tables and arrays nested at most 64 levels deep",
+)
+
+LIMITS: tuple[InputLimit, ...] = (MAX_NUMBER_DIGITS, MAX_NESTING)
+"""Every parser limit, in the order the docs list them."""
+
+
+def limits_markdown() -> str:
+    """The table of :data:`LIMITS` for ``docs/security.md`` (``make docs`` writes it)."""
+    rows = [f"| {lim.name} | {lim.value:,} {lim.unit} | {lim.applies_to} |" for lim in LIMITS]
+    return "\n".join(["| limit | at most | applies to |", "|---|---|---|", *rows])

@@ -52,8 +52,10 @@ def _names_secret(name: str) -> bool:
 # Every pattern is linear in the text (a message from a cluster can be megabytes of
 # anything): a key is matched only from the start of a run of name characters (the
 # look-behind), never from each position inside it, and checked afterwards.
-_PAIR_KEY = re.compile(r"(?<![A-Za-z0-9_-])([A-Za-z0-9_-]+)[\"']?\s*[:=]\s*[\"']?")
-"""``key: value``, ``key=value``, ``"key": "value"`` (YAML, JSON, query strings, env)."""
+_PAIR_KEY = re.compile(r"(?<![A-Za-z0-9_/\\-])([A-Za-z0-9_-]+)[\"']?\s*[:=]\s*[\"']?")
+"""``key: value``, ``key=value``, ``"key": "value"`` (YAML, JSON, query strings, env).
+A name right after a path separator is a file's name, not a key: in
+``cannot read /run/token: No such file or directory`` nothing is a secret."""
 _FLAG_KEY = re.compile(r"(?<![A-Za-z0-9_-])--([A-Za-z0-9_-]+)\s+(?=[^\s\"'-])")
 """``--token VALUE`` (a command line quoted in a message)."""
 _PAIR_VALUE = re.compile(r"[^\s\"'&,;}\])]+")
@@ -96,7 +98,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     (
         "authorization",
         re.compile(
-            r"((?:proxy-)?authorization['\"]?\s*[:=]\s*['\"]?)[^'\",}\r\n]+",
+            r"(?<![/\\])((?:proxy-)?authorization['\"]?\s*[:=]\s*['\"]?)[^'\",}\r\n]+",
             re.IGNORECASE,
         ),
         rf"\1{MASK}",

@@ -179,6 +179,34 @@ def read_text_bounded(path: str | Path, limit: FileLimit, *, allow_pipe: bool = 
     return read_bounded(path, limit, allow_pipe=allow_pipe).decode("utf-8")
 
 
+def has_control_character(text: str) -> bool:
+    """Whether ``text`` holds an ASCII control character (line breaks, tabs, NUL, DEL):
+    what an HTTP header value (a token, a password) must not.
+    """
+    return any(ord(c) < 0x20 or ord(c) == 0x7F for c in text)
+
+
+def read_secret_file(path: str | Path, limit: FileLimit = TOKEN) -> str:
+    """A token or password file's value: read within ``limit``, surrounding whitespace
+    trimmed as kubectl trims a ``tokenFile`` (client-go's ``strings.TrimSpace``; Prometheus
+    reads its ``password_file`` the same way), so ``echo TOKEN > file`` works.
+
+    :class:`FileRefusedError` naming the file when it is not UTF-8 text or a control
+    character (a line break, a NUL) is left inside the value: sent in an HTTP header it
+    would be refused by the client, or split the header.
+    """
+    try:
+        value = read_text_bounded(path, limit).strip()
+    except UnicodeDecodeError:
+        raise FileRefusedError(f"{limit.what} {path} is not UTF-8 text") from None
+    if has_control_character(value):
+        raise FileRefusedError(
+            f"{limit.what} {path} holds a control character (a line break, tab or NUL) "
+            "inside its value; only whitespace around it is trimmed"
+        )
+    return value
+
+
 def limits_markdown() -> str:
     """The table of :data:`LIMITS` for ``docs/security.md`` (``make docs`` writes it)."""
     rows = [f"| {lim.what} | {_size_text(lim.max_bytes)} |" for lim in LIMITS]

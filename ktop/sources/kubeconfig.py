@@ -14,7 +14,8 @@ import base64
 import binascii
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,9 @@ from ktop.files import (
     TOKEN,
     FileRefusedError,
     check_regular,
+    has_control_character,
     read_bounded,
+    read_secret_file,
 )
 from ktop.scrub import Secrets
 
@@ -47,6 +50,9 @@ class ContextInfo:
     namespace: str
     server: str
     files: tuple[str, ...]
+    defined_in: tuple[str, ...] = ()
+    """The files that define the context, its cluster and its user (each named once):
+    what a later error about them names."""
 
 
 def kubeconfig_paths(explicit: str | None, env: Mapping[str, str] | None = None) -> list[Path]:
@@ -222,22 +228,34 @@ def _named(items: Any, key: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def merge(configs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Merge kubeconfigs the way kubectl does (first definition wins)."""
-    contexts: dict[str, dict[str, Any]] = {}
-    clusters: dict[str, dict[str, Any]] = {}
-    users: dict[str, dict[str, Any]] = {}
-    current = ""
-    for cfg in configs:
-        for name, ctx in _named(cfg.get("contexts"), "context").items():
-            contexts.setdefault(name, ctx)
-        for name, cl in _named(cfg.get("clusters"), "cluster").items():
-            clusters.setdefault(name, cl)
-        for name, us in _named(cfg.get("users"), "user").items():
-            users.setdefault(name, us)
-        if not current and cfg.get("current-context"):
-            current = str(cfg["current-context"])
-    return {"contexts": contexts, "clusters": clusters, "users": users, "current": current}
+def merge(configs: Sequence[dict[str, Any]], paths: Sequence[Path] = ()) -> dict[str, Any]:
+    """Merge kubeconfigs the way kubectl does (first definition wins).
+
+    With the ``paths`` the configs were read from, ``origin`` says which file each
+    context, cluster and user came from (``origin["users"]["admin"]``).
+    """
+    merged: dict[str, Any] = {"contexts": {}, "clusters": {}, "users": {}, "current": ""}
+    origin: dict[str, dict[str, str]] = {key: {} for key in _LISTS}
+    for i, cfg in enumerate(configs):
+        where = str(paths[i]) if i < len(paths) else ""
+        for key in _LISTS:
+            for name, entry in _named(cfg.get(key), key.removesuffix("s")).items():
+                if name not in merged[key]:
+                    merged[key][name] = entry
+                    origin[key][name] = where
+        if not merged["current"] and cfg.get("current-context"):
+            merged["current"] = str(cfg["current-context"])
+    merged["origin"] = origin
+    return merged
+
+
+@contextmanager
+def _naming(path: str) -> Iterator[None]:
+    """A :class:`KubeconfigError` raised inside names the kubeconfig ``path`` first."""
+    try:
+        yield
+    except KubeconfigError as exc:
+        raise KubeconfigError(f"kubeconfig {path}: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,30 +288,32 @@ def load_context(
         raise KubeconfigError(
             "no kubeconfig found (looked at " + ", ".join(str(p) for p in paths) + ")"
         )
-    merged = merge([_load(p, secrets) for p in existing])
+    merged = merge([_load(p, secrets) for p in existing], existing)
+    files = ", ".join(str(p) for p in existing)
+    origin = merged["origin"]
     name = context or merged["current"]
     if not name:
-        raise KubeconfigError("no current context is set; pass --context NAME")
+        raise KubeconfigError(f"no current context is set in {files}; pass --context NAME")
     ctx = merged["contexts"].get(name)
     if ctx is None:
         known = ", ".join(sorted(merged["contexts"])) or "none"
-        raise KubeconfigError(f"context {name!r} not found in kubeconfig (known: {known})")
-    if not isinstance(ctx, dict):
-        raise KubeconfigError(f"context {name!r} is {_kind(ctx)}, not a mapping")
-    cluster_name = str(ctx.get("cluster", "") or "")
-    cluster = merged["clusters"].get(cluster_name)
-    if cluster is None:
-        raise KubeconfigError(
-            f"context {name!r} names cluster {cluster_name!r}, which is not defined"
-        )
-    user_name = str(ctx.get("user", "") or "")
+        raise KubeconfigError(f"context {name!r} not found in {files} (known: {known})")
+    with _naming(origin["contexts"][name]):
+        cluster_name, user_name = _context_names(name, ctx, merged, files)
+    cluster = merged["clusters"][cluster_name]
     user = merged["users"].get(user_name, {}) if user_name else {}
-    if user_name and user_name not in merged["users"]:
-        raise KubeconfigError(f"context {name!r} names user {user_name!r}, which is not defined")
-    server = _check_cluster(cluster_name, cluster, secrets)
-    _check_user(user_name, user)
-    _check_named_files(f"cluster {cluster_name!r}", cluster, _FILE_FIELDS["cluster"])
-    _check_named_files(f"user {user_name!r}", user, _FILE_FIELDS["user"])
+    cluster_file = origin["clusters"][cluster_name]
+    user_file = origin["users"].get(user_name, "")
+    with _naming(cluster_file):
+        server = _check_cluster(cluster_name, cluster, secrets)
+        _check_named_files(f"cluster {cluster_name!r}", cluster, _FILE_FIELDS["cluster"])
+    with _naming(user_file):
+        _check_user(user_name, user)
+        _check_named_files(f"user {user_name!r}", user, _FILE_FIELDS["user"])
+        user = _read_token_file(user_name, user, secrets)
+    defined_in = tuple(
+        dict.fromkeys(f for f in (origin["contexts"][name], cluster_file, user_file) if f)
+    )
     info = ContextInfo(
         name=name,
         cluster=cluster_name,
@@ -301,6 +321,7 @@ def load_context(
         namespace=str(ctx.get("namespace", "") or "default"),
         server=server,
         files=tuple(str(p) for p in existing),
+        defined_in=defined_in,
     )
     config: dict[str, Any] = {
         "apiVersion": "v1",
@@ -311,6 +332,40 @@ def load_context(
         "users": [{"name": user_name, "user": user}] if user_name else [],
     }
     return ResolvedKubeconfig(info, config)
+
+
+def _context_names(name: str, ctx: object, merged: dict[str, Any], files: str) -> tuple[str, str]:
+    """The cluster and user the context names, or a :class:`KubeconfigError` saying
+    which is missing from ``files`` (all the kubeconfig files read).
+    """
+    if not isinstance(ctx, dict):
+        raise KubeconfigError(f"context {name!r} is {_kind(ctx)}, not a mapping")
+    cluster_name = str(ctx.get("cluster", "") or "")
+    if cluster_name not in merged["clusters"]:
+        raise KubeconfigError(
+            f"context {name!r} names cluster {cluster_name!r}, which is not defined in {files}"
+        )
+    user_name = str(ctx.get("user", "") or "")
+    if user_name and user_name not in merged["users"]:
+        raise KubeconfigError(
+            f"context {name!r} names user {user_name!r}, which is not defined in {files}"
+        )
+    return cluster_name, user_name
+
+
+def _read_token_file(name: str, user: dict[str, Any], secrets: Secrets) -> dict[str, Any]:
+    """The user entry with its ``tokenFile`` read into ``token`` (trimmed as kubectl trims
+    it, recorded into ``secrets``); an inline ``token`` wins, as in the Kubernetes client.
+    """
+    path = user.get("tokenFile")
+    if not isinstance(path, str) or not path or user.get("token"):
+        return user
+    try:
+        token = read_secret_file(Path(path).expanduser())
+    except OSError as exc:
+        raise KubeconfigError(f"tokenFile of user {name!r}: {exc.strerror or exc}") from None
+    secrets.add(token)
+    return {**{k: v for k, v in user.items() if k != "tokenFile"}, "token": token}
 
 
 def _check_named_files(owner: str, entry: dict[str, Any], names: Sequence[str]) -> None:
@@ -344,7 +399,7 @@ def context_names(
         raise KubeconfigError(
             "no kubeconfig found (looked at " + ", ".join(str(p) for p in paths) + ")"
         )
-    return list(merge([_load(p, secrets) for p in existing])["contexts"])
+    return list(merge([_load(p, secrets) for p in existing], existing)["contexts"])
 
 
 def resolve_context(
@@ -395,6 +450,11 @@ def _check_user(name: str, user: object) -> None:
     for key in ("token", "username", "password"):
         if key in user and not isinstance(user[key], str):
             raise KubeconfigError(f"{key} of user {name!r} is {_kind(user[key])}, not a string")
+    token = user.get("token")
+    if isinstance(token, str) and has_control_character(token):
+        raise KubeconfigError(
+            f"token of user {name!r} holds a control character (a line break, tab or NUL)"
+        )
     plugin = user.get("exec")
     if plugin is None:
         return

@@ -175,6 +175,7 @@ async def connect(
         api = counted_client(cfg)
         return Connection("in-cluster", str(cfg.host), cfg, api, meter=meter, secrets=secrets)
     info = resolved.info
+    where = f"kubeconfig {', '.join(info.defined_in or info.files)}: context {info.name!r}"
     loader = _Loader(
         config_dict=resolved.config,
         active_context=info.name,
@@ -184,21 +185,21 @@ async def connect(
     try:
         await loader.load_and_set(cfg)
     except ExecPluginError as exc:
-        raise KubeconfigError(f"context {info.name!r}: {exc}") from None
+        raise KubeconfigError(f"{where}: {exc}") from None
     except ConfigException as exc:
-        raise KubeconfigError(f"context {info.name!r}: {secrets.scrub(exc)}") from None
+        raise KubeconfigError(f"{where}: {secrets.scrub(exc)}") from None
     except OSError as exc:
         raise KubeconfigError(
-            f"context {info.name!r}: cannot read a file it names: "
+            f"{where}: cannot read a file it names: "
             f"{exc.strerror or type(exc).__name__}" + (f" ({exc.filename})" if exc.filename else "")
         ) from None
     except Exception as exc:  # the library's own checks (base64, types) may raise anything
         raise KubeconfigError(
-            f"context {info.name!r}: credentials could not be loaded "
+            f"{where}: credentials could not be loaded "
             f"({type(exc).__name__}: {secrets.scrub(exc)[:200]})"
         ) from None
     secrets.add(cfg.api_key.get("BearerToken"))
-    api = _api_client(cfg, info.name)
+    api = _api_client(cfg, where)
     conn = Connection(info.name, info.server, cfg, api, meter=meter, secrets=secrets)
     user = getattr(loader, "_user", None) or {}
     if "exec" in user:
@@ -230,19 +231,20 @@ def counted_client(cfg: Configuration) -> ApiClient:
     return api
 
 
-def _api_client(cfg: Configuration, context: str) -> ApiClient:
-    """The HTTP client; a certificate, key or CA that TLS cannot load is a KubeconfigError."""
+def _api_client(cfg: Configuration, where: str) -> ApiClient:
+    """The HTTP client; a certificate, key or CA that TLS cannot load is a KubeconfigError
+    that begins with ``where`` (the kubeconfig files and the context).
+    """
     try:
         return counted_client(cfg)
     except ssl.SSLError as exc:
         raise KubeconfigError(
-            f"context {context!r}: the client certificate, key or CA could not be loaded "
+            f"{where}: the client certificate, key or CA could not be loaded "
             f"({exc.reason or 'not a valid PEM certificate or key'})"
         ) from None
     except OSError as exc:
         raise KubeconfigError(
-            f"context {context!r}: cannot read a certificate or key file: "
-            f"{exc.strerror or type(exc).__name__}"
+            f"{where}: cannot read a certificate or key file: {exc.strerror or type(exc).__name__}"
         ) from None
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-from ktop.files import TOKEN, read_text_bounded
+from ktop.files import FileRefusedError, read_secret_file
 from ktop.scrub import Secrets
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.reads import SERVICE_PROXY
@@ -79,12 +79,33 @@ def service_proxy_url(server: str, address: str) -> str:
     return server.rstrip("/") + path
 
 
-def _file_token(path: str, secrets: Secrets) -> Callable[[], str]:
-    def header() -> str:
-        token = read_text_bounded(path, TOKEN).strip()
-        secrets.add(token)  # read again at each request: a rotated token is known too
-        return "Bearer " + token
+def _secret_from(option: str, path: str, secrets: Secrets) -> str:
+    """The token or password in the file ``option`` names, trimmed as kubectl trims a token
+    file and recorded into ``secrets``; :class:`PrometheusConfigError` naming the option
+    and the file when it cannot be used.
+    """
+    try:
+        value = read_secret_file(path)
+    except FileRefusedError as exc:  # its message names the file
+        raise PrometheusConfigError(f"{exc.strerror} (given as {option})") from None
+    except OSError as exc:
+        raise PrometheusConfigError(
+            f"cannot read {path} (given as {option}): {exc.strerror or type(exc).__name__}"
+        ) from None
+    secrets.add(value)
+    return value
 
+
+def _file_token(path: str, secrets: Secrets) -> Callable[[], str]:
+    """The bearer header, read from ``path`` at every request (projected tokens rotate);
+    read once now, so that a file that cannot be used is refused before any request.
+    """
+    option = "--prometheus-token-file"
+
+    def header() -> str:
+        return "Bearer " + _secret_from(option, path, secrets)
+
+    header()
     return header
 
 
@@ -137,18 +158,17 @@ def prometheus_client(
         session.verify = False if auth.insecure else (auth.ca or True)
         if auth.cert:
             session.cert = (auth.cert, auth.key) if auth.key else auth.cert
+        if auth.bearer_token_file and auth.username is not None:
+            raise PrometheusConfigError(
+                "give a bearer token or basic auth for Prometheus, not both"
+            )
         if auth.bearer_token_file:
             bearer = _file_token(auth.bearer_token_file, secrets)
         if auth.username is not None:
             password = ""
             if auth.password_file:
-                password = read_text_bounded(auth.password_file, TOKEN).rstrip("\n")
-                secrets.add(password)
+                password = _secret_from("--prometheus-password-file", auth.password_file, secrets)
             basic = (auth.username, password)
-        if bearer is not None and basic is not None:
-            raise PrometheusConfigError(
-                "give a bearer token or basic auth for Prometheus, not both"
-            )
     client_auth: Any = basic if basic is not None else (bearer_auth(bearer) if bearer else None)
     return PrometheusConnect(
         url=url,

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from ktop import __version__, bounds
 from ktop.bounds import OneLineErrorParser, bounded_float, bounded_size
 from ktop.config import Config, ConfigError, config_path
-from ktop.scrub import Secrets
+from ktop.scrub import Secrets, url_credentials
 from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 
 DEFAULT_RACK_LABEL = "topology.ktop.dev/rack"
@@ -447,8 +447,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 70  # EX_SOFTWARE
 
 
+URL_OPTIONS = (
+    "prometheus",
+    "apiserver",
+    "etcd_metrics",
+    "scheduler_metrics",
+    "controller_manager_metrics",
+)
+"""The options whose values are URLs: the credentials in them are the session's secrets
+from the start (every command's messages are scrubbed of them, whatever shape they take
+there)."""
+
+
 def _main(argv: Sequence[str] | None, secrets: Secrets) -> int:
     args = parse_args(argv)  # before any credential is read: config errors need no secrets
+    for dest in URL_OPTIONS:
+        value = getattr(args, dest, None)
+        for url in value if isinstance(value, list) else [value]:
+            if isinstance(url, str):
+                secrets.add_all(url_credentials(url))
     commands = _commands()
     if args.command in commands:
         return int(commands[args.command].run(args, secrets))

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable
+from urllib.parse import parse_qsl, urlsplit
 
 MASK = "<redacted>"
 MIN_SECRET_LEN = 4
@@ -146,6 +147,24 @@ def scrub_shapes(text: object) -> str:
     the session's :meth:`Secrets.scrub`, which applies these rules too.
     """
     return _shapes(_text(text))
+
+
+def url_credentials(url: str) -> list[str]:
+    """The credentials a URL given to ktop carries: the password (and the whole user
+    information) before the host, and the value of every query parameter whose name is a
+    secret's (``?token=``). Recorded into the session's :class:`Secrets` as the command
+    line is read, so that no message shows them, however a library reshapes the URL.
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found = []
+    if "@" in parts.netloc:
+        userinfo = parts.netloc.rpartition("@")[0]
+        found += [userinfo, userinfo.partition(":")[2]]
+    found += [v for k, v in parse_qsl(parts.query) if _names_secret(k)]
+    return [v for v in found if v]
 
 
 _TOKENISH = re.compile(r"[A-Za-z0-9+/_=.~-]{20,}")

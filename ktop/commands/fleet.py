@@ -269,9 +269,20 @@ async def _live(args: argparse.Namespace, contexts: list[str], secrets: Secrets)
             except CellUnavailableError:
                 continue
             await opened.close()
-        print(f"ktop fleet: {problem}", file=sys.stderr)
-        return 2
+        return _refuse(problem, secrets)
     return await _main(args, specs, secrets)
+
+
+def _refuse(why: object, secrets: Secrets) -> int:
+    """Say why the fleet cannot start, in one line scrubbed of the session's ``secrets``
+    (as every other command's refusal, :class:`ktop.compose.SourceError`, is); status 2.
+
+    Every refusal of ``ktop fleet`` is printed here: a message that quotes an option (a
+    ``--prometheus`` URL with a password in it) or a library's error cannot skip the
+    scrubbing.
+    """
+    print(f"ktop fleet: {secrets.scrub(why)}", file=sys.stderr)
+    return 2
 
 
 def run(args: argparse.Namespace, secrets: Secrets) -> int:
@@ -280,14 +291,11 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
 
     if args.demo:
         if getattr(args, "contexts", []) or args.context_glob:
-            print("ktop fleet: --demo cannot be combined with contexts", file=sys.stderr)
-            return 2
+            return _refuse("--demo cannot be combined with contexts", secrets)
         if args.zones > args.nodes:
-            print("ktop fleet: --zones cannot exceed --nodes", file=sys.stderr)
-            return 2
+            return _refuse("--zones cannot exceed --nodes", secrets)
         if (problem := terminal_problem()) is not None:
-            print(f"ktop fleet: {problem}", file=sys.stderr)
-            return 2
+            return _refuse(problem, secrets)
         specs = demo_specs(
             secrets,
             nodes=args.nodes,
@@ -299,17 +307,14 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
         return asyncio.run(_main(args, specs, secrets))
     if global_prometheus(args):
         if (problem := terminal_problem()) is not None:
-            print(f"ktop fleet: {problem}", file=sys.stderr)
-            return 2
+            return _refuse(problem, secrets)
         try:
             specs = asyncio.run(prometheus_specs(args, secrets))
         except ValueError as exc:
-            print(f"ktop fleet: {exc}", file=sys.stderr)
-            return 2
+            return _refuse(exc, secrets)
         return asyncio.run(_main(args, specs, secrets))
     try:
         contexts = cell_contexts(args, secrets)
     except ValueError as exc:
-        print(f"ktop fleet: {exc}", file=sys.stderr)
-        return 2
+        return _refuse(exc, secrets)
     return asyncio.run(_live(args, contexts, secrets))

@@ -5,6 +5,11 @@ each API list as ``kubectl get <resource> -A -o json`` prints it (pages joined,
 each item's ``apiVersion`` and ``kind`` set), every reachable metrics target
 scraped ``scrapes`` times ``interval_s`` apart, and each apiserver instance's APF
 dump. A read that fails is left out (its evidence will be unknown) and reported.
+
+Every body is scrubbed of the session's secrets (the connection's
+:class:`~ktop.scrub.Secrets`) before it is written: an apiserver or a proxy that echoes
+the request's ``Authorization`` header into ``/metrics`` or an APF dump must not put the
+token into the bundle.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import aiohttp
 
 from ktop.model.apf_requests import REQUESTS_QUERY
 from ktop.model.events import LOAD_BALANCED, Component
+from ktop.scrub import Secrets
 from ktop.sources.bundle.layout import (
     APF_DIR,
     APF_REQUESTS_DIR,
@@ -75,10 +81,18 @@ async def _list(t: KubeTransport, api_version: str, path: str) -> dict[str, Any]
     return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
 
 
-def _write(root: Path, rel: str, body: bytes, out: Captured) -> None:
+def scrubbed_body(body: bytes, secrets: Secrets) -> bytes:
+    """``body`` with every secret ``secrets`` knows or recognises masked; bytes that are
+    not UTF-8 are kept as they were.
+    """
+    text = body.decode("utf-8", "surrogateescape")
+    return secrets.scrub(text).encode("utf-8", "surrogateescape")
+
+
+def _write(root: Path, rel: str, body: bytes, out: Captured, secrets: Secrets) -> None:
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(body)
+    path.write_bytes(scrubbed_body(body, secrets))
     out.files.append(rel)
 
 
@@ -166,14 +180,20 @@ async def capture(
                     out.failures.append(f"{kind} {name}: {exc}")
                     continue
                 if body is not None:
-                    _write(root, f"{METRICS_DIR}/{kind}/{name}/{at}{METRICS_SUFFIX}", body, out)
+                    _write(
+                        root,
+                        f"{METRICS_DIR}/{kind}/{name}/{at}{METRICS_SUFFIX}",
+                        body,
+                        out,
+                        conn.secrets,
+                    )
             for name, it in instances:
                 try:
                     dump = (await it.get(APF_DUMP, accept=TEXT)).body
                 except Exception as exc:
                     out.failures.append(f"APF dump {name}: {exc}")
                     continue
-                _write(root, f"{APF_DIR}/{name}/{at}{APF_SUFFIX}", dump, out)
+                _write(root, f"{APF_DIR}/{name}/{at}{APF_SUFFIX}", dump, out, conn.secrets)
                 try:
                     got, _ = await it.get_head(
                         APF_REQUESTS, REQUESTS_QUERY, APF_REQUESTS_MAX_BYTES, accept=TEXT
@@ -181,7 +201,9 @@ async def capture(
                 except Exception as exc:
                     out.failures.append(f"APF request dump {name}: {exc}")
                     continue
-                _write(root, f"{APF_REQUESTS_DIR}/{name}/{at}{APF_SUFFIX}", got.body, out)
+                _write(
+                    root, f"{APF_REQUESTS_DIR}/{name}/{at}{APF_SUFFIX}", got.body, out, conn.secrets
+                )
             if round_ == 0:
                 for resource, (api_version, path) in API_PATHS.items():
                     try:
@@ -190,7 +212,7 @@ async def capture(
                         out.failures.append(f"{API_DIR}/{resource}.json: {exc}")
                         continue
                     body = json.dumps(doc, indent=4).encode()
-                    _write(root, f"{API_DIR}/{resource}.json", body, out)
+                    _write(root, f"{API_DIR}/{resource}.json", body, out, conn.secrets)
     finally:
         await session.close()
         for api in clients:

@@ -35,6 +35,7 @@ from ktop.sources.live.body import BodyEncodingError, ResponseTooLargeError
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.errors import ApiError
 from ktop.sources.live.exec_plugin import EXEC_TIMEOUT_S, ExecPluginError, run_exec_plugin
+from ktop.sources.live.memory_files import install as keep_key_files_in_memory
 from ktop.sources.live.reads import NODE_COUNT, NODES, VERSION
 from ktop.sources.live.transport import KubeTransport, RequestTimeoutError
 
@@ -45,6 +46,7 @@ PROBE_TIMEOUT_S = 10.0
 """Time limit for the first request (connection set-up included)."""
 
 log = logging.getLogger(__name__)
+keep_key_files_in_memory()  # inline certificates and keys never touch $TMPDIR (Linux)
 
 
 class _Loader(KubeConfigLoader):

@@ -8,7 +8,7 @@ import errno
 import os
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import tests.fuzzing  # noqa: F401  (registers and loads the profile)
@@ -52,6 +52,7 @@ def test_secrets_beside_os_errors_are_still_removed(
     code: str, dirs: list[str], name: str, secret: str
 ) -> None:
     path = "/" + "/".join([*dirs, name])
+    assume(secret not in path and secret not in code)  # a known value is masked anywhere
     known = Secrets()
     known.add(secret)
     for text in (

@@ -41,7 +41,35 @@ MAX_NESTING = InputLimit(
     "tables and arrays nested at most 64 levels deep",
 )
 
-LIMITS: tuple[InputLimit, ...] = (MAX_NUMBER_DIGITS, MAX_NESTING)
+MAX_RECORDING_SPAN = InputLimit(
+    "recording span",
+    366 * 86_400,
+    "seconds",
+    "recordings: from the first chunk's first time to the last frame's last time",
+    "a recording spanning at most 366 days",
+)
+MAX_INFLATE_RATIO = InputLimit(
+    "decompressed size",
+    64,
+    "bytes per stored byte (and 64 KiB)",
+    "recordings: each compressed frame (ktop's own compress about 18 to 1)",
+    "a frame decompressing to at most 64 bytes per stored byte",
+)
+MAX_EVENTS_PER_BYTE = InputLimit(
+    "events per byte",
+    4,
+    "events per stored byte (and 1,000)",
+    "recordings: the events a chunk declares (ktop's own hold under 0.1 per byte)",
+    "a chunk of at most 4 events per stored byte",
+)
+
+LIMITS: tuple[InputLimit, ...] = (
+    MAX_NUMBER_DIGITS,
+    MAX_NESTING,
+    MAX_RECORDING_SPAN,
+    MAX_INFLATE_RATIO,
+    MAX_EVENTS_PER_BYTE,
+)
 """Every parser limit, in the order the docs list them."""
 
 

@@ -112,6 +112,10 @@ def from_recording(path: str, at: str | None, secrets: Secrets) -> Sampled:
             cursor.fold(t)
             cursor.model.observe()  # one history frame, as the hub takes every publish
             t += RECORDING_STEP_S
+            nxt = cursor.next_time()
+            nxt = when if nxt is None else min(nxt, when)
+            if nxt > t + RECORDING_STEP_S:  # a stretch without events: one frame for it
+                t += (nxt - t) // RECORDING_STEP_S * RECORDING_STEP_S
         cursor.fold(when)
         snap = cursor.model.observe()
         errors = [f"gap {g.start:.0f}-{g.end:.0f}: {g.reason}" for g in rec.gaps]

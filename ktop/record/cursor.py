@@ -26,6 +26,9 @@ from ktop.record.strict import RecordError, array, checked, finite_time
 
 SEEK_STEP_S = 10.0
 """A seek folds in steps this long, reporting its progress after each."""
+SEEK_STEPS = 1_000
+"""A seek folds in at most this many steps (longer ones, over a longer span): its work is
+the events it folds, never the time they span."""
 
 
 _READS_SERIES = frozenset({ev.MetricsScraped, ev.TargetGone})
@@ -213,15 +216,35 @@ class Cursor:
         """
         held = _Held()  # gathered across the steps: folded in bulk
         n = 0
-        begin = t = self.position
-        while progress is not None and t + SEEK_STEP_S < until:
-            t += SEEK_STEP_S
-            n += self._fold(t, held)
-            progress((t - begin) / max(1e-9, until - begin))
+        if progress is not None:
+            for t, done in self._steps(until):
+                n += self._fold(t, held)
+                progress(done)
         n += self._fold(until, held)
         self._flush(held.scrapes)
         self._settle(held.leases)
         return n
+
+    def _steps(self, until: float) -> Iterator[tuple[float, float]]:
+        """Where a seek to ``until`` stops to report its progress, with the fraction done:
+        every :data:`SEEK_STEP_S` from the next event (not from the model's clock, which is
+        0 in a keyframe made before the first event), at most :data:`SEEK_STEPS` of them;
+        a stretch without events is passed in one step.
+        """
+        begin = self.next_time()
+        if begin is None or begin >= until:
+            return
+        begin = max(begin, self.position)
+        step = max(SEEK_STEP_S, (until - begin) / SEEK_STEPS)
+        t = begin
+        while t + step < until:
+            t += step
+            yield t, (t - begin) / (until - begin)
+            nxt = self.next_time()
+            if nxt is None:
+                return
+            if nxt > t + step:  # nothing to fold before it: go there at once
+                t = begin + (nxt - begin) // step * step
 
     def _fold(self, until: float, held: _Held) -> int:
         """:meth:`fold`, leaving what it gathered last in ``held`` (not folded yet: a seek in

@@ -33,7 +33,8 @@ from typing import Any
 
 import zstandard
 
-from ktop.files import RECORDING, MiB, check_regular
+from ktop.files import RECORDING, KiB, MiB, check_regular
+from ktop.input_limits import MAX_EVENTS_PER_BYTE, MAX_INFLATE_RATIO, MAX_RECORDING_SPAN
 from ktop.model.cluster import ClusterModel
 from ktop.model.model_inputs import ModelConfig
 from ktop.model.state import import_state
@@ -64,6 +65,22 @@ MAX_KEYFRAME_BYTES = 1024 * MiB
 """The largest keyframe read, uncompressed (a keyframe of 100,000 nodes is far smaller)."""
 LIMITS = {Kind.CHUNK: MAX_CHUNK_BYTES, Kind.KEYFRAME: MAX_KEYFRAME_BYTES}
 """The most a frame of each kind may hold uncompressed (others: :data:`MAX_PLAIN_BYTES`)."""
+INFLATE_FLOOR = 64 * KiB
+"""What any compressed frame may decompress to, however small (:data:`MAX_INFLATE_RATIO`
+per stored byte beyond)."""
+EVENTS_FLOOR = 1_000
+"""The events any chunk may declare, however small (:data:`MAX_EVENTS_PER_BYTE` per stored
+byte beyond)."""
+
+
+def most_inflated(stored: int) -> int:
+    """The most a compressed frame of ``stored`` bytes may decompress to."""
+    return MAX_INFLATE_RATIO.value * stored + INFLATE_FLOOR
+
+
+def most_events(stored: int) -> int:
+    """The most events a chunk of ``stored`` bytes may declare."""
+    return MAX_EVENTS_PER_BYTE.value * stored + EVENTS_FLOOR
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +190,7 @@ class Recording:
             """Positions in :attr:`frames` of the frames that follow lost events."""
             self.markers: list[Marker] = []
             self._load(first.end)
+            self._check_span()
         except BaseException:
             self.close()
             raise
@@ -193,7 +211,18 @@ class Recording:
         if h.codec is Codec.NONE and h.length > limit:
             raise RecordError(f"expected at most {limit:,} bytes, the frame declares {h.length:,}")
         raw = self._bytes(h.offset + FRAME_SIZE, h.end)
-        return inflate(self._dctx, raw, limit) if h.codec is Codec.ZSTD else raw
+        if h.codec is not Codec.ZSTD:
+            return raw
+        most = most_inflated(len(raw))
+        if most < limit:
+            try:
+                return inflate(self._dctx, raw, most)
+            except RecordError:
+                raise RecordError(
+                    f"expected {MAX_INFLATE_RATIO.expected} ({most:,} bytes from {len(raw):,}), "
+                    "it decompresses to more"
+                ) from None
+        return inflate(self._dctx, raw, limit)
 
     def _crc_ok(self, h: FrameHeader) -> bool:
         if h.end > self.size:
@@ -260,12 +289,37 @@ class Recording:
             offset = nxt
         return out
 
+    def _check_span(self) -> None:
+        """:class:`FormatError` when the recording spans more than :data:`MAX_RECORDING_SPAN`
+        (a command that steps through its time would step for ever).
+        """
+        if self.end - self.start > MAX_RECORDING_SPAN.value:
+            raise FormatError(
+                f"expected {MAX_RECORDING_SPAN.expected}, its times run from "
+                f"{self.start:,.0f} to {self.end:,.0f} (Unix seconds)"
+            )
+
+    def _too_many_events(self, h: FrameHeader) -> bool:
+        """Whether chunk ``h`` declares more events than its size allows (noted as a fault:
+        its decoding would be work out of all proportion to its bytes).
+        """
+        if h.kind is not Kind.CHUNK or h.count <= most_events(h.length):
+            return False
+        self.fault(
+            h,
+            f"expected {MAX_EVENTS_PER_BYTE.expected}, it declares {h.count:,} events "
+            f"in {h.length:,} bytes",
+        )
+        return True
+
     def _check(self, frames: list[FrameHeader]) -> None:
         """Keep the frames whose payload is intact; the others become gaps."""
         good: list[FrameHeader] = []
         bad: list[tuple[int, FrameHeader]] = []
         for h in frames:
-            if h.length >= 0 and self._crc_ok(h):
+            if h.length >= 0 and self._too_many_events(h):
+                bad.append((len(good), h))
+            elif h.length >= 0 and self._crc_ok(h):
                 good.append(h)
             elif h.length >= 0 and h.end > self.size and h is frames[-1]:
                 self.truncated = True  # the last frame was cut mid-write: not a gap

@@ -16,10 +16,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import Event
@@ -36,6 +37,12 @@ TICK_S = 0.1
 """Wall seconds between two moves of the replay clock."""
 MARKER_EPS_S = 1e-6
 """A position this close to a marker is on it."""
+
+
+class SeekStoppedError(Exception):
+    """A seek running off the UI loop was given up (the app is leaving): its thread ends at
+    its next step instead of folding on after nobody waits for it.
+    """
 
 
 def clock_text(t: float) -> str:
@@ -203,17 +210,31 @@ class ReplayPlayer:
         """Go to ``at`` (clamped): short moves forward emit the events passed, others restore."""
         return self.land(self.travel(at))
 
-    def travel(self, at: float) -> Landing:
-        """The heavy half of a seek, which may run off the UI loop while ticks are held
-        (:attr:`seeking` set): fold to ``at`` without touching the hub.
+    def clamp(self, at: float) -> float:
+        """``at`` within the recording."""
+        return max(self.timeline.start, min(self.timeline.end, at))
+
+    def near(self, at: float) -> bool:
+        """Whether a seek to ``at`` is a short move forward (the events passed, folded by the
+        hub) rather than a new cursor from a keyframe.
         """
-        at = max(self.timeline.start, min(self.timeline.end, at))
-        if self.position <= at <= self.position + FOLD_AHEAD_S:
+        return self.position <= self.clamp(at) <= self.position + FOLD_AHEAD_S
+
+    def travel(self, at: float, stop: threading.Event | None = None) -> Landing:
+        """The heavy half of a seek, which may run off the UI loop while ticks are held
+        (:attr:`seeking` set): fold to ``at`` without touching the hub. Once ``stop`` is
+        set, the fold ends at its next step with :class:`SeekStoppedError`.
+        """
+        if self.near(at):
+            at = self.clamp(at)
             return Landing(at, self._cursor.take(at))
 
         def progress(fraction: float) -> None:
+            if stop is not None and stop.is_set():
+                raise SeekStoppedError
             self.seek_progress = fraction
 
+        at = self.clamp(at)
         return Landing(at, [], self.timeline.cursor(at, progress))
 
     def land(self, landing: Landing) -> list[Event]:
@@ -237,10 +258,17 @@ class ReplayPlayer:
 
     def toggle_pause(self) -> None:
         """Pause or resume (resuming at the end starts again from the beginning)."""
-        if self.paused and self.at_end:
-            self.seek(self.timeline.start)
+        restart = self.toggle()
+        if restart is not None:
+            self.seek(restart)
+            self.paused = False
+
+    def toggle(self) -> float | None:
+        """Pause or resume; resuming at the end is starting again: the start, to seek to."""
+        restart = self.paused and self.at_end
         self.paused = not self.paused
         self.message = "paused" if self.paused else ""
+        return self.timeline.start if restart else None
 
     def faster(self) -> None:
         """The next speed up (64x at most)."""
@@ -254,8 +282,12 @@ class ReplayPlayer:
 
     def step(self, direction: int) -> list[Event]:
         """Pause and move one step forward (``+1``) or back (``-1``)."""
+        return self.seek(self.step_target(direction))
+
+    def step_target(self, direction: int) -> float:
+        """Pause; where one step forward (``+1``) or back (``-1``) goes."""
         self.paused = True
-        return self.seek(self.position + direction * STEP_S)
+        return self.position + direction * STEP_S
 
     def jump(self, seconds: float) -> list[Event]:
         """Move ``seconds`` forward or back, keeping the play state."""
@@ -301,31 +333,57 @@ class ReplaySource:
         """Always ``replay``."""
         return "replay"
 
-    def control(self, action: Callable[[ReplayPlayer], list[Event] | None]) -> None:
-        """Run a control on the player and emit what it passed over (from the UI); not
-        while a seek runs off the loop (the player is that seek's until it lands).
+    def control(
+        self, action: Callable[[ReplayPlayer], float | None]
+    ) -> Coroutine[Any, Any, None] | None:
+        """Run a control on the player (from the UI); not while a seek runs off the loop
+        (the player is that seek's until it lands). A control that moves in time returns
+        where to: that move is :meth:`move`'s.
         """
         if self.player.seeking is not None:
-            return
-        events = action(self.player)
-        if events and self._emit is not None:
-            self._emit(events)
+            return None
+        at = action(self.player)
+        return None if at is None else self.move(at)
+
+    def move(self, at: float) -> Coroutine[Any, Any, None] | None:
+        """Go to ``at``: a short move forward at once (its events emitted); any other
+        returns the seek for the caller to run off the UI loop (its target is
+        :attr:`ReplayPlayer.seeking` from now). Dropped while a seek runs.
+        """
+        player = self.player
+        if player.seeking is not None:
+            return None
+        if player.near(at):
+            self._pass(player.seek(at))
+            return None
+        player.seeking = player.clamp(at)
+        player.seek_progress = 0.0
+        return self._travel(at)
 
     async def seek_to(self, at: float) -> None:
         """Seek off the UI loop: the heavy folding runs in a thread while ticks wait and
         :attr:`ReplayPlayer.seeking` says where it is going; the landing is on the loop.
         A seek asked for while one runs is dropped (the screen says one is running).
         """
+        travel = self.move(at)
+        if travel is not None:
+            await travel
+
+    async def _travel(self, at: float) -> None:
+        """Fold to ``at`` in a thread, then land on the loop. Cancelled (the app leaving),
+        the thread is told to stop at its next step: nothing waits for it to finish.
+        """
         player = self.player
-        if player.seeking is not None:
-            return
-        player.seeking = max(player.timeline.start, min(player.timeline.end, at))
-        player.seek_progress = 0.0
+        stop = threading.Event()
         try:
-            landing = await asyncio.to_thread(player.travel, at)
+            landing = await asyncio.to_thread(player.travel, at, stop)
         finally:
+            stop.set()
             player.seeking = None
-        events = player.land(landing)
+        self._pass(player.land(landing))
+
+    def _pass(self, events: list[Event]) -> None:
+        """Emit the events a move passed over."""
         if events and self._emit is not None:
             self._emit(events)
 

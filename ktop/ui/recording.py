@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.binding import Binding
 
-from ktop.model.events import Event
 from ktop.model.text import fmt_clock
 from ktop.record.rotating import RotatingRecorder
 from ktop.record.session import Recorder
@@ -40,19 +39,21 @@ if TYPE_CHECKING:
     from ktop.ui.app import KtopApp
 
 MINUTE = 60.0
-CONTROLS: dict[str, Callable[[ReplayPlayer], object]] = {
-    "pause": ReplayPlayer.toggle_pause,
+CONTROLS: dict[str, Callable[[ReplayPlayer], float | None]] = {
+    "pause": ReplayPlayer.toggle,
     "faster": ReplayPlayer.faster,
     "slower": ReplayPlayer.slower,
-    "step_forward": lambda p: p.step(+1),
-    "step_back": lambda p: p.step(-1),
-    "jump_1m": lambda p: p.jump(MINUTE),
-    "back_1m": lambda p: p.jump(-MINUTE),
-    "jump_10m": lambda p: p.jump(10 * MINUTE),
-    "back_10m": lambda p: p.jump(-10 * MINUTE),
-    "next_marker": lambda p: p.marker(+1),
-    "previous_marker": lambda p: p.marker(-1),
+    "step_forward": lambda p: p.step_target(+1),
+    "step_back": lambda p: p.step_target(-1),
+    "jump_1m": lambda p: p.position + MINUTE,
+    "back_1m": lambda p: p.position - MINUTE,
+    "jump_10m": lambda p: p.position + 10 * MINUTE,
+    "back_10m": lambda p: p.position - 10 * MINUTE,
+    "next_marker": lambda p: p.marker_target(+1),
+    "previous_marker": lambda p: p.marker_target(-1),
 }
+"""Each replay control: what it does to the player, and where it moves to (``None``: it
+does not move). A move other than a short one forward runs off the UI loop."""
 _RECORD_ACTIONS = {action for _, action, _, _ in RECORD_KEYS}
 _REPLAY_ACTIONS = {action.split("(")[0] for _, action, _, _ in REPLAY_KEYS}
 
@@ -175,7 +176,7 @@ class RecordingControls:
     def control(self, name: str) -> None:
         """Run a replay control by name (in a live session: rewind)."""
         if self.replay is not None and name in CONTROLS:
-            self.replay.control(lambda p: _events(CONTROLS[name](p)))
+            self._seek(self.replay.control(CONTROLS[name]))
         elif self.rewinder is not None and name in MOVES:
             self.app.run_worker(self._rewind(MOVES[name]), group="rewind", exclusive=True)
 
@@ -232,10 +233,15 @@ class RecordingControls:
             except ValueError as exc:
                 self.app.notify(str(exc), title="go to time", severity="error", timeout=8)
                 return
-            self.app.run_worker(replay.seek_to(at), name="seek", group="seek")
+            self._seek(replay.move(at))
             self.app.pump()
 
         self.app.push_screen(PromptScreen(seek_question(player.position)), done)
+
+    def _seek(self, travel: Coroutine[Any, Any, None] | None) -> None:
+        """Run a seek off the UI loop (``None``: the move was made at once, or none)."""
+        if travel is not None:
+            self.app.run_worker(travel, name="seek", group="seek")
 
     # ----------------------------------------------------------- banner
 
@@ -288,7 +294,3 @@ class RecordingControls:
     def rewound_at(self) -> float:
         """The moment shown (live: the live clock)."""
         return self.rewound.at if self.rewound is not None else self.app.hub.now
-
-
-def _events(result: object) -> list[Event] | None:
-    return cast("list[Event]", result) if isinstance(result, list) else None

@@ -23,3 +23,10 @@ def screen_text(app: App[None]) -> str:
     )
     console.print(app.screen._compositor.render_update(full=True))
     return console.export_text()
+
+
+async def seeks_done(app: App[None]) -> None:
+    """Wait for a replay's seeks running off the UI loop (not its sources, which never end)."""
+    seeks = [w for w in app.workers if w.name == "seek"]
+    if seeks:  # an empty list would wait for every worker
+        await app.workers.wait_for_complete(seeks)

@@ -21,6 +21,7 @@ from ktop.sources.sim.simulator import Simulator
 from ktop.ui.app import KtopApp
 from ktop.ui.render.replay import ReplayState, timeline_line
 from ktop.ui.widgets.status_bar import StatusBar
+from tests.functional.screen import seeks_done
 
 MARKS = (100, 230)
 """Seconds after the start at which markers are added."""
@@ -79,19 +80,24 @@ async def test_n_and_shift_n_go_to_the_next_and_previous_marker(damaged: Path) -
     assert len(marks) == 2
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("n")
+        await seeks_done(app)
         assert player.position == pytest.approx(marks[0])
         await pilot.press("n")
+        await seeks_done(app)
         assert player.position == pytest.approx(marks[1])
         await pilot.press("n")
+        await seeks_done(app)
         assert player.position == pytest.approx(marks[1])
         app.pump()
         await pilot.pause()
         assert "no marker after this point" in app.screen.query_one(StatusBar).plain
         await pilot.press("N")
+        await seeks_done(app)
         assert player.position == pytest.approx(marks[0])
         app.pump()
         assert app.frame.snapshot.at <= marks[0]
         await pilot.press("N")
+        await seeks_done(app)
         assert player.position == pytest.approx(marks[0])
     rec.close()
 
@@ -106,6 +112,7 @@ async def test_the_timeline_shows_markers_and_the_gap_under_any_theme(
         await pilot.pause()
         assert app.theme == theme
         await pilot.press("n")  # past the first marker: its cell is under the played part
+        await seeks_done(app)
         app.pump()
         await pilot.pause()
         bar = _timeline(app)

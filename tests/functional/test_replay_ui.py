@@ -20,7 +20,7 @@ from ktop.sources.sim.source import SimulatorSource
 from ktop.ui.app import KtopApp
 from ktop.ui.screens.prompt import PromptScreen
 from ktop.ui.widgets.status_bar import StatusBar
-from tests.functional.screen import screen_text
+from tests.functional.screen import screen_text, seeks_done
 
 SIZES = [(80, 24), (200, 60)]
 SHIPPED = Path(__file__).parent.parent.parent / "recordings"
@@ -60,11 +60,15 @@ async def test_replay_controls_move_the_clock_and_the_timeline(
         await pilot.press("right_curly_bracket")  # +10 min
         assert player.position == pytest.approx(rec.start + 600)
         await pilot.press("left_square_bracket")  # -1 min: a seek back from a keyframe
+        await seeks_done(app)  # which runs off the UI loop
         assert player.position == pytest.approx(rec.start + 540)
         assert app.hub.model.now <= player.position
         await pilot.press("full_stop")
         assert player.position == pytest.approx(rec.start + 540 + STEP_S)
-        await pilot.press("comma", "comma")
+        await pilot.press("comma")
+        await seeks_done(app)
+        await pilot.press("comma")
+        await seeks_done(app)
         assert player.position == pytest.approx(rec.start + 540 - STEP_S)
         for _ in range(12):
             await pilot.press("plus")
@@ -94,9 +98,7 @@ async def test_seek_to_a_typed_time(recording: Path) -> None:
         assert isinstance(app.screen, PromptScreen)
         await pilot.press(*"+300", "enter")
         await pilot.pause()
-        seeks = [w for w in app.workers if w.name == "seek"]  # the seek runs off the loop
-        if seeks:
-            await app.workers.wait_for_complete(seeks)
+        await seeks_done(app)  # the seek runs off the loop
         assert player.position == pytest.approx(rec.start + 300)
         direct = rec.cursor(rec.start + 300).model.snapshot()
         app.pump()

@@ -118,6 +118,14 @@ REPLAY_SPEED = Bound(
     "the slowest and fastest of the speeds replay steps through with + and -",
     "replay",
 )
+REPLAY_SESSION = Bound(
+    "--session",
+    1,
+    1_000_000,
+    "",
+    "a record directory's sessions are numbered from 1 (replay --info lists them)",
+    "replay",
+)
 RETAIN = Bound(
     "--retain",
     60.0,
@@ -146,6 +154,7 @@ ALL = (
     METRICS_ONLY_ABOVE,
     RECORD_DURATION,
     REPLAY_SPEED,
+    REPLAY_SESSION,
     RETAIN,
     MAX_DISK,
 )

@@ -141,6 +141,8 @@ class Replay:
     paused: bool = False
     needs_terminal: bool = False
     """The dashboard: refuse a non-terminal once the file is open."""
+    session: int | None = None
+    """A record directory: the session to play (None: the newest)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +186,8 @@ class OpenedSource:
     bundle: BundleRead | None = None
     """:class:`Bundle`: what the bundle held beside its events."""
     release: Callable[[], Awaitable[None]] = _nothing_to_close
+    notes: tuple[str, ...] = ()
+    """What the user is told as the source opens (a record directory's skipped files)."""
 
     async def close(self) -> None:
         """Release what the source holds (a connection, an open recording)."""
@@ -384,15 +388,17 @@ def open_recording(path: str, secrets: Secrets) -> Recording:
         raise SourceError(secrets.scrub(f"cannot read {path}: {exc.strerror or exc}")) from None
 
 
-def open_record_dir(path: str, secrets: Secrets) -> RecordingSet:
-    """A record directory's recordings as one timeline; :class:`SourceError` says why not."""
-    from ktop.record.format import FormatError
+def open_record_dir(path: str, secrets: Secrets, session: int | None = None) -> RecordingSet:
+    """A record directory's session (the newest, or ``session``) as one timeline, its files
+    that cannot be played skipped (:attr:`RecordingSet.notes`); :class:`SourceError` says
+    why none can be.
+    """
     from ktop.record.recording_set import RecordingSet
 
     try:
-        return RecordingSet(path, opener=lambda p: open_recording(str(p), secrets))
-    except FormatError as exc:
-        raise SourceError(secrets.scrub(f"{path}: {exc}")) from None
+        return RecordingSet(path, session=session)
+    except ValueError as exc:
+        raise SourceError(secrets.scrub(exc)) from None
     except OSError as exc:
         raise SourceError(secrets.scrub(f"cannot read {path}: {exc.strerror or exc}")) from None
 
@@ -403,11 +409,13 @@ def replay_source(plan: Replay, secrets: Secrets) -> OpenedSource:
     """
     from ktop.sources.replay import ReplayPlayer, ReplaySource, parse_time
 
-    rec: Recording | RecordingSet = (
-        open_record_dir(plan.path, secrets)
-        if Path(plan.path).is_dir()
-        else open_recording(plan.path, secrets)
-    )
+    rec: Recording | RecordingSet
+    notes: tuple[str, ...] = ()
+    if Path(plan.path).is_dir():
+        rec = open_record_dir(plan.path, secrets, plan.session)
+        notes = tuple(secrets.scrub(n) for n in rec.notes)
+    else:
+        rec = open_recording(plan.path, secrets)
     try:
         _check_terminal(plan.needs_terminal)
         hub = Hub(ClusterModel(rec.model_config), history=HistoryKind.RECORDING, secrets=secrets)
@@ -428,7 +436,7 @@ def replay_source(plan: Replay, secrets: Secrets) -> OpenedSource:
     async def release() -> None:
         rec.close()
 
-    return OpenedSource(source, hub, info, replay=source, release=release)
+    return OpenedSource(source, hub, info, replay=source, release=release, notes=notes)
 
 
 def bundle_source(plan: Bundle, secrets: Secrets) -> OpenedSource:

@@ -43,6 +43,8 @@ BUNDLE_FILE = FileLimit("bundle file", 256 * MiB)
 RECORDING = FileLimit("recording", 64 * GiB)
 """Recordings are mapped, not read whole, and read frame by frame (each frame bounded by
 ``ktop/record/format.py``); the limit only refuses what cannot be a recording."""
+JOURNAL = FileLimit("recording journal (FILE.ktrec.tail)", 64 * MiB)
+"""A chunk journal holds one chunk's records (the writer cuts chunks at 4 MiB)."""
 LIMITS: tuple[FileLimit, ...] = (
     KUBECONFIG,
     CONFIG,
@@ -51,6 +53,7 @@ LIMITS: tuple[FileLimit, ...] = (
     CERTIFICATE,
     BUNDLE_FILE,
     RECORDING,
+    JOURNAL,
 )
 """Every file ktop reads, and its size limit."""
 

@@ -63,12 +63,21 @@ MAX_EVENTS_PER_BYTE = InputLimit(
     "a chunk of at most 4 events per stored byte",
 )
 
+MAX_JOURNAL_EVENTS = InputLimit(
+    "journal event count",
+    100_000_000,
+    "events",
+    "a recording's chunk journal (FILE.ktrec.tail): each entry's count of events",
+    "an event count from 0 to 100,000,000, never less than the entry before",
+)
+
 LIMITS: tuple[InputLimit, ...] = (
     MAX_NUMBER_DIGITS,
     MAX_NESTING,
     MAX_RECORDING_SPAN,
     MAX_INFLATE_RATIO,
     MAX_EVENTS_PER_BYTE,
+    MAX_JOURNAL_EVENTS,
 )
 """Every parser limit, in the order the docs list them."""
 

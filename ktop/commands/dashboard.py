@@ -5,6 +5,7 @@ source (``demo``, ``replay``), with the app options they share.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 from typing import Any
 
@@ -50,7 +51,9 @@ def always_on_recorder(
     if opened.replay is not None or not (args.record_dir or private):
         return None
     model = opened.hub.model
+    # what the source said it is as it opened (the model learns it only from events)
     source = {"kind": model.source_kind, "context": model.context, "detail": ""}
+    source.update({k: v for k, v in opened.info.items() if v})
     if args.record_dir:
         directory, retention = args.record_dir, Retention(args.retain, args.max_disk)
     else:
@@ -72,6 +75,9 @@ def run_dashboard(
 
         private = None if args.record_dir or opened.replay is not None else _private_dir()
         always_on = always_on_recorder(args, opened, private.name if private else None)
+        notes = [*opened.notes, *(always_on.recovered if always_on is not None else ())]
+        for note in notes:  # also on standard error: still there after the app ends
+            print(f"{command}: {opened.hub.secrets.scrub(note)}", file=sys.stderr)
         collector = Collector()
         collector.install()
         app = KtopApp(
@@ -82,6 +88,7 @@ def run_dashboard(
             always_on=always_on,
             always_on_shown=bool(args.record_dir),
             collector=collector,
+            notes=notes,
         )
         try:
             await app.run_async()

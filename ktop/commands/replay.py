@@ -1,7 +1,9 @@
 """``ktop replay FILE``: the live UI on a recording, with today's analysis.
 
 ``--info`` prints what the file holds (source, time range, size per hour, markers,
-gaps, unreadable frames) without the UI, for scripts and bug reports. A file that cannot
+gaps, unreadable frames) without the UI, for scripts and bug reports; for a record
+directory, its sessions and the files skipped first (``--session N`` picks the one shown
+and played; ``ktop/record/recording_set.py``). A file that cannot
 be read is one line naming it, the offset and what was expected there; exit status 2.
 """
 
@@ -49,6 +51,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "a time outside the recording is refused with its time range",
     )
     p.add_argument("--paused", action="store_true", help="start paused")
+    p.add_argument(
+        "--session",
+        type=bounds.bounded_int(bounds.REPLAY_SESSION),
+        metavar="N",
+        help="a --record-dir directory: play its session N (default the newest; --info lists them)",
+    )
     p.add_argument("--info", action="store_true", help="print what the file holds and exit")
     return p
 
@@ -97,15 +105,25 @@ def info(rec: Recording) -> str:
 
 
 def dir_info(files: RecordingSet) -> str:
-    """A record directory: its span, the stretches without a recording, then each file."""
+    """A record directory: its sessions, the files skipped, then the session chosen (its
+    span, the stretches without a recording, then each file).
+    """
     span = files.end - files.start
     between = [g for g in files.gaps if isinstance(g, SetGap)]
-    lines = [
-        f"{files.directory}: {len(files.files)} recordings, from {clock(files.start)} to "
-        f"{clock(files.end)} UTC ({span:.0f} s), {sum(r.size for r in files.files) / 1e6:.2f} MB",
+    n = len(files.sessions)
+    lines = [f"{files.directory}: {n} session{'' if n == 1 else 's'}"]
+    lines += [
+        f"  session {n}: {s.describe()}, from {clock(s.start)} to {clock(s.end)} UTC"
+        for n, s in enumerate(files.sessions, 1)
     ]
+    lines += [f"  skipped {line}" for line in files.skipped]
+    lines.append(
+        f"session {files.number}: {len(files.files)} recordings, from {clock(files.start)} to "
+        f"{clock(files.end)} UTC ({span:.0f} s), {sum(r.size for r in files.files) / 1e6:.2f} MB"
+    )
     lines += [f"  not recording {clock(g.start)} - {clock(g.end)}" for g in between]
-    lines += [info(r) for r in files.files]
+    for n in range(len(files.files)):
+        lines.append(info(files.opened(n)))
     return "\n".join(lines)
 
 
@@ -117,7 +135,7 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
     if args.info:
         try:
             if Path(args.file).is_dir():
-                with open_record_dir(args.file, secrets) as files:
+                with open_record_dir(args.file, secrets, args.session) as files:
                     print(dir_info(files))
                 return 0
             rec = open_recording(args.file, secrets)
@@ -127,5 +145,7 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
         with rec:
             print(info(rec))
         return 0
-    plan = Replay(args.file, args.speed, args.at, args.paused, needs_terminal=True)
+    plan = Replay(
+        args.file, args.speed, args.at, args.paused, needs_terminal=True, session=args.session
+    )
     return run_dashboard(plan, args, secrets, command="ktop replay")

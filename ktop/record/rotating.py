@@ -7,8 +7,10 @@ time it was started (``ktop-20261203T140200Z.ktrec``). After each rotation, and 
 :data:`CHECK_S` while recording, whole files are deleted, oldest first, until what
 ``DIR`` holds is within both limits: none that ended more than ``retain`` ago, and at
 most ``max-disk`` bytes in all. Only files named as this module names them are ever
-counted or deleted, and never the file being written. ``ktop replay DIR`` opens the set
-as one timeline (``ktop/record/recording_set.py``).
+counted or deleted (exactly: ``ktop/record/recdir.py``), and never a file a live writer
+holds: several sessions may record into one directory (each file's header names its
+session), and each leaves the others' files alone. ``ktop replay DIR`` opens the set,
+session by session (``ktop/record/recording_set.py``).
 
 A file that cannot be written stops the always-on recording (the error is kept for the
 screen), as a recording started with ``R`` does; the live view goes on.
@@ -16,10 +18,10 @@ screen), as a recording started with ``R`` does; the live view goes on.
 
 from __future__ import annotations
 
-import contextlib
-import re
+import os
 import time
-from collections.abc import Callable, Sequence
+import uuid
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,7 +30,8 @@ from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel
 from ktop.model.state import StateView
 from ktop.record.codec import Marker
-from ktop.record.journal import recover, tail_of
+from ktop.record.journal import recover
+from ktop.record.recdir import TAIL, Directory, StoredFile, remove, stored
 from ktop.record.session import Recorder, RecordingStatus
 from ktop.record.writer import WriterSettings
 
@@ -39,8 +42,6 @@ CHECK_S = 30.0
 JOURNAL_S = 2.0
 """A crash loses at most this much: the chunk being filled is journaled this often
 (``ktop/record/journal.py``)."""
-NAME = re.compile(r"^ktop-(\d{8}T\d{6}Z)(?:-(\d+))?\.ktrec$")
-"""The names this module gives its files (and the only ones it ever deletes)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,37 +54,22 @@ class Retention:
     """The files' total size stays at most this (the oldest are deleted first)."""
 
 
-@dataclass(frozen=True, slots=True)
-class StoredFile:
-    """One file of a record directory."""
-
-    path: Path
-    size: int
-    ended: float
-    """When it was last written (its modification time)."""
-
-
-def stored(directory: Path) -> list[StoredFile]:
-    """The record directory's files, oldest first (their names sort by start time)."""
-    out = []
-    for path in sorted(directory.iterdir()) if directory.is_dir() else ():
-        if not NAME.match(path.name):
-            continue
-        with contextlib.suppress(FileNotFoundError):
-            st = path.stat()
-            if path.is_file():
-                out.append(StoredFile(path, st.st_size, st.st_mtime))
-    return out
+__all__ = ["Retention", "RotatingRecorder", "StoredFile", "file_name", "stored", "to_drop"]
 
 
 def to_drop(
-    files: Sequence[StoredFile], now: float, retention: Retention, keep: Path | None
+    files: Sequence[StoredFile],
+    now: float,
+    retention: Retention,
+    keep: Path | Collection[Path] | None,
 ) -> list[StoredFile]:
     """The whole files to delete, oldest first, so that the rest is within both limits;
-    never ``keep`` (the file being written), even when it alone is over the size limit.
+    never ``keep`` (the file being written, or every file held), even when it alone is over
+    the size limit.
     """
+    held = {keep} if isinstance(keep, Path) else set(keep or ())
     drop: list[StoredFile] = []
-    kept = [f for f in files if f.path != keep]
+    kept = [f for f in files if f.path not in held]
     total = sum(f.size for f in files)
     for f in kept:  # oldest first
         too_old = now - f.ended > retention.retain_s
@@ -135,8 +121,11 @@ class RotatingRecorder:
         self._current: Recorder | None = None
         self._started = 0.0
         self._checked = 0.0
+        self.session = uuid.uuid4().hex
+        """This session's identity, in each of its files' headers (``replay DIR`` groups
+        the files of one session by it)."""
         self.recovered: list[str] = []
-        """What earlier sessions that died left in their journals, put back."""
+        """What earlier sessions that died left in their journals, put back (or set aside)."""
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             self.recovered = [done for f in stored(self.directory) if (done := recover(f.path))]
@@ -173,11 +162,8 @@ class RotatingRecorder:
         if self._current is not None:
             self._current.stop("rotated")
         now = self.clock()
-        name = file_name(now, lambda n: (self.directory / n).exists())
         try:
-            self._current = Recorder(
-                str(self.directory / name), self.state, source=self.source, settings=self.settings
-            )
+            self._current = self._new_file(now)
         except OSError as exc:
             self._current = None
             self.error = f"always-on recording stopped: {exc.strerror or exc} ({self.directory})"
@@ -186,17 +172,44 @@ class RotatingRecorder:
         self.files_written += 1
         self.enforce()
 
+    def _new_file(self, now: float) -> Recorder:
+        """The next file's recorder, under a name no file (nor link) has: another session
+        may take a name between the look and the open, then the next is tried.
+        """
+        source = {**self.source, "session": self.session}
+        for _ in range(100):
+            name = file_name(now, self._taken)
+            try:
+                return Recorder(
+                    str(self.directory / name), self.state, source=source, settings=self.settings
+                )
+            except FileExistsError:
+                continue
+        raise FileExistsError(f"no free file name in {self.directory}")
+
+    def _taken(self, name: str) -> bool:
+        return any(os.path.lexists(self.directory / n) for n in (name, name + TAIL))
+
     def enforce(self) -> list[Path]:
-        """Delete the whole files that put the directory over a limit; the ones deleted."""
+        """Delete the whole files that put the directory over a limit, but none a live
+        writer holds (this session's or another's); the ones deleted.
+        """
         now = self.clock()
         self._checked = now
-        keep = Path(self._current.path) if self._current is not None else None
-        gone = []
-        for f in to_drop(stored(self.directory), now, self.retention, keep):
-            for p in (f.path, tail_of(f.path)):
-                with contextlib.suppress(FileNotFoundError):
-                    p.unlink()
-            gone.append(f.path)
+        held = {Path(self._current.path)} if self._current is not None else set()
+        gone: list[Path] = []
+        try:
+            with Directory(self.directory) as d:
+                files = stored(self.directory)
+                while drop := to_drop(files, now, self.retention, held):
+                    for f in drop:
+                        if not remove(d, f.path.name):
+                            held.add(f.path)  # held, or no longer ktop's: counted, kept
+                            break
+                        gone.append(f.path)
+                        files.remove(f)
+        except OSError:  # the directory went away: the next write says so
+            pass
         self.dropped.extend(gone)
         return gone
 

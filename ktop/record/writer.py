@@ -10,6 +10,8 @@ are written on a clean close and rebuilt by a scan when they are missing.
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -82,6 +84,22 @@ def model_settings(c: ModelConfig) -> dict[str, Any]:
     }
 
 
+def _hold(f: BinaryIO, path: str) -> None:
+    """Take the writer's lock on the file just made: another session's retention or journal
+    recovery leaves a locked file alone (``ktop/record/recdir.py``). Raises
+    :class:`FileExistsError` (and closes ``f``) when another session took the name first.
+    """
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        mine, there = os.fstat(f.fileno()), os.stat(path, follow_symlinks=False)
+        if (mine.st_dev, mine.st_ino) == (there.st_dev, there.st_ino):
+            return
+    except (BlockingIOError, FileNotFoundError):
+        pass
+    f.close()
+    raise FileExistsError(errno.EEXIST, "taken by another session", path)
+
+
 class RecordingWriter:
     """Appends a model's event stream to a file, with keyframes of the state it records
     (the hub's, or a model's: :class:`~ktop.model.state.StateView`).
@@ -101,6 +119,7 @@ class RecordingWriter:
         self.state = state_view(state)
         self.settings = settings or WriterSettings()
         self._file: BinaryIO = open(path, "xb")  # noqa: SIM115 - closed by close()
+        _hold(self._file, path)
         self._cctx = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
         self._packer = msgpack.Packer(use_bin_type=True)
         self._index: list[_IndexEntry] = []

@@ -151,9 +151,12 @@ class KtopApp(App[None]):
         always_on: RotatingRecorder | None = None,
         always_on_shown: bool = True,
         collector: Collector | None = None,
+        notes: Sequence[str] = (),
     ) -> None:
         super().__init__()
         self.hub = hub
+        self.notes = [hub.secrets.scrub(n) for n in notes]
+        """What the user is told as the app starts (files skipped or set aside)."""
         self.collector = collector
         """Full garbage collections on the refresh timer (the dashboard's process sets one
         up; an app in a test leaves Python's own)."""
@@ -219,6 +222,8 @@ class KtopApp(App[None]):
             self.register_theme(kt.theme)
         for error in self.theme_errors:
             self.notify(error, title="theme not loaded", severity="warning", timeout=10)
+        for note in self.notes:
+            self.notify(note, title="recordings", severity="warning", timeout=15)
         if self._theme_name in self.available_themes:
             self.theme = self._theme_name
         else:

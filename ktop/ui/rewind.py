@@ -87,14 +87,15 @@ class Rewinder:
 
     def _timeline(self) -> RecordingSet:
         """The record directory as it is now; files dropped by retention are closed."""
-        try:
-            files = RecordingSet(self.recorder.directory, opener=self._opened)
-        except BaseException:
-            self._files.clear()  # the set closed every file it had opened
-            raise
-        held = {id(r) for r in files.files}
+        files = RecordingSet(
+            self.recorder.directory,
+            opener=self._opened,
+            release=lambda rec: None,  # kept open here, for the next rewind
+            session_id=self.recorder.session,
+        )
+        held = {p.path for p in files.files}
         for path, (_, rec) in list(self._files.items()):
-            if id(rec) not in held:  # dropped, or a file without events (closed by the set)
+            if path not in held:  # dropped, another session's, or a file without events
                 rec.close()
                 del self._files[path]
         return files

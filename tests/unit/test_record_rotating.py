@@ -173,7 +173,8 @@ def test_replay_info_describes_a_directory(
     _session(directory, clock, 130)
     assert main(["replay", str(directory), "--info"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"{directory}: 3 recordings, from ")
+    assert out.startswith(f"{directory}: 1 session\n  session 1: demo zone-outage, 130 s in 3 ")
+    assert "\nsession 1: 3 recordings, from " in out
     assert out.count("ktop recording, format version") == 3
 
 

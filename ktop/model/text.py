@@ -34,7 +34,7 @@ MAX_CLOCK_S = 253_402_300_799
 _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 
 
-def _finite_only(fmt: Callable[[float], str]) -> Callable[[float], str]:
+def finite_only(fmt: Callable[[float], str]) -> Callable[[float], str]:
     """``fmt`` for every float: ``∞``/``-∞`` for infinities, ``?`` for NaN (the exposition
     format's values; no formatter below rounds or scales one).
     """
@@ -50,7 +50,7 @@ def _finite_only(fmt: Callable[[float], str]) -> Callable[[float], str]:
     return guarded
 
 
-@_finite_only
+@finite_only
 def fmt_bytes(n: float) -> str:
     """Bytes in binary units: ``512B``, ``1.5KiB``, ``12MiB``, ``8.0GiB``."""
     size = float(n)
@@ -63,7 +63,7 @@ def fmt_bytes(n: float) -> str:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-@_finite_only
+@finite_only
 def fmt_duration(seconds: float) -> str:
     """A duration: ``450µs``, ``4.2ms``, ``612ms``, ``4.2s``, ``42s``, ``3.5m``, ``2.0h``."""
     s = float(seconds)
@@ -90,7 +90,7 @@ def fmt_duration(seconds: float) -> str:
     return f"{s / 86400:.1f}d"
 
 
-@_finite_only
+@finite_only
 def fmt_si(x: float) -> str:
     """A number with SI suffix: ``0``, ``0.3``, ``12``, ``812``, ``1.2k``, ``34k``, ``1.2M``."""
     v = float(x)
@@ -117,7 +117,19 @@ def fmt_rate(per_s: float) -> str:
     return fmt_si(per_s) + "/s"
 
 
-@_finite_only
+@finite_only
+def fmt_sig(x: float) -> str:
+    """A number to four significant digits: ``0.25``, ``1234``, ``1.235e+05``."""
+    return f"{x:.4g}"
+
+
+@finite_only
+def fmt_whole(x: float) -> str:
+    """A number rounded to a whole one, without separators: ``1234``."""
+    return f"{x:.0f}"
+
+
+@finite_only
 def fmt_count(n: float) -> str:
     """An exact count with thousands separators: ``1,234``."""
     return f"{round(n):,}"
@@ -131,7 +143,7 @@ def counted(n: float, noun: str, plural: str = "") -> str:
     return f"{fmt_count(n)} {word}"
 
 
-@_finite_only
+@finite_only
 def fmt_pct(ratio: float) -> str:
     """A ratio as a percentage: ``0%``, ``4.5%``, ``45%``, ``100%``."""
     p = float(ratio) * 100
@@ -140,13 +152,13 @@ def fmt_pct(ratio: float) -> str:
     return f"{p:.0f}%"
 
 
-@_finite_only
+@finite_only
 def fmt_times(ratio: float) -> str:
     """A multiplier such as a skew ratio: ``1.0x``, ``2.4x``, ``12x``."""
     return f"{ratio:.1f}x" if ratio < 10 else f"{ratio:.0f}x"
 
 
-@_finite_only
+@finite_only
 def fmt_cores(cores: float) -> str:
     """CPU cores: ``0.25``, ``3.2``, ``12``."""
     if cores < 1:

@@ -11,6 +11,7 @@ limits are data in :mod:`ktop.input_limits`.
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 import tomllib
@@ -25,6 +26,7 @@ class InputRefusedError(ValueError):
 
 _TOML_DIGITS = re.compile(rf"[0-9][0-9_]{{{MAX_NUMBER_DIGITS.value},}}")
 _TOML_OPEN = re.compile(r"[\[{]")
+_JSON_DIGITS = re.compile(rf"[0-9.]{{{MAX_NUMBER_DIGITS.value + 1},}}")
 
 
 def _line_of(text: str, pos: int) -> int:
@@ -87,21 +89,31 @@ def load_toml(text: str, origin: str) -> dict[str, Any]:
     return tomllib.loads(text)
 
 
+class _NotJsonNumberError(ValueError):
+    """A JSON number ktop refuses, with what was expected instead."""
+
+    def __init__(self, problem: str, expected: str = MAX_NUMBER_DIGITS.expected) -> None:
+        super().__init__(f"{problem}; expected {expected}")
+
+
 def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+    raise _NotJsonNumberError(f"{name} is not JSON", "a number (JSON has no NaN or Infinity)")
 
 
 def _bounded_int(text: str) -> int:
     if len(text.lstrip("-")) > MAX_NUMBER_DIGITS.value:
-        raise ValueError(f"a number of {len(text.lstrip('-'))} digits")
+        raise _NotJsonNumberError(f"a number of {len(text.lstrip('-'))} digits")
     return int(text)
 
 
 def _bounded_float(text: str) -> float:
     mantissa = re.split(r"[eE]", text.lstrip("-"), maxsplit=1)[0].replace(".", "")
     if len(mantissa) > MAX_NUMBER_DIGITS.value:
-        raise ValueError(f"a number of {len(mantissa)} digits")
-    return float(text)
+        raise _NotJsonNumberError(f"a number of {len(mantissa)} digits")
+    value = float(text)
+    if math.isinf(value):
+        raise _NotJsonNumberError("a number out of range", "a number within float64's range")
+    return value
 
 
 def load_json(raw: bytes | str, origin: str) -> Any:
@@ -127,9 +139,13 @@ def load_json(raw: bytes | str, origin: str) -> Any:
     except json.JSONDecodeError as exc:
         raise InputRefusedError(f"{origin} line {exc.lineno}: not valid JSON: {exc.msg}") from None
     except RecursionError:
+        deepest, deepest_at = _toml_depth(text)
         raise InputRefusedError(
-            f"{origin}: nested deeper than the JSON parser follows "
-            f"(about {sys.getrecursionlimit()} levels); expected {MAX_NESTING.expected}"
+            f"{origin} line {_line_of(text, deepest_at)}: nested {deepest} levels deep, "
+            f"deeper than the JSON parser follows (about {sys.getrecursionlimit()} levels); "
+            f"expected {MAX_NESTING.expected}"
         ) from None
-    except ValueError as exc:
-        raise InputRefusedError(f"{origin}: {exc}; expected {MAX_NUMBER_DIGITS.expected}") from None
+    except _NotJsonNumberError as exc:
+        long_number = _JSON_DIGITS.search(text)
+        where = "" if long_number is None else f" line {_line_of(text, long_number.start())}"
+        raise InputRefusedError(f"{origin}{where}: {exc}") from None

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ktop.model.grading import Severity, Threshold
 from ktop.model.limits import ETCD_COMMIT_P99, ETCD_FSYNC_P99, ETCD_LEADER_CHANGES
 from ktop.model.snapshot_etcd import EtcdMemberRow, EtcdSnapshot
-from ktop.model.text import fmt_duration, short_instance
+from ktop.model.text import counted, fmt_duration, short_instance
 from ktop.model.values import Val
 
 STALL_AT = Severity.WARNING
@@ -72,7 +72,7 @@ def stall_signs(m: EtcdMemberRow, etcd: EtcdSnapshot) -> tuple[str, ...]:
     if _past(ETCD_COMMIT_P99, m.backend_commit_p99_s):
         signs.append(f"backend commit p99 {fmt_duration(m.backend_commit_p99_s.or_(0.0))}")
     if changes := leader_changes(etcd):
-        signs.append(f"{changes:.0f} leader {'change' if round(changes) == 1 else 'changes'}")
+        signs.append(counted(changes, "leader change"))
     return tuple(signs)
 
 

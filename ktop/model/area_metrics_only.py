@@ -22,7 +22,7 @@ from ktop.model.events import Area
 from ktop.model.series import TargetSeries
 from ktop.model.snapshot_nodes import InterimZones, LabelReadiness, MetricsOnlyNodes, ZoneHealth
 from ktop.model.snapshot_scheduler import MetricsOnlyScheduler
-from ktop.model.values import Val
+from ktop.model.values import Val, whole
 from ktop.model.zones import zone_state
 
 ZONE_KEY_SEP = ":\x00:"
@@ -77,11 +77,12 @@ def zone_health(
     health = ts.gauge_by("node_collector_zone_health", ("zone",))
     out = []
     for (key,), size_val in sizes.items():
-        size = int(size_val.value or 0)
-        bad_val = unhealthy.get((key,))
-        if size == 0 and (bad_val is None or not bad_val.value):
+        bad_val = unhealthy.get((key,), Val.of(0))
+        size, bad = whole(size_val.or_(0.0)), whole(bad_val.or_(0.0))
+        if size is None or bad is None:
+            return (), f"zone {key!r}: a node count is infinite (node_collector_* gauges)"
+        if size == 0 and not bad:
             continue  # a zone that went away: the controller keeps it at size 0
-        bad = int(bad_val.value or 0) if bad_val is not None else 0
         region, zone = split_zone_key(key)
         out.append(
             ZoneHealth(

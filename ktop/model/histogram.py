@@ -120,7 +120,13 @@ class Buckets:
     lifetime: bool
 
     def quantile(self, q: float) -> Val:
-        """The q-quantile of these buckets, unknown when they hold no observations."""
+        """The q-quantile of these buckets: empty when they hold no observations; unknown
+        when a count is NaN or infinite (no rank can be placed among them).
+        """
+        odd = [c for c in self.counts.values() if not math.isfinite(c)]
+        if odd:
+            what = "NaN" if any(math.isnan(c) for c in odd) else "infinite"
+            return Val.unknown(f"a bucket count is {what}: no quantile can be computed")
         value = bucket_quantile(q, sorted(self.counts.items()))
         if value is None or math.isnan(value):
             # The histogram was read; nothing was observed (e.g. no request waited).

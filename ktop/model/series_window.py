@@ -17,6 +17,7 @@ quantiles fall back to the cumulative buckets, marked ``lifetime``.
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,8 @@ Key = tuple[str, ...]
 NEEDS_TWO = "needs two scrapes"
 SWITCHED = "the load balancer switched instance"
 """Why a load-balanced target's rates are unknown after its identity changed."""
+NO_RATE = "no rate can be computed"
+"""Why a counter with a NaN or infinite point has no rate."""
 IDENTITY = "process_start_time_seconds"
 """The sample that tells one process from another (it changes only on a restart)."""
 
@@ -214,6 +217,8 @@ class SeriesWindow:
         for k, (inc, span) in acc.items():
             if span <= 0:
                 out[k] = Val.unknown(SWITCHED if self.switched else NEEDS_TWO)
+            elif not math.isfinite(inc):
+                out[k] = Val.unknown(f"{name} is NaN or infinite: {NO_RATE}")
             else:
                 out[k] = Val.of(inc / span if per_s else inc)
         return out
@@ -258,6 +263,8 @@ class SeriesWindow:
             try:
                 bound = float(le)
             except ValueError:
+                continue
+            if math.isnan(bound):  # le="NaN" bounds nothing
                 continue
             values = s.values
             k = group_key(labels, by)

@@ -8,7 +8,9 @@ leading ``~``.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
+import math
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -23,9 +25,32 @@ NOTHING = "-"
 LIFETIME_MARK = "~"
 """Prefix for values computed over the process lifetime, not the window."""
 
+INFINITE = "∞"
+"""What an infinite value (``+Inf`` in the metrics) renders as; ``-∞`` below zero."""
+
+MAX_CLOCK_S = 253_402_300_799
+"""The last second a clock can show (9999-12-31 23:59:59 UTC)."""
+
 _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 
 
+def finite_only(fmt: Callable[[float], str]) -> Callable[[float], str]:
+    """``fmt`` for every float: ``∞``/``-∞`` for infinities, ``?`` for NaN (the exposition
+    format's values; no formatter below rounds or scales one).
+    """
+
+    @functools.wraps(fmt)
+    def guarded(x: float) -> str:
+        if math.isfinite(x):
+            return fmt(x)
+        if math.isnan(x):
+            return UNKNOWN
+        return INFINITE if x > 0 else "-" + INFINITE
+
+    return guarded
+
+
+@finite_only
 def fmt_bytes(n: float) -> str:
     """Bytes in binary units: ``512B``, ``1.5KiB``, ``12MiB``, ``8.0GiB``."""
     size = float(n)
@@ -38,6 +63,7 @@ def fmt_bytes(n: float) -> str:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+@finite_only
 def fmt_duration(seconds: float) -> str:
     """A duration: ``450µs``, ``4.2ms``, ``612ms``, ``4.2s``, ``42s``, ``3.5m``, ``2.0h``."""
     s = float(seconds)
@@ -64,6 +90,7 @@ def fmt_duration(seconds: float) -> str:
     return f"{s / 86400:.1f}d"
 
 
+@finite_only
 def fmt_si(x: float) -> str:
     """A number with SI suffix: ``0``, ``0.3``, ``12``, ``812``, ``1.2k``, ``34k``, ``1.2M``."""
     v = float(x)
@@ -90,6 +117,19 @@ def fmt_rate(per_s: float) -> str:
     return fmt_si(per_s) + "/s"
 
 
+@finite_only
+def fmt_sig(x: float) -> str:
+    """A number to four significant digits: ``0.25``, ``1234``, ``1.235e+05``."""
+    return f"{x:.4g}"
+
+
+@finite_only
+def fmt_whole(x: float) -> str:
+    """A number rounded to a whole one, without separators: ``1234``."""
+    return f"{x:.0f}"
+
+
+@finite_only
 def fmt_count(n: float) -> str:
     """An exact count with thousands separators: ``1,234``."""
     return f"{round(n):,}"
@@ -99,10 +139,11 @@ def counted(n: float, noun: str, plural: str = "") -> str:
     """``1 pod``, ``2 pods``, ``1,234 pods``: an exact count and its noun, singular for one
     (``plural`` when the noun does not just take an ``s``).
     """
-    word = noun if round(n) == 1 else (plural or noun + "s")
+    word = noun if n == 1 or (math.isfinite(n) and round(n) == 1) else (plural or noun + "s")
     return f"{fmt_count(n)} {word}"
 
 
+@finite_only
 def fmt_pct(ratio: float) -> str:
     """A ratio as a percentage: ``0%``, ``4.5%``, ``45%``, ``100%``."""
     p = float(ratio) * 100
@@ -111,11 +152,13 @@ def fmt_pct(ratio: float) -> str:
     return f"{p:.0f}%"
 
 
+@finite_only
 def fmt_times(ratio: float) -> str:
     """A multiplier such as a skew ratio: ``1.0x``, ``2.4x``, ``12x``."""
     return f"{ratio:.1f}x" if ratio < 10 else f"{ratio:.0f}x"
 
 
+@finite_only
 def fmt_cores(cores: float) -> str:
     """CPU cores: ``0.25``, ``3.2``, ``12``."""
     if cores < 1:
@@ -155,8 +198,11 @@ _SCALE: dict[str, float] = {
 
 def numeric(text: str) -> float | None:
     """The value of a printed number such as ``1.2k``, ``612ms``, ``982MiB``, ``45%``,
-    ``12/s``, ``~3.3s``; None when the text is not one (``?``, ``-``, ``3/5``, a name).
+    ``12/s``, ``~3.3s``, ``∞``; None when the text is not one (``?``, ``-``, ``3/5``, a name).
     """
+    bare = text.strip().lstrip("~")
+    if bare.rstrip("/s") in (INFINITE, "-" + INFINITE):
+        return -math.inf if bare.startswith("-") else math.inf
     match = _NUMBER.match(text.strip())
     if match is None:
         return None
@@ -224,7 +270,9 @@ def truncate_middle(text: str, width: int, tail: int = 3) -> str:
 
 
 def fmt_clock(at: float) -> str:
-    """The source clock as UTC ``HH:MM:SS``."""
+    """The source clock as UTC ``HH:MM:SS``; ``?`` for a time that is not one (infinite)."""
+    if not math.isfinite(at) or abs(at) > MAX_CLOCK_S:
+        return UNKNOWN
     return datetime.fromtimestamp(at, tz=UTC).strftime("%H:%M:%S")
 
 
@@ -232,6 +280,8 @@ def fmt_age(seconds: float | None) -> str:
     """A coarse age: ``12s``, ``3m``, ``2h``, ``4d``; ``never`` for None."""
     if seconds is None:
         return "never"
+    if not math.isfinite(seconds):
+        return UNKNOWN
     s = max(0, int(seconds))
     if s < 60:
         return f"{s}s"

@@ -7,7 +7,12 @@ the reason and an analysis rule can refuse to call it healthy.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+NAN_REASON = "NaN (not a number) in the metrics"
+"""Why a value that came out as NaN is unknown: the exposition format's unknown value, or
+arithmetic on infinities (an infinite counter's increase)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +42,13 @@ class Val:
 
     @staticmethod
     def of(value: float, *, lifetime: bool = False) -> Val:
-        """A known value."""
-        return Val(float(value), "", lifetime)
+        """A known value; NaN is not one (it is unknown, :data:`NAN_REASON`), while
+        ``+Inf`` and ``-Inf`` are (infinite: beyond any limit, shown as such).
+        """
+        x = float(value)
+        if math.isnan(x):
+            return Val(None, NAN_REASON, False)
+        return Val(x, "", lifetime)
 
     @staticmethod
     def unknown(reason: str) -> Val:
@@ -49,6 +59,11 @@ class Val:
     def nothing(reason: str) -> Val:
         """No value because nothing happened to measure; ``reason`` says what."""
         return Val(None, reason, False, True)
+
+
+def whole(x: float) -> int | None:
+    """``x`` rounded to a whole number; None when it has none (NaN, infinite)."""
+    return round(x) if math.isfinite(x) else None
 
 
 def sum_vals(vals: list[Val], *, empty_reason: str = "no series") -> Val:

@@ -269,3 +269,35 @@ def real_bundle(root: Path) -> Path:
     pods = yaml.safe_load((f / "nri-k8s-1.35_pods.yaml").read_text())
     (root / "api" / "pods.json").write_text(json.dumps(pods, indent=4))
     return root
+
+
+def _sample_family(line: str) -> str:
+    name = line.partition(" ")[0].partition("{")[0]
+    for suffix in ("_bucket", "_sum", "_count"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def with_value(text: str, families: Iterable[str], value: str) -> str:
+    """A scrape with every sample of ``families`` set to ``value`` (``NaN``, ``+Inf``,
+    ``-Inf``), and a sample of each family it lacks added with that value (a histogram's
+    as a ``+Inf`` bucket, a sum and a count).
+    """
+    wanted = set(families)
+    seen: set[str] = set()
+    lines = []
+    for line in text.splitlines():
+        family = _sample_family(line)
+        if line and not line.startswith("#") and family in wanted:
+            seen.add(family)
+            line = f"{line.rsplit(' ', 1)[0]} {value}"
+        lines.append(line)
+    for family in sorted(wanted - seen):
+        lines += [
+            f'{family}_bucket{{le="+Inf"}} {value}',
+            f"{family}_sum {value}",
+            f"{family}_count {value}",
+            f"{family} {value}",
+        ]
+    return "\n".join(lines) + "\n"

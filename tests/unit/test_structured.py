@@ -36,7 +36,7 @@ def test_json_long_number_named(doc: str) -> None:
 def test_json_deep_nesting_named() -> None:
     with pytest.raises(InputRefusedError) as info:
         load_json("[" * 100_000 + "]" * 100_000, "api/pods.json")
-    assert str(info.value).startswith("api/pods.json: nested deeper")
+    assert str(info.value).startswith("api/pods.json line 1: nested 100000 levels deep")
 
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ktop.analysis.triage.types import Capacity
 from ktop.model.events import PodWait
 from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.text import fmt_whole
 
 
 def capacity(s: ClusterSnapshot) -> tuple[Capacity, ...]:
@@ -86,14 +87,14 @@ def list_sizes(s: ClusterSnapshot) -> tuple[Capacity, ...]:
         return (Capacity("full_list_bytes", "Full LIST size", None, "bytes", why),)
     out = []
     for size in a.list_sizes[:LIST_SIZES_SHOWN]:
-        count = f" of {size.objects:.0f} objects" if size.objects is not None else ""
+        count = f" of {fmt_whole(size.objects)} objects" if size.objects is not None else ""
         out.append(
             Capacity(
                 f"full_list_bytes.{size.resource}",
                 f"Full LIST of {size.resource}",
                 size.size_bytes,
                 "bytes",
-                f"{size.size_bytes:.0f} bytes{count} in their stored encoding "
+                f"{fmt_whole(size.size_bytes)} bytes{count} in their stored encoding "
                 f"(apiserver_resource_size_estimate_bytes from {size.instance}; a JSON LIST is "
                 "larger)",
             )

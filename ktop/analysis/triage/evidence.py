@@ -21,6 +21,7 @@ from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.reading import key as signal_key
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_apiservers import ApiserverRow
+from ktop.model.text import finite_only
 from ktop.model.values import Val
 
 NOT_COLLECTED = "not collected by ktop"
@@ -132,26 +133,31 @@ def worst_reading(
     return r.on(signal_key(metric, name)) if metric else r
 
 
+@finite_only
 def fmt_s(x: float) -> str:
     """Seconds: ``250 ms`` below a second, else ``1.25 s``."""
     return f"{x * 1000:.0f} ms" if x < 1 else f"{x:.2f} s"
 
 
+@finite_only
 def fmt_rate(x: float) -> str:
     """A rate per second."""
     return f"{x:.2f}/s"
 
 
+@finite_only
 def fmt_ratio(x: float) -> str:
     """A share as a whole percentage."""
     return f"{x * 100:.0f} %"
 
 
+@finite_only
 def fmt_times(x: float) -> str:
     """A multiple: ``2.50x``."""
     return f"{x:.2f}x"
 
 
+@finite_only
 def fmt_count(x: float) -> str:
     """A count."""
     return f"{x:.0f}"

@@ -71,7 +71,7 @@ def etcd_changes(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     rows = _etcd_rows(ctx)
     lifetime = [m for m in rows if m.leader_changes.lifetime]
     if lifetime and not any(m.leader_changes.known and not m.leader_changes.lifetime for m in rows):
-        counts = ", ".join(f"{m.instance} {m.leader_changes.or_(0):.0f}" for m in lifetime)
+        counts = ", ".join(f"{m.instance} {fmt_count(m.leader_changes.or_(0))}" for m in lifetime)
         return unknown(
             f"lifetime counts only ({counts}; they include the first election): "
             "changes within a window need two scrapes"

@@ -9,6 +9,7 @@ triage is a JSON document too (:func:`error_json`), so that a script can read it
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -35,8 +36,32 @@ def _f(v: Val) -> float | None:
     return v.value
 
 
-def _i(v: Val) -> int | None:
-    return None if v.value is None else round(v.value)
+def _i(v: Val) -> float | None:
+    return None if v.value is None else _whole(v.value)
+
+
+def _whole(x: float) -> float:
+    """``x`` rounded, an infinity kept (:func:`finite_json` writes it as a string)."""
+    return round(x) if math.isfinite(x) else x
+
+
+INFINITY_JSON = "+Inf"
+"""How JSON writes an infinite number (JSON has none): as the exposition format does."""
+
+
+def finite_json(doc: Any) -> Any:
+    """``doc`` with every infinite float written ``"+Inf"`` or ``"-Inf"`` and NaN as
+    ``null`` (unknown), so that ``json.dumps`` never writes the non-JSON ``Infinity``.
+    """
+    if isinstance(doc, float) and not math.isfinite(doc):
+        if math.isnan(doc):
+            return None
+        return INFINITY_JSON if doc > 0 else "-" + INFINITY_JSON[1:]
+    if isinstance(doc, dict):
+        return {k: finite_json(v) for k, v in doc.items()}
+    if isinstance(doc, list | tuple):
+        return [finite_json(v) for v in doc]
+    return doc
 
 
 def _b(v: Val) -> bool | None:
@@ -96,7 +121,7 @@ def signals(
             "requests_per_s": _f(r.requests_per_s),
             "inflight": None
             if r.inflight_readonly.value is None or r.inflight_mutating.value is None
-            else round(r.inflight_readonly.value + r.inflight_mutating.value),
+            else _whole(r.inflight_readonly.value + r.inflight_mutating.value),
             "watches": _i(r.watches),
             "cpu_cores": _f(r.cpu_cores),
             "memory_bytes": _i(r.rss_bytes),
@@ -247,9 +272,9 @@ def to_json(
     windows: Mapping[str, float | None] | None = None,
     timeline: Sequence[TimelineEvent] = (),
 ) -> dict[str, Any]:
-    """The version-1 JSON document."""
+    """The version-1 JSON document (infinities as strings: :func:`finite_json`)."""
     line = headline(report)
-    return {
+    doc = {
         "version": JSON_VERSION,
         "minor_version": JSON_MINOR_VERSION,
         "source": dict(source),
@@ -269,6 +294,7 @@ def to_json(
         ],
         "signals": signals(snap, windows),
     }
+    return dict(finite_json(doc))
 
 
 def talkers_json(t: TalkersView) -> dict[str, Any]:

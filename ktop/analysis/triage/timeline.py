@@ -42,6 +42,7 @@ from ktop.model.signals import BY_METRIC, SIGNALS
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.text import fmt_bytes, fmt_duration, fmt_pct, fmt_si, fmt_times
+from ktop.model.values import whole
 from ktop.model.zones import DEFAULT_UNHEALTHY_ZONE_THRESHOLD, zone_state
 
 
@@ -208,10 +209,10 @@ def zone_transitions(scans: Mapping[str, KeyScan]) -> Iterator[TimelineEvent]:
         prev: ZoneState | None = None
         for t in times:
             size, bad = _value_at(size_scan.changes, t), _value_at(bad_scan.changes, t)
-            if size is None or bad is None:
-                continue
-            n_bad = round(bad)
-            state = zone_state(max(0, round(size) - n_bad), n_bad)
+            n_size, n_bad = whole(size or 0.0), whole(bad or 0.0)
+            if size is None or bad is None or n_size is None or n_bad is None:
+                continue  # unknown, or an infinite count: no zone state
+            state = zone_state(max(0, n_size - n_bad), n_bad)
             if state is not prev and (prev is not None or state is not ZoneState.NORMAL):
                 before = prev is None
                 text = (

@@ -11,7 +11,6 @@ the first and the last, one gives lifetime values.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -23,7 +22,8 @@ from ktop.model import events as ev
 from ktop.model.apf_dump import ApfDumpError, parse_priority_levels
 from ktop.model.apf_requests import ApfRequestsError, parse_requests
 from ktop.model.events import Event, Target
-from ktop.model.exposition import parse_exposition
+from ktop.model.exposition import ParsedExposition, parse_exposition, skipped_count
+from ktop.model.text import MAX_CLOCK_S
 from ktop.model.wanted import FAMILIES
 from ktop.sources.base import Emit
 from ktop.sources.bundle.layout import (
@@ -45,10 +45,13 @@ from ktop.sources.live.handlers import (
     WarningEventsHandler,
 )
 from ktop.sources.live.listwatch import UNREADABLE
+from ktop.structured import InputRefusedError, load_json
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 IDENTITY_LABEL = "apiserver.kubernetes.io/identity"
 _LINE = re.compile(r"^line (\d+): (.*)$", re.S)
+_REFUSED = re.compile(r"^.*? line (\d+): (.*)$", re.S)
+"""A refusal of :func:`ktop.structured.load_json` that names the line."""
 
 
 class BundleNotFoundError(Exception):
@@ -93,9 +96,10 @@ def _unix_name(path: Path, suffix: str) -> float | None:
     if not path.name.endswith(suffix):
         return None
     try:
-        return float(path.name[: -len(suffix)])
+        at = float(path.name[: -len(suffix)])
     except ValueError:
         return None
+    return at if 0 <= at <= MAX_CLOCK_S else None
 
 
 def _rel(root: Path, path: Path) -> str:
@@ -161,26 +165,35 @@ def _read_metrics(root: Path, out: BundleRead) -> list[Event]:
                 text = _read_text(root, f, out)
                 if text is None:
                     continue
-                parsed = parse_exposition(text, FAMILIES[component])
-                for err in parsed.errors:
-                    m = _LINE.match(err)
-                    line, msg = (int(m.group(1)), m.group(2)) if m else (None, err)
-                    out.errors.append(BundleError(_rel(root, f), line, msg))
-                if not parsed.samples and not parsed.errors and text.strip():
-                    out.errors.append(
-                        BundleError(
-                            _rel(root, f),
-                            None,
-                            f"no sample of a metric family ktop reads from {comp_dir.name} "
-                            f"in {parsed.lines_total} lines (not a /metrics scrape, or "
-                            "another component's)",
-                        )
-                    )
+                parsed = parse_exposition(text, FAMILIES[component], check_all=True)
+                out.errors += _scrape_errors(_rel(root, f), comp_dir.name, parsed, text)
                 found.append(ev.MetricsScraped(t, target, parsed.samples, parsed.errors))
                 times.append(t)
             if times:
                 out.scrape_windows[target] = (min(times), max(times), len(times))
     return found
+
+
+def _scrape_errors(
+    rel: str, component: str, parsed: ParsedExposition, text: str
+) -> list[BundleError]:
+    """A metrics file's malformed lines, each with its line number; a file without a
+    sample ktop reads (an error page saved as a scrape) is one error, naming its first
+    malformed line.
+    """
+    found = []
+    for err in parsed.errors:
+        m = _LINE.match(err)
+        line, msg = (int(m.group(1)), m.group(2)) if m else (None, err)
+        found.append(BundleError(rel, line, msg))
+    if parsed.samples or not text.strip():
+        return found
+    first = f"; {skipped_count(parsed.errors)} malformed, the first: {found[0]}" if found else ""
+    why = (
+        f"no sample of a metric family ktop reads from {component} in {parsed.lines_total} "
+        f"lines (not a /metrics scrape, or another component's){first}"
+    )
+    return [BundleError(rel, None, why)]
 
 
 def _read_text(root: Path, f: Path, out: BundleRead) -> str | None:
@@ -257,16 +270,17 @@ def _load_list(root: Path, name: str, out: BundleRead) -> list[dict[str, Any]] |
         return f"{rel} is not in the bundle"
     try:
         raw = read_bounded(f, BUNDLE_FILE)
-        doc = json.loads(raw.decode("utf-8"))
+        doc = load_json(raw, rel)
     except OSError as exc:
         out.errors.append(BundleError(rel, None, _os_reason(exc)))
         return f"{rel}: {_os_reason(exc)}"
-    except json.JSONDecodeError as exc:
-        out.errors.append(BundleError(rel, exc.lineno, exc.msg))
-        return f"{rel} line {exc.lineno}: {exc.msg}"
-    except UnicodeDecodeError as exc:
-        out.errors.append(BundleError(rel, None, f"not UTF-8: {exc.reason}"))
-        return f"{rel}: not UTF-8"
+    except InputRefusedError as exc:
+        m = _REFUSED.match(str(exc))
+        line, msg = (
+            (int(m.group(1)), m.group(2)) if m else (None, str(exc).removeprefix(f"{rel}: "))
+        )
+        out.errors.append(BundleError(rel, line, msg))
+        return str(exc)
     if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):
         out.errors.append(BundleError(rel, 1, "not a List object with items"))
         return f"{rel}: not a List object"

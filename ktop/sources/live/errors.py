@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
+
+from ktop.structured import InputRefusedError, load_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,8 +30,8 @@ class ApiError(Exception):
 def is_status(body: bytes) -> bool:
     """True when the body is a Kubernetes ``Status`` object (the apiserver's own answer)."""
     try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        data = load_json(body, "the error body")
+    except InputRefusedError:
         return False
     return isinstance(data, dict) and data.get("kind") == "Status"
 
@@ -38,8 +39,8 @@ def is_status(body: bytes) -> bool:
 def status_message(body: bytes) -> str:
     """The ``message`` of a ``Status`` body, or the body's start as text."""
     try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        data = load_json(body, "the error body")
+    except InputRefusedError:
         return body[:200].decode("utf-8", errors="replace").strip()
     if isinstance(data, dict) and isinstance(data.get("message"), str):
         return str(data["message"])

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ktop.scrub import Secrets
+from ktop.structured import InputRefusedError, load_json
 
 EXEC_TIMEOUT_S = 30.0
 """How long a credential plugin may take (cloud CLIs can be slow on a cold cache)."""
@@ -219,10 +220,11 @@ def parse_exec_credential(
     it holds are recorded into ``secrets`` before it is checked.
     """
     try:
-        data = json.loads(stdout)
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        data = load_json(stdout, "")
+    except InputRefusedError as exc:  # its words never quote the output (the credential)
         raise ExecPluginError(
-            f"credential plugin {name!r} printed {len(stdout)} bytes that are not JSON"
+            f"credential plugin {name!r} printed {len(stdout)} bytes that are not JSON "
+            f"ktop reads:{str(exc).removeprefix(':')}"
         ) from None
     if not isinstance(data, dict):
         raise ExecPluginError(

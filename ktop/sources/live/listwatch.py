@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from ktop.sources.live.errors import ApiError
 from ktop.sources.live.node_split import Place, SubList
 from ktop.sources.live.reads import Resource
 from ktop.sources.live.transport import JSON, TABLE, KubeTransport
+from ktop.structured import load_json
 
 __all__ = [
     "ADDED",
@@ -445,7 +445,7 @@ class ListWatch:
         try:
             async with self.t.watch(self.r.path, query, self._accept()) as lines:
                 async for line in lines:
-                    self._on_event(json.loads(line), emit)
+                    self._on_event(load_json(line, f"a watch line of {self.r.what}"), emit)
                     self.backoff.reset()
         except ApiError as e:
             if e.status == 410:

@@ -8,7 +8,6 @@ read watch streams line by line, count bytes and read the APF headers.
 
 from __future__ import annotations
 
-import json
 import socket
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -30,6 +29,7 @@ from ktop.sources.live.body import (
 )
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.errors import ApiError, is_status, status_message
+from ktop.structured import load_json
 
 JSON = "application/json"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
@@ -144,8 +144,11 @@ class Response:
     body: bytes
 
     def json(self) -> Any:
-        """The body as JSON."""
-        return json.loads(self.body)
+        """The body as JSON; :class:`~ktop.structured.InputRefusedError` (a ValueError)
+        when it is not JSON within ktop's limits (the hooks cost nothing measurable on a
+        38 MB list of 5,000 nodes).
+        """
+        return load_json(self.body, "the apiserver's answer")
 
 
 class KubeTransport:

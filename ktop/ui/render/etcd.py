@@ -24,7 +24,7 @@ from ktop.model.text import (
     fmt_val,
     short_instance,
 )
-from ktop.model.values import Val, sum_vals
+from ktop.model.values import Val, sum_vals, whole
 from ktop.ui.render.level import (
     SYMBOL,
     Level,
@@ -169,7 +169,7 @@ def panel(
     level = degrade(
         worst([lead_level, change_level, *(member_level(m) for m in etcd.members)]), failing
     )
-    one = changes.value is not None and round(changes.value) == 1
+    one = changes.value is not None and whole(changes.value) == 1
     summary = f"{lead} · {fmt_val(changes)} {'change' if one else 'changes'}"
     wide = width >= WIDE
     spec: list[tuple[str, int]] = [("fsync", 6), ("commit", 6), ("db/quota", 8)]

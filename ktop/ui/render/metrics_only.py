@@ -236,13 +236,13 @@ def scheduler_panel(
     """Queues and unschedulable pods per plugin from the scheduler's own metrics."""
     lvl = degrade(scheduler_level(s), failing)
     known = [s.queue[q] for q in QUEUES if q in s.queue and s.queue[q].known]
-    total = fmt_count(int(sum(q.value or 0 for q in known))) if known else "?"
+    total = fmt_count(sum(q.value or 0 for q in known)) if known else "?"
     body = [queue_line(s, width)]
     gated = s.queue.get("gated")
     if gated is not None:
         body.append(Text(truncate(f"gated {fmt_val(gated)} (scheduler_pending_pods)", width)))
     blocked = [(p, val) for p, val in plugin_order(v) if val.value]
-    body += [reason_line(int(val.value or 0), plugin, width) for plugin, val in blocked]
+    body += [reason_line(val.or_(0.0), plugin, width) for plugin, val in blocked]
     if not v.unschedulable_by_plugin:
         body.append(Text(truncate(f"plugins unknown: {v.plugins_reason}", width), style="dim"))
     body.append(view_line(Area.SCHEDULER, v.why, width))
@@ -281,7 +281,7 @@ def scheduler_tables(s: SchedulerSnapshot, v: MetricsOnlyScheduler) -> tuple[Tab
 
 def fmt_count_val(x: float) -> str:
     """A gauge of pods as a whole count."""
-    return fmt_count(round(x))
+    return fmt_count(x)
 
 
 def plugin_order(v: MetricsOnlyScheduler) -> list[tuple[str, Val]]:

@@ -111,7 +111,7 @@ def sample_line(s: SchedulerSnapshot, width: int) -> Text:
     return Text(truncate(text, width), style="dim")
 
 
-def reason_line(count: int, reason: str, width: int) -> Text:
+def reason_line(count: float, reason: str, width: int) -> Text:
     """``  1,100 Insufficient cpu``."""
     out = Text(f"{fmt_count(count):>6} ", style=STYLE[Level.WARN])
     out.append(truncate(reason, max(4, width - 7)))

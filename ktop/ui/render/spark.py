@@ -13,6 +13,7 @@ non-zero value is a full bar, never a bottom line.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -45,8 +46,9 @@ def scale_of(metric: str, values: Sequence[float]) -> Scale:
     value or the reading's warning limit, whichever is higher.
     """
     reading = BY_METRIC[metric]
-    low = min(0.0, *values) if values else 0.0
-    high = max(values, default=0.0)
+    finite = [v for v in values if math.isfinite(v)]  # an infinity is a full (or no) bar
+    low = min(0.0, *finite) if finite else 0.0
+    high = max(finite, default=0.0)
     th = reading.threshold
     if th is not None and not th.below and th.warn is not None and th.warn > 0:
         high = max(high, th.warn)
@@ -64,6 +66,15 @@ def column_level(metric: str, value: float) -> Level:
     return Level.OK if sev is Severity.INFO else SEVERITY_LEVEL[sev]
 
 
+def _filled(v: float, scale: Scale, steps: int) -> int:
+    """How many of ``steps`` eighths a column of ``v`` fills: at least ▁; +Inf all."""
+    if math.isnan(v) or v == -math.inf:
+        return 1
+    if v == math.inf:
+        return steps
+    return max(1, min(steps, round((v - scale.low) / (scale.high - scale.low) * steps)))
+
+
 def spark_lines(metric: str, values: Sequence[float], height: int = 1) -> list[Text]:
     """``height`` lines of bars, top line first, one column per value.
 
@@ -75,7 +86,6 @@ def spark_lines(metric: str, values: Sequence[float], height: int = 1) -> list[T
         return [Text("") for _ in range(height)]
     scale = scale_of(metric, values)
     steps = len(BARS) * height
-    span = scale.high - scale.low
     graded: dict[float, str] = {}
     rows: list[list[str]] = [[] for _ in range(height)]  # row 0 is the bottom
     runs: list[list[Any]] = []  # [style, columns] of neighbouring columns alike
@@ -83,7 +93,7 @@ def spark_lines(metric: str, values: Sequence[float], height: int = 1) -> list[T
         style = graded.get(v)
         if style is None:
             style = graded[v] = STYLE[column_level(metric, v)]
-        filled = max(1, min(steps, round((v - scale.low) / span * steps)))  # at least ▁
+        filled = _filled(v, scale, steps)
         for row in range(height):
             part = filled - row * len(BARS)
             rows[row].append(" " if part <= 0 else BARS[min(part, len(BARS)) - 1])

@@ -11,7 +11,8 @@ from ktop.analysis.trends import Trend, describe
 from ktop.analysis.triage.diagnosis import explained_words, headline
 from ktop.analysis.triage.report import role_of
 from ktop.analysis.triage.timeline import KIND_WORD, TimelineEvent
-from ktop.analysis.triage.types import Evidence, Role, TriageReport
+from ktop.analysis.triage.types import Capacity, Evidence, Role, TriageReport
+from ktop.model.text import fmt_sig
 from ktop.ui.render.level import SEVERITY_SYMBOL
 from ktop.ui.render.timeline import NO_EVENTS, plain_line, when
 
@@ -88,8 +89,7 @@ def to_text(
     out.append("")
     out.append("capacity:")
     for c in report.capacity:
-        v = "?" if c.value is None else f"{c.value:.4g} {c.unit}"
-        out.append(f"    {c.title}: {v} ({c.detail})")
+        out.append(f"    {c.title}: {_capacity_value(c)} ({c.detail})")
     out.append(f"baseline: {report.baseline}")
     for err in errors:
         out.append(f"error: {err}")
@@ -149,11 +149,13 @@ def to_markdown(
         else [NO_EVENTS]
     )
     out += ["", "## Capacity", ""]
-    out += [
-        f"- {c.title}: {'?' if c.value is None else f'{c.value:.4g} {c.unit}'} ({_md(c.detail)})"
-        for c in report.capacity
-    ]
+    out += [f"- {c.title}: {_capacity_value(c)} ({_md(c.detail)})" for c in report.capacity]
     out += ["", f"Baseline: {_md(report.baseline)}"]
     if errors:
         out += ["", "## Errors", ""] + [f"- {_md(e)}" for e in errors]
     return "\n".join(out) + "\n"
+
+
+def _capacity_value(c: Capacity) -> str:
+    """A capacity figure and its unit, ``?`` when unknown."""
+    return "?" if c.value is None else f"{fmt_sig(c.value)} {c.unit}"

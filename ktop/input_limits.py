@@ -40,8 +40,16 @@ MAX_NESTING = InputLimit(
     "TOML (config.toml, themes); JSON is bounded by its parser's recursion limit",
     "tables and arrays nested at most 64 levels deep",
 )
+MAX_REDACT_WORD = InputLimit(
+    "redacted word",
+    253,
+    "characters",
+    "free text of a recording copied with --redact (messages, reasons, marker notes): "
+    "a longer word is replaced whole, which bounds the work per character",
+    "words of at most 253 characters (the longest DNS or Kubernetes name)",
+)
 
-LIMITS: tuple[InputLimit, ...] = (MAX_NUMBER_DIGITS, MAX_NESTING)
+LIMITS: tuple[InputLimit, ...] = (MAX_NUMBER_DIGITS, MAX_NESTING, MAX_REDACT_WORD)
 """Every parser limit, in the order the docs list them."""
 
 

@@ -21,6 +21,7 @@ from ktop.compose import Demo, Live, OpenedSource, SourcePlan, live_options, wit
 from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import Event
+from ktop.printable import printable
 from ktop.record.session import Recorder
 from ktop.scrub import Secrets
 
@@ -78,7 +79,7 @@ def _record_speed(text: str) -> float:
 
 
 def _fail(message: str) -> int:
-    print(f"ktop record: {message}", file=sys.stderr)
+    print(printable(f"ktop record: {message}"), file=sys.stderr)
     return 2
 
 

@@ -171,17 +171,23 @@ class Redactor:
         """
         if not text:
             return text
-        out = rt.LONG_WORD.sub(rt.long_word, text)
-        if self._known:
-            if self._pattern is None:
-                names = sorted(self._known, key=len, reverse=True)
-                self._pattern = re.compile(
-                    r"(?<![\w.-])(?P<base>"
-                    + "|".join(re.escape(n) for n in names)
-                    + r")(?P<extra>(?:-[a-z0-9]{1,10}){0,2})(?![\w-])"
-                )
-            out = self._pattern.sub(self._known_name, out)
-        return rt.IDENTIFIER.sub(self._identifier, out)
+        out = self._known_names(rt.LONG_WORD.sub(rt.long_word, text))
+        learnt = len(self._known)
+        out = rt.IDENTIFIER.sub(self._identifier, out)
+        # a name learnt from this very text (``deployment x ... x-5d4f``) is replaced before it
+        return self._known_names(out) if len(self._known) > learnt else out
+
+    def _known_names(self, text: str) -> str:
+        if not self._known:
+            return text
+        if self._pattern is None:
+            names = sorted(self._known, key=len, reverse=True)
+            self._pattern = re.compile(
+                r"(?<![\w.-])(?P<base>"
+                + "|".join(re.escape(n) for n in names)
+                + r")(?P<extra>(?:-[a-z0-9]{1,10}){0,2})(?![\w-])"
+            )
+        return self._pattern.sub(self._known_name, text)
 
     def _known_name(self, match: re.Match[str]) -> str:
         """A known name, or a name derived from an owner's (its ReplicaSet, its pods)."""

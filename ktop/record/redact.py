@@ -7,8 +7,12 @@ by stand-ins such as ``node-17``, ``pod-3``, ``ns-2``, ``owner-5``,
 ``context-1`` and ``server-4``. The same name always gets the same stand-in
 within a recording, so the story stays readable (the node that flapped is the
 same ``node-17`` everywhere), and free text (messages, reasons, details) has
-every known name replaced too, as well as names that follow the words
-``node`` or ``pod`` even before they are seen.
+every known name replaced too (and the names derived from a known owner:
+its ReplicaSet ``api-5d4f`` and pods), as well as, even before they are seen,
+users, groups, service accounts, objects named after their kind (``node x``,
+``secret "y"``), hostname-label values, EC2-style host names and IPv6 addresses
+(:mod:`ktop.record.redact_text`). One name gets one stand-in whatever kind it
+is met as.
 
 Every event type is handled here (a test drives each one through a recording):
 instances and addresses in metrics targets, ktop's own cost per destination,

@@ -40,6 +40,14 @@ MAX_NESTING = InputLimit(
     "TOML (config.toml, themes); JSON is bounded by its parser's recursion limit",
     "tables and arrays nested at most 64 levels deep",
 )
+MAX_REDACT_WORD = InputLimit(
+    "redacted word",
+    253,
+    "characters",
+    "free text of a recording copied with --redact (messages, reasons, marker notes): "
+    "a longer word is replaced whole, which bounds the work per character",
+    "words of at most 253 characters (the longest DNS or Kubernetes name)",
+)
 
 MAX_RECORDING_SPAN = InputLimit(
     "recording span",
@@ -78,6 +86,7 @@ LIMITS: tuple[InputLimit, ...] = (
     MAX_INFLATE_RATIO,
     MAX_EVENTS_PER_BYTE,
     MAX_JOURNAL_EVENTS,
+    MAX_REDACT_WORD,
 )
 """Every parser limit, in the order the docs list them."""
 

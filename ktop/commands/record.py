@@ -14,15 +14,21 @@ import functools
 import signal
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ktop.bounds import parse_size
 from ktop.compose import Demo, Live, OpenedSource, SourcePlan, live_options, with_source
 from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import Event
+from ktop.printable import printable
+from ktop.record.redact import Redactor
 from ktop.record.session import Recorder
 from ktop.scrub import Secrets
+
+if TYPE_CHECKING:
+    from ktop.record.codec import Marker
+    from ktop.record.reader import Recording
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -78,7 +84,7 @@ def _record_speed(text: str) -> float:
 
 
 def _fail(message: str) -> int:
-    print(f"ktop record: {message}", file=sys.stderr)
+    print(printable(f"ktop record: {message}"), file=sys.stderr)
     return 2
 
 
@@ -108,9 +114,18 @@ def _plan(args: argparse.Namespace) -> SourcePlan:
     return Demo.from_args(args, args.demo, speed=args.speed, tick_s=min(1.0, 1.0 / args.speed))
 
 
-def _recorder(args: argparse.Namespace, hub: Hub, source: dict[str, str]) -> Recorder | None:
+def _recorder(
+    args: argparse.Namespace, hub: Hub, source: dict[str, str], redactor: Redactor | None = None
+) -> Recorder | None:
     try:
-        return Recorder(args.output, hub, source=source, redact=args.redact, max_size=args.max_size)
+        return Recorder(
+            args.output,
+            hub,
+            source=source,
+            redact=args.redact,
+            redactor=redactor,
+            max_size=args.max_size,
+        )
     except FileExistsError:
         print(f"ktop record: {args.output} exists; choose another name", file=sys.stderr)
     except OSError as exc:
@@ -185,15 +200,11 @@ def _copy(args: argparse.Namespace, secrets: Secrets) -> int:
     with src:
         hub = Hub(ClusterModel(src.model_config), secrets=secrets)
         source = {str(k): str(v) for k, v in src.header.get("source", {}).items()}
-        rec = _recorder(args, hub, source)
+        markers = sorted(src.markers, key=lambda m: m.at)
+        redactor = _learnt(src, source, markers) if args.redact else None
+        rec = _recorder(args, hub, source, redactor)
         if rec is None:
             return 2
-        markers = sorted(src.markers, key=lambda m: m.at)
-        if args.redact:  # first meet every name, so text that precedes an object is hidden too
-            learner = src.cursor(src.start - 1.0)
-            while (t := learner.next_time()) is not None:
-                rec.learn(learner.take(t))
-            rec.learn((), [m.note for m in markers])
         hub.add_sink(rec)
         cur = src.cursor(src.start - 1.0)
         while (nxt := cur.next_time()) is not None and rec.active:
@@ -209,6 +220,20 @@ def _copy(args: argparse.Namespace, secrets: Secrets) -> int:
         if gaps:
             print(f"ktop record: {gaps[2:]}", file=sys.stderr)
         return code
+
+
+def _learnt(src: Recording, source: dict[str, str], markers: list[Marker]) -> Redactor:
+    """A redactor that has met every name of the recording (its source, events and marker
+    notes) first, so that text naming an object before it appears is hidden too.
+    """
+    redactor = Redactor()
+    redactor.source(source)
+    learner = src.cursor(src.start - 1.0)
+    while (t := learner.next_time()) is not None:
+        redactor.learn(learner.take(t))
+    for m in markers:
+        redactor.text(m.note)
+    return redactor
 
 
 def _record_sim_unpaced(args: argparse.Namespace, opened: OpenedSource) -> int:

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ktop.printable import printable
 from ktop.record.recording_set import RecordingSet, SetGap
 from ktop.scrub import Secrets
 
@@ -74,7 +75,8 @@ def _per_hour(size: int, span_s: float) -> str:
 
 def info(rec: Recording) -> str:
     """A plain-text description of a recording: format, source, time range, size per hour,
-    chunks, markers, gaps and any frame that could not be read.
+    chunks, markers, gaps and any frame that could not be read. What the file says (its
+    source, marker notes, faults) is shown with its control characters escaped, one line each.
     """
     h = rec.header
     src = h.get("source", {})
@@ -101,7 +103,7 @@ def info(rec: Recording) -> str:
     for fault in rec.faults:
         if not any(g.reason == fault for g in rec.gaps):
             lines.append(f"  unreadable {fault}")
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
 
 
 def dir_info(files: RecordingSet) -> str:
@@ -122,8 +124,8 @@ def dir_info(files: RecordingSet) -> str:
         f"{clock(files.end)} UTC ({span:.0f} s), {sum(r.size for r in files.files) / 1e6:.2f} MB"
     )
     lines += [f"  not recording {clock(g.start)} - {clock(g.end)}" for g in between]
-    for n in range(len(files.files)):
-        lines.append(info(files.opened(n)))
+    lines = [printable(line) for line in lines]
+    lines += [info(files.opened(n)) for n in range(len(files.files))]
     return "\n".join(lines)
 
 
@@ -140,7 +142,7 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
                 return 0
             rec = open_recording(args.file, secrets)
         except SourceError as exc:
-            print(f"ktop replay: {exc}", file=sys.stderr)
+            print(printable(f"ktop replay: {exc}"), file=sys.stderr)
             return exc.status
         with rec:
             print(info(rec))

@@ -24,6 +24,7 @@ from ktop.compose import Demo, Live, OpenedSource, live_options, with_source
 from ktop.hub import Hub, Published
 from ktop.model.events import Area
 from ktop.model.snapshot import ClusterSnapshot
+from ktop.printable import printable
 from ktop.scrub import Secrets
 from ktop.sources.base import Source
 from ktop.sources.sim.scenarios import SCENARIOS
@@ -155,6 +156,7 @@ def render(
         text += "\n\nnot delivered:\n" + "\n".join(f"  {m}" for m in missing)
     else:
         text += "\n\nevery source delivered"
+    text = printable(text, newlines=True)  # names and messages come from the cluster
     return to_ascii(text) if display.ascii_only else text
 
 

@@ -21,6 +21,7 @@ from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.report import error_json, to_json
 from ktop.analysis.triage.timeline import incident_timeline
 from ktop.bounds import bounded_float
+from ktop.printable import printable
 from ktop.scrub import Secrets
 from ktop.ui.render.triage_text import to_markdown, to_text
 
@@ -87,10 +88,10 @@ def render(sampled: Sampled, output: str) -> tuple[str, int]:
             timeline=timeline,
         )
         text = json.dumps(doc, indent=2, sort_keys=False) + "\n"
-    elif output == "markdown":
-        text = to_markdown(report, sampled.errors, timeline)
+    elif output == "markdown":  # names and messages come from the input: no control characters
+        text = printable(to_markdown(report, sampled.errors, timeline), newlines=True)
     else:
-        text = to_text(report, sampled.errors, timeline)
+        text = printable(to_text(report, sampled.errors, timeline), newlines=True)
     # an independent suspect and explained consequences always come with a probable cause
     return text, EXIT_SUSPECT if report.incident else EXIT_CLEAR
 
@@ -108,7 +109,7 @@ def _asked(args: argparse.Namespace, given: list[str]) -> dict[str, Any]:
 
 def _fail(args: argparse.Namespace, source: dict[str, Any], message: str) -> int:
     """Say why triage stopped (standard error; a JSON document too with ``--output json``)."""
-    print(f"ktop triage: {message}", file=sys.stderr)
+    print(printable(f"ktop triage: {message}"), file=sys.stderr)
     if args.output == "json":
         sys.stdout.write(json.dumps(error_json(message, source), indent=2) + "\n")
     return EXIT_ERROR
@@ -141,5 +142,5 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
     text, code = render(sampled, args.output)
     sys.stdout.write(text)
     for err in sampled.errors:
-        print(f"ktop triage: {err}", file=sys.stderr)
+        print(printable(f"ktop triage: {err}"), file=sys.stderr)
     return code

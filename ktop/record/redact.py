@@ -7,8 +7,12 @@ by stand-ins such as ``node-17``, ``pod-3``, ``ns-2``, ``owner-5``,
 ``context-1`` and ``server-4``. The same name always gets the same stand-in
 within a recording, so the story stays readable (the node that flapped is the
 same ``node-17`` everywhere), and free text (messages, reasons, details) has
-every known name replaced too, as well as names that follow the words
-``node`` or ``pod`` even before they are seen.
+every known name replaced too (and the names derived from a known owner:
+its ReplicaSet ``api-5d4f`` and pods), as well as, even before they are seen,
+users, groups, service accounts, objects named after their kind (``node x``,
+``secret "y"``), hostname-label values, EC2-style host names and IPv6 addresses
+(:mod:`ktop.record.redact_text`). One name gets one stand-in whatever kind it
+is met as.
 
 Every event type is handled here (a test drives each one through a recording):
 instances and addresses in metrics targets, ktop's own cost per destination,
@@ -40,25 +44,8 @@ from ktop.model.promql import INST
 from ktop.model.reading import key, split_key
 from ktop.model.series import kept_labels
 from ktop.model.signals import BY_METRIC
+from ktop.record import redact_text as rt
 
-_ADDRESS = re.compile(
-    r"(?:https?://)?"
-    r"(?:\[[0-9a-fA-F:]+\]|\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
-    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+)"
-    r"(?::\d{1,5})?"
-)
-"""Addresses in free text: URLs, IPv4, bracketed IPv6, dotted host names, with a port."""
-_IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
-_VERSION = re.compile(r"^v?\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.-]+)?$")
-"""Dotted words that are not addresses: version numbers (``v1.35.0-gke.12``) and decimal
-numbers (``0.005``), but never a bare IPv4 address (four small numbers)."""
-_PUBLIC_DOMAIN = re.compile(r"(?:^|\.)(?:kubernetes|k8s|x-k8s)\.io(?:/|$)", re.IGNORECASE)
-"""Well-known API groups and label or taint keys (``flowcontrol.apiserver.k8s.io``)."""
-_NAMED = re.compile(
-    r"\b(?P<kind>node|pod)(?P<sep>s?:?\s+\"?)"
-    r"(?:(?P<ns>[a-z0-9][a-z0-9-]*)/)?(?P<name>[A-Za-z0-9][\w.-]*[\w])"
-)
-"""A node or pod named in free text (``node worker-7``, ``pod team-a/web-1``)."""
 LABEL_KINDS: dict[str, str] = {
     "endpoint": "server",
     "instance": "server",
@@ -94,6 +81,7 @@ VERBATIM_FIELDS = frozenset(
 """Fields triage groups by: the last sweep replaces only addresses in them, never a known
 name (a pod prefix that happens to equal a priority level's name leaves the level alone)."""
 SA_PREFIX = "system:serviceaccount:"
+SA_GROUP_PREFIX = "system:serviceaccounts:"
 NODE_USER_PREFIX = "system:node:"
 _GENERATED_SUFFIX = re.compile(r"^[a-z0-9]{5}$")
 """The random suffix Kubernetes appends to a generated name (``generateName``)."""
@@ -110,6 +98,7 @@ class Redactor:
         self._maps: dict[str, dict[str, str]] = {}
         self._pattern: re.Pattern[str] | None = None
         self._known: dict[str, str] = {}
+        self._stand_ins: set[str] = set()
         self._label_values: dict[tuple[str, str], str] = {}
         """Redacted label values, remembered until a new name is learnt (scrapes repeat)."""
 
@@ -122,19 +111,28 @@ class Redactor:
             self.event(e)
 
     def stand_in(self, kind: str, name: str) -> str:
-        """The stand-in of ``name`` (e.g. ``node-3`` for the third node seen)."""
-        if not name:
+        """The stand-in of ``name`` (e.g. ``node-3`` for the third node seen): the same
+        whatever kind it is met as, and a stand-in met again (text redacted twice) is kept.
+        """
+        if not name or name in self._stand_ins:
             return name
-        m = self._maps.setdefault(kind, {})
-        out = m.get(name)
+        out = self._known.get(name)
         if out is None:
+            m = self._maps.setdefault(kind, {})
             out = m[name] = f"{kind}-{len(m) + 1}"
-            self._known[name] = out
-            self._pattern = None
-            self._label_values.clear()
+            self._learn(name, out)
             if kind == "pod":
                 self._learn_owners(name)
+            short = name.split(".", 1)[0]
+            if kind == "node" and short != name and len(short) >= _MIN_OWNER_LEN:
+                self._learn(short, out)  # its short host name: the same node
         return out
+
+    def _learn(self, name: str, out: str) -> None:
+        self._known.setdefault(name, out)
+        self._stand_ins.add(out)
+        self._pattern = None
+        self._label_values.clear()
 
     def _learn_owners(self, pod: str) -> None:
         """The owners a generated pod name carries: ``api-5d4f9c-x7k2p`` is pod ``x7k2p``
@@ -154,41 +152,99 @@ class Redactor:
             if len(owner) >= _MIN_OWNER_LEN and not owner.isdigit():
                 self.stand_in("owner", owner)
 
-    def _address(self, match: re.Match[str]) -> str:
-        text = match.group(0)
-        if "." not in text and ":" not in text:
-            return text
-        if not _IPV4.match(text) and (_VERSION.match(text) or _PUBLIC_DOMAIN.search(text)):
-            return text
-        return self.stand_in("server", text)
+    def _address(self, text: str) -> str:
+        dashes, text = rt.split_dashes(text)
+        return dashes + (self.stand_in("server", text) if rt.is_address(text) else text)
 
-    def _named(self, match: re.Match[str]) -> str:
-        name, ns = match.group("name"), match.group("ns")
-        if ns is None and not (re.search(r"[-.\d]", name) and re.search(r"[A-Za-z]", name)):
-            return match.group(0)  # an ordinary word or a number ("nodes are available")
-        out = self.stand_in(match.group("kind"), name)
-        if ns is not None:
-            out = f"{self.stand_in('ns', ns)}/{out}"
-        return f"{match.group('kind')}{match.group('sep')}{out}"
+    def _addresses_only(self, match: re.Match[str]) -> str:
+        text = match.group(0)
+        if ":" in text and "." not in text and not text.startswith("["):
+            return self.stand_in("server", text) if rt.is_ipv6(text) else text
+        return self._address(text)
 
     def addresses(self, text: str) -> str:
         """``text`` with every IP address and host name replaced (nothing else)."""
-        return _ADDRESS.sub(self._address, text) if text else text
-
-    def text(self, text: str) -> str:
-        """Free text with every known name, named node or pod and every address replaced."""
         if not text:
             return text
-        out = _NAMED.sub(self._named, text)
-        out = _ADDRESS.sub(self._address, out)
-        if self._known:
-            if self._pattern is None:
-                names = sorted(self._known, key=len, reverse=True)
-                self._pattern = re.compile(
-                    r"(?<![\w.-])(?:" + "|".join(re.escape(n) for n in names) + r")(?![\w-])"
-                )
-            out = self._pattern.sub(lambda m: self._known.get(m.group(0), m.group(0)), out)
-        return out
+        return rt.ADDRESS_ONLY.sub(self._addresses_only, rt.LONG_WORD.sub(rt.long_word, text))
+
+    def text(self, text: str) -> str:
+        """Free text with every known name (and the names derived from an owner's), every
+        user, group, named object, host name and address replaced; a word longer than any
+        name (:data:`ktop.input_limits.MAX_REDACT_WORD`) is replaced whole.
+        """
+        if not text:
+            return text
+        out = self._known_names(rt.LONG_WORD.sub(rt.long_word, text))
+        learnt = len(self._known)
+        out = rt.IDENTIFIER.sub(self._identifier, out)
+        # a name learnt from this very text (``deployment x ... x-5d4f``) is replaced before it
+        return self._known_names(out) if len(self._known) > learnt else out
+
+    def _known_names(self, text: str) -> str:
+        if not self._known:
+            return text
+        if self._pattern is None:
+            names = sorted(self._known, key=len, reverse=True)
+            self._pattern = re.compile(
+                r"(?<![\w.-])(?P<base>"
+                + "|".join(re.escape(n) for n in names)
+                + r")(?P<extra>(?:-[a-z0-9]{1,10}){0,2})(?![\w-])"
+            )
+        return self._pattern.sub(self._known_name, text)
+
+    def _known_name(self, match: re.Match[str]) -> str:
+        """A known name, or a name derived from an owner's (its ReplicaSet, its pods)."""
+        base, extra = match.group("base"), match.group("extra")
+        if not extra:
+            return self._known[base]
+        if base not in self._maps.get("owner", {}):
+            return match.group(0)
+        return self.stand_in(rt.derived_kind(extra[1:].split("-")), match.group(0))
+
+    def _identifier(self, m: re.Match[str]) -> str:
+        """One match of :data:`ktop.record.redact_text.IDENTIFIER`, replaced."""
+        if m.group("uword") is not None:
+            return self._principals(m)
+        if (system := m.group("system")) is not None:
+            name = system.rstrip(".:-")
+            out = self.group(name) if name.count(":") == 2 else self.user(name)
+            return out + system[len(name) :]
+        if (email := m.group("email")) is not None:
+            return self.stand_in("user", email)
+        if m.group("hlabel") is not None:
+            return m.group("hlabel") + m.group("hsep") + self._node(m.group("hval"))
+        if m.group("kind") is not None:
+            return self._named(m)
+        if (ec2 := m.group("ec2")) is not None:
+            return self._node(ec2)
+        if (ipv6 := m.group("ipv6")) is not None:
+            return self.stand_in("server", ipv6) if rt.is_ipv6(ipv6) else ipv6
+        return self._address(m.group(0))
+
+    def _principals(self, m: re.Match[str]) -> str:
+        """``User "x"``, ``groups ["a" "b"]``, ``user=x``: each user or group replaced."""
+        word = m.group("uword")
+        sep = m.group("usep") if m.group("usep") is not None else m.group("usep2")
+        value = m.group("uval") or m.group("ubare") or ""
+        name_of = self.group if word.lower().startswith("group") else self.user
+        if value.startswith('"'):
+            return f'{word}{sep}"{name_of(value[1:-1])}"'
+        return word + sep + rt.LIST_ITEM.sub(lambda i: name_of(i.group(0)), value)
+
+    def _named(self, m: re.Match[str]) -> str:
+        """An object named after its kind (``node worker-7``, ``secret "db"``)."""
+        word, sep = m.group("kind"), m.group("ksep")
+        kind = rt.KIND_WORDS[word.lower()]
+        if (quoted := m.group("qname")) is not None:
+            return f'{word}{sep}"{self.stand_in(kind, quoted)}"'
+        name, ns = m.group("name"), m.group("ns")
+        if ns is None and not rt.IDENTIFIER_LIKE.match(name):
+            return m.group(0)  # an ordinary word or a number ("nodes are available")
+        out = self.stand_in(kind, name)
+        if ns is not None:
+            out = f"{self.stand_in('ns', ns)}/{out}"
+        return f"{word}{sep}{out}"
 
     def source(self, source: dict[str, str]) -> dict[str, str]:
         """A source description for the header."""
@@ -219,6 +275,17 @@ class Redactor:
             return name  # a built-in identity (system:kube-controller-manager ...)
         return self.stand_in("user", name)
 
+    def group(self, name: str) -> str:
+        """A Kubernetes group's stand-in: a namespace's service accounts keep their prefix
+        (``system:serviceaccounts:ns-2``), other built-in groups (``system:...``) are kept,
+        any other is ``group-N``.
+        """
+        if name.startswith(SA_GROUP_PREFIX) and name.count(":") == 2:
+            return SA_GROUP_PREFIX + self.stand_in("ns", name[len(SA_GROUP_PREFIX) :])
+        if not name or name.startswith("system:"):
+            return name
+        return self.stand_in("group", name)
+
     def _talker(self, t: ev.ApfTalker) -> ev.ApfTalker:
         # A flow distinguisher is the user name (ByUser) or the namespace (ByNamespace).
         dist = t.distinguisher
@@ -238,7 +305,7 @@ class Redactor:
         cache_key = (label, value)
         out = self._label_values.get(cache_key)
         if out is None:
-            kind = LABEL_KINDS.get(label)
+            kind = "node" if rt.HOSTNAME_LABEL.search(label) else LABEL_KINDS.get(label)
             out = self.stand_in(kind, value) if kind else self.text(value)
             self._label_values[cache_key] = out
         return out
@@ -336,7 +403,7 @@ class Redactor:
                     e, namespace=self.stand_in("ns", e.namespace), name=self.stand_in("pod", e.name)
                 )
             case ev.WarningEvent():
-                kind = {"Pod": "pod", "Node": "node"}.get(e.object_kind, "object")
+                kind = rt.KIND_WORDS.get(e.object_kind.lower(), "object")
                 out = replace(
                     e,
                     namespace=self.stand_in("ns", e.namespace),
@@ -395,6 +462,9 @@ class Redactor:
                 out = replace(e, series=series)
             case ev.MetricsOnlyMode():
                 out = replace(e, why=self.text(e.why))
+            case ev.NodeReadinessByLabel() if rt.HOSTNAME_LABEL.search(e.label):
+                rows = tuple((self._node(v), ok, bad) for v, ok, bad in e.rows)
+                out = replace(e, rows=rows)
             case (
                 ev.NodeReadinessByLabel()
                 | ev.ClockTick()

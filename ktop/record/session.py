@@ -34,7 +34,8 @@ class RecordingStatus:
 class Recorder:
     """Feeds every batch of the hub to a :class:`RecordingWriter` (a hub ``Sink``); its
     keyframes come from ``state``, the hub (or, for a redacted recording, a shadow model of
-    the redacted events).
+    the redacted events). A redacted copy passes a ``redactor`` that has met every name of
+    the stream already (:meth:`Redactor.learn`), so that the header is redacted with them.
     """
 
     def __init__(
@@ -44,6 +45,7 @@ class Recorder:
         *,
         source: dict[str, str],
         redact: bool = False,
+        redactor: Redactor | None = None,
         max_size: int | None = None,
         settings: WriterSettings | None = None,
         opener: Callable[..., RecordingWriter] = RecordingWriter,
@@ -53,7 +55,9 @@ class Recorder:
         self.error = ""
         self.stopped_because = ""
         self.markers = 0
-        self._redactor = Redactor() if redact else None
+        if redact and redactor is None:
+            redactor = Redactor()
+        self._redactor = redactor if redact else None
         self._shadow: ClusterModel | None = None
         if self._redactor is not None:
             # Keyframes must hold stand-ins too: a shadow model folds the redacted events.
@@ -100,15 +104,6 @@ class Recorder:
             return
         if self.max_size is not None and w.size >= self.max_size:
             self.stop(f"reached --max-size ({self.max_size} bytes)")
-
-    def learn(self, events: Sequence[ev.Event], notes: Sequence[str] = ()) -> None:
-        """Meet every name of a stream before recording it, when the whole stream is at hand
-        (a redacted copy): text that names an object before it appears is replaced too.
-        """
-        if self._redactor is not None:
-            self._redactor.learn(events)
-            for note in notes:
-                self._redactor.text(note)
 
     def mark(self, note: str, at: float | None = None) -> Marker | None:
         """Add a marker now (or at ``at``); ``None`` when not recording."""

@@ -18,16 +18,14 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-import zstandard
-
 from ktop.hub import Hub
 from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel
-from ktop.record.format import FRAME_SIZE, Codec
 from ktop.record.reader import Recording
 from ktop.record.redact import Redactor
 from ktop.record.session import Recorder
 from ktop.record.writer import WriterSettings
+from tests.unit.redact_plant import file_bytes
 
 KEPT = {
     ("WarningEvent", "reason"),
@@ -128,17 +126,6 @@ class Planter:
         return cls(**kwargs)
 
 
-def _file_text(path: Path) -> bytes:
-    """Every frame of the file, decompressed, and the raw bytes."""
-    out = [path.read_bytes()]
-    with Recording(path) as rec:
-        for h in rec.frames:
-            raw = rec._bytes(h.offset + FRAME_SIZE, h.end)
-            zstd = h.codec is Codec.ZSTD
-            out.append(zstandard.ZstdDecompressor().decompress(raw) if zstd else raw)
-    return b"".join(out)
-
-
 def test_every_event_type_is_redacted_in_the_whole_file(tmp_path: Path) -> None:
     planter = Planter()
     types_ = typing.get_args(ev.Event)
@@ -160,7 +147,7 @@ def test_every_event_type_is_redacted_in_the_whole_file(tmp_path: Path) -> None:
         hub.ingest([e])
     recorder.mark(f"node {NODE_IN_TEXT} went away")
     recorder.stop()
-    blob = _file_text(path)
+    blob = file_bytes(path)
     leaked = [s for s in planter.secrets if s.encode() in blob]
     assert leaked == []
     with Recording(path) as rec:
@@ -244,15 +231,16 @@ def test_a_redacted_copy_hides_ips_owner_names_and_names_met_only_later(tmp_path
     rec.stop()
     copy = tmp_path / "copy.ktrec"
     assert main(["record", "-o", str(copy), "--from", str(orig), "--redact"]) == 0
-    blob = _file_text(copy)
+    blob = file_bytes(copy)
     planted = [owner, "origdeploy-api", pod, "prod-ns", CONTEXT, "10.66.77.", "10.66.77.3"]
     assert [s for s in planted if s.encode() in blob] == []
     with Recording(copy) as got:
         warning = next(e for e in got.cursor(0.0).take(got.end) if isinstance(e, ev.WarningEvent))
         assert got.markers and "pod pod-1 on server-" in got.markers[0].note
-    # The message written before the pod was seen names its owners by their stand-ins.
-    assert warning.object_name == "object-1"
-    assert warning.message.startswith("owner-") and " of owner-" in warning.message
+    # The message written before the pod was seen names its owners by their stand-ins, the
+    # ReplicaSet by the same stand-in as the event's object.
+    assert warning.object_name.startswith("owner-")
+    assert warning.message.startswith(f"{warning.object_name} of owner-")
 
 
 def test_bare_addresses_go_and_versions_numbers_and_public_groups_stay() -> None:

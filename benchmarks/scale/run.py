@@ -22,7 +22,7 @@ from benchmarks.scale import cluster, objects, tools
 from benchmarks.scale.api import JSON, PARTIAL, PROTOBUF, TABLE, Api
 from benchmarks.scale.cluster import LEASES, NODES, Renewer, log
 from ktop.lab import procs
-from ktop.sources.live.listwatch import ROWS_ONLY_PAGES
+from ktop.sources.live.list_plan import ROWS_ONLY_PAGES
 from ktop.sources.live.options import LiveOptions
 from ktop.sources.live.reads import NODES as NODES_PATH
 from ktop.sources.live.reads import PENDING_WHOLE, WATCHES

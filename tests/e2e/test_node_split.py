@@ -22,7 +22,7 @@ from ktop.model.events import Event, NodeRecord, NodeUpserted
 from ktop.model.exposition import parse_exposition
 from ktop.scrub import Secrets
 from ktop.sources.convert import EXCLUDE_DISRUPTION, REGION_LABELS, ZONE_LABELS
-from ktop.sources.live import listwatch
+from ktop.sources.live import list_plan
 from ktop.sources.live.client import connect
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.handlers import NodesHandler
@@ -87,7 +87,7 @@ async def test_the_split_list_reads_every_node_in_its_place(
 ) -> None:
     whole_nodes = await asyncio.to_thread(nodes, lab)  # its own event loop, in a thread
     truth = {n.metadata.name: expected_place(n.metadata.labels or {}) for n in whole_nodes}
-    monkeypatch.setattr(listwatch, "ROWS_ONLY_PAGES", 1)  # zones bigger than a page of 20
+    monkeypatch.setattr(list_plan, "ROWS_ONLY_PAGES", 1)  # zones bigger than a page of 20
     from_etcd = _nodes_read_from_etcd(lab)
     split, split_bytes, selectors = await _listed(lab, split=True)
     # every list came from a watch cache: the zone lists in one read each, the lists of

@@ -33,6 +33,7 @@ from ktop.sources.live.handlers import (
 from ktop.sources.live.leases import LeaseSampler
 from ktop.sources.live.listwatch import ListWatch
 from ktop.sources.live.reads import NODE_LEASES, Resource
+from ktop.sources.live.rows import Row
 
 pytestmark = pytest.mark.fuzz
 
@@ -323,8 +324,8 @@ def test_lease_and_warning_handlers_raise_only_object_error(
 ) -> None:
     for handler, obj in ((LeasesHandler(), lease), (WarningEventsHandler(), warning)):
         try:
-            handler.key(obj)
-            events = handler.upsert(1000.0, obj)
+            handler.key(Row(obj))
+            events = handler.upsert(1000.0, Row(obj))
         except ObjectError:
             continue
         _events_readable(events)

@@ -27,8 +27,8 @@ from ktop.model.events import (
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.handlers import NodesHandler
 from ktop.sources.live.leases import LAGGING_S, SWEEP_S, LeaseSampler
-from ktop.sources.live.listwatch import NO_OBJECT
 from ktop.sources.live.reads import NODE_LEASES
+from ktop.sources.live.rows import Row
 from ktop.sources.live.transport import KubeTransport
 from ktop.ui.render.nodes import panel, summary_line
 from tests.unit.fake_kube import Answer, Call, FakeApi, status_body
@@ -165,14 +165,16 @@ def test_watched_rows_without_objects_keep_the_listed_place_and_fetch_new_nodes(
         "metadata": {"name": "n1", "labels": {"topology.kubernetes.io/zone": "z1", "rack": "r7"}},
         "cells": {"Name": "n1", "Status": "Ready"},
     }
-    (up,) = h.upsert(1.0, listed)
+    (up,) = h.upsert(1.0, Row(listed))
     assert isinstance(up, NodeUpserted)
     row = {"metadata": {"name": "n1"}, "cells": {"Name": "n1", "Status": "NotReady"}}
-    (up,) = h.upsert(2.0, {**row, NO_OBJECT: True})
+    (up,) = h.upsert(2.0, Row(row, no_object=True))
     assert isinstance(up, NodeUpserted)
     assert (up.node.zone, up.node.rack, up.node.ready) == ("z1", "r7", Readiness.FALSE)
     assert h.not_ready == {"n1"}
-    new = {"metadata": {"name": "n2"}, "cells": {"Name": "n2", "Status": "Ready"}, NO_OBJECT: True}
+    new = Row(
+        {"metadata": {"name": "n2"}, "cells": {"Name": "n2", "Status": "Ready"}}, no_object=True
+    )
     assert list(h.upsert(3.0, new)) == []
     assert wanted == ["n1", "n2"]
 

@@ -13,6 +13,7 @@ from ktop.sources.live.discovery import endpoints_from_slices
 from ktop.sources.live.errors import describe, status_message
 from ktop.sources.live.handlers import NodesHandler, PendingPodsHandler, table_node_record
 from ktop.sources.live.prometheus_queries import family_query, results_to_samples
+from ktop.sources.live.rows import Row
 from ktop.sources.live.transport import same_instances
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -42,19 +43,19 @@ def test_table_status_cell(status: str, ready: Readiness, cordoned: bool) -> Non
 def test_not_ready_rows_ask_for_detail_and_keep_it() -> None:
     wanted: list[str] = []
     h = NodesHandler("rack", wanted.append)
-    assert isinstance(h.upsert(1.0, _row("n1", "Ready"))[0], NodeUpserted)
+    assert isinstance(h.upsert(1.0, Row(_row("n1", "Ready")))[0], NodeUpserted)
     assert wanted == []
-    h.upsert(2.0, _row("n1", "NotReady"))
+    h.upsert(2.0, Row(_row("n1", "NotReady")))
     assert wanted == ["n1"]
     detailed = table_node_record(_row("n1", "NotReady"), "rack")
     from dataclasses import replace
 
     h.detail(3.0, replace(detailed, ready=Readiness.UNKNOWN, unreachable_taint=True))
-    again = h.upsert(4.0, _row("n1", "NotReady,SchedulingDisabled"))[0]
+    again = h.upsert(4.0, Row(_row("n1", "NotReady,SchedulingDisabled")))[0]
     assert isinstance(again, NodeUpserted)
     assert again.node.ready is Readiness.UNKNOWN and again.node.unreachable_taint
     assert again.node.unschedulable  # fresh from the row
-    back = h.upsert(5.0, _row("n1", "Ready"))[0]
+    back = h.upsert(5.0, Row(_row("n1", "Ready")))[0]
     assert isinstance(back, NodeUpserted) and back.node.ready is Readiness.TRUE
     assert "n1" not in h.detailed
 
@@ -62,9 +63,9 @@ def test_not_ready_rows_ask_for_detail_and_keep_it() -> None:
 def test_pod_leaving_pending_is_a_deletion() -> None:
     pod = json.loads((FIXTURES / "openshift-insights_pending-pod_router-default.json").read_text())
     h = PendingPodsHandler()
-    assert isinstance(h.upsert(1.0, pod)[0], PendingPodUpserted)
+    assert isinstance(h.upsert(1.0, Row(pod))[0], PendingPodUpserted)
     pod["status"]["phase"] = "Running"
-    gone = h.upsert(2.0, pod)[0]
+    gone = h.upsert(2.0, Row(pod))[0]
     assert isinstance(gone, PendingPodDeleted) and gone.name == pod["metadata"]["name"]
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from ktop.model.events import Event, FeedProgress, FeedSynced, NodeRecord, NodeUpserted
-from ktop.sources.live import listwatch
+from ktop.sources.live import list_plan
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.errors import ApiError
 from ktop.sources.live.handlers import NodesHandler
@@ -224,7 +224,7 @@ async def test_each_zone_list_is_one_read_from_the_watch_cache_not_etcd(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     nodes = cluster(odd=False)
-    monkeypatch.setattr(listwatch, "ROWS_ONLY_PAGES", 1)  # a zone (800 nodes) > a page (500)
+    monkeypatch.setattr(list_plan, "ROWS_ONLY_PAGES", 1)  # a zone (800 nodes) > a page (500)
     records, _, server, _, _ = await listed(nodes, split=True)
     zone_reads = _zone_lists(server)
     assert sorted({sel for sel, _ in zone_reads}) == sorted(sel for sel, _ in zone_reads)
@@ -236,8 +236,8 @@ async def test_beyond_the_cache_read_bound_zone_lists_are_paged(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     nodes = cluster(odd=True)
-    monkeypatch.setattr(listwatch, "CACHE_READ_MAX_NODES", len(nodes) - 1)
-    monkeypatch.setattr(listwatch, "ROWS_ONLY_PAGES", 1)  # pages of 500 rows
+    monkeypatch.setattr(list_plan, "CACHE_READ_MAX_NODES", len(nodes) - 1)
+    monkeypatch.setattr(list_plan, "ROWS_ONLY_PAGES", 1)  # pages of 500 rows
     records, _, server, _, _ = await listed(nodes, split=True)
     assert "etcd" in {src for _, src in _zone_lists(server)}  # continued pages
     for n in nodes:
@@ -251,7 +251,7 @@ async def test_a_cache_that_has_not_caught_up_is_paged_instead(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     nodes = cluster(odd=True)
-    monkeypatch.setattr(listwatch, "ROWS_ONLY_PAGES", 1)
+    monkeypatch.setattr(list_plan, "ROWS_ONLY_PAGES", 1)
     records, events, server, _, _ = await listed(nodes, split=True, lagging=True)
     assert "etcd" in {src for _, src in _zone_lists(server)}
     assert set(records) == {n["meta"]["name"] for n in nodes}
@@ -278,7 +278,7 @@ async def test_zones_missed_by_the_first_page_are_learnt_from_the_rest(
     spoil_c: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     nodes = by_zone_name(spoil_c)
-    monkeypatch.setattr(listwatch, "ROWS_ONLY_PAGES", 1)
+    monkeypatch.setattr(list_plan, "ROWS_ONLY_PAGES", 1)
     records, events, server, meter, _ = await listed(nodes, split=True)
     whole, _, _, whole_meter, _ = await listed(nodes, split=False)
     assert set(records) == {n["meta"]["name"] for n in nodes} == set(whole)

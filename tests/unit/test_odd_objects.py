@@ -22,6 +22,7 @@ from ktop.model.events import (
 from ktop.sources.convert import ObjectError, node_record, parse_time, pending_pod_record
 from ktop.sources.live.handlers import NodesHandler, WarningEventsHandler, table_node_record
 from ktop.sources.live.listwatch import ListWatch, Resource
+from ktop.sources.live.rows import Row
 from ktop.sources.live.transport import Response
 
 
@@ -42,7 +43,7 @@ def test_json_null_is_empty_never_the_string_none() -> None:
         ' "involvedObject": {"namespace": null, "name": "p", "kind": "Pod"},'
         ' "message": null, "count": null}'
     )
-    (warning,) = WarningEventsHandler().upsert(0.0, event)
+    (warning,) = WarningEventsHandler().upsert(0.0, Row(event))
     assert isinstance(warning, WarningEvent)
     assert (warning.namespace, warning.message, warning.count) == ("", "", 1)
     assert "None" not in repr(warning)

@@ -44,7 +44,7 @@ from ktop.sources.live.handlers import (
     QuotasHandler,
     WarningEventsHandler,
 )
-from ktop.sources.live.listwatch import UNREADABLE
+from ktop.sources.live.rows import UNREADABLE, Row
 from ktop.structured import InputRefusedError, load_json
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
@@ -325,7 +325,7 @@ def _node(item: dict[str, Any], at: float, rack_label: str, _: list[str]) -> lis
 
 
 def _pod(item: dict[str, Any], at: float, _rack: str, _: list[str]) -> list[Event]:
-    events = PendingPodsHandler().upsert(at, item)
+    events = PendingPodsHandler().upsert(at, Row(item))
     return [e for e in events if isinstance(e, ev.PendingPodUpserted)]
 
 
@@ -339,20 +339,20 @@ def _warning(item: dict[str, Any], at: float, _rack: str, _: list[str]) -> list[
         or parse_time(item.get("firstTimestamp"))
         or at
     )
-    return list(WarningEventsHandler().upsert(min(when, at), item))
+    return list(WarningEventsHandler().upsert(min(when, at), Row(item)))
 
 
 def _lease(item: dict[str, Any], at: float, _rack: str, identities: list[str]) -> list[Event]:
     meta = mapping(item, "metadata")
     if text(meta, "namespace") == NODE_LEASE_NAMESPACE:
-        return list(LeasesHandler().upsert(at, item))
+        return list(LeasesHandler().upsert(at, Row(item)))
     if IDENTITY_LABEL in mapping(meta, "labels"):
         identities.append(text(meta, "name"))
     return []
 
 
 def _quota(item: dict[str, Any], at: float, _rack: str, _: list[str]) -> list[Event]:
-    return list(QuotasHandler().upsert(at, item))
+    return list(QuotasHandler().upsert(at, Row(item)))
 
 
 _CONVERTERS: dict[str, Callable[[dict[str, Any], float, str, list[str]], list[Event]]] = {

@@ -1,12 +1,13 @@
-"""Handlers: API objects of each watched resource to events.
+"""Handlers: the rows of each watched resource (its objects as
+:class:`~ktop.sources.live.rows.Row`) to events.
 
-Nodes are watched as server-side Tables with object metadata: labels and
-the printed status (``Ready``, ``NotReady``, ``SchedulingDisabled``) for a
-fraction of a full Node's size. The printed status cannot tell Ready=False
-from Ready=Unknown, and carries no taints or transition time, so a node
-whose status is not Ready is fetched whole once it changes (rate-limited
-and capped by :class:`NodeDetails`); until then it counts as NotReady
-(Ready=False), which is right for the zone-state rule either way.
+Nodes are read as server-side Tables: the printed status (``Ready``, ``NotReady``,
+``SchedulingDisabled``), and labels where a listed row carries its object's metadata,
+for a fraction of a full Node's size. The printed status cannot tell Ready=False from
+Ready=Unknown, and carries no taints or transition time, so a node whose status is not
+Ready is fetched whole once it changes (rate-limited and capped by :class:`NodeDetails`);
+until then it counts as NotReady (Ready=False), which is right for the zone-state rule
+either way.
 """
 
 from __future__ import annotations
@@ -44,9 +45,8 @@ from ktop.sources.convert import (
     quota_record,
     text,
 )
-from ktop.sources.live.listwatch import ADDED, NO_OBJECT, ORDINAL, PLACE
-
-Item = dict[str, Any]
+from ktop.sources.live.node_split import Place
+from ktop.sources.live.rows import Item, Row
 
 TRIAGE_WARNING_REASONS = frozenset(
     {
@@ -72,10 +72,6 @@ def _meta(item: Item) -> dict[str, Any]:
 def _ns_name(item: Item) -> str:
     m = _meta(item)
     return f"{text(m, 'namespace')}/{text(m, 'name')}"
-
-
-Place = tuple[str, str, str, bool]
-"""What a node's labels say: (region, zone, rack, excluded from disruption counts)."""
 
 
 def node_place(labels: dict[str, Any], rack_label: str) -> Place:
@@ -120,9 +116,9 @@ class NodesHandler:
     """Nodes as Table rows; not-Ready nodes are detailed through ``want_detail``.
 
     Listed rows carry metadata (the node's labels: its place) or, in the list split by
-    zone, the place their label selector decides (``PLACE``); watched rows carry neither
-    (``NO_OBJECT``), so the place of each node listed is kept, and a node first seen in
-    the watch is fetched whole before it is shown.
+    zone, the place their label selector decides (:attr:`Row.place`); watched rows carry
+    neither (:attr:`Row.no_object`), so the place of each node listed is kept, and a node
+    first seen in the watch is fetched whole before it is shown.
     """
 
     def __init__(self, rack_label: str, want_detail: Callable[[str], None]) -> None:
@@ -133,21 +129,21 @@ class NodesHandler:
         self.not_ready: set[str] = set()
         """Nodes whose Ready condition is not True (their Leases are read every round)."""
 
-    def key(self, item: Item) -> str:
+    def key(self, row: Row) -> str:
         """The node name."""
-        return text(_meta(item), "name")
+        return text(_meta(row.item), "name")
 
-    def upsert(self, at: float, item: Item) -> Sequence[Event]:
+    def upsert(self, at: float, row: Row) -> Sequence[Event]:
         """A Ready node as printed; a not-Ready one keeps its detail and asks for a refresh."""
         place = None
-        if item.get(NO_OBJECT):
-            name = self.key(item)
+        if row.no_object:
+            name = self.key(row)
             # a row of the node list split by zone carries its place (its selector's)
-            place = item.get(PLACE) or self.places.get(name)
+            place = row.place or self.places.get(name)
             if place is None:
                 self.want_detail(name)  # new since the list: its labels come with it whole
                 return []
-        rec = table_node_record(item, self.rack_label, place)
+        rec = table_node_record(row.item, self.rack_label, place)
         self.places[rec.name] = (rec.region, rec.zone, rec.rack, rec.exclude_disruption)
         if rec.ready is Readiness.TRUE:
             self.detailed.pop(rec.name, None)
@@ -185,16 +181,16 @@ class NodesHandler:
 class LeasesHandler:
     """Node Leases in ``kube-node-lease``: the heartbeat."""
 
-    def key(self, item: Item) -> str:
+    def key(self, row: Row) -> str:
         """The lease (= node) name."""
-        return text(_meta(item), "name")
+        return text(_meta(row.item), "name")
 
-    def upsert(self, at: float, item: Item) -> Sequence[Event]:
+    def upsert(self, at: float, row: Row) -> Sequence[Event]:
         """A renewal."""
-        renew = parse_time(mapping(item, "spec").get("renewTime"))
+        renew = parse_time(mapping(row.item, "spec").get("renewTime"))
         if renew is None:
             return []
-        return [LeaseRenewed(at, self.key(item), renew)]
+        return [LeaseRenewed(at, self.key(row), renew)]
 
     def delete(self, at: float, key: str) -> Sequence[Event]:
         """A lease disappears with its node; the node's deletion says it."""
@@ -220,23 +216,23 @@ class PendingPodsHandler:
         self.rows: dict[str, set[str]] = {}
         """Pod name -> the row namespaces (``?``, ``?2``...) held for it."""
 
-    def key(self, item: Item) -> str:
+    def key(self, row: Row) -> str:
         """``namespace/name`` (``?n/name`` for a row without its object)."""
-        if item.get(NO_OBJECT):
-            return f"{row_namespace(int(item.get(ORDINAL, 1)))}/{text(_meta(item), 'name')}"
-        return _ns_name(item)
+        if row.no_object:
+            return f"{row_namespace(row.ordinal)}/{text(_meta(row.item), 'name')}"
+        return _ns_name(row.item)
 
-    def upsert(self, at: float, item: Item) -> Sequence[Event]:
+    def upsert(self, at: float, row: Row) -> Sequence[Event]:
         """A pending pod, or its end when it is no longer Pending."""
-        if item.get(NO_OBJECT):
-            name = text(_meta(item), "name")
-            row = pending_pod_row(at, name, mapping(item, "cells"), int(item.get(ORDINAL, 1)))
-            self.rows.setdefault(name, set()).add(row.namespace)
-            return [PendingPodUpserted(at, row)]
-        key = self.key(item)
-        rec = pending_pod_record(item)
+        if row.no_object:
+            name = text(_meta(row.item), "name")
+            pod = pending_pod_row(at, name, mapping(row.item, "cells"), row.ordinal)
+            self.rows.setdefault(name, set()).add(pod.namespace)
+            return [PendingPodUpserted(at, pod)]
+        key = self.key(row)
+        rec = pending_pod_record(row.item)
         ns, _, name = key.partition("/")
-        out = [] if item.get(ADDED) else self._instead_of_row(at, key, name)
+        out = [] if row.added else self._instead_of_row(at, key, name)
         if rec is None:
             self.objects.discard(key)
             out.append(PendingPodDeleted(at, ns, name))
@@ -279,12 +275,13 @@ class PendingPodsHandler:
 class WarningEventsHandler:
     """Warning Events whose reasons the triage paths read."""
 
-    def key(self, item: Item) -> str:
+    def key(self, row: Row) -> str:
         """``namespace/name`` of the Event."""
-        return _ns_name(item)
+        return _ns_name(row.item)
 
-    def upsert(self, at: float, item: Item) -> Sequence[Event]:
+    def upsert(self, at: float, row: Row) -> Sequence[Event]:
         """A Warning event of interest."""
+        item = row.item
         reason = text(item, "reason")
         if reason not in TRIAGE_WARNING_REASONS:
             return []
@@ -309,13 +306,13 @@ class WarningEventsHandler:
 class QuotasHandler:
     """ResourceQuotas, all namespaces."""
 
-    def key(self, item: Item) -> str:
+    def key(self, row: Row) -> str:
         """``namespace/name``."""
-        return _ns_name(item)
+        return _ns_name(row.item)
 
-    def upsert(self, at: float, item: Item) -> Sequence[Event]:
+    def upsert(self, at: float, row: Row) -> Sequence[Event]:
         """A quota's used and hard amounts."""
-        return [QuotaUpserted(at, quota_record(item))]
+        return [QuotaUpserted(at, quota_record(row.item))]
 
     def delete(self, at: float, key: str) -> Sequence[Event]:
         """The quota is gone."""
@@ -329,16 +326,16 @@ class IdentitiesHandler:
     def __init__(self) -> None:
         self.names: set[str] = set()
 
-    def key(self, item: Item) -> str:
+    def key(self, row: Row) -> str:
         """The lease name (``apiserver-<hash>``)."""
-        return text(_meta(item), "name")
+        return text(_meta(row.item), "name")
 
     def _now(self, at: float) -> Sequence[Event]:
         return [ApiserverIdentities(at, tuple(sorted(self.names)))]
 
-    def upsert(self, at: float, item: Item) -> Sequence[Event]:
+    def upsert(self, at: float, row: Row) -> Sequence[Event]:
         """An identity renewed or appeared."""
-        name = self.key(item)
+        name = self.key(row)
         if name in self.names:
             return []
         self.names.add(name)

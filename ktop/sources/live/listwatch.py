@@ -1,6 +1,12 @@
 """List then watch one resource, for as long as the source runs.
 
-* The list is paginated (``limit``, ``continue``): never an unpaginated LIST.
+* The list is paginated (``limit``, ``continue``), except a zone's node rows in the node
+  list split by zone, which are read whole from the apiserver's watch cache
+  (``resourceVersionMatch=NotOlderThan``): :mod:`ktop.sources.live.list_plan` says which
+  requests a list makes (``docs/cost.md``, ``docs/decisions/0003-nodes-as-tables.md``).
+* Each object read is a :class:`~ktop.sources.live.rows.Row` that the resource's
+  :class:`~ktop.sources.live.rows.Handler` turns into events; an unreadable one is
+  skipped and counted.
 * The watch starts at the list's resourceVersion, asks for bookmarks, and is
   re-opened from the last resourceVersion seen when the server closes it.
 * 410 Gone (on the watch, or an expired ``continue`` token) re-lists after a
@@ -13,32 +19,22 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple
 
 from ktop.model.events import Event, FeedFailed, FeedProgress, FeedSynced, ObjectsSkipped
 from ktop.sources.base import Emit
+from ktop.sources.live import list_plan
 from ktop.sources.live.errors import ApiError
-from ktop.sources.live.node_split import Place, SubList
+from ktop.sources.live.list_plan import Pages
+from ktop.sources.live.node_split import SubList
 from ktop.sources.live.reads import Resource
+from ktop.sources.live.rows import UNREADABLE, Handler, Item, Row, as_row, table_rows
 from ktop.sources.live.transport import JSON, TABLE, KubeTransport
 from ktop.structured import load_json
 
-__all__ = [
-    "ADDED",
-    "NO_OBJECT",
-    "ORDINAL",
-    "PLACE",
-    "Backoff",
-    "GoneError",
-    "Handler",
-    "ListWatch",
-    "Resource",
-]
-
-Item = dict[str, Any]
-"""An object as JSON, or for Tables ``{"metadata": ..., "cells": {column: value}}``."""
+__all__ = ["Backoff", "GoneError", "Handler", "ListWatch", "Resource"]
 
 
 def _expected(seen: set[str], meta: dict[str, Any]) -> int | None:
@@ -49,22 +45,6 @@ def _expected(seen: set[str], meta: dict[str, Any]) -> int | None:
     if type(remaining) is int and remaining >= 0:
         return len(seen) + remaining
     return None
-
-
-class Handler(Protocol):
-    """Turns a resource's objects into events."""
-
-    def key(self, item: Item) -> str:
-        """A unique key (``namespace/name`` or ``name``)."""
-        ...
-
-    def upsert(self, at: float, item: Item) -> Sequence[Event]:
-        """Events for an added or changed object."""
-        ...
-
-    def delete(self, at: float, key: str) -> Sequence[Event]:
-        """Events for a deleted object."""
-        ...
 
 
 @dataclass(slots=True)
@@ -90,86 +70,41 @@ class GoneError(Exception):
     """The resourceVersion or continue token expired (410)."""
 
 
-PLACE = "ktopPlace"
-"""Set on an item of a list whose label selector decides the objects' place (the node list
-split by zone): the place, which the row itself does not carry."""
-ROWS_ONLY_PAGES = 10
-"""A page of Table rows without objects holds this many times the resource's page size
-(a node row is about 250 bytes: 5,000 of them are about 1.3 MB)."""
+@dataclass(slots=True)
+class _Listing:
+    """What the pages of one list share (the lists of its split too)."""
 
-CACHE_READ_MAX_NODES = 100_000
-"""Up to this many nodes (the first page's count), each zone list of the split is read in
-one request served from the apiserver's watch cache (``resourceVersionMatch=NotOlderThan``
-at the first page's version, no ``limit``) instead of in pages. A continued page is an
-exact read at the first page's version, which the watch cache serves only while it holds
-a snapshot of that version; otherwise (measured on Kubernetes 1.35 with 100,000 static
-nodes) the apiserver reads it from etcd, decoding every node the page's selector passes
-over: three zone lists in pages of 5,000 then took 39-47 s and 255,000 node decodes; one
-request a zone, 1.1-4.1 s for the three and no etcd read. Its cost is ktop's memory: a
-zone's rows (about 260 bytes a node) decoded at once, at most this many."""
-
-ZONE_LISTS_IN_FLIGHT = 2
-"""Zone lists of the split asked for at once: one is decoded while the apiserver serves
-the next (the rest lists, small, all go beside them); more would hold more zones' rows in
-memory together."""
-
-NO_OBJECT = "noObject"
-"""Set on an item made from a Table row without its object: only ``metadata.name`` (from
-the ``Name`` column) and the cells are known."""
-ADDED = "ktopAdded"
-"""Set on an object a watch reports ``ADDED``: it began to match after the list the watch
-continues (so it was not among that list's rows)."""
-ORDINAL = "ktopOrdinal"
-"""Set on a row without its object in a list of a namespaced resource: the row's place
-(from 1) among the list's rows of the same name, which tells rows of one name in several
-namespaces apart (a row names no namespace)."""
+    seen: set[str]
+    """Keys of the objects listed so far."""
+    emit: Emit
+    total: int | None = None
+    """Objects the list holds, from its first page (None: each page says its own)."""
+    names: dict[str, int] = field(default_factory=dict)
+    """Rows without objects counted by name (for their ordinals)."""
 
 
-def _table_items(table: dict[str, Any], columns: list[str]) -> Iterator[Item]:
-    """Table rows as items, one at a time; a row that is not an object becomes one whose
-    metadata is not a mapping, which the handler rejects (and the list counts) like any
-    unreadable object. A row without an object (``includeObject=None``) is named by its
-    ``Name`` cell and marked :data:`NO_OBJECT`. Each row is dropped from the table as it
-    is converted: a zone's rows read whole are let go row by row, not all at the end.
-    """
-    defs = table.get("columnDefinitions")
-    if isinstance(defs, list) and defs:
-        columns[:] = [str(c.get("name", "")) if isinstance(c, dict) else "" for c in defs]
-    rows = table.get("rows")
-    if not isinstance(rows, list):
-        return
-    for i, row in enumerate(rows):
-        rows[i] = None
-        if not isinstance(row, dict):
-            yield {"metadata": row}
-            continue
-        cells = row.get("cells")
-        obj = row.get("object")
-        named = dict(zip(columns, cells if isinstance(cells, list) else [], strict=False))
-        if obj is None and isinstance(named.get("Name"), str):
-            yield {"metadata": {"name": named["Name"]}, "cells": named, NO_OBJECT: True}
-            continue
-        meta = obj.get("metadata") if isinstance(obj, dict) else obj
-        yield {"metadata": {} if meta is None else meta, "cells": named}
+class _Page(NamedTuple):
+    """What one page of a list said besides its objects."""
 
-
-UNREADABLE = (TypeError, ValueError, AttributeError, KeyError, IndexError)
-"""What converting an object with a field of the wrong type may raise."""
+    more: str
+    """The next continue token ("" at the end)."""
+    total: int | None
+    """Objects expected in the list (the listing's total, else this page's estimate)."""
+    rv: str
+    """The list's resourceVersion."""
 
 
 @dataclass(slots=True)
 class _Split:
     """What every list of one split list shares."""
 
-    size: int
-    cached: bool
-    """Zone lists are read whole from the watch cache (:data:`CACHE_READ_MAX_NODES`)."""
+    listing: _Listing
     rv: str
-    seen: set[str]
-    total: int | None
-    emit: Emit
+    """The first page's resourceVersion."""
+    cached: bool
+    """Zone lists are read whole from the watch cache (:func:`list_plan.zones_from_cache`)."""
     zones: asyncio.Semaphore = field(
-        default_factory=lambda: asyncio.Semaphore(ZONE_LISTS_IN_FLIGHT)
+        default_factory=lambda: asyncio.Semaphore(list_plan.ZONE_LISTS_IN_FLIGHT)
     )
 
 
@@ -208,15 +143,15 @@ class ListWatch:
         """The last list was split (its progress is reported after every page)."""
 
     def upsert_item(self, now: float, item: Any, events: list[Event]) -> str | None:
-        """Convert one object into ``events``; an unreadable one is counted and skipped.
+        """Convert one object (a :class:`Row`, or one of a list's items) into ``events``;
+        an unreadable one is counted and skipped.
 
         Returns its key, or None when it was skipped.
         """
         try:
-            if not isinstance(item, dict):
-                raise TypeError(f"an item is {type(item).__name__}, not an object")
-            key = self.h.key(item)
-            events.extend(self.h.upsert(now, item))
+            row = as_row(item)
+            key = self.h.key(row)
+            events.extend(self.h.upsert(now, row))
         except UNREADABLE as exc:
             self.skipped += 1
             self._skip_example = f"{type(exc).__name__}: {str(exc)[:120]}"
@@ -232,49 +167,48 @@ class ListWatch:
     def _accept(self) -> str:
         return TABLE if self.r.table else JSON
 
-    def _base_query(self, watch: bool = False) -> list[tuple[str, str | int]]:
-        q: list[tuple[str, str | int]] = list(self.r.query)
-        if self.r.table:
-            objects = "Metadata" if self.r.watch_metadata or not watch else "None"
-            q.append(("includeObject", objects))
-        return q
-
-    def _items(self, body: dict[str, Any], table: bool) -> Iterable[Item]:
-        if table:
-            return _table_items(body, self._columns)
+    def _entries(self, body: dict[str, Any], pages: Pages, listing: _Listing) -> Iterable[Any]:
+        """A page's objects: Rows of a Table (with the list's place and ordinals), else
+        the page's items as they are (each made a Row as it is converted).
+        """
+        if pages.table:
+            names = listing.names if pages.ordinals else None
+            return table_rows(body, self._columns, place=pages.place, names=names)
         items = body.get("items")
         return list(items) if isinstance(items, list) else []
 
     async def list_all(self, emit: Emit) -> None:
-        """A paginated list; report upserts, and deletions of objects no longer listed.
+        """The list, page by page; report upserts, and deletions of objects no longer listed.
 
         With a :attr:`split` (nodes), the first page (with metadata) decides whether the
         rest is listed as the split's lists instead (:mod:`ktop.sources.live.node_split`);
         the watch then starts at the first page's version, so it misses nothing.
         """
-        seen: set[str] = set()
+        listing = _Listing(set(), emit)
         self.split_used = False
-        base, size = self._base_query(), self.r.page_size
         if self.r.whole_first:
-            await self._rows_after_whole(base, seen, emit)
+            await self._rows_after_whole(listing)
             return
+        pages = list_plan.pages(self.r)
         first: list[Item] | None = [] if self.split is not None else None
-        cont, total, rv = await self._pages(base, size, None, seen, None, emit, first)
-        lists = self.split(first) if cont and self.split is not None and first else None
+        page = await self._page(pages, listing, first=first)
+        listing.total, rv = page.total, page.rv
+        lists = self.split(first) if page.more and self.split is not None and first else None
         del first
         if lists is None:
-            while cont:
-                cont, _, rv = await self._pages(base, size, None, seen, total, emit, cont=cont)
+            while page.more:
+                page = await self._page(pages, listing, page.more)
+                rv = page.rv
         else:
             self.split_used = True
-            cached = rv != "" and total is not None and total <= CACHE_READ_MAX_NODES
-            split = _Split(size, cached, rv, seen, total, emit)
-            await self._sub_lists(lists, split)
-        self._synced(rv, seen, emit)
+            cached = list_plan.zones_from_cache(rv, listing.total)
+            await self._sub_lists(lists, _Split(listing, rv, cached))
+        self._synced(rv, listing)
 
     async def _sub_lists(self, lists: Sequence[SubList], split: _Split) -> None:
-        """The lists of a split, at once: zone lists (at most :data:`ZONE_LISTS_IN_FLIGHT`
-        together) and rest lists beside them. A failing one fails them all, as itself.
+        """The lists of a split, at once: zone lists (at most
+        :data:`~ktop.sources.live.list_plan.ZONE_LISTS_IN_FLIGHT` together) and rest lists
+        beside them. A failing one fails them all, as itself.
         """
 
         async def one(sub: SubList) -> None:
@@ -296,111 +230,63 @@ class ListWatch:
         whole from the watch cache when it may be, else in pages; the list of nodes in
         zones not yet known split again by its first page when that page allows it.
         """
-        q = [*self.r.query, ("labelSelector", sub.selector)]
-        q.append(("includeObject", "Metadata" if sub.place is None else "None"))
-        rows = split.size if sub.place is None else split.size * ROWS_ONLY_PAGES
-        args = (split.seen, split.total, split.emit)
+        pages = list_plan.sub_list(self.r, sub)
         more = None
         if split.cached and sub.place is not None:
-            more = await self._from_cache(q, split.rv, sub.place, *args)
+            more = await self._from_cache(list_plan.from_cache(pages, split.rv), split.listing)
         elif sub.resplit is not None:
             first: list[Item] = []
-            more, _, _ = await self._pages(q, rows, None, *args, first)
+            more = (await self._page(pages, split.listing, first=first)).more
             lists = sub.resplit(first) if more else None
             del first
             if lists is not None:
                 await self._sub_lists(lists, split)
                 return
         while more != "":
-            more, _, _ = await self._pages(q, rows, sub.place, *args, cont=more or "")
+            more = (await self._page(pages, split.listing, more or "")).more
 
-    async def _from_cache(
-        self,
-        query: list[tuple[str, str | int]],
-        rv: str,
-        place: Place,
-        seen: set[str],
-        total: int | None,
-        emit: Emit,
-    ) -> str | None:
-        """One zone list read whole from the watch cache, not older than ``rv`` (see
-        :data:`CACHE_READ_MAX_NODES`). Returns a continue token ("" when complete), or None
-        when the cache had not caught up with ``rv`` (504): then the caller pages.
+    async def _from_cache(self, zone: Pages, listing: _Listing) -> str | None:
+        """One zone list read whole from the watch cache (``zone`` from
+        :func:`~ktop.sources.live.list_plan.from_cache`). Returns a continue token ("" when
+        complete), or None when the cache had not caught up (504): then the caller pages.
         """
-        at_least = [("resourceVersion", rv), ("resourceVersionMatch", "NotOlderThan")]
         try:
-            more, _, _ = await self._pages([*query, *at_least], 0, place, seen, total, emit)
+            return (await self._page(zone, listing)).more
         except ApiError as e:
             if e.status != 504:
                 raise
             return None
-        return more
 
-    async def _rows_after_whole(
-        self, base: list[tuple[str, str | int]], seen: set[str], emit: Emit
-    ) -> None:
+    async def _rows_after_whole(self, listing: _Listing) -> None:
         """A list whose first page is :attr:`Resource.whole_first` whole objects and whose
         rest continues (the same list, the same resourceVersion) as Table rows without
-        objects, each marked with its :data:`ORDINAL`.
+        objects, each with its :attr:`~ktop.sources.live.rows.Row.ordinal`.
         """
-        cont, total, rv = await self._pages(base, self.r.whole_first, None, seen, None, emit)
-        rows = [*self.r.query, ("includeObject", "None")]
-        names: dict[str, int] = {}
-        while cont:
-            cont, _, _ = await self._pages(
-                rows,
-                self.r.page_size * ROWS_ONLY_PAGES,
-                None,
-                seen,
-                total,
-                emit,
-                cont=cont,
-                table=True,
-                names=names,
-            )
-        self._synced(rv, seen, emit)
+        whole, rows = list_plan.whole_first(self.r)
+        page = await self._page(whole, listing)
+        listing.total, rv = page.total, page.rv
+        while page.more:
+            page = await self._page(rows, listing, page.more)
+        self._synced(rv, listing)
 
-    def _synced(self, rv: str, seen: set[str], emit: Emit) -> None:
+    def _synced(self, rv: str, listing: _Listing) -> None:
         """The list is complete at ``rv``: objects not in it are reported deleted."""
         self.rv = rv
         now = self.clock()
         gone: list[Event] = []
-        for key in self.keys - seen:
+        for key in self.keys - listing.seen:
             gone.extend(self.h.delete(now, key))
-        self.keys = seen
-        emit([*gone, FeedSynced(now, self.r.feed)])
+        self.keys = listing.seen
+        listing.emit([*gone, FeedSynced(now, self.r.feed)])
 
-    async def _pages(
-        self,
-        base: list[tuple[str, str | int]],
-        size: int,
-        place: Place | None,
-        seen: set[str],
-        total: int | None,
-        emit: Emit,
-        first: list[Item] | None = None,
-        cont: str = "",
-        table: bool | None = None,
-        names: dict[str, int] | None = None,
-    ) -> tuple[str, int | None, str]:
-        """One page of a list (continuing ``cont``; ``size`` 0: no ``limit``): its objects
-        upserted into ``seen`` (rows marked with :data:`PLACE` ``place`` when given),
-        progress reported against ``total`` (else the page's own count). Returns the next
-        continue token ("" at the end), the total expected and the list's resourceVersion.
-        ``first`` collects the items. ``table`` asks for a Table (default: as the resource
-        is read); ``names`` counts rows without objects by name, to mark each with its
-        :data:`ORDINAL`.
+    async def _page(
+        self, pages: Pages, listing: _Listing, cont: str = "", first: list[Item] | None = None
+    ) -> _Page:
+        """One page of a list (continuing ``cont``): its objects upserted into the
+        listing's keys, progress reported against its total (else the page's own count).
+        ``first`` collects the page's items.
         """
-        table = self.r.table if table is None else table
-        query = [*base, ("limit", size)] if size else list(base)
-        if cont:
-            query.append(("continue", cont))
-        try:
-            resp = await self.t.get(self.r.path, query, TABLE if table else JSON, timeout_s=60)
-        except ApiError as e:
-            if e.status == 410:
-                raise GoneError(str(e)) from e
-            raise ApiError(e.status, "list", self.r.what, e.message, e.from_kubernetes) from e
+        resp = await self._get(pages, cont)
         body = resp.json()
         del resp  # let the page go before the next arrives: two decoded pages are tens of MB
         if not isinstance(body, dict):
@@ -408,40 +294,41 @@ class ListWatch:
         now = self.clock()
         events: list[Event] = []
         before = self.skipped
-        items = self._items(body, table)
+        entries = self._entries(body, pages, listing)
         if first is not None:
-            items = list(items)
-            first.extend(items)
-        for item in items:
-            if place is not None and isinstance(item, dict):
-                item[PLACE] = place
-            if names is not None and item.get(NO_OBJECT):
-                name = item["metadata"]["name"]
-                names[name] = item[ORDINAL] = names.get(name, 0) + 1
-            key = self.upsert_item(now, item, events)
+            entries = list(entries)
+            first.extend(e.item if isinstance(e, Row) else e for e in entries)
+        for entry in entries:
+            key = self.upsert_item(now, entry, events)
             if key is not None:
-                seen.add(key)
+                listing.seen.add(key)
         events.extend(self.skipped_event(before, now))
         meta = body.get("metadata") or {}
         if not isinstance(meta, dict):
             meta = {}
         more = str(meta.get("continue") or "")
-        if total is None:
-            total = _expected(seen, meta)
+        total = listing.total if listing.total is not None else _expected(listing.seen, meta)
         if more or self.split_used:  # more to come: say how far the list is (the pane shows it)
-            events.append(FeedProgress(now, self.r.feed, len(seen), total))
-        emit(events)
-        return more, total, str(meta.get("resourceVersion") or "")
+            events.append(FeedProgress(now, self.r.feed, len(listing.seen), total))
+        listing.emit(events)
+        return _Page(more, total, str(meta.get("resourceVersion") or ""))
+
+    async def _get(self, pages: Pages, cont: str) -> Any:
+        """The response to one page's request; a 410 is a :class:`GoneError`, another
+        failure an :class:`ApiError` that names the list.
+        """
+        accept = TABLE if pages.table else JSON
+        try:
+            return await self.t.get(self.r.path, pages.params(cont), accept, timeout_s=60)
+        except ApiError as e:
+            if e.status == 410:
+                raise GoneError(str(e)) from e
+            raise ApiError(e.status, "list", self.r.what, e.message, e.from_kubernetes) from e
 
     async def watch_once(self, emit: Emit) -> None:
         """One watch stream, until the server closes it; raises GoneError on 410."""
         timeout = self.watch_timeout_s + self.rng.randint(0, self.watch_timeout_s // 5)
-        query = [
-            *self._base_query(watch=True),
-            ("resourceVersion", self.rv),
-            ("allowWatchBookmarks", "true"),
-            ("timeoutSeconds", timeout),
-        ]
+        query = list_plan.watch_params(self.r, self.rv, timeout)
         try:
             async with self.t.watch(self.r.path, query, self._accept()) as lines:
                 async for line in lines:
@@ -474,24 +361,25 @@ class ListWatch:
             self.rv = rv
         if kind == "BOOKMARK":
             return
-        items = _table_items(obj, self._columns) if self.r.table else [obj]
+        added = kind == "ADDED"
+        rows = (
+            table_rows(obj, self._columns, added=added) if self.r.table else [Row(obj, added=added)]
+        )
         now = self.clock()
         events: list[Event] = []
         before = self.skipped
-        for item in items:
+        for row in rows:
             if kind == "DELETED":
                 try:
-                    key = self.h.key(item)
+                    key = self.h.key(row)
                 except UNREADABLE:
                     continue
                 self.keys.discard(key)
                 events.extend(self.h.delete(now, key))
             else:
-                if kind == "ADDED":
-                    item[ADDED] = True
-                added = self.upsert_item(now, item, events)
-                if added is not None:
-                    self.keys.add(added)
+                key_added = self.upsert_item(now, row, events)
+                if key_added is not None:
+                    self.keys.add(key_added)
         events.extend(self.skipped_event(before, now))
         emit(events)
 

@@ -30,5 +30,5 @@ else
     echo "Go not found: end-to-end tests will be skipped (see docs/testing.md)."
 fi
 
-step "pytest"
-"$BIN/pytest" -q -p no:cacheprovider "$@"
+step "pytest (the slowest 20 tests listed at the end)"
+"$BIN/pytest" -q -p no:cacheprovider --durations=20 "$@"

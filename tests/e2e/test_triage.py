@@ -387,6 +387,12 @@ def test_apf_saturation_makes_api_429_suspect(lab: Lab, kubeconfig: Path) -> Non
 
 
 def test_apiserver_skew_makes_skew_suspect(lab: Lab, kubeconfig: Path) -> None:
+    """A triage sampling across apiserver-b's restart makes SKEW suspect, with the restart
+    in its evidence and in the timeline at the start time Prometheus scraped.
+
+    Slow: triage samples a fixed window of two scrapes, the stop and the restarted
+    apiserver's ready limit (157 s), longer than the 90 s limit by itself.
+    """
     # The scenario hammers apiserver-a while apiserver-b restarts: sample across it (b
     # stopped, then ready again within the scenario's limit) and two scrapes after.
     window_s = TWO_SCRAPES_S + COMPONENT_STOP_S + APISERVER_READY_LIMIT_S
@@ -412,6 +418,12 @@ def test_apiserver_skew_makes_skew_suspect(lab: Lab, kubeconfig: Path) -> None:
 
 
 def test_etcd_leader_loss_makes_etcd_suspect(lab: Lab, kubeconfig: Path) -> None:
+    """A triage sampling across the etcd leader's loss makes ETCD suspect, with the
+    election in the timeline.
+
+    Slow: triage samples a fixed window of two scrapes and the election's limit (87 s);
+    with the process's start and the old leader's restart afterwards, over 90 s.
+    """
     # sampling goes on through the election (within the scenario's limit) and two scrapes
     window_s = TWO_SCRAPES_S + ETCD_ELECTION_LIMIT_S
     proc = _start_triage(lab, kubeconfig, window_s)

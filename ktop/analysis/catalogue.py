@@ -2,7 +2,8 @@
 
 Codes never change meaning once published; a retired code is not reused.
 Every numeric threshold ktop uses (in rules, in the colours on screen and in
-the generated docs) is defined here once, with its unit and its source.
+the generated docs) is defined once, with its unit and its source, in
+``ktop/model/limits.py``; the catalogue names which threshold each code grades.
 Thresholds are starting points (the seeds insist the real baseline is the
 cluster's own normal window); where a threshold comes from an upstream alert,
 ``source`` names it.

@@ -16,7 +16,7 @@ class Finding:
     """One conclusion about the cluster, with the evidence it rests on."""
 
     code: str
-    """Stable code from the catalogue, e.g. ``KT-ETCD-002``."""
+    """Stable code from the catalogue, e.g. ``KT-ETCD-003`` (WAL fsync is slow)."""
     severity: Severity
     area: Area
     title: str

@@ -1,7 +1,8 @@
 """`ktop demo --kind` support: a kind cluster with three zones and the same injector.
 
 kind needs Docker (or Podman), which the development machines do not have; only the
-missing-tool path is tested there. The CLI wiring lives elsewhere (ktop.cli).
+missing-tool path is tested there. `ktop demo --kind` reaches it through the composition
+root (``ktop.compose``), from ``ktop.commands.demo``.
 """
 
 from __future__ import annotations

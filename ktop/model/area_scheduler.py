@@ -8,17 +8,17 @@ from functools import lru_cache
 
 from ktop.model.events import PendingPodRecord, PodWait, QuotaRecord, WarningEvent, is_row
 from ktop.model.failed_scheduling import SchedulingFailure, parse_failed_scheduling, reason_key
+from ktop.model.limits import SCHED_QUOTA_USED
 from ktop.model.pod_starts import StartWarnings
 from ktop.model.series import TargetSeries
-from ktop.model.snapshot_scheduler import QuotaUsage, ReasonCount, SchedulerSnapshot
+from ktop.model.snapshot_scheduler import QUEUES, QuotaUsage, ReasonCount, SchedulerSnapshot
 from ktop.model.values import Val, sum_vals
 
-QUEUES = ("active", "backoff", "unschedulable", "gated")
 RESULTS = ("scheduled", "unschedulable", "error")
 SAMPLES_PER_REASON = 3
-NEAR_LIMIT = 0.9
-"""A quota resource at 90 % of its hard limit is listed."""
 QUOTA_LIST_CAP = 50
+NEAR_LIMIT = SCHED_QUOTA_USED.info if SCHED_QUOTA_USED.info is not None else 1.0
+"""A quota resource at this share of its hard limit is listed (the threshold's ``info``)."""
 
 
 @lru_cache(maxsize=4096)

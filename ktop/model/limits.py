@@ -8,7 +8,6 @@ catalogue (:mod:`ktop.analysis.catalogue`) to its rules; the screen colours by t
 
 from __future__ import annotations
 
-from ktop.model.area_scheduler import NEAR_LIMIT
 from ktop.model.grading import Threshold
 from ktop.model.snapshot import STALE_AFTER_S
 
@@ -150,7 +149,7 @@ SCHED_QUOTA_USED = Threshold(
     "ResourceQuota used / hard",
     "ratio",
     "triage P2: at 100 % new pods asking for the resource are refused",
-    info=NEAR_LIMIT,
+    info=0.9,
     warn=1.0,
     inclusive=True,
 )

@@ -12,6 +12,10 @@ from ktop.model.values import Val
 # scheduler
 
 
+QUEUES = ("active", "backoff", "unschedulable", "gated")
+"""The scheduler's queues (``scheduler_pending_pods{queue}``), in the order they are shown."""
+
+
 @dataclass(frozen=True, slots=True)
 class ReasonCount:
     """One FailedScheduling reason and how many pending pods it blocks."""

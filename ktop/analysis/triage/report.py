@@ -20,6 +20,7 @@ from ktop.analysis.triage.types import Evidence, PathResult, Role, TriageReport
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_apf import TalkersView
 from ktop.model.snapshot_nodes import ZoneState
+from ktop.model.snapshot_scheduler import QUEUES
 from ktop.model.values import Val
 
 JSON_VERSION = 1
@@ -31,7 +32,6 @@ JSON_MINOR_VERSION = 7
 5: the SLOs' ``budget_burned`` and ``budget_since``; 6: their ``budget_today``;
 7: an infinite metric value written as the string ``"+Inf"`` or ``"-Inf"`` where a number
 may be, where the report could not be made before)."""
-QUEUES = ("active", "backoff", "unschedulable", "gated")
 
 
 def _f(v: Val) -> float | None:

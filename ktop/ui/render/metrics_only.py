@@ -16,11 +16,11 @@ from rich.text import Text
 from ktop.model.area_metrics_only import CANNOT_KNOW
 from ktop.model.events import Area
 from ktop.model.snapshot_nodes import MetricsOnlyNodes, ZoneHealth
-from ktop.model.snapshot_scheduler import MetricsOnlyScheduler, SchedulerSnapshot
+from ktop.model.snapshot_scheduler import QUEUES, MetricsOnlyScheduler, SchedulerSnapshot
 from ktop.model.text import counted, fmt_count, fmt_pct, fmt_val, truncate
 from ktop.model.values import Val
 from ktop.ui.render.level import STYLE, SYMBOL, ZONE_LEVEL, Level, worst
-from ktop.ui.render.scheduler import QUEUES, queue_line, reason_line
+from ktop.ui.render.scheduler import queue_line, reason_line
 from ktop.ui.render.sortkey import larger_first
 from ktop.ui.render.view import (
     Column,

@@ -7,7 +7,7 @@ from rich.text import Text
 from ktop.analysis import catalogue
 from ktop.model.area_scheduler import main_reason
 from ktop.model.events import ROW_NAMESPACE, PodWait, is_row
-from ktop.model.snapshot_scheduler import SchedulerSnapshot
+from ktop.model.snapshot_scheduler import QUEUES, SchedulerSnapshot
 from ktop.model.text import (
     counted,
     fmt_age,
@@ -37,7 +37,6 @@ from ktop.ui.render.view import (
     val_cell,
 )
 
-QUEUES = ("active", "backoff", "unschedulable", "gated")
 """``scheduler_pending_pods`` queues in display order."""
 
 WAIT_ORDER = (

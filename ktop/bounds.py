@@ -140,6 +140,30 @@ MAX_DISK = Bound(
     "bytes",
     "always-on recording needs room for one file's start (1 MiB) and stops at a terabyte",
 )
+SNAPSHOT_WIDTH = Bound(
+    "--width",
+    40,
+    10_000,
+    "columns",
+    "ktop snapshot lays its text out this wide; narrower than 40 columns the tables do not fit",
+    "snapshot",
+)
+SEED = Bound(
+    "--seed",
+    0,
+    (1 << 32) - 1,
+    "",
+    "the simulator's random seed: any 32-bit number gives its own deterministic cluster",
+)
+RECORD_MAX_SIZE = Bound(
+    "--max-size",
+    16 << 10,
+    1 << 40,
+    "bytes",
+    "ktop record needs room for a recording's header and first state (16 KiB) and stops "
+    "at a terabyte",
+    "record",
+)
 ALL = (
     REFRESH,
     SPEED,
@@ -157,6 +181,9 @@ ALL = (
     REPLAY_SESSION,
     RETAIN,
     MAX_DISK,
+    SNAPSHOT_WIDTH,
+    SEED,
+    RECORD_MAX_SIZE,
 )
 """Every bounded option (docs/security.md lists them)."""
 

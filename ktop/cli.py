@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from ktop import __version__, bounds
 from ktop.bounds import OneLineErrorParser, bounded_float, bounded_size
+from ktop.commands.options import directory, prometheus_address, url
 from ktop.config import Config, ConfigError, config_path
 from ktop.scrub import Secrets, url_credentials
 from ktop.sources.live import DEFAULT_CLUSTER_LABEL
@@ -172,6 +173,7 @@ def _record_options(g: _Group) -> None:
     s = argparse.SUPPRESS
     g.add_argument(
         "--record-dir",
+        type=directory,
         default=s,
         metavar="DIR",
         help="record every dashboard session into rotating files in DIR (ktop replay DIR "
@@ -215,6 +217,7 @@ def _live_options(g: _Group) -> None:
     )
     g.add_argument(
         "--prometheus",
+        type=prometheus_address,
         default=s,
         metavar="URL",
         help="read metrics from Prometheus: a URL, k8s://NAMESPACE/SERVICE:PORT (through "
@@ -268,16 +271,19 @@ def _live_options(g: _Group) -> None:
     g.add_argument(
         "--apiserver",
         action="append",
+        type=url,
         default=s,
         metavar="URL",
         help="an apiserver instance URL (repeat; default: found from EndpointSlices)",
     )
-    g.add_argument("--etcd-metrics", action="append", default=s, metavar="URL")
+    g.add_argument("--etcd-metrics", action="append", type=url, default=s, metavar="URL")
     g.add_argument("--etcd-cert", default=s, metavar="FILE", help="client certificate for etcd")
     g.add_argument("--etcd-key", default=s, metavar="FILE", help="client key for etcd")
     g.add_argument("--etcd-ca", default=s, metavar="FILE", help="CA bundle for etcd")
-    g.add_argument("--scheduler-metrics", action="append", default=s, metavar="URL")
-    g.add_argument("--controller-manager-metrics", action="append", default=s, metavar="URL")
+    g.add_argument("--scheduler-metrics", action="append", type=url, default=s, metavar="URL")
+    g.add_argument(
+        "--controller-manager-metrics", action="append", type=url, default=s, metavar="URL"
+    )
     g.add_argument(
         "--component-ca", default=s, metavar="FILE", help="CA bundle for scheduler/controller"
     )
@@ -301,7 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     return _build()[0]
 
 
-def _build() -> tuple[argparse.ArgumentParser, Actions]:
+def _build() -> tuple[argparse.ArgumentParser, Actions, dict[str, argparse.ArgumentParser]]:
     parser = OneLineErrorParser(
         prog="ktop",
         description="A terminal dashboard for very large Kubernetes control planes. " + READ_ONLY,
@@ -311,9 +317,22 @@ def _build() -> tuple[argparse.ArgumentParser, Actions]:
     parser.add_argument("--version", action="version", version=f"ktop {__version__}")
     actions = _common(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in _commands().values():
-        _common(command.add_parser(sub))
-    return parser, actions
+    parsers = {}
+    for name, command in _commands().items():
+        parsers[name] = command.add_parser(sub)
+        _common(parsers[name])
+    return parser, actions, parsers
+
+
+def _explicit(args: argparse.Namespace, parser: argparse.ArgumentParser | None) -> frozenset[str]:
+    """The options given on the command line: every common option present before the
+    defaults are filled in, and the command's own options whose value is not its default.
+    """
+    common = {dest for dest in DEFAULTS if hasattr(args, dest)}
+    own = set()
+    if parser is not None:
+        own = {d for d, v in vars(args).items() if d not in DEFAULTS and parser.get_default(d) != v}
+    return frozenset(common | own)
 
 
 def _config_value(action: argparse.Action, key: str, value: Any, where: str) -> Any:
@@ -332,13 +351,15 @@ def _config_value(action: argparse.Action, key: str, value: Any, where: str) -> 
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
             raise bad("a string or a list of strings")
-        return [convert(v) for v in items]
-    if convert is str and not isinstance(value, str):
-        raise bad("a string")
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise bad("a number" if convert in (int, float) else "a string")
+    else:
+        if convert is str and not isinstance(value, str):
+            raise bad("a string")
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise bad("a number" if convert in (int, float) else "a string")
     try:
-        return convert(value)  # type: ignore[arg-type]
+        if isinstance(DEFAULTS[action.dest], list):
+            return [convert(v) for v in items]
+        return convert(value)
     except argparse.ArgumentTypeError as exc:
         raise ConfigError(f"{where}: {key}: {exc}") from None
     except (TypeError, ValueError) as exc:
@@ -389,8 +410,9 @@ def parse_args(
     from ktop.config import read_config
 
     env = os.environ if environ is None else environ
-    parser, actions = _build()
+    parser, actions, parsers = _build()
     args = parser.parse_args(argv)
+    args.explicit = _explicit(args, parsers.get(args.command))
     try:
         config = read_config(config_path(env))
         args = resolve_defaults(args, actions, config, env)
@@ -460,12 +482,19 @@ there)."""
 
 
 def _main(argv: Sequence[str] | None, secrets: Secrets) -> int:
+    from ktop.commands.preflight import refusal
+
     args = parse_args(argv)  # before any credential is read: config errors need no secrets
     for dest in URL_OPTIONS:
         value = getattr(args, dest, None)
-        for url in value if isinstance(value, list) else [value]:
-            if isinstance(url, str):
-                secrets.add_all(url_credentials(url))
+        for address in value if isinstance(value, list) else [value]:
+            if isinstance(address, str):
+                secrets.add_all(url_credentials(address))
+    problem = refusal(args)
+    if problem is not None:
+        name = f"ktop {args.command}" if args.command else "ktop"
+        print(secrets.scrub(f"{name}: {problem}"), file=sys.stderr)
+        return 2
     commands = _commands()
     if args.command in commands:
         return int(commands[args.command].run(args, secrets))

@@ -20,6 +20,7 @@ from platformdirs import user_config_dir
 
 from ktop.files import CONFIG, FileRefusedError, read_text_bounded
 from ktop.scrub import scrub_shapes
+from ktop.structured import InputRefusedError, load_toml
 
 APP_NAME = "ktop"
 CONFIG_FILE = "config.toml"
@@ -76,7 +77,9 @@ def read_config(path: Path) -> Config:
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text") from None
     try:
-        data = tomllib.loads(text)
+        data = load_toml(text, str(path))
+    except InputRefusedError as exc:
+        raise ConfigError(str(exc)) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
     values: dict[str, Any] = {}

@@ -35,7 +35,56 @@ def simulator_options(
     )
     p.add_argument(
         "--seed",
-        type=int,
+        type=bounded_int(bounds.SEED),
         default=DEFAULT_SEED,
-        help=f"{note}simulator random seed (default {DEFAULT_SEED})",
+        help=f"{note}simulator random seed, {bounds.SEED.text()} (default {DEFAULT_SEED})",
     )
+
+
+def url(text: str) -> str:
+    """An argparse ``type=`` for an http(s) URL to read (``--apiserver``, the component
+    URLs): a scheme, a host, a port from 1 to 65535, no whitespace or control characters.
+    The message never repeats the URL's user information.
+    """
+    from ktop.sources.live.addresses import URL_EXPECTED, shown, url_problem
+
+    problem = url_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{shown(text)}: expected {URL_EXPECTED}; {problem}")
+    return text
+
+
+def prometheus_address(text: str) -> str:
+    """An argparse ``type=`` for ``--prometheus``: ``auto``, ``k8s://NAMESPACE/SERVICE:PORT``
+    or an http(s) URL (:func:`url`).
+    """
+    from ktop.sources.live.addresses import (
+        K8S_EXPECTED,
+        K8S_SCHEME,
+        PROMETHEUS_AUTO,
+        URL_EXPECTED,
+        shown,
+        split_k8s_address,
+        url_problem,
+    )
+
+    if text == PROMETHEUS_AUTO:
+        return text
+    if text.startswith(K8S_SCHEME):
+        if split_k8s_address(text) is None:
+            raise argparse.ArgumentTypeError(f"{shown(text)}: expected {K8S_EXPECTED}")
+        return text
+    problem = url_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(
+            f"{shown(text)}: expected {URL_EXPECTED}, {K8S_SCHEME}NAMESPACE/SERVICE:PORT or "
+            f"{PROMETHEUS_AUTO!r}; {problem}"
+        )
+    return text
+
+
+def directory(text: str) -> str:
+    """An argparse ``type=`` for a directory's name: not empty, not only spaces."""
+    if not str(text).strip():
+        raise argparse.ArgumentTypeError(f"expected a directory, got {text!r}")
+    return text

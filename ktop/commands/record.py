@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ktop.bounds import parse_size
+from ktop.bounds import bounded_size
 from ktop.compose import Demo, Live, OpenedSource, SourcePlan, live_options, with_source
 from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel
@@ -64,7 +64,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="SECONDS",
         help=f"stop after this much source time ({bounds.RECORD_DURATION.text()})",
     )
-    p.add_argument("--max-size", type=parse_size, metavar="SIZE", help="stop at this file size")
+    p.add_argument(
+        "--max-size",
+        type=bounded_size(bounds.RECORD_MAX_SIZE),
+        metavar="SIZE",
+        help=f"stop at this file size, {bounds.RECORD_MAX_SIZE.text()} (200M, 2G)",
+    )
     p.add_argument(
         "--redact",
         action="store_true",

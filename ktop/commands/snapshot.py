@@ -18,7 +18,7 @@ from typing import Any
 
 from ktop import bounds
 from ktop.analysis.triage.diagnosis import headline
-from ktop.bounds import bounded_float
+from ktop.bounds import bounded_float, bounded_int
 from ktop.commands.options import simulator_options
 from ktop.compose import Demo, Live, OpenedSource, live_options, with_source
 from ktop.hub import Hub, Published
@@ -59,7 +59,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="longest wait for the sources (default 30)",
     )
-    p.add_argument("--width", type=int, help="line width (default: the terminal's, or 100)")
+    p.add_argument(
+        "--width",
+        type=bounded_int(bounds.SNAPSHOT_WIDTH),
+        help=f"line width, {bounds.SNAPSHOT_WIDTH.text()} (default: the terminal's, or 100)",
+    )
     return p
 
 
@@ -137,7 +141,9 @@ def render(
     published: Published, args: argparse.Namespace, display: Display, errors: list[str]
 ) -> str:
     """The text ``ktop snapshot`` prints."""
-    width = args.width or shutil.get_terminal_size((100, 24)).columns
+    # $COLUMNS can say anything: the terminal's width is held to --width's bounds too
+    terminal = shutil.get_terminal_size((100, 24)).columns
+    width = args.width or int(min(terminal, bounds.SNAPSHOT_WIDTH.high))
     snapshot = published.snapshot
     banner = ""
     if display.is_production(snapshot.context):

@@ -9,9 +9,11 @@ field. The format is documented in ``themes/README.md``.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Protocol
@@ -20,10 +22,14 @@ from rich.errors import StyleSyntaxError
 from rich.style import Style
 from rich.theme import Theme as RichTheme
 from textual.color import Color, ColorParseError
-from textual.theme import Theme
+from textual.css.stylesheet import Stylesheet, StylesheetParseError
+from textual.css.tokenizer import TokenError
+from textual.design import ColorSystem
+from textual.theme import BUILTIN_THEMES, Theme
 
 from ktop.files import THEME, FileRefusedError, read_text_bounded
 from ktop.scrub import scrub_shapes
+from ktop.structured import InputRefusedError, load_toml
 from ktop.ui.render.level import (
     CRITICAL_COUNT_STYLE,
     STATUS_NAME,
@@ -66,6 +72,9 @@ TOP_FIELDS: dict[str, type | tuple[type, ...]] = {
     "status": dict,
 }
 """Top-level keys of a theme file and their TOML types."""
+
+FRACTIONS = ("luminosity_spread", "text_alpha")
+"""Top-level numbers that are fractions: finite, from 0 to 1."""
 
 
 class ThemeError(ValueError):
@@ -113,6 +122,10 @@ def _type_name(expected: type | tuple[type, ...]) -> str:
     return " or ".join(dict.fromkeys(names.get(k, "a number") for k in kinds))
 
 
+def _fraction(value: object) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value) and 0 <= value <= 1
+
+
 def parse_theme(text: str, origin: str) -> KtopTheme:
     """A checked theme from TOML ``text``; ``origin`` names the file in errors."""
 
@@ -120,7 +133,9 @@ def parse_theme(text: str, origin: str) -> KtopTheme:
         return ThemeError(f"{origin}: {where}: {problem}")
 
     try:
-        data = tomllib.loads(text)
+        data = load_toml(text, origin)
+    except InputRefusedError as exc:
+        raise ThemeError(str(exc)) from None
     except tomllib.TOMLDecodeError as exc:
         raise ThemeError(f"{origin}: not valid TOML: {exc}") from exc
     for key, value in data.items():
@@ -129,6 +144,8 @@ def parse_theme(text: str, origin: str) -> KtopTheme:
         expected = TOP_FIELDS[key]
         if not isinstance(value, expected) or (isinstance(value, bool) and expected is not bool):
             raise fail(key, f"expected {_type_name(expected)}, got {value!r}")
+        if key in FRACTIONS and not _fraction(value):
+            raise fail(key, f"expected a number from 0 to 1, got {value!r}")
     for required in ("name", "colors", "status"):
         if required not in data:
             raise fail(required, "missing")
@@ -172,10 +189,51 @@ def _colors(table: dict[str, Any], fail: Any) -> dict[str, str]:
     return out
 
 
+@cache
+def textual_variables() -> frozenset[str]:
+    """The names of the variables a Textual theme sets (what ``[variables]`` may override)."""
+    return frozenset(ColorSystem(primary="#000000").generate()) | frozenset(ANSI_VARIABLES)
+
+
+def variable_property(key: str) -> str:
+    """The CSS property a Textual variable's value is written into, by its name: text
+    styles (``*-style``: ``bold``, ``b reverse``, ``none``), backgrounds (no ``auto``
+    colour there) and colours (``#rrggbb``, a name, ``ansi_red``, ``auto 87%``).
+    """
+    if key.endswith("-style"):
+        return "text-style"
+    return "background" if "background" in key else "color"
+
+
+EXPECTED_VALUE = {
+    "text-style": "a text style (bold, italic, underline, reverse, strike, dim, none, "
+    "'not' before one)",
+    "background": "a colour (#rrggbb, a colour name, ansi_NAME, transparent)",
+    "color": "a colour (#rrggbb, a colour name, ansi_NAME, transparent, auto 87%)",
+}
+"""What each kind of variable takes, for the error message."""
+
+
+def css_accepts(prop: str, value: str) -> bool:
+    """True when Textual's CSS parser takes ``value`` for ``prop`` (as a theme variable)."""
+    sheet = Stylesheet(variables={"value": value})
+    sheet.add_source(f"Screen {{ {prop}: $value; }}", read_from=("theme", "[variables]"))
+    try:
+        sheet.parse()
+    except (StylesheetParseError, TokenError):
+        return False
+    return True
+
+
 def _variables(table: dict[str, Any], fail: Any) -> dict[str, str]:
+    known = textual_variables()
     for key, value in table.items():
-        if not isinstance(value, str):
-            raise fail(f"[variables].{key}", f"expected a string, got {value!r}")
+        where = f"[variables].{key}"
+        if key not in known:
+            raise fail(where, "not one of Textual's theme variables (themes/README.md)")
+        prop = variable_property(key)
+        if not isinstance(value, str) or not css_accepts(prop, value):
+            raise fail(where, f"expected {EXPECTED_VALUE[prop]}, got {value!r}")
     return dict(table)
 
 
@@ -244,6 +302,28 @@ def all_themes(user_dir: Path | None) -> tuple[dict[str, KtopTheme], list[str]]:
     """Bundled then user themes by name (a user theme may replace a bundled one)."""
     found, errors = user_themes(user_dir)
     return _by_name([*bundled_themes(), *found]), errors
+
+
+def chosen_theme_problem(name: str, user_dir: Path | None) -> str | None:
+    """Why the theme ``name`` cannot be used (None: it is ktop's, the user's or one of
+    Textual's): the user's file of that name that fails its checks, or the known names.
+    """
+    themes, errors = all_themes(user_dir)
+    if name in themes or name in BUILTIN_THEMES:
+        return None
+    own = user_dir / f"{name}.toml" if user_dir is not None else None
+    if own is not None and own.is_file():
+        try:
+            load_theme(own)
+        except ThemeError as exc:
+            return str(exc)
+    unread = f"; not loaded: {'; '.join(errors)}" if errors else ""
+    return str(
+        ThemeError(
+            f"--theme {name!r}: no such theme; known: {', '.join(sorted(themes))}, "
+            f"or Textual's {', '.join(sorted(BUILTIN_THEMES))}{unread}"
+        )
+    )
 
 
 def _by_name(themes: Iterable[KtopTheme]) -> dict[str, KtopTheme]:

@@ -13,9 +13,6 @@ from ktop.sources.live.components import TlsFiles
 from ktop.sources.live.prometheus_connect import PrometheusAuth
 from ktop.sources.live.timing import BACKFILL_TIMEOUT_S, FIRST_POLL_WAIT_S
 
-PROMETHEUS_AUTO = "auto"
-"""``--prometheus auto``: find an in-cluster Prometheus and read it through the proxy."""
-
 
 @dataclass(frozen=True, slots=True)
 class LiveOptions:

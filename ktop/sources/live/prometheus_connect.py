@@ -13,18 +13,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from ktop.files import FileRefusedError, read_secret_file
 from ktop.scrub import Secrets
+from ktop.sources.live.addresses import (
+    K8S_EXPECTED,
+    K8S_SCHEME,
+    shown,
+    split_k8s_address,
+    url_problem,
+)
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.reads import SERVICE_PROXY
 
 if TYPE_CHECKING:
     from prometheus_api_client import PrometheusConnect
 
-K8S_SCHEME = "k8s://"
-"""The address scheme of a Prometheus reached through the apiserver's service proxy."""
 DESTINATION = "prometheus"
 """The cost meter's name for requests to Prometheus."""
 DESTINATION_PROXIED = "prometheus via apiserver"
@@ -68,13 +73,10 @@ def service_proxy_url(server: str, address: str) -> str:
     ``SERVICE`` may carry a scheme (``https:prometheus:9090``) as the proxy allows;
     ``PORT`` is a port number or name.
     """
-    rest = address.removeprefix(K8S_SCHEME).strip("/")
-    namespace, sep, service = rest.partition("/")
-    if not sep or not namespace or not service or "/" in service:
-        raise PrometheusConfigError(
-            f"{address!r}: expected k8s://NAMESPACE/SERVICE:PORT "
-            "(for example k8s://monitoring/prometheus-k8s:web)"
-        )
+    split = split_k8s_address(address)
+    if split is None:
+        raise PrometheusConfigError(f"{address!r}: expected {K8S_EXPECTED}")
+    namespace, service = split
     path = SERVICE_PROXY.format(namespace=quote(namespace), service=quote(service, safe=":"))
     return server.rstrip("/") + path
 
@@ -149,10 +151,9 @@ def prometheus_client(
         session.cert = kube.cert
         bearer = kube.token
     else:
-        parts = urlsplit(address)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
+        if url_problem(address) is not None:
             raise PrometheusConfigError(
-                f"{address!r}: expected an http(s):// URL or k8s://NAMESPACE/SERVICE:PORT"
+                f"{shown(address)}: expected an http(s):// URL or k8s://NAMESPACE/SERVICE:PORT"
             )
         url = address.rstrip("/")
         session.verify = False if auth.insecure else (auth.ca or True)

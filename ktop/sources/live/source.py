@@ -69,6 +69,7 @@ from ktop.model.events import (
 from ktop.scrub import Secrets
 from ktop.sources.base import Emit
 from ktop.sources.convert import ZONE_LABELS
+from ktop.sources.live.addresses import PROMETHEUS_AUTO
 from ktop.sources.live.backfill import PrometheusBackfill
 from ktop.sources.live.client import Connection, connect
 from ktop.sources.live.control_plane import ComponentReader
@@ -92,7 +93,7 @@ from ktop.sources.live.listwatch import Handler, ListWatch
 from ktop.sources.live.node_details import NodeDetails
 from ktop.sources.live.node_split import SubList
 from ktop.sources.live.node_split import plan as split_by_zone
-from ktop.sources.live.options import PROMETHEUS_AUTO, LiveOptions
+from ktop.sources.live.options import LiveOptions
 from ktop.sources.live.prometheus import PrometheusMetrics
 from ktop.sources.live.prometheus_calls import PrometheusCalls
 from ktop.sources.live.prometheus_connect import (

@@ -9,8 +9,11 @@ import sys
 import tempfile
 from typing import Any
 
+from ktop.commands.stopping import stop_on_signals
 from ktop.compose import KindCluster, Live, OpenedSource, SourcePlan, live_options, with_source
 from ktop.gc_policy import Collector
+from ktop.record import rewind_files
+from ktop.record.rewind_files import RewindRecorder
 from ktop.record.rotating import Retention, RotatingRecorder
 from ktop.scrub import Secrets
 
@@ -30,11 +33,17 @@ def app_options(args: argparse.Namespace) -> dict[str, Any]:
 
 REWIND_RETAIN = Retention(retain_s=3600.0, max_bytes=512 << 20)
 """What a session without ``--record-dir`` keeps so that it can be rewound: the last hour,
-at most 512 MiB, in a private temporary directory removed when ktop exits."""
+at most 512 MiB, in files without a name in ``$TMPDIR`` that nothing outlives
+(``ktop/record/rewind_files.py``); where those cannot be read back (not Linux), in a
+private temporary directory removed when ktop stops."""
 
 
 def _private_dir() -> tempfile.TemporaryDirectory[str] | None:
-    """A private directory for the rewind recording (None: none can be made, no rewind)."""
+    """A private directory for the rewind recording where its files cannot be without a
+    name (None: none is needed, or none can be made: no rewind).
+    """
+    if rewind_files.supported():
+        return None
     try:
         return tempfile.TemporaryDirectory(prefix="ktop-rewind-")
     except OSError:
@@ -45,20 +54,30 @@ def always_on_recorder(
     args: argparse.Namespace, opened: OpenedSource, private: str | None
 ) -> RotatingRecorder | None:
     """The session's own recorder, added to the hub (never for a replay): into
-    ``--record-dir`` within its limits, or else into the ``private`` directory within
-    :data:`REWIND_RETAIN`, for rewinding (None: neither, no rewind).
+    ``--record-dir`` within its limits, or else, for rewinding, within
+    :data:`REWIND_RETAIN`: into files without a name, or the ``private`` directory where
+    there are none (None: no recording could start, no rewind).
     """
-    if opened.replay is not None or not (args.record_dir or private):
+    if opened.replay is not None:
         return None
     model = opened.hub.model
     # what the source said it is as it opened (the model learns it only from events)
     source = {"kind": model.source_kind, "context": model.context, "detail": ""}
     source.update({k: v for k, v in opened.info.items() if v})
+    rec: RotatingRecorder
     if args.record_dir:
-        directory, retention = args.record_dir, Retention(args.retain, args.max_disk)
+        retention = Retention(args.retain, args.max_disk)
+        rec = RotatingRecorder(args.record_dir, opened.hub, source=source, retention=retention)
+    elif private is not None:
+        rec = RotatingRecorder(private, opened.hub, source=source, retention=REWIND_RETAIN)
+    elif rewind_files.supported():
+        where = tempfile.gettempdir()
+        rec = RewindRecorder(where, opened.hub, source=source, retention=REWIND_RETAIN)
     else:
-        directory, retention = str(private), REWIND_RETAIN
-    rec = RotatingRecorder(directory, opened.hub, source=source, retention=retention)
+        return None
+    if not args.record_dir and not rec.active:
+        rec.close()
+        return None  # the rewind recording could not start: no rewind
     opened.hub.add_sink(rec)
     return rec
 
@@ -91,13 +110,15 @@ def run_dashboard(
             notes=notes,
         )
         try:
-            await app.run_async()
+            with stop_on_signals(app.stop_soon):
+                await app.run_async()
         finally:
             collector.uninstall()
             if app.rec.rewinder is not None:
                 app.rec.rewinder.close()
             if always_on is not None:
                 always_on.stop("ktop stopped")
+                always_on.close()
                 opened.hub.remove_sink(always_on)
             if private is not None:
                 private.cleanup()

@@ -247,11 +247,13 @@ async def prometheus_specs(args: argparse.Namespace, secrets: Secrets) -> list[C
 
 async def _main(args: argparse.Namespace, specs: list[CellSpec], secrets: Secrets) -> int:
     from ktop.commands.dashboard import app_options
+    from ktop.commands.stopping import stop_on_signals
     from ktop.fleet import Fleet
     from ktop.ui.fleet_app import FleetApp
 
     app = FleetApp(Fleet(specs, secrets), **app_options(args))
-    await app.run_async()
+    with stop_on_signals(app.stop_soon):
+        await app.run_async()
     if app.crash is not None:
         raise app.crash
     return 0

@@ -2,7 +2,8 @@
 
 It runs from cron, CI or an incident bot: no terminal UI, stops after
 ``--duration`` seconds (source clock), at ``--max-size`` bytes, or on
-SIGINT/SIGTERM, and always leaves a readable file (index written on stop).
+SIGINT, SIGTERM or SIGHUP (``ktop/commands/stopping.py``), and always leaves a readable
+file (index written on stop).
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ import argparse
 import asyncio
 import contextlib
 import functools
-import signal
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ktop.bounds import bounded_size
+from ktop.commands.stopping import stop_on_signals
 from ktop.compose import Demo, Live, OpenedSource, SourcePlan, live_options, with_source
 from ktop.hub import Hub
 from ktop.model.cluster import ClusterModel
@@ -171,21 +172,18 @@ async def _record(args: argparse.Namespace, opened: OpenedSource) -> int:
             stop.set()
 
     hub.add_sink(watch)
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
     task = asyncio.create_task(opened.source.run(hub.ingest))
     reason = "interrupted"
-    while not stop.is_set():
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), 0.2)
-        if not rec.active:
-            reason = rec.stopped_because
-            break
-        if task.done():
-            reason = "the source ended"
-            break
+    with stop_on_signals(stop.set):
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), 0.2)
+            if not rec.active:
+                reason = rec.stopped_because
+                break
+            if task.done():
+                reason = "the source ended"
+                break
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError, Exception):
         await task

@@ -37,6 +37,9 @@ TAIL = ".tail"
 DAMAGED = ".damaged"
 """What a damaged file or journal is renamed to (after its name), instead of deleted."""
 
+PROC_FD = Path("/proc/self/fd")
+"""Where Linux names every open file, also one without a name in any directory."""
+
 _OPEN = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
 
 
@@ -157,6 +160,48 @@ class Directory:
             os.unlink(name, dir_fd=self.fd)
             return new
         return ""
+
+
+def fd_path(fd: int) -> Path:
+    """A path that opens the file open as ``fd`` again (a new descriptor of its own), whether
+    or not it has a name in a directory (Linux's ``/proc/self/fd/N``).
+    """
+    return PROC_FD / str(fd)
+
+
+def unnamed(directory: str | Path, mode: int = 0o666) -> int | None:
+    """A new, empty file in ``directory``'s filesystem that has no name (``O_TMPFILE``), open
+    to read and write: until it is linked (:func:`link_unnamed`) no other process
+    can find, lock or delete it, and when it is closed without a name (even by kill -9) it
+    is gone. None where this system or the directory's filesystem cannot make one (not
+    Linux, no ``/proc``, a filesystem without ``O_TMPFILE``).
+    """
+    flag = getattr(os, "O_TMPFILE", 0)
+    if not flag or not PROC_FD.is_dir():
+        return None
+    try:
+        return os.open(directory, flag | os.O_RDWR | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        if exc.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+            return None
+        raise
+
+
+def link_unnamed(fd: int, path: str | Path) -> None:
+    """Give the file made by :func:`unnamed` (open as ``fd``) the name ``path``, never over
+    an existing file (:class:`FileExistsError`).
+    """
+    directory = os.open(os.path.dirname(path) or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:  # linkat(AT_SYMLINK_FOLLOW): Python calls it only when given a directory descriptor
+        os.link(
+            fd_path(fd),
+            os.path.basename(path),
+            src_dir_fd=directory,
+            dst_dir_fd=directory,
+            follow_symlinks=True,
+        )
+    finally:
+        os.close(directory)
 
 
 def lock(fd: int) -> bool:

@@ -168,7 +168,9 @@ class RecordingSet:
 
     ``opener`` opens a file and ``release`` closes it (a caller that keeps files open
     itself passes one that does nothing); ``session_id``: the session that holds a file
-    with this ``source.session`` (a live session rewinding its own recording).
+    with this ``source.session`` (a live session rewinding its own recording); ``paths``:
+    the files to read instead of the directory's (a rewind recording's files have no name
+    in it: ``ktop/record/rewind_files.py``).
     """
 
     def __init__(
@@ -179,12 +181,14 @@ class RecordingSet:
         release: Callable[[Recording], None] = Recording.close,
         session: int | None = None,
         session_id: str = "",
+        paths: Sequence[Path] | None = None,
     ) -> None:
         self.directory = Path(directory)
         self._opener, self._release = opener, release
         self.skipped: list[str] = []
         """Each file that was not played, as ``NAME: why``."""
-        paths = [f.path for f in stored(self.directory)]
+        if paths is None:
+            paths = [f.path for f in stored(self.directory)]
         if not paths:
             raise FileNotFoundError(f"{self.directory}: no ktop-*.ktrec recording in it")
         self.sessions = sessions([p for p in map(self._summary, paths) if p is not None])

@@ -96,6 +96,9 @@ class RotatingRecorder:
     each file starts with a keyframe of ``state`` (the hub).
     """
 
+    journal_s: float | None = JOURNAL_S
+    """How often the chunk being filled is journaled (None: not at all)."""
+
     def __init__(
         self,
         directory: str | Path,
@@ -112,7 +115,7 @@ class RotatingRecorder:
         self.source = source
         self.retention = retention
         self.clock = clock
-        self.settings = replace(settings or WriterSettings(), journal_s=JOURNAL_S)
+        self.settings = replace(settings or WriterSettings(), journal_s=self.journal_s)
         self.file_s = file_s
         self.error = ""
         self.files_written = 0
@@ -127,12 +130,20 @@ class RotatingRecorder:
         self.recovered: list[str] = []
         """What earlier sessions that died left in their journals, put back (or set aside)."""
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            self.recovered = [done for f in stored(self.directory) if (done := recover(f.path))]
+            self._prepare()
         except OSError as exc:
             self.error = f"always-on recording stopped: {exc.strerror or exc} ({self.directory})"
             return
         self._rotate()
+
+    def _prepare(self) -> None:
+        """Make the directory, and put back what sessions that died left in their journals."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.recovered = [done for f in stored(self.directory) if (done := recover(f.path))]
+
+    def stored(self) -> list[StoredFile]:
+        """The recordings kept (every session's, oldest first)."""
+        return stored(self.directory)
 
     @property
     def active(self) -> bool:
@@ -197,10 +208,16 @@ class RotatingRecorder:
         now = self.clock()
         self._checked = now
         held = {Path(self._current.path)} if self._current is not None else set()
+        gone = self._drop(now, held)
+        self.dropped.extend(gone)
+        return gone
+
+    def _drop(self, now: float, held: set[Path]) -> list[Path]:
+        """Delete the files over the limits, not ``held`` nor held by a live writer."""
         gone: list[Path] = []
         try:
             with Directory(self.directory) as d:
-                files = stored(self.directory)
+                files = self.stored()
                 while drop := to_drop(files, now, self.retention, held):
                     for f in drop:
                         if not remove(d, f.path.name):
@@ -210,7 +227,6 @@ class RotatingRecorder:
                         files.remove(f)
         except OSError:  # the directory went away: the next write says so
             pass
-        self.dropped.extend(gone)
         return gone
 
     def __call__(self, events: Sequence[ev.Event]) -> None:
@@ -245,3 +261,6 @@ class RotatingRecorder:
         """Finish the current file."""
         if self._current is not None:
             self._current.stop(because)
+
+    def close(self) -> None:
+        """Release what the recorder holds once it is stopped (its files stay)."""

@@ -37,6 +37,7 @@ from ktop.record.format import (
     pack_trailer,
 )
 from ktop.record.journal import Journal
+from ktop.record.recdir import link_unnamed, unnamed
 
 ZSTD_LEVEL = 6
 DEFAULT_CHUNK_S = 120.0
@@ -85,9 +86,9 @@ def model_settings(c: ModelConfig) -> dict[str, Any]:
 
 
 def _hold(f: BinaryIO, path: str) -> None:
-    """Take the writer's lock on the file just made: another session's retention or journal
-    recovery leaves a locked file alone (``ktop/record/recdir.py``). Raises
-    :class:`FileExistsError` (and closes ``f``) when another session took the name first.
+    """Take the writer's lock on the file just made at ``path`` (where it could not be made
+    without a name: :func:`_create`). Raises :class:`FileExistsError` (and closes ``f``) when
+    another session took the name first.
     """
     try:
         fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -98,6 +99,37 @@ def _hold(f: BinaryIO, path: str) -> None:
         pass
     f.close()
     raise FileExistsError(errno.EEXIST, "taken by another session", path)
+
+
+def _create(path: str) -> tuple[BinaryIO, bool]:
+    """The recording's new file, already holding the writer's lock, and whether it still
+    needs its name (:func:`_name`).
+
+    Another session's retention or journal recovery leaves a locked file alone
+    (``ktop/record/recdir.py``), so the file must be locked before anyone can see it: it is
+    made without a name (``O_TMPFILE``), locked, and named once its header is written.
+    Where the filesystem cannot make a file without a name it is created at ``path`` and
+    locked a moment later (another session's retention can delete it in between: then the
+    name is found gone and the next name is tried).
+    """
+    fd = unnamed(os.path.dirname(path) or ".")
+    if fd is None:
+        f: BinaryIO = open(path, "xb")  # noqa: SIM115 - closed by the writer
+        _hold(f, path)
+        return f, False
+    f = open(fd, "wb")  # noqa: SIM115 - closed by the writer
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # nobody else can reach it yet
+    return f, True
+
+
+def _name(f: BinaryIO, path: str) -> None:
+    """Give the file made by :func:`_create` its name, never over an existing file; raises
+    :class:`FileExistsError` when another session took the name first.
+    """
+    try:
+        link_unnamed(f.fileno(), path)
+    except FileExistsError:
+        raise FileExistsError(errno.EEXIST, "taken by another session", path) from None
 
 
 class RecordingWriter:
@@ -114,12 +146,18 @@ class RecordingWriter:
         settings: WriterSettings | None = None,
         redacted: bool = False,
         clock: Callable[[], float] = time.time,
+        file: BinaryIO | None = None,
     ) -> None:
+        """``file``: an open file without a name to write into (a rewind recording,
+        ``ktop/record/rewind_files.py``) instead of a new file at ``path``.
+        """
         self.path = path
         self.state = state_view(state)
         self.settings = settings or WriterSettings()
-        self._file: BinaryIO = open(path, "xb")  # noqa: SIM115 - closed by close()
-        _hold(self._file, path)
+        if file is None:
+            self._file, unnamed_yet = _create(path)
+        else:
+            self._file, unnamed_yet = file, False
         self._cctx = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
         self._packer = msgpack.Packer(use_bin_type=True)
         self._index: list[_IndexEntry] = []
@@ -129,12 +167,25 @@ class RecordingWriter:
         self.size = 0
         self.closed = False
         self.events = 0
+        self._journal: Journal | None = None
+        try:
+            self._start(source, redacted, clock())
+            if unnamed_yet:
+                _name(self._file, path)
+            if self.settings.journal_s is not None:
+                self._journal = Journal(path, self.settings.journal_s)
+        except BaseException:
+            self._file.close()
+            raise
+
+    def _start(self, source: dict[str, str], redacted: bool, started: float) -> None:
+        """Write the preamble, the header and the first keyframe."""
         header = {
             "format": FORMAT_VERSION,
             "ktop": __version__,
             "source": source,
             "context": source.get("context", ""),
-            "started": clock(),
+            "started": started,
             "start_at": self.state.now,
             "settings": {
                 "model": model_settings(self.state.config),
@@ -144,9 +195,6 @@ class RecordingWriter:
             },
             "redacted": redacted,
         }
-        self._journal = (
-            Journal(path, self.settings.journal_s) if self.settings.journal_s is not None else None
-        )
         self._write(pack_preamble())
         payload = self._packer.pack(header)
         now = self.state.now

@@ -190,6 +190,9 @@ class KtopApp(App[None]):
         """The window sparklines and charts show (the ``w`` key cycles through WINDOWS)."""
         self.frame = self._frame(hub.latest)
         """What the screens show: the last published snapshot and findings, and errors."""
+        self._shown = False
+        """Whether the first frame is on screen (:meth:`stop_soon`)."""
+        self._stop_asked = False
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver for this platform, writing only changed cells on a Unix terminal."""
@@ -215,6 +218,22 @@ class KtopApp(App[None]):
         # exit quietly instead; the command line writes a scrubbed report.
         self.bell()
         self._close_messages_no_wait()
+
+    def stop_soon(self) -> None:
+        """Exit as ``q`` does, now or, while the app is still starting, once its first
+        frame is shown (an exit while its screens are mounted breaks Textual's start): a
+        signal's way out (``ktop/commands/stopping.py``).
+        """
+        if self._shown:
+            self.exit()
+        else:
+            self._stop_asked = True
+
+    def on_ready(self) -> None:
+        """The first frame is shown: a stop asked for meanwhile happens now."""
+        self._shown = True
+        if self._stop_asked:
+            self.exit()
 
     def on_mount(self) -> None:
         """Register themes, start one worker per source and the publish timer."""

@@ -1,18 +1,19 @@
 """Rewinding a live session: the whole screen as it was, from the session's own recording.
 
-A live dashboard always records itself (``--record-dir``, or else a private temporary
-directory that keeps the last hour: ``ktop/commands/dashboard.py``). The replay keys that
-move in time (``[ ] { } , .``) then rewind: the recording's events so far are written out,
-the record directory is opened as one timeline (``ktop/record/recording_set.py``; a file
-is opened once and kept open while it does not change, so a key press reopens only the
-file being written), and the model at the chosen moment is published through a hub of
-its own, so every pane, the findings, triage and the headline show that moment, while
-the live source and the recording go on behind it. Moving forward past now, or ``L``,
-returns to live.
+A live dashboard always records itself (``--record-dir``, or else files without a name
+that keep the last hour: ``ktop/record/rewind_files.py``, ``ktop/commands/dashboard.py``).
+The replay keys that move in time (``[ ] { } , .``) then rewind: the recording's events so
+far are written out, its files are opened as one timeline (``ktop/record/recording_set.py``;
+a file is opened once and kept open while it does not change, so a key press reopens only
+the file being written), and the model at the chosen moment is published through a hub of
+its own, so every pane, the findings, triage and the headline show that moment, while the
+live source and the recording go on behind it. Moving forward past now, or ``L``, returns
+to live.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -66,8 +67,12 @@ class Rewinder:
     ) -> None:
         self.recorder = recorder
         self._open = opener
-        self._files: dict[Path, tuple[tuple[int, int], Recording]] = {}
-        """Each file opened so far, with the size and mtime it had then."""
+        self._files: dict[Path, tuple[tuple[int, int, int], Recording]] = {}
+        """Each file opened so far, with the inode, size and mtime it had then (a file
+        without a name is ``/proc/self/fd/N``: a later file may get the same N)."""
+        self._paths: dict[Path, int] = {}
+        """The recording's files and their inodes, as :meth:`flush` saw them on the UI loop
+        (where the recorder drops files)."""
         self._lock = threading.Lock()
         """One rewind reads the files at a time (a newer key press may start the next
         while an older one's thread still runs)."""
@@ -75,7 +80,9 @@ class Rewinder:
     def _opened(self, path: Path) -> Recording:
         """``path``, from the files kept open when it has not changed since."""
         st = path.stat()
-        seen = (st.st_size, st.st_mtime_ns)
+        if self._paths.get(path, st.st_ino) != st.st_ino:  # dropped since: another file
+            raise FileNotFoundError(f"{path}: dropped by retention")
+        seen = (st.st_ino, st.st_size, st.st_mtime_ns)
         kept = self._files.get(path)
         if kept is not None and kept[0] == seen:
             return kept[1]
@@ -92,6 +99,7 @@ class Rewinder:
             opener=self._opened,
             release=lambda rec: None,  # kept open here, for the next rewind
             session_id=self.recorder.session,
+            paths=list(self._paths),
         )
         held = {p.path for p in files.files}
         for path, (_, rec) in list(self._files.items()):
@@ -108,8 +116,15 @@ class Rewinder:
             self._files.clear()
 
     def flush(self) -> None:
-        """Write the events recorded so far, so that :meth:`at` can read up to now."""
+        """Write the events recorded so far, so that :meth:`at` can read up to now, and note
+        the files that hold them.
+        """
         self.recorder.flush()
+        paths = {}
+        for f in self.recorder.stored():
+            with contextlib.suppress(OSError):
+                paths[f.path] = f.path.stat().st_ino
+        self._paths = paths
 
     def at(self, when: float) -> Rewound:
         """The screen at ``when`` (clamped to the recording), published with its findings,

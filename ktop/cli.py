@@ -20,7 +20,7 @@ from ktop import __version__, bounds
 from ktop.bounds import OneLineErrorParser, bounded_float, bounded_size
 from ktop.commands.options import directory, prometheus_address, url
 from ktop.config import Config, ConfigError, config_path
-from ktop.scrub import Secrets, url_credentials
+from ktop.scrub import Secrets
 from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 
 DEFAULT_RACK_LABEL = "topology.ktop.dev/rack"
@@ -469,27 +469,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 70  # EX_SOFTWARE
 
 
-URL_OPTIONS = (
-    "prometheus",
-    "apiserver",
-    "etcd_metrics",
-    "scheduler_metrics",
-    "controller_manager_metrics",
-)
-"""The options whose values are URLs: the credentials in them are the session's secrets
-from the start (every command's messages are scrubbed of them, whatever shape they take
-there)."""
-
-
 def _main(argv: Sequence[str] | None, secrets: Secrets) -> int:
-    from ktop.commands.preflight import refusal
+    from ktop.commands.preflight import learn_url_credentials, refusal
 
     args = parse_args(argv)  # before any credential is read: config errors need no secrets
-    for dest in URL_OPTIONS:
-        value = getattr(args, dest, None)
-        for address in value if isinstance(value, list) else [value]:
-            if isinstance(address, str):
-                secrets.add_all(url_credentials(address))
+    learn_url_credentials(args, secrets)
     problem = refusal(args)
     if problem is not None:
         name = f"ktop {args.command}" if args.command else "ktop"

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ktop.scrub import Secrets, url_credentials
+
 LIVE = (
     "context",
     "kubeconfig",
@@ -187,3 +189,26 @@ def refusal(args: argparse.Namespace) -> str | None:
         if problem is not None:
             return problem
     return None
+
+
+URL_OPTIONS = (
+    "prometheus",
+    "apiserver",
+    "etcd_metrics",
+    "scheduler_metrics",
+    "controller_manager_metrics",
+)
+"""The options whose values are URLs: the credentials in them are the session's secrets
+from the start (every command's messages are scrubbed of them, whatever shape they take
+there)."""
+
+
+def learn_url_credentials(args: argparse.Namespace, secrets: Secrets) -> None:
+    """Record the credentials in every URL option (:data:`URL_OPTIONS`) as the session's
+    secrets, before any command runs or prints.
+    """
+    for dest in URL_OPTIONS:
+        value = getattr(args, dest, None)
+        for address in value if isinstance(value, list) else [value]:
+            if isinstance(address, str):
+                secrets.add_all(url_credentials(address))

@@ -137,7 +137,8 @@ def most_frames(model: ClusterModel) -> int:
 
 def from_recording(path: str, at: str | None, secrets: Secrets) -> Sampled:
     """The model of a recording at ``at`` (default its end), rebuilt from its events with
-    today's rules; the baseline is the recording's own history up to that moment.
+    today's rules; the baseline is the recording's own history up to that moment (its last
+    hour: the history's retention, :func:`walk`).
     """
     with open_recording(path, secrets) as rec:
         try:

@@ -70,6 +70,28 @@ MAX_EVENTS_PER_BYTE = InputLimit(
     "recordings: the events a chunk declares (ktop's own hold under 0.1 per byte)",
     "a chunk of at most 4 events per stored byte",
 )
+MAX_VALUES_PER_BYTE = InputLimit(
+    "decoded values",
+    8,
+    "msgpack values per stored byte (and 65,536)",
+    "recordings: each frame's msgpack values, nested ones included (ktop's own hold under 3.5 "
+    "per byte)",
+    "a frame decoding to at most 8 msgpack values per stored byte",
+)
+VALUES_FLOOR = 65_536
+"""The msgpack values any frame may decode to, however small (:data:`MAX_VALUES_PER_BYTE`
+per stored byte beyond)."""
+BYTES_PER_VALUE = 48
+"""The most memory one decoded msgpack value takes in Python, its slot in its array or map
+included (an empty array: 56 bytes and a slot, counted twice: as a value and an item)."""
+READ_MEMORY_PER_BYTE = MAX_VALUES_PER_BYTE.value * BYTES_PER_VALUE + 2 * MAX_INFLATE_RATIO.value
+"""Reading a recording (opening it, seeking, ``replay --info``, ``triage --recording``) takes
+at most this many bytes of memory per byte of the file, beyond :data:`READ_MEMORY_FLOOR`:
+one frame's decoded values, and its decompressed payload twice (at most
+:data:`MAX_INFLATE_RATIO` per stored byte)."""
+READ_MEMORY_FLOOR = 32 << 20
+"""The memory reading a recording may take whatever its size: the model it rebuilds, and
+the floors of one frame (64 KiB decompressed, :data:`VALUES_FLOOR` values)."""
 
 MAX_JOURNAL_EVENTS = InputLimit(
     "journal event count",
@@ -85,6 +107,7 @@ LIMITS: tuple[InputLimit, ...] = (
     MAX_RECORDING_SPAN,
     MAX_INFLATE_RATIO,
     MAX_EVENTS_PER_BYTE,
+    MAX_VALUES_PER_BYTE,
     MAX_JOURNAL_EVENTS,
     MAX_REDACT_WORD,
 )

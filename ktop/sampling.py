@@ -11,11 +11,12 @@ import argparse
 import asyncio
 import contextlib
 import copy
+import math
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ktop.analysis.triage.baseline import BaselineSource, HistoryKind, baseline_source
 from ktop.analysis.triage.types import Capacity
@@ -34,6 +35,10 @@ from ktop.model.snapshot import ClusterSnapshot
 from ktop.scrub import Secrets
 from ktop.sources.live.timing import BACKFILL_TIMEOUT_S
 from ktop.sources.replay import parse_time
+
+if TYPE_CHECKING:
+    from ktop.model.cluster import ClusterModel
+    from ktop.record.cursor import Cursor
 
 MIN_MODEL_WINDOW_S = WINDOW_S
 RECORDING_STEP_S = 10.0
@@ -97,9 +102,43 @@ async def from_bundle(directory: str, rack_label: str, secrets: Secrets) -> Samp
     return Sampled(snap.snapshot, source, errors, windows, capacity=sizes)
 
 
+def walk(cursor: Cursor, start: float, when: float) -> int:
+    """Fold a recording from ``start`` up to ``when``, taking one history frame every
+    :data:`RECORDING_STEP_S` (as the hub takes one every publish) during the history's
+    retention before ``when`` only: older frames would be dropped by then, and a frame
+    costs a snapshot of the whole model, so a file of many short steps (a thousand
+    events 10 s apart in every 100-byte chunk) would cost its steps times its model.
+    The work is the events folded and at most :func:`most_frames` snapshots, whatever the
+    span. How many frames were taken.
+    """
+    model = cursor.model
+    frames = 0
+    t = start
+    unkept = when - model.history.retention_s  # a frame before this is gone by the end
+    while t < when:
+        if t >= unkept:
+            cursor.fold(t)
+            model.observe()
+            frames += 1
+        t += RECORDING_STEP_S
+        nxt = cursor.next_time()
+        nxt = when if nxt is None else min(nxt, when)
+        nxt = max(nxt, min(unkept, when))
+        if nxt > t + RECORDING_STEP_S:  # no frame to take before it: go there at once
+            t += (nxt - t) // RECORDING_STEP_S * RECORDING_STEP_S
+    cursor.fold(when)
+    return frames
+
+
+def most_frames(model: ClusterModel) -> int:
+    """The most history frames :func:`walk` takes (its snapshots of the model)."""
+    return math.ceil(model.history.retention_s / RECORDING_STEP_S) + 2
+
+
 def from_recording(path: str, at: str | None, secrets: Secrets) -> Sampled:
     """The model of a recording at ``at`` (default its end), rebuilt from its events with
-    today's rules; the baseline is the recording's own history up to that moment.
+    today's rules; the baseline is the recording's own history up to that moment (its last
+    hour: the history's retention, :func:`walk`).
     """
     with open_recording(path, secrets) as rec:
         try:
@@ -107,16 +146,7 @@ def from_recording(path: str, at: str | None, secrets: Secrets) -> Sampled:
         except ValueError as exc:
             raise ValueError(f"--at: {exc}") from None
         cursor = rec.cursor(rec.start)
-        t = rec.start
-        while t < when:
-            cursor.fold(t)
-            cursor.model.observe()  # one history frame, as the hub takes every publish
-            t += RECORDING_STEP_S
-            nxt = cursor.next_time()
-            nxt = when if nxt is None else min(nxt, when)
-            if nxt > t + RECORDING_STEP_S:  # a stretch without events: one frame for it
-                t += (nxt - t) // RECORDING_STEP_S * RECORDING_STEP_S
-        cursor.fold(when)
+        walk(cursor, rec.start, when)
         snap = cursor.model.observe()
         errors = [f"gap {g.start:.0f}-{g.end:.0f}: {g.reason}" for g in rec.gaps]
         errors += [f"{path}: {f}" for f in rec.faults if not any(f == g.reason for g in rec.gaps)]

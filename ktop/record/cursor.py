@@ -151,7 +151,7 @@ class Cursor:
         """After lost data: the events that bring node records back to the keyframe's."""
         node = checked(ev.NodeRecord)
         try:
-            body = unpack(self.rec._payload(h))
+            body = unpack(self.rec._payload(h), h.length)
             state = body["state"]
             if state.get("version", 1) == 1:  # node records as rows: each checked
                 records = [node(r) for r in array(state.get("nodes", {}).get("nodes", []))]
@@ -361,7 +361,7 @@ def _chunk(rec: Frames, decoder: ChunkDecoder, h: FrameHeader) -> Iterator[Item]
     count = 0
     last_at = first
     try:
-        for record in stream(rec._payload(h)):
+        for record in stream(rec._payload(h), h.length):
             for item in decode(record):
                 if type(item) is LeaseRun:
                     run = item

@@ -16,6 +16,7 @@ import msgpack
 import zstandard
 
 from ktop.files import MiB
+from ktop.input_limits import MAX_VALUES_PER_BYTE, VALUES_FLOOR
 from ktop.record.strict import RecordError
 
 DECODE_ERRORS = (
@@ -32,10 +33,79 @@ DECODE_ERRORS = (
 """What decoding a crafted frame can raise; each loses only that frame."""
 
 
-def unpack(payload: bytes) -> Any:
-    """The one msgpack value ``payload`` holds; :class:`RecordError` when it holds more."""
+def most_values(stored: int) -> int:
+    """The most msgpack values a frame of ``stored`` bytes may decode to."""
+    return MAX_VALUES_PER_BYTE.value * stored + VALUES_FLOOR
+
+
+_TOO_LONG = "exceeds max_"
+"""How msgpack says an array or a map is longer than its ``max_array_len`` or ``max_map_len``."""
+
+
+class _Budget:
+    """Counts the values msgpack makes (each array or map as it is finished: itself and
+    its items) and stops decoding once there are more than ``most``: the objects a frame
+    makes in memory are bounded by its stored size, not by what it decompresses to.
+    """
+
+    __slots__ = ("left", "most", "stored")
+
+    def __init__(self, stored: int) -> None:
+        self.stored = stored
+        self.most = most_values(stored)
+        self.left = self.most
+
+    def refusal(self) -> RecordError:
+        """The error for a frame decoding to more values than it may."""
+        return RecordError(
+            f"expected {MAX_VALUES_PER_BYTE.expected} ({self.most:,} values from "
+            f"{self.stored:,} bytes), it decodes to more"
+        )
+
+    def checked(self, exc: Exception) -> RecordError:
+        """The msgpack error ``exc`` as a :class:`RecordError` (an array or a map longer
+        than :attr:`most` is the frame's refusal).
+        """
+        if isinstance(exc, RecordError):
+            return exc
+        if _TOO_LONG in str(exc):
+            return self.refusal()
+        return RecordError(f"expected msgpack data ({str(exc) or 'not valid msgpack'})")
+
+    def _spend(self, n: int) -> None:
+        self.left -= n
+        if self.left < 0:
+            raise self.refusal()
+
+    def array(self, items: list[Any]) -> list[Any]:
+        """The ``list_hook``: counts an array and its items."""
+        self._spend(len(items) + 1)
+        return items
+
+    def map(self, entries: dict[Any, Any]) -> dict[Any, Any]:
+        """The ``object_hook``: counts a map, its keys and its values."""
+        self._spend(2 * len(entries) + 1)
+        return entries
+
+    def options(self) -> dict[str, Any]:
+        """The unpacker options that bound each array and map and count what they hold."""
+        return {
+            "raw": False,
+            "strict_map_key": False,
+            "max_array_len": self.most,
+            "max_map_len": self.most,
+            "list_hook": self.array,
+            "object_hook": self.map,
+        }
+
+
+def unpack(payload: bytes, stored: int | None = None) -> Any:
+    """The one msgpack value ``payload`` holds; :class:`RecordError` when it holds more, or
+    more values than a frame of ``stored`` bytes may (default: the payload's length).
+    """
+    budget = _Budget(len(payload) if stored is None else stored)
     try:
-        return msgpack.unpackb(payload, raw=False, strict_map_key=False)
+        return msgpack.unpackb(payload, **budget.options())
     except msgpack.ExtraData as exc:
         extra = len(exc.extra)
         raise RecordError(
@@ -43,14 +113,21 @@ def unpack(payload: bytes) -> Any:
             f"(at +{len(payload) - extra})"
         ) from None
     except (ValueError, msgpack.UnpackException) as exc:
-        raise RecordError(f"expected msgpack data ({str(exc) or 'not valid msgpack'})") from None
+        raise budget.checked(exc) from None
 
 
-def stream(payload: bytes) -> Iterator[Any]:
-    """The msgpack values ``payload`` holds one after another (a chunk's records)."""
-    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=len(payload) + 1)
+def stream(payload: bytes, stored: int | None = None) -> Iterator[Any]:
+    """The msgpack values ``payload`` holds one after another (a chunk's records), no more
+    values in all than a frame of ``stored`` bytes may decode to (default: the payload's
+    length).
+    """
+    budget = _Budget(len(payload) if stored is None else stored)
+    unpacker = msgpack.Unpacker(max_buffer_size=len(payload) + 1, **budget.options())
     unpacker.feed(payload)
-    yield from unpacker
+    try:
+        yield from unpacker
+    except ValueError as exc:
+        raise budget.checked(exc) from None
 
 
 def inflate(dctx: zstandard.ZstdDecompressor, raw: bytes, limit: int) -> bytes:

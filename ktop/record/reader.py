@@ -16,8 +16,9 @@ message gives the offset and what was expected there; any later fault (an unread
 index, marker, keyframe or chunk content) loses only that frame: it is listed in
 :attr:`Recording.faults` (a lost chunk also as a gap) and what was read before it still
 replays. Decompression and decoding are bounded per frame (:data:`MAX_CHUNK_BYTES`,
-:data:`MAX_KEYFRAME_BYTES`, :data:`MAX_PLAIN_BYTES`, and no more events than a chunk's
-header declares).
+:data:`MAX_KEYFRAME_BYTES`, :data:`MAX_PLAIN_BYTES`, no more events than a chunk's
+header declares, and no more msgpack values than its stored size allows:
+:data:`ktop.input_limits.MAX_VALUES_PER_BYTE`).
 """
 
 from __future__ import annotations
@@ -175,7 +176,9 @@ class Recording:
                     "is damaged or missing)"
                 )
             try:
-                self.header: dict[str, Any] = check_header(unpack(self._payload(first)))
+                self.header: dict[str, Any] = check_header(
+                    unpack(self._payload(first), first.length)
+                )
             except DECODE_ERRORS as exc:
                 raise FormatError(f"offset {first.offset + FRAME_SIZE}: HEADER: {exc}") from None
             self.model_config: ModelConfig = model_config(self.header)
@@ -256,7 +259,7 @@ class Recording:
         self.markers = list(self._all_markers())
 
     def _from_index(self, h: FrameHeader, start: int) -> None:
-        index = unpack(self._payload(h))
+        index = unpack(self._payload(h), h.length)
         frames: list[FrameHeader] = []
         for kind, offset, first, last, count in _index_entries(index, start, h.offset):
             got = self._header_at(offset)
@@ -344,7 +347,7 @@ class Recording:
         for h in self.frames:
             if h.kind is Kind.MARKER:
                 try:
-                    yield _marker(unpack(self._payload(h)))
+                    yield _marker(unpack(self._payload(h), h.length))
                 except DECODE_ERRORS as exc:
                     self.fault(h, exc)
 
@@ -391,7 +394,7 @@ class Recording:
     def _import(self, key: FrameHeader) -> ClusterModel | None:
         """The model a keyframe holds, or ``None`` (noted as a fault) when it cannot be read."""
         try:
-            body = unpack(self._payload(key))
+            body = unpack(self._payload(key), key.length)
             if type(body) is not dict or type(body.get("state")) is not dict:
                 raise expected('a map {"at": time, "state": map}', body)
             return import_state(body["state"], self.model_config)

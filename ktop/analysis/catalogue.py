@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ktop.analysis.baseline_marks import MARKABLE
 from ktop.analysis.findings import Severity
 from ktop.analysis.reading_rules import BY_READING_CODE
+from ktop.model.areas import AREAS
 from ktop.model.events import Area
 from ktop.model.grading import Threshold
 from ktop.model.limits import (
@@ -315,15 +316,10 @@ CATALOGUE: tuple[Rule, ...] = (
     ),
 )
 
-_AREA_CODE = {
-    Area.APF: "APF",
-    Area.APISERVERS: "API",
-    Area.ETCD: "ETCD",
-    Area.SCHEDULER: "SCHED",
-    Area.NODES: "NODE",
-}
 BASELINE_CODES: dict[Area, str] = {
-    area: f"KT-{_AREA_CODE[area]}-020" for area in Area if any(r.area is area for r in MARKABLE)
+    area: spec.baseline_code
+    for area, spec in AREAS.items()
+    if any(r.area is area for r in MARKABLE)
 }
 """Per area with a reading compared with its own normal (``analysis/baseline_marks``), the
 code of its finding when far above it."""

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ktop.analysis.findings import Finding, Severity
-from ktop.model.events import Area
+from ktop.model.areas import AREAS
 from ktop.model.reading import Reading, key
 from ktop.model.signals import BY_METRIC
 from ktop.model.snapshot import ClusterSnapshot
@@ -164,16 +164,6 @@ READING_RULES: tuple[ReadingRule, ...] = (
 
 BY_READING_CODE = {r.code: r for r in READING_RULES}
 
-UNREAD: dict[Area, Callable[[ClusterSnapshot], bool]] = {
-    Area.APF: lambda s: bool(s.apf.unknown_reason),
-    Area.APISERVERS: lambda s: False,
-    Area.ETCD: lambda s: bool(s.etcd.unknown_reason),
-    Area.SCHEDULER: lambda s: False,
-    Area.NODES: lambda s: s.nodes.metrics_only is not None or not s.nodes.nodes_known,
-}
-"""An area that could not be read at all: its ``-010`` finding says so, and none of its
-readings is graded."""
-
 
 def graded_findings(s: ClusterSnapshot, rule: ReadingRule) -> Iterator[tuple[str, Finding]]:
     """``(subject, finding)`` of every subject whose reading passes the rule's threshold
@@ -181,7 +171,7 @@ def graded_findings(s: ClusterSnapshot, rule: ReadingRule) -> Iterator[tuple[str
     """
     r = rule.reading
     t, area, extract = r.threshold, r.area, r.extract
-    if t is None or area is None or extract is None or UNREAD[area](s):
+    if t is None or area is None or extract is None or AREAS[area].unread(s):
         return
     for subject, v in extract(s):
         sev = Severity.OK if v.value is None else t.grade(v.value)

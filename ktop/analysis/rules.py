@@ -17,6 +17,7 @@ from ktop.analysis.baseline_marks import BaselineMark, baseline_marks
 from ktop.analysis.findings import Finding, Severity
 from ktop.analysis.reading_rules import READING_RULES, graded_findings
 from ktop.analysis.trends import signal_trend
+from ktop.model.areas import AREAS
 from ktop.model.events import Area, PodWait
 from ktop.model.limits import BASELINE_MARK
 from ktop.model.reading import key
@@ -315,15 +316,6 @@ def _controller_zones(zones: Iterable[ZoneHealth], where: str) -> Iterator[Findi
             )
 
 
-INPUT_UNKNOWN_CODES = {
-    Area.APF: "KT-APF-010",
-    Area.APISERVERS: "KT-API-010",
-    Area.ETCD: "KT-ETCD-010",
-    Area.SCHEDULER: "KT-SCHED-010",
-    Area.NODES: "KT-NODE-010",
-}
-
-
 def inputs(s: ClusterSnapshot) -> Iterator[Finding]:
     """A failing feed or controller-manager scrape: its area's evidence is unknown.
 
@@ -331,7 +323,7 @@ def inputs(s: ClusterSnapshot) -> Iterator[Finding]:
     """
     for f in s.freshness:
         if f.error and (" " not in f.name or f.name.startswith("controller-manager ")):
-            yield _f(INPUT_UNKNOWN_CODES[f.area], Severity.UNKNOWN, f"{f.name}: {f.error}")
+            yield _f(AREAS[f.area].input_unknown_code, Severity.UNKNOWN, f"{f.name}: {f.error}")
 
 
 def _with_trend(s: ClusterSnapshot, f: Finding) -> Finding:
@@ -402,7 +394,7 @@ def waiting(s: ClusterSnapshot) -> Iterator[Finding]:
     for area in Area:
         if s.area_waiting_s(area) is not None:
             yield _f(
-                INPUT_UNKNOWN_CODES[area],
+                AREAS[area].input_unknown_code,
                 Severity.UNKNOWN,
                 f"{area.value}: waiting for first data (due within {s.first_data_due_s:g} s "
                 "of the start)",

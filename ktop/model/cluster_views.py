@@ -128,14 +128,7 @@ class AreaViews:
         return (h.synced or h.last_ok is not None), ""
 
     def _build(self, area: Area) -> Any:
-        builders: dict[Area, Callable[[], Any]] = {
-            Area.APF: self._build_apf,
-            Area.APISERVERS: self._build_apiservers,
-            Area.ETCD: self._build_etcd,
-            Area.SCHEDULER: self._build_scheduler,
-            Area.NODES: self._build_nodes,
-        }
-        return builders[area]()
+        return BUILDERS[area](self)
 
     def _waiting(self) -> str:
         """Why a component with no series yet is unknown while its first scrape is not
@@ -339,3 +332,14 @@ class AreaViews:
             leaders=tuple(build_leader(c, *self._component(c)) for c in ELECTED),
         )
         return snap
+
+
+BUILDERS: dict[Area, Callable[[AreaViews], Any]] = {
+    Area.APF: AreaViews._build_apf,
+    Area.APISERVERS: AreaViews._build_apiservers,
+    Area.ETCD: AreaViews._build_etcd,
+    Area.SCHEDULER: AreaViews._build_scheduler,
+    Area.NODES: AreaViews._build_nodes,
+}
+"""How each area's part of a snapshot is built from the model's state (the part
+:attr:`ktop.model.areas.AreaSpec.view` reads), rebuilt only when the area is dirty."""

@@ -1,5 +1,6 @@
 """The signal areas: the overview's five panels, which every input, reading and finding
-belongs to.
+belongs to. What each area is called, its finding codes, its part of a snapshot and how
+to tell it was not read: its spec in the area registry, :data:`ktop.model.areas.AREAS`.
 """
 
 from __future__ import annotations

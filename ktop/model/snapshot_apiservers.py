@@ -128,3 +128,8 @@ class ApiserversSnapshot:
     """Estimated full-LIST size per resource, largest first (``ktop/model/list_sizes.py``)."""
     list_sizes_reason: str = ""
     """Why there are none, or which resources the apiserver could not estimate."""
+
+    @property
+    def answering(self) -> tuple[ApiserverRow, ...]:
+        """The instances whose last scrape answered (the others say why in ``error``)."""
+        return tuple(r for r in self.instances if not r.error)

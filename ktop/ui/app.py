@@ -19,6 +19,7 @@ from textual.worker import Worker, WorkerState
 from ktop.config import user_themes_dir
 from ktop.gc_policy import Collector
 from ktop.hub import Hub, Published
+from ktop.model.areas import AREAS
 from ktop.model.events import Area
 from ktop.record.rotating import RotatingRecorder
 from ktop.sources.base import Source
@@ -30,7 +31,6 @@ from ktop.ui.recording import RecordingControls
 from ktop.ui.render.areas import AREA_KEYS
 from ktop.ui.render.reasons import prepare as prepare_reasons
 from ktop.ui.render.replay import RECORD_KEYS, REPLAY_KEYS, REWIND_KEYS
-from ktop.ui.render.status import AREA_SHORT
 from ktop.ui.render.trend import WINDOWS, window_label
 from ktop.ui.screens.base import KtopScreen
 from ktop.ui.screens.drill import DrillScreen
@@ -62,16 +62,6 @@ def _drill(area: Area) -> Screen[None]:
     return DrillScreen(area)
 
 
-_AREA_HELP: dict[Area, str] = {
-    Area.APF: "APF: priority levels, flow schemas, per instance",
-    Area.APISERVERS: "apiserver instances side by side",
-    Area.ETCD: "etcd members",
-    Area.SCHEDULER: "scheduler: pending reasons, wait categories, quota",
-    Area.NODES: "nodes: zones, racks, NotReady nodes",
-}
-"""What each area's drill-down key shows."""
-
-
 class KtopApp(App[None]):
     """The dashboard: one worker per source feeding the hub, published every ``refresh_s``."""
 
@@ -85,7 +75,7 @@ class KtopApp(App[None]):
         Binding("o", "goto('overview')", "overview"),
         Binding("escape", "goto('overview')", "Overview", show=False),
         *(
-            Binding(key, f"goto('{area.value}')", AREA_SHORT[area], key_display=key)
+            Binding(key, f"goto('{area.value}')", AREAS[area].short, key_display=key)
             for area, key in AREA_KEYS.items()
         ),
         Binding("f", "goto('findings')", "findings"),
@@ -101,7 +91,7 @@ class KtopApp(App[None]):
 
     KEY_HELP: ClassVar[dict[str, str]] = {
         "goto('overview')": "overview: all five areas",
-        **{f"goto('{area.value}')": what for area, what in _AREA_HELP.items()},
+        **{f"goto('{area.value}')": AREAS[area].help for area in AREA_KEYS},
         "goto('findings')": "all findings with evidence",
         "cycle_theme": "next theme (ktop's themes and yours, in name order)",
         "copy": "copy the findings, or the table in focus, to the clipboard (OSC 52)",

@@ -71,7 +71,7 @@ def feed_reason(snap: ClusterSnapshot, feed: str, default: str) -> str:
 
 def api_rows(ctx: Context) -> list[ApiserverRow]:
     """The apiserver instances that answered."""
-    return [r for r in ctx.snap.apiservers.instances if not r.error]
+    return list(ctx.snap.apiservers.answering)
 
 
 def unknown(reason: str) -> EvidenceReading:

@@ -6,7 +6,9 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
+from ktop.model.areas import AREAS
 from ktop.model.limits import APF_SEATS
+from ktop.model.signal_areas import Area
 from ktop.model.snapshot_apf import ApfRow, ApfSnapshot, TalkerRow, TalkersView
 from ktop.model.text import counted, fmt_duration, fmt_pct, fmt_rate, fmt_si, fmt_val
 from ktop.model.values import Val, ratio, sum_vals
@@ -33,6 +35,9 @@ from ktop.ui.render.view import (
     title,
     val_cell,
 )
+
+NAME = AREAS[Area.APF].name
+"""The panel's name on its border (the area registry's)."""
 
 WIDE = 60
 """Panels at least this wide show the extra columns."""
@@ -106,7 +111,7 @@ def panel(
     if not apf.levels:
         level = Level.UNKNOWN
         summary = "no data" if apf.unknown_reason else "no priority levels"
-        return PanelView(title("APF", summary, level), fit([], note, rows), level)
+        return PanelView(title(NAME, summary, level), fit([], note, rows), level)
     in_queue = sum_vals([r.in_queue for r in apf.levels])
     rejected = sum_vals([r.rejected_total_per_s for r in apf.levels])
     level = degrade(worst([row_level(r) for r in apf.levels]), failing)
@@ -128,7 +133,7 @@ def panel(
     header.stylize("dim")
     if (top := top_talker(apf)) is not None:
         body.insert(0, Text(talker_line(top[1], width), style=STYLE[top[2]]))
-    return PanelView(title("APF", summary, level), fit(body, note, rows, header), level)
+    return PanelView(title(NAME, summary, level), fit(body, note, rows, header), level)
 
 
 def top_talker(apf: ApfSnapshot) -> tuple[ApfRow, TalkerRow, Level] | None:

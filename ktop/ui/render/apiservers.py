@@ -6,8 +6,10 @@ from collections.abc import Callable
 
 from rich.text import Text
 
+from ktop.model.areas import AREAS
 from ktop.model.events import LOAD_BALANCED
 from ktop.model.limits import API_SKEW, API_SLO_BUDGET
+from ktop.model.signal_areas import Area
 from ktop.model.slo import SLOS
 from ktop.model.snapshot_apiservers import ApiserverRow, ApiserversSnapshot, SloRow
 from ktop.model.text import (
@@ -45,6 +47,9 @@ from ktop.ui.render.view import (
     title,
     val_cell,
 )
+
+NAME = AREAS[Area.APISERVERS].name
+"""The panel's name on its border (the area registry's)."""
 
 WIDE = 60
 
@@ -95,7 +100,7 @@ def panel(
     """The apiservers overview panel: one line per instance, skew in the title."""
     if not api.instances:
         return PanelView(
-            title("apiservers", "none seen", Level.UNKNOWN), fit([], note, rows), Level.UNKNOWN
+            title(NAME, "none seen", Level.UNKNOWN), fit([], note, rows), Level.UNKNOWN
         )
     up = sum(1 for r in api.instances if not r.error and r.requests_per_s.known)
     skew = max_val([api.request_skew, api.watch_skew])
@@ -114,7 +119,7 @@ def panel(
     header, *body = table_lines([head, *(_panel_cells(r, now, wide) for r in api.instances)], width)
     header.stylize("dim")
     body.append(skew_line(api))
-    return PanelView(title("apiservers", summary, level), fit(body, note, rows, header), level)
+    return PanelView(title(NAME, summary, level), fit(body, note, rows, header), level)
 
 
 def skew_line(api: ApiserversSnapshot) -> Text:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from rich.text import Text
 
 from ktop.analysis.etcd_space import defrag_advice
+from ktop.model.areas import AREAS
 from ktop.model.events import Area
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.text import fmt_clock, truncate
@@ -29,13 +30,13 @@ DrillFn = Callable[[ClusterSnapshot, tuple[Text, ...], tuple[Text, ...]], DrillV
 
 @dataclass(frozen=True, slots=True)
 class AreaView:
-    """How one area is shown: its key and title, what its views depend on, and the pure
-    functions that draw its overview panel and drill-down (in metrics-only mode too).
+    """How one area is shown (the UI's half of its :class:`~ktop.model.areas.AreaSpec`):
+    its key, what its views depend on, and the pure functions that draw its overview
+    panel and drill-down (in metrics-only mode too).
     """
 
     key: str
     """The key that opens its drill-down."""
-    title: str
     panel: PanelFn
     drill: DrillFn
     panel_clock: bool = False
@@ -44,8 +45,9 @@ class AreaView:
     """Its drill-down shows times relative to the source clock (ages, uptime)."""
     cost: bool = False
     """Its drill-down shows ktop's own load (its APF level, its requests)."""
-    name: str = ""
-    """Its name on the overview panel's border."""
+    own_metrics_only: bool = False
+    """Its panel says itself what the metrics-only view shows (the others' titles add
+    that they show it)."""
 
 
 def _apf_panel(
@@ -119,46 +121,22 @@ def _nodes_drill(s: ClusterSnapshot, reasons: tuple[Text, ...], own: tuple[Text,
 
 
 AREA_VIEWS: dict[Area, AreaView] = {
-    Area.APF: AreaView(
-        "1", "API Priority and Fairness", _apf_panel, _apf_drill, cost=True, name="APF"
-    ),
+    Area.APF: AreaView("1", _apf_panel, _apf_drill, cost=True),
     Area.APISERVERS: AreaView(
-        "2",
-        "kube-apiserver instances",
-        _api_panel,
-        _api_drill,
-        panel_clock=True,
-        drill_clock=True,
-        cost=True,
-        name="apiservers",
+        "2", _api_panel, _api_drill, panel_clock=True, drill_clock=True, cost=True
     ),
-    Area.ETCD: AreaView(
-        "3", "etcd members", _etcd_panel, _etcd_drill, drill_clock=True, name="etcd"
-    ),
+    Area.ETCD: AreaView("3", _etcd_panel, _etcd_drill, drill_clock=True),
     Area.SCHEDULER: AreaView(
-        "4",
-        "Scheduler: pending pods",
-        _sched_panel,
-        _sched_drill,
-        drill_clock=True,
-        name="scheduler",
+        "4", _sched_panel, _sched_drill, drill_clock=True, own_metrics_only=True
     ),
-    Area.NODES: AreaView(
-        "5",
-        "Nodes by failure domain",
-        _nodes_panel,
-        _nodes_drill,
-        drill_clock=True,
-        name="nodes",
-    ),
+    Area.NODES: AreaView("5", _nodes_panel, _nodes_drill, drill_clock=True, own_metrics_only=True),
 }
-"""Every area's view, in the overview's order: the one table the keys, titles, help and
-panels derive from."""
+"""Every area's view, in the overview's order (that of the area registry,
+:data:`~ktop.model.areas.AREAS`, whose names, titles and help it shows): the one table
+the keys and panels derive from."""
 
 AREA_KEYS: dict[Area, str] = {area: view.key for area, view in AREA_VIEWS.items()}
 """The key that opens each area's drill-down."""
-AREA_TITLES: dict[Area, str] = {area: view.title for area, view in AREA_VIEWS.items()}
-"""Each area's title."""
 
 
 def render_key(snapshot: ClusterSnapshot, area: Area, *, drill: bool = False) -> object:
@@ -167,7 +145,7 @@ def render_key(snapshot: ClusterSnapshot, area: Area, *, drill: bool = False) ->
     The area snapshot, the area's failing inputs and its state (waiting, stale ...),
     plus the source clock where the view shows ages or uptimes.
     """
-    part = getattr(snapshot, area.value)
+    part = AREAS[area].view(snapshot)
     errors = input_errors(snapshot.area_freshness(area))
     spec = AREA_VIEWS[area]
     own = snapshot.self_cost if drill and spec.cost else None
@@ -232,7 +210,7 @@ def _panel(
 ) -> PanelView:
     view = _full_panel(snapshot, area, rows, width, note)
     why = _metrics_only_why(snapshot)
-    if why and area not in (Area.NODES, Area.SCHEDULER):
+    if why and not AREA_VIEWS[area].own_metrics_only:
         # Every pane says which view it shows (the nodes and scheduler panes say more).
         head = view.title.copy()
         head.append(f" · {metrics_only.VIEW}", style="dim")
@@ -263,7 +241,7 @@ def _full_panel(
         if len(wrapped) > rows:  # no room for all of it: the last line shown says it is cut
             wrapped = [*wrapped[: rows - 1], truncate(" ".join(wrapped[rows - 1 :]), width)]
         lines = tuple(Text(line, style="dim") for line in wrapped)
-        name = AREA_VIEWS[area].name
+        name = AREAS[area].name
         return PanelView(title(name, WAITING_SUMMARY, Level.NEUTRAL), lines, Level.NEUTRAL)
     # stale data or a failing input: the panel's level is at least unknown, never healthy
     degraded = state in (AreaState.STALE, AreaState.FAILED)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from ktop.model.areas import AREAS
 from ktop.model.extractors import reclaimable_bytes
 from ktop.model.limits import ETCD_CLIENT_ERRORS, ETCD_COMMIT_P99, ETCD_LEADER_CHANGES
+from ktop.model.signal_areas import Area
 from ktop.model.snapshot_etcd import (
     EtcdApiserverView,
     EtcdClientRow,
@@ -47,6 +49,9 @@ from ktop.ui.render.view import (
     title,
     val_cell,
 )
+
+NAME = AREAS[Area.ETCD].name
+"""The panel's name on its border (the area registry's)."""
 
 WIDE = 60
 LEADER_MARK = "*"
@@ -155,7 +160,7 @@ def panel(
         return _client_panel(etcd, client, note, rows, width, failing)
     if not etcd.members:
         return PanelView(
-            title("etcd", "no members", Level.UNKNOWN), fit([], note, rows), Level.UNKNOWN
+            title(NAME, "no members", Level.UNKNOWN), fit([], note, rows), Level.UNKNOWN
         )
     if not etcd.leader_known:
         lead, lead_level = "leader ?", Level.UNKNOWN
@@ -184,7 +189,7 @@ def panel(
         extra = Text(client_summary(client), style="dim")
         extra.truncate(width)
         body.append(extra)
-    return PanelView(title("etcd", summary, level), fit(body, note, rows, header), level)
+    return PanelView(title(NAME, summary, level), fit(body, note, rows, header), level)
 
 
 def _client_panel(
@@ -228,7 +233,7 @@ def _client_panel(
     members = Text(f"members: {why or 'not read'}", style="dim")
     members.truncate(width)
     body.append(members)
-    return PanelView(title("etcd", summary, level), fit(body, note, rows, header), level)
+    return PanelView(title(NAME, summary, level), fit(body, note, rows, header), level)
 
 
 def _panel_cells(m: EtcdMemberRow, leader: str, wide: bool) -> list[TableCell]:

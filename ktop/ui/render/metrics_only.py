@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from ktop.model.area_metrics_only import CANNOT_KNOW
+from ktop.model.areas import AREAS
 from ktop.model.events import Area
 from ktop.model.snapshot_nodes import MetricsOnlyNodes, ZoneHealth
 from ktop.model.snapshot_scheduler import QUEUES, MetricsOnlyScheduler, SchedulerSnapshot
@@ -115,7 +116,9 @@ def nodes_panel(
     if not v.zones:
         body.append(Text(truncate(f"zones unknown: {v.zones_reason}", width), style="dim"))
     body.append(view_line(Area.NODES, v.why, width))
-    return PanelView(title("nodes", summary, lvl), fit(body, note, rows, header), lvl)
+    return PanelView(
+        title(AREAS[Area.NODES].name, summary, lvl), fit(body, note, rows, header), lvl
+    )
 
 
 def zones_table(zones: Sequence[ZoneHealth], heading: str, empty: str) -> TableSpec:
@@ -247,7 +250,9 @@ def scheduler_panel(
         body.append(Text(truncate(f"plugins unknown: {v.plugins_reason}", width), style="dim"))
     body.append(view_line(Area.SCHEDULER, v.why, width))
     return PanelView(
-        title("scheduler", f"{total} pending · {VIEW}", lvl), fit(body, note, rows), lvl
+        title(AREAS[Area.SCHEDULER].name, f"{total} pending · {VIEW}", lvl),
+        fit(body, note, rows),
+        lvl,
     )
 
 

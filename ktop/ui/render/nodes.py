@@ -6,6 +6,8 @@ from collections.abc import Callable
 
 from rich.text import Text
 
+from ktop.model.areas import AREAS
+from ktop.model.signal_areas import Area
 from ktop.model.snapshot_nodes import (
     DomainRollup,
     InterimZones,
@@ -47,6 +49,9 @@ from ktop.ui.render.view import (
     title,
     val_cell,
 )
+
+NAME = AREAS[Area.NODES].name
+"""The panel's name on its border (the area registry's)."""
 
 WIDE = 90
 
@@ -116,7 +121,7 @@ def _interim_panel(
     header, body = zone_lines(interim.zones, width)
     body.append(Text(truncate(interim_words(interim), width), style="dim"))
     return PanelView(
-        title("nodes", _interim_summary(n, interim), lvl), fit(body, note, rows, header), lvl
+        title(NAME, _interim_summary(n, interim), lvl), fit(body, note, rows, header), lvl
     )
 
 
@@ -154,7 +159,7 @@ def panel(
         body.insert(len(zone_rows), Text(" racks with unhealthy nodes", style="dim"))
         unbuilt = len(racks) - len(built)
     view_lines = fit(body, note, rows, header, unbuilt=unbuilt)
-    return PanelView(title("nodes", summary, lvl), view_lines, lvl)
+    return PanelView(title(NAME, summary, lvl), view_lines, lvl)
 
 
 def _panel_cells(z: DomainRollup, wide: bool) -> list[TableCell]:

@@ -6,7 +6,9 @@ from rich.text import Text
 
 from ktop.analysis import catalogue
 from ktop.model.area_scheduler import main_reason
+from ktop.model.areas import AREAS
 from ktop.model.events import ROW_NAMESPACE, PodWait, is_row
+from ktop.model.signal_areas import Area
 from ktop.model.snapshot_scheduler import QUEUES, SchedulerSnapshot
 from ktop.model.text import (
     counted,
@@ -37,6 +39,8 @@ from ktop.ui.render.view import (
     val_cell,
 )
 
+NAME = AREAS[Area.SCHEDULER].name
+"""The panel's name on its border (the area registry's)."""
 """``scheduler_pending_pods`` queues in display order."""
 
 WAIT_ORDER = (
@@ -131,7 +135,7 @@ def panel(
     if s.pending_rows:
         body.append(sample_line(s, width))
     body += [reason_line(r.pods, r.reason, width) for r in s.reasons]
-    return PanelView(title("scheduler", summary, lvl), fit(body, note, rows), lvl)
+    return PanelView(title(NAME, summary, lvl), fit(body, note, rows), lvl)
 
 
 def tables(s: SchedulerSnapshot, now: float) -> tuple[TableSpec, ...]:

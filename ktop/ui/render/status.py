@@ -11,6 +11,7 @@ from enum import StrEnum
 from rich.text import Text
 
 from ktop.analysis.findings import Finding
+from ktop.model.areas import AREAS
 from ktop.model.clock import CLOCK_STEP_S
 from ktop.model.events import Area, SimPace
 from ktop.model.snapshot import ClusterSnapshot
@@ -19,13 +20,6 @@ from ktop.ui.render.cost import cost_segment
 from ktop.ui.render.findings import counts
 from ktop.ui.render.level import STALE_AFTER_S, STALE_STYLE, STYLE, SYMBOL, Level
 
-AREA_SHORT: dict[Area, str] = {
-    Area.APF: "apf",
-    Area.APISERVERS: "api",
-    Area.ETCD: "etcd",
-    Area.SCHEDULER: "sched",
-    Area.NODES: "nodes",
-}
 SEP = " │ "
 
 
@@ -149,7 +143,7 @@ def ages(snapshot: ClusterSnapshot, coarse: bool = False) -> Text:
         text, _ = area_age(snapshot, area, coarse)
         if out:
             out.append(" ")
-        out.append(f"{AREA_SHORT[area]} ")
+        out.append(f"{AREAS[area].short} ")
         if state is AreaState.FAILED:
             out.append(FAILED_MARK + text, style=STALE_STYLE)
         elif state is AreaState.STALE:

@@ -11,11 +11,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ktop.model.areas import AREAS
 from ktop.model.events import Area
 from ktop.model.history import HistoryView, Point
 from ktop.model.reading import Combine, split_key
 from ktop.model.series import WINDOW_S
-from ktop.model.signals import BY_METRIC, area_charts
+from ktop.model.signals import BY_METRIC
 from ktop.model.text import fmt_bytes, fmt_clock, fmt_duration, fmt_pct, fmt_si
 
 WINDOWS: tuple[tuple[str, float], ...] = (("5m", WINDOW_S), ("15m", 900.0), ("1h", 3600.0))
@@ -32,12 +33,8 @@ class ChartSpec:
 
 
 AREA_CHARTS: dict[Area, tuple[ChartSpec, ...]] = {
-    area: tuple(
-        ChartSpec(r.metric, r.chart.combine, r.chart.title)
-        for r in area_charts(area)
-        if r.chart is not None
-    )
-    for area in (Area.APF, Area.APISERVERS, Area.ETCD, Area.SCHEDULER, Area.NODES)
+    area: tuple(ChartSpec(r.metric, r.chart.combine, r.chart.title) for r in spec.charts if r.chart)
+    for area, spec in AREAS.items()
 }
 """Full-width charts of each drill-down and sparklines of each overview panel (as many as
 fit), most telling first: the charts the readings registry gives each area."""

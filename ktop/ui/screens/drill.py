@@ -11,10 +11,11 @@ from textual.containers import Vertical
 from textual.events import Resize
 from textual.widgets import Input, Static
 
+from ktop.model.areas import AREAS
 from ktop.model.events import Area
 from ktop.model.text import counted
 from ktop.ui.frame import Frame
-from ktop.ui.render.areas import AREA_KEYS, AREA_TITLES, drill_view, render_key
+from ktop.ui.render.areas import AREA_KEYS, drill_view, render_key
 from ktop.ui.render.trend import AREA_CHARTS
 from ktop.ui.render.view import DrillView
 from ktop.ui.screens.base import KtopScreen
@@ -55,7 +56,7 @@ class DrillScreen(KtopScreen):
         view = drill_view(self.ktop.frame.snapshot, self.area)
         yield Static(
             Text.assemble(
-                (f"{AREA_KEYS[self.area]} {AREA_TITLES[self.area]}", "bold"),
+                (f"{AREA_KEYS[self.area]} {AREAS[self.area].title}", "bold"),
                 ("   esc/o overview · 1-5 areas · f findings · ? help", "dim"),
             ),
             id="drill-title",

@@ -243,7 +243,7 @@ def test_everything_that_may_default_its_secrets_is_handed_the_sessions_in_ktop(
 
 
 def test_a_broken_sinks_error_keeps_no_known_secret() -> None:
-    from ktop.hub import Hub
+    from ktop.hub import Hub, HubPolicy
     from ktop.model.events import ClockTick
 
     session = Secrets()
@@ -252,7 +252,7 @@ def test_a_broken_sinks_error_keeps_no_known_secret() -> None:
     def broken(_events: object) -> None:
         raise OSError("disk full writing tok-0123456789")
 
-    hub = Hub(secrets=session)
+    hub = Hub(policy=HubPolicy(secrets=session))
     hub.add_sink(broken)
     hub.ingest([ClockTick(1.0)])
     assert len(hub.sink_errors) == 1

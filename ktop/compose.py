@@ -16,8 +16,9 @@ Each is opened by one small function. A cluster is connected, probed, its errors
 scrubbed and its connection closed in :func:`open_connection` only; the simulator is
 built in :func:`demo_source` only, with the same arguments for every command.
 
-Each takes the session's :class:`~ktop.scrub.Secrets` (one per run, from ``ktop.cli.main``):
-what is read is recorded into it; the hub and every refusal are scrubbed with it.
+Each takes the :class:`~ktop.hub.HubPolicy` of the hub it builds, with the session's
+:class:`~ktop.scrub.Secrets` (one per run, from ``ktop.cli.main``): what is read is recorded
+into them; the hub and every refusal are scrubbed with them.
 """
 
 # ruff: noqa: PLC0415
@@ -31,11 +32,10 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ktop.analysis.triage.baseline import HistoryKind
-from ktop.hub import Hub
+from ktop.hub import Hub, HubPolicy
 from ktop.model.cluster import ClusterModel
 from ktop.model.model_inputs import ModelConfig
 from ktop.model.series import WINDOW_S
@@ -88,10 +88,8 @@ class Live:
 
 @dataclass(frozen=True, slots=True)
 class Demo:
-    """The simulator playing ``scenario``; ``speed`` and ``tick_s`` pace its source.
-
-    Commands that step :attr:`OpenedSource.simulator` themselves (``snapshot --at``, a
-    recording made as fast as possible) leave the pace at its default.
+    """The simulator playing ``scenario``; ``speed`` and ``tick_s`` pace its source (speed
+    0: as fast as it can, one simulated second per batch, to ``until`` seconds if given).
     """
 
     scenario: str
@@ -101,6 +99,7 @@ class Demo:
     rack_label: str
     speed: float = 1.0
     tick_s: float = 1.0
+    until: float | None = None
 
     @classmethod
     def from_args(
@@ -109,15 +108,8 @@ class Demo:
         """The simulator options every command shares (``--nodes``, ``--zones``,
         ``--seed``, ``--rack-label``) with this scenario and pace.
         """
-        return cls(
-            scenario,
-            nodes=args.nodes,
-            zones=args.zones,
-            seed=args.seed,
-            rack_label=args.rack_label,
-            speed=speed,
-            tick_s=tick_s,
-        )
+        shared = (args.nodes, args.zones, args.seed, args.rack_label)
+        return cls(scenario, *shared, speed=speed, tick_s=tick_s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,10 +167,10 @@ class OpenedSource:
     source: Source
     hub: Hub
     """A hub whose model is configured for this source (the recording's own for a replay;
-    the fleet folds each cell in its own)."""
+    the fleet folds each cell in its own), built with its policy (:class:`~ktop.hub.HubPolicy`)."""
     info: SourceInfo
     simulator: Simulator | None = None
-    """:class:`Demo`: the simulator itself, for commands that step it."""
+    """:class:`Demo`: the simulator itself (its clock is a fleet cell's)."""
     connection: Connection | None = None
     """:class:`Live`: the probed connection (None when only Prometheus is read)."""
     replay: ReplaySource | None = None
@@ -196,17 +188,12 @@ class OpenedSource:
     async def __aenter__(self) -> OpenedSource:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
 
-def _hub(config: ModelConfig, secrets: Secrets) -> Hub:
-    return Hub(ClusterModel(config), secrets=secrets)
+def _hub(config: ModelConfig, policy: HubPolicy) -> Hub:
+    return Hub(ClusterModel(config), policy)
 
 
 # ---------------------------------------------------------------------------- options
@@ -324,15 +311,15 @@ async def too_big(conn: Connection, threshold: int) -> bool:
     return n is not None and n > threshold
 
 
-async def open_live(plan: Live, secrets: Secrets) -> OpenedSource:
+async def open_live(plan: Live, policy: HubPolicy) -> OpenedSource:
     """A live source, connected and probed (or, without a kubeconfig, Prometheus only)."""
     from ktop.sources.live.source import LiveSource
 
-    opts = plan.options
+    opts, secrets = plan.options, policy.secrets
     refused = _cluster_problem(opts)
     if refused:
         raise SourceError(refused)
-    hub = _hub(ModelConfig(window_s=opts.window_s, rack_label=opts.rack_label), secrets)
+    hub = _hub(ModelConfig(window_s=opts.window_s, rack_label=opts.rack_label), policy)
     if opts.without_kubeconfig:
         _check_terminal(plan.needs_terminal)
         where = opts.cluster if opts.cluster is not None else (opts.prometheus or "")
@@ -354,10 +341,10 @@ async def open_live(plan: Live, secrets: Secrets) -> OpenedSource:
 # ---------------------------------------------------------------------------- the others
 
 
-def demo_source(plan: Demo, secrets: Secrets) -> OpenedSource:
+def demo_source(plan: Demo, policy: HubPolicy) -> OpenedSource:
     """The simulator and its source (nothing to connect, so this needs no event loop)."""
     from ktop.sources.sim.simulator import Simulator
-    from ktop.sources.sim.source import SimulatorSource
+    from ktop.sources.sim.source import SimulatorSource, SteppedSimulatorSource
 
     sim = Simulator(
         plan.scenario,
@@ -371,8 +358,10 @@ def demo_source(plan: Demo, secrets: Secrets) -> OpenedSource:
         "context": f"sim/{plan.scenario}",
         "detail": f"{plan.nodes} nodes, {plan.zones} zones, seed {plan.seed}",
     }
-    source = SimulatorSource(sim, speed=plan.speed, tick_s=plan.tick_s)
-    return OpenedSource(source, _hub(ModelConfig(rack_label=plan.rack_label), secrets), info, sim)
+    source: Source = SteppedSimulatorSource(sim, plan.until)
+    if plan.speed:
+        source = SimulatorSource(sim, speed=plan.speed, tick_s=plan.tick_s)
+    return OpenedSource(source, _hub(ModelConfig(rack_label=plan.rack_label), policy), info, sim)
 
 
 def open_recording(path: str, secrets: Secrets) -> Recording:
@@ -403,12 +392,13 @@ def open_record_dir(path: str, secrets: Secrets, session: int | None = None) -> 
         raise SourceError(secrets.scrub(f"cannot read {path}: {exc.strerror or exc}")) from None
 
 
-def replay_source(plan: Replay, secrets: Secrets) -> OpenedSource:
+def replay_source(plan: Replay, policy: HubPolicy) -> OpenedSource:
     """The recording's player (or a record directory's, as one timeline), started at
-    ``plan.at``, folding into the recording's model.
+    ``plan.at``, folding into the recording's model (its history the recording's).
     """
     from ktop.sources.replay import ReplayPlayer, ReplaySource, parse_time
 
+    secrets = policy.secrets
     rec: Recording | RecordingSet
     notes: tuple[str, ...] = ()
     if Path(plan.path).is_dir():
@@ -418,7 +408,7 @@ def replay_source(plan: Replay, secrets: Secrets) -> OpenedSource:
         rec = open_recording(plan.path, secrets)
     try:
         _check_terminal(plan.needs_terminal)
-        hub = Hub(ClusterModel(rec.model_config), history=HistoryKind.RECORDING, secrets=secrets)
+        hub = _hub(rec.model_config, replace(policy, history=HistoryKind.RECORDING))
         start_at = None
         if plan.at:  # checked now; the seek runs in the app, which shows its progress
             try:
@@ -439,30 +429,37 @@ def replay_source(plan: Replay, secrets: Secrets) -> OpenedSource:
     return OpenedSource(source, hub, info, replay=source, release=release, notes=notes)
 
 
-def bundle_source(plan: Bundle, secrets: Secrets) -> OpenedSource:
-    """A bundle read from disk; the model's window covers every scrape in it."""
+def bundle_source(plan: Bundle, policy: HubPolicy) -> OpenedSource:
+    """A bundle read from disk; the model's window covers every scrape in it, and its
+    one capture is no history to take a baseline from.
+    """
     from ktop.sources.bundle.reader import BundleNotFoundError, BundleSource, read_bundle
 
     try:
         read = read_bundle(plan.directory, plan.rack_label)
     except (BundleNotFoundError, OSError) as exc:
-        raise SourceError(secrets.scrub(exc)) from None
+        raise SourceError(policy.secrets.scrub(exc)) from None
     config = ModelConfig(window_s=max(WINDOW_S, read.window_s + 60), rack_label=plan.rack_label)
     info = {"kind": "bundle", "context": plan.directory, "detail": ""}
-    return OpenedSource(BundleSource(read.events), _hub(config, secrets), info, bundle=read)
+    hub = _hub(config, replace(policy, history=None))
+    return OpenedSource(BundleSource(read.events), hub, info, bundle=read)
 
 
-async def open_source(plan: SourcePlan, secrets: Secrets) -> OpenedSource:
+async def open_source(
+    plan: SourcePlan, secrets: Secrets, *, triage_on_publish: bool = False
+) -> OpenedSource:
     """Open what ``plan`` names, with the session's ``secrets`` (the hub's, then:
-    ``OpenedSource.hub.secrets``); :class:`SourceError` says why it cannot be opened.
+    ``OpenedSource.hub.secrets``; ``triage_on_publish`` as :class:`~ktop.hub.HubPolicy`
+    says); :class:`SourceError` says why it cannot be opened.
     """
+    policy = HubPolicy(secrets, triage_on_publish=triage_on_publish)
     if isinstance(plan, Live):
-        return await open_live(plan, secrets)
+        return await open_live(plan, policy)
     if isinstance(plan, Demo):
-        return demo_source(plan, secrets)
+        return demo_source(plan, policy)
     if isinstance(plan, Replay):
-        return replay_source(plan, secrets)
-    return bundle_source(plan, secrets)
+        return replay_source(plan, policy)
+    return bundle_source(plan, policy)
 
 
 # ---------------------------------------------------------------------------- commands
@@ -487,14 +484,17 @@ def with_source(
     *,
     command: str,
     secrets: Secrets,
+    triage_on_publish: bool = False,
 ) -> int:
-    """Open ``plan`` (with the session's ``secrets``), run ``body`` on it under ``asyncio.run``
-    and release the source, also when ``body`` raises. A source that cannot be opened is
-    printed as ``COMMAND: why`` on standard error; its exit status is returned.
+    """Open ``plan`` (with the session's ``secrets``, as :func:`open_source` does), run
+    ``body`` on it under ``asyncio.run`` and release the source, also when ``body`` raises.
+    A source that cannot be opened is printed as ``COMMAND: why`` on standard error; its
+    exit status is returned.
     """
 
     async def run(opened_plan: SourcePlan) -> int:
-        async with await open_source(opened_plan, secrets) as opened:
+        opening = open_source(opened_plan, secrets, triage_on_publish=triage_on_publish)
+        async with await opening as opened:
             return await body(opened)
 
     try:

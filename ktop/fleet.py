@@ -31,7 +31,7 @@ from ktop.analysis.fleet import (
     track_onsets,
     unreachable,
 )
-from ktop.hub import Hub
+from ktop.hub import Hub, HubPolicy
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import Event
 from ktop.model.model_inputs import ModelConfig
@@ -99,8 +99,9 @@ class Cell:
     """True when the error is a failure (not just 'connecting')."""
 
     def __post_init__(self) -> None:
-        config = ModelConfig(rack_label=self.spec.rack_label)
-        self.hub = Hub(ClusterModel(config), secrets=self.spec.secrets)
+        # each row and each cell's screens show its diagnosis: drawn as it is published
+        policy = HubPolicy(self.spec.secrets, triage_on_publish=True)
+        self.hub = Hub(ClusterModel(ModelConfig(rack_label=self.spec.rack_label)), policy)
 
     @property
     def name(self) -> str:

@@ -1,16 +1,23 @@
-"""The hub: the one stateful piece outside the UI.
+"""The hub: the one stateful piece outside the UI, and the only place that folds events
+and publishes snapshots.
 
 Sources hand it batches of events; it folds them into the model, passes
 them to sinks (the recorder), and on demand publishes a snapshot and the
 findings analysis draws from it. It publishes at the screen's cadence, not
 once per event: folding is cheap, snapshots are not.
+
+A hub is built one way: a model and a :class:`HubPolicy` (the session's secrets, who
+measured the history, whether each publish draws its triage at once, the first sinks),
+fixed at construction. What changes while it runs goes through its methods: sinks added
+and removed (a recording started or stopped), a listener of finished lists
+(:meth:`Hub.listen_synced`), a replay's seek (:meth:`Hub.reset`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from ktop.analysis.findings import Finding
@@ -18,7 +25,7 @@ from ktop.analysis.rules import evaluate
 from ktop.analysis.triage.baseline import HistoryKind, baseline_source
 from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.timeline import TimelineEvent, incident_timeline
-from ktop.analysis.triage.types import TriageReport
+from ktop.analysis.triage.types import Capacity, TriageReport
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import ClockTick, Event, FeedSynced, SelfCost
 from ktop.model.model_inputs import ModelConfig
@@ -41,15 +48,21 @@ class Published:
 
     snapshot: ClusterSnapshot
     findings: tuple[Finding, ...]
-    history: HistoryKind = HistoryKind.THIS_RUN
-    """Who measured the snapshot's history: the baseline triage names."""
+    history: HistoryKind | None = HistoryKind.THIS_RUN
+    """Who measured the snapshot's history: the baseline triage names (None: there is no
+    history to take a baseline from, an offline bundle's one capture)."""
     markers: tuple[tuple[float, str], ...] = ()
     """The recording's markers (time, note) known when it was published."""
+    capacity: tuple[Capacity, ...] = ()
+    """Sizes the report carries beside its verdicts (a bundle's full LIST sizes)."""
 
     @cached_property
     def triage(self) -> TriageReport:
-        """Every triage path's verdict on this snapshot, its history as the baseline."""
-        return triage(self.snapshot, baseline_source(self.snapshot, self.history))
+        """Every triage path's verdict on this snapshot, its history as the baseline (none
+        without a history), with :attr:`capacity`.
+        """
+        baseline = None if self.history is None else baseline_source(self.snapshot, self.history)
+        return triage(self.snapshot, baseline, self.capacity)
 
     @cached_property
     def timeline(self) -> tuple[TimelineEvent, ...]:
@@ -59,29 +72,35 @@ class Published:
         return incident_timeline(self.snapshot, self.triage, self.markers)
 
 
+@dataclass(frozen=True, slots=True)
+class HubPolicy:
+    """How a hub behaves, given when it is built (and never changed afterwards)."""
+
+    secrets: Secrets = field(default_factory=Secrets)
+    """The session's credentials: every event's free text is scrubbed with them before
+    the model or a sink sees it, and the app scrubs the errors it shows with them
+    (default: a new instance, which knows no value and removes the shapes only)."""
+    history: HistoryKind | None = HistoryKind.THIS_RUN
+    """Who measures the model's history (a replay's is the recording's; None: nobody, a
+    bundle read once)."""
+    triage_on_publish: bool = False
+    """Draw each published snapshot's triage report and incident timeline as it is
+    published (in the worker thread of :meth:`Hub.publish_off_loop`), for the screens that
+    show them every frame."""
+    sinks: tuple[Sink, ...] = ()
+    """The sinks every batch goes to from the first (a recorder, which reads the hub's
+    keyframes, is added once the hub exists: :meth:`Hub.add_sink`)."""
+
+
 class Hub:
     """Merges sources, folds events, feeds sinks, publishes snapshots."""
 
-    def __init__(
-        self,
-        model: ClusterModel | None = None,
-        sinks: Sequence[Sink] = (),
-        history: HistoryKind = HistoryKind.THIS_RUN,
-        *,
-        secrets: Secrets | None = None,
-    ) -> None:
+    def __init__(self, model: ClusterModel | None = None, policy: HubPolicy | None = None) -> None:
+        policy = policy if policy is not None else HubPolicy()
         self.model = model or ClusterModel()
-        self.secrets = secrets if secrets is not None else Secrets()
-        """The session's credentials: every event's free text is scrubbed with them before
-        the model or a sink sees it, and the app scrubs the errors it shows with them
-        (default: a new instance, which knows no value and removes the shapes only)."""
-        self.history = history
-        """Who measures the model's history (a replay's is the recording's)."""
-        self.triage_on_publish = False
-        """Draw each published snapshot's triage report and incident timeline as it is
-        published (in the worker thread of :meth:`publish_off_loop`), for the screens that
-        show them every frame."""
-        self._sinks = list(sinks)
+        self.policy = policy
+        """How this hub behaves (:class:`HubPolicy`)."""
+        self._sinks = list(policy.sinks)
         self._latest: Published | None = None
         self._events_since_publish = 0
         self._data_since_publish = 0
@@ -94,11 +113,25 @@ class Hub:
         """While a publish runs in a worker thread: batches that arrived meanwhile."""
         self._done = asyncio.Event()
         self._markers: list[tuple[float, str]] = []
-        self.on_synced: Callable[[], None] | None = None
-        """Called (on the thread that folds) after a batch in which a feed finished a
-        whole list (:meth:`_news_of_sync`): the app publishes then instead of at its
-        next refresh, so a list that completes shows complete at once, not up to a
-        refresh interval later."""
+        self._synced_listeners: list[Callable[[], None]] = []
+
+    @property
+    def secrets(self) -> Secrets:
+        """The session's credentials (:attr:`HubPolicy.secrets`)."""
+        return self.policy.secrets
+
+    @property
+    def history(self) -> HistoryKind | None:
+        """Who measures the model's history (:attr:`HubPolicy.history`)."""
+        return self.policy.history
+
+    def listen_synced(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` (on the thread that folds) after every later batch in which a
+        feed finished a whole list (:meth:`_news_of_sync`): the app publishes then instead
+        of at its next refresh, so a list that completes shows complete at once, not up to
+        a refresh interval later.
+        """
+        self._synced_listeners.append(listener)
 
     @property
     def markers(self) -> tuple[tuple[float, str], ...]:
@@ -153,8 +186,9 @@ class Hub:
                 sink(events)
             except Exception as exc:  # a broken sink must not stop the dashboard
                 self.sink_errors.append(self.secrets.scrub(f"{type(exc).__name__}: {exc}"))
-        if synced and self.on_synced is not None:
-            self.on_synced()
+        if synced:
+            for listener in self._synced_listeners:
+                listener()
 
     def _news_of_sync(self, events: Sequence[Event]) -> bool:
         """Whether a feed finished a whole list in the batch, read before it is folded:
@@ -194,7 +228,7 @@ class Hub:
         folded, data = self._events_since_publish, self._data_since_publish
         snapshot = self.model.observe()
         self._latest = Published(snapshot, evaluate(snapshot), self.history, tuple(self._markers))
-        if self.triage_on_publish:
+        if self.policy.triage_on_publish:
             _ = self._latest.triage
             _ = self._latest.timeline
         self._events_since_publish -= folded

@@ -2,14 +2,14 @@
 folded whole, or a recording's model at a moment.
 
 Each comes with where it came from and what went wrong on the way (:class:`Sampled`);
-``ktop triage`` reports on it.
+``ktop triage`` reports on it. Every one is folded and published by a hub (the bundle's
+and the live cluster's run into it under :mod:`ktop.runner`); its triage report is the
+published snapshot's.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import copy
 import math
 import sys
@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ktop.analysis.triage.baseline import BaselineSource, HistoryKind, baseline_source
+from ktop.analysis.triage.baseline import HistoryKind
 from ktop.analysis.triage.types import Capacity
 from ktop.compose import Bundle, Live, OpenedSource, live_options, open_recording, open_source
+from ktop.hub import Hub, HubPolicy, Published
 from ktop.model.events import (
     FEED_PROMETHEUS,
     FEED_PROMETHEUS_BACKFILL,
@@ -31,7 +32,7 @@ from ktop.model.events import (
     Target,
 )
 from ktop.model.series import WINDOW_S
-from ktop.model.snapshot import ClusterSnapshot
+from ktop.runner import Deadline, EndOfSource, Verdict, run_until, running
 from ktop.scrub import Secrets
 from ktop.sources.live.timing import BACKFILL_TIMEOUT_S
 from ktop.sources.replay import parse_time
@@ -57,21 +58,18 @@ BACKFILL_WAIT = "waiting for the Prometheus history backfill (the baseline)"
 class Sampled:
     """A snapshot to triage, with where it came from and what went wrong on the way."""
 
-    snapshot: ClusterSnapshot
+    published: Published
+    """The snapshot as its hub published it: its triage report (its history the baseline,
+    with a bundle's sizes) and incident timeline (with a recording's markers)."""
     source: dict[str, Any]
     errors: list[str] = field(default_factory=list)
     windows: dict[str, float | None] = field(default_factory=dict)
-    baseline: BaselineSource | None = None
-    """Where relative thresholds take the cluster's normal from (None: nowhere, a bundle)."""
-    capacity: tuple[Capacity, ...] = ()
-    markers: tuple[tuple[float, str], ...] = ()
-    """A recording's markers (time, note), for the incident timeline."""
 
 
 async def from_bundle(directory: str, rack_label: str, secrets: Secrets) -> Sampled:
     """Fold a bundle into one snapshot (the session's ``secrets`` scrub it)."""
     async with await open_source(Bundle(directory, rack_label), secrets) as opened:
-        await opened.source.run(opened.hub.ingest)  # scrubbed and folded by the hub
+        await run_until(opened.source, opened.hub, EndOfSource())  # scrubbed and folded
     read = opened.bundle
     assert read is not None
     windows = {
@@ -97,9 +95,9 @@ async def from_bundle(directory: str, rack_label: str, secrets: Secrets) -> Samp
         for name, (count, size) in read.list_sizes.items()
     )
     errors = [secrets.scrub(e) for e in read.errors]
-    snap = opened.hub.publish(force=True)
-    assert snap is not None
-    return Sampled(snap.snapshot, source, errors, windows, capacity=sizes)
+    published = opened.hub.publish(force=True)
+    assert published is not None
+    return Sampled(replace(published, capacity=sizes), source, errors, windows)
 
 
 def walk(cursor: Cursor, start: float, when: float) -> int:
@@ -137,8 +135,9 @@ def most_frames(model: ClusterModel) -> int:
 
 def from_recording(path: str, at: str | None, secrets: Secrets) -> Sampled:
     """The model of a recording at ``at`` (default its end), rebuilt from its events with
-    today's rules; the baseline is the recording's own history up to that moment (its last
-    hour: the history's retention, :func:`walk`).
+    today's rules and published by a hub with the session's ``secrets``; the baseline is
+    the recording's own history up to that moment (its last hour: the history's retention,
+    :func:`walk`).
     """
     with open_recording(path, secrets) as rec:
         try:
@@ -146,22 +145,19 @@ def from_recording(path: str, at: str | None, secrets: Secrets) -> Sampled:
         except ValueError as exc:
             raise ValueError(f"--at: {exc}") from None
         cursor = rec.cursor(rec.start)
+        # the cursor folds into the hub's model, as a replay's seek does (in bulk)
+        hub = Hub(cursor.model, HubPolicy(secrets, HistoryKind.RECORDING))
+        hub.add_markers([(m.at, m.note) for m in rec.markers])
         walk(cursor, rec.start, when)
-        snap = cursor.model.observe()
+        published = hub.publish(force=True)
+        assert published is not None
         errors = [f"gap {g.start:.0f}-{g.end:.0f}: {g.reason}" for g in rec.gaps]
         errors += [f"{path}: {f}" for f in rec.faults if not any(f == g.reason for g in rec.gaps)]
         if rec.truncated:
             errors.append("the file was cut: it ends at its last complete chunk")
         errors = [secrets.scrub(e) for e in errors]
         source = {"kind": "recording", "path": path, "at": when, "recorded": rec.describe()}
-        markers = tuple((m.at, m.note) for m in rec.markers)
-    return Sampled(
-        snap,
-        source,
-        errors,
-        baseline=baseline_source(snap, HistoryKind.RECORDING),
-        markers=markers,
-    )
+    return Sampled(published, source, errors)
 
 
 async def sample_live(
@@ -190,46 +186,36 @@ async def _sample(args: argparse.Namespace, opened: OpenedSource, window_s: floa
         + len(args.controller_manager_metrics)
     )
     said = False
-    backfill_done = asyncio.Event()
+    backfill_done = False
     """The Prometheus backfill (the baseline's history) reported, or Prometheus failed."""
 
     def watch(events: Sequence[Event]) -> None:
         # A sink: it sees each batch scrubbed and folded.
-        nonlocal said
+        nonlocal said, backfill_done
         for e in events:
             if isinstance(e, MetricsScraped):
                 scrapes.setdefault(e.target, []).append(e.at)
             elif (
                 isinstance(e, FeedSynced | FeedFailed) and e.feed == FEED_PROMETHEUS_BACKFILL
             ) or (isinstance(e, FeedFailed) and e.feed == FEED_PROMETHEUS):
-                backfill_done.set()
+                backfill_done = True
         if not said and len(scrapes) >= expected:
             said = True
             print(f"ktop triage: {FIRST_ROUND}", file=sys.stderr, flush=True)
 
     hub.add_sink(watch)
-    task = asyncio.create_task(opened.source.run(hub.ingest))
     started = time.monotonic()
-    try:
-        end = time.monotonic() + window_s
-        while (left := end - time.monotonic()) > 0:
-            await asyncio.sleep(min(SAMPLE_FRAME_S, left))
-            await hub.publish_off_loop()  # one history frame (none when nothing arrived)
-        if args.prometheus and not backfill_done.is_set():
+    async with running([opened.source], hub) as run:
+        # one history frame a second (none when nothing arrived)
+        await run.until(Deadline(window_s), every=SAMPLE_FRAME_S, tick=hub.publish_off_loop)
+        if args.prometheus and not backfill_done:
             # the last hour from Prometheus is the baseline: wait for it (bounded by the
             # backfill's own limit) rather than report without one
             print(f"ktop triage: {BACKFILL_WAIT}", file=sys.stderr, flush=True)
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(BACKFILL_TIMEOUT_S):
-                    await backfill_done.wait()
-    finally:
-        task.cancel()
-        try:
-            await task
-        except asyncio.CancelledError:
-            pass
-        except Exception as exc:  # the source failed before the window ended
-            raise RuntimeError(f"live source failed: {exc}") from exc
+            backfilled = Verdict(lambda: "backfilled" if backfill_done else None)
+            await run.until(backfilled, Deadline(BACKFILL_TIMEOUT_S))
+    for _, exc in run.failures:  # the source failed before the window ended
+        raise RuntimeError(f"live source failed: {exc}") from exc
     windows = {
         t.instance: (max(ts) - min(ts) if len(ts) >= 2 else None) for t, ts in scrapes.items()
     }
@@ -238,10 +224,7 @@ async def _sample(args: argparse.Namespace, opened: OpenedSource, window_s: floa
         "context": opened.info["context"],
         "window_s": round(time.monotonic() - started, 1),
     }
+    # the history holds Prometheus' last hour when --prometheus backfilled it
     published = hub.publish(force=True)
     assert published is not None
-    snap = published.snapshot
-    # the history holds Prometheus' last hour when --prometheus backfilled it
-    return Sampled(
-        snap, source_info, [], windows, baseline=baseline_source(snap, HistoryKind.THIS_RUN)
-    )
+    return Sampled(published, source_info, [], windows)

@@ -9,12 +9,12 @@ import sys
 import tempfile
 from typing import Any
 
-from ktop.commands.stopping import stop_on_signals
 from ktop.compose import KindCluster, Live, OpenedSource, SourcePlan, live_options, with_source
 from ktop.gc_policy import Collector
 from ktop.record import rewind_files
 from ktop.record.rewind_files import RewindRecorder
 from ktop.record.rotating import Retention, RotatingRecorder
+from ktop.runner import stop_on_signals
 from ktop.scrub import Secrets
 
 
@@ -126,7 +126,8 @@ def run_dashboard(
             raise app.crash
         return 0
 
-    return with_source(plan, dashboard, command=command, secrets=secrets)
+    # every screen's first line is the diagnosis: drawn as each snapshot is published
+    return with_source(plan, dashboard, command=command, secrets=secrets, triage_on_publish=True)
 
 
 def run(args: argparse.Namespace, secrets: Secrets) -> int:

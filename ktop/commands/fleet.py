@@ -101,12 +101,14 @@ def demo_specs(
     Each cell's secrets are a child of ``secrets`` (the session's).
     """
     from ktop.compose import Demo, demo_source
+    from ktop.hub import HubPolicy
 
     specs = []
     for cell, scenario, cell_seed in demo_plays(seed):
         # built now: the cell's data age is measured against the simulator's clock
         own = secrets.child()
-        demo = demo_source(Demo(scenario, nodes, zones, cell_seed, rack_label, speed=speed), own)
+        plan = Demo(scenario, nodes, zones, cell_seed, rack_label, speed=speed)
+        demo = demo_source(plan, HubPolicy(own))
 
         async def open_sim(demo: OpenedSource = demo) -> OpenedCell:
             return OpenedCell([demo.source], demo.close)
@@ -247,8 +249,8 @@ async def prometheus_specs(args: argparse.Namespace, secrets: Secrets) -> list[C
 
 async def _main(args: argparse.Namespace, specs: list[CellSpec], secrets: Secrets) -> int:
     from ktop.commands.dashboard import app_options
-    from ktop.commands.stopping import stop_on_signals
     from ktop.fleet import Fleet
+    from ktop.runner import stop_on_signals
     from ktop.ui.fleet_app import FleetApp
 
     app = FleetApp(Fleet(specs, secrets), **app_options(args))

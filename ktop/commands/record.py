@@ -2,30 +2,29 @@
 
 It runs from cron, CI or an incident bot: no terminal UI, stops after
 ``--duration`` seconds (source clock), at ``--max-size`` bytes, or on
-SIGINT, SIGTERM or SIGHUP (``ktop/commands/stopping.py``), and always leaves a readable
-file (index written on stop).
+SIGINT, SIGTERM or SIGHUP, and always leaves a readable file (index written on stop).
+The command is its options and a body: the source runs into the hub under
+:func:`ktop.runner.run_until` until the first of these.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import functools
 import sys
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ktop.bounds import bounded_size
-from ktop.commands.stopping import stop_on_signals
 from ktop.compose import Demo, Live, OpenedSource, SourcePlan, live_options, with_source
-from ktop.hub import Hub
+from ktop.hub import Hub, HubPolicy
 from ktop.model.cluster import ClusterModel
-from ktop.model.events import Event
 from ktop.printable import printable
 from ktop.record.redact import Redactor
 from ktop.record.session import Recorder
+from ktop.runner import Duration, EndOfSource, Signals, StopCondition, Verdict, run_until
 from ktop.scrub import Secrets
+from ktop.sources.base import Emit
 
 if TYPE_CHECKING:
     from ktop.record.codec import Marker
@@ -114,8 +113,8 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
 def _plan(args: argparse.Namespace) -> SourcePlan:
     if args.demo is None:
         return Live(live_options(args))
-    if args.speed == 0:  # as fast as possible: the simulator is stepped, its source not run
-        return Demo.from_args(args, args.demo)
+    if args.speed == 0:  # as fast as possible: one simulated second per batch
+        return Demo.from_args(args, args.demo, speed=0.0)
     # At most 1 s of simulated time per batch, so --duration is met to the second.
     return Demo.from_args(args, args.demo, speed=args.speed, tick_s=min(1.0, 1.0 / args.speed))
 
@@ -152,43 +151,23 @@ def _summary(rec: Recorder, started: float, now: float) -> int:
     return 0
 
 
+def _stopped(rec: Recorder) -> Verdict:
+    """The recorder's own stop (``--max-size``, a write error) as a stop condition."""
+    return Verdict(lambda: None if rec.active else rec.stopped_because)
+
+
 async def _record(args: argparse.Namespace, opened: OpenedSource) -> int:
     hub = opened.hub
-    if args.demo is not None and args.speed == 0:
-        return _record_sim_unpaced(args, opened)
     rec = _recorder(args, hub, opened.info)
     if rec is None:
         return 2
     hub.add_sink(rec)
-    stop = asyncio.Event()
-    first: list[float] = []
-
-    def watch(events: Sequence[Event]) -> None:
-        # After the recorder: the batch that reaches the duration is the last one written.
-        if not first:
-            first.append(min(e.at for e in events))
-        if args.duration is not None and hub.now - first[0] >= args.duration:
-            rec.stop(f"--duration {args.duration:g} s reached")
-            stop.set()
-
-    hub.add_sink(watch)
-    task = asyncio.create_task(opened.source.run(hub.ingest))
-    reason = "interrupted"
-    with stop_on_signals(stop.set):
-        while not stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), 0.2)
-            if not rec.active:
-                reason = rec.stopped_because
-                break
-            if task.done():
-                reason = "the source ended"
-                break
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await task
-    rec.stop(reason)
-    return _summary(rec, first[0] if first else hub.now, hub.now)
+    stops: list[StopCondition] = [_stopped(rec), Signals(), EndOfSource()]
+    if args.duration is not None:
+        stops.insert(0, Duration(args.duration, f"--duration {args.duration:g} s reached"))
+    result = await run_until(opened.source, hub, *stops)
+    rec.stop(result.reason)
+    return _summary(rec, hub.now if result.started is None else result.started, hub.now)
 
 
 def _copy(args: argparse.Namespace, secrets: Secrets) -> int:
@@ -201,7 +180,7 @@ def _copy(args: argparse.Namespace, secrets: Secrets) -> int:
     except (FormatError, OSError) as exc:
         return _fail(f"{args.from_file}: {exc}")
     with src:
-        hub = Hub(ClusterModel(src.model_config), secrets=secrets)
+        hub = Hub(ClusterModel(src.model_config), HubPolicy(secrets))
         source = {str(k): str(v) for k, v in src.header.get("source", {}).items()}
         markers = sorted(src.markers, key=lambda m: m.at)
         redactor = _learnt(src, source, markers) if args.redact else None
@@ -209,20 +188,37 @@ def _copy(args: argparse.Namespace, secrets: Secrets) -> int:
         if rec is None:
             return 2
         hub.add_sink(rec)
-        cur = src.cursor(src.start - 1.0)
-        while (nxt := cur.next_time()) is not None and rec.active:
+        copy = _Copy(src, markers, rec)
+        asyncio.run(run_until(copy, hub, _stopped(rec), EndOfSource()))
+        rec.stop(f"copied from {args.from_file}")
+        code = _summary(rec, src.start, hub.now)
+        if src.gaps:
+            print(
+                f"ktop record: {len(src.gaps)} gap(s) in the source were skipped", file=sys.stderr
+            )
+        return code
+
+
+class _Copy:
+    """A recording's events as fast as they can be read, its markers written into the
+    recorder between them (each before the first batch after it; the rest at the end).
+    """
+
+    name = "copy"
+
+    def __init__(self, src: Recording, markers: list[Marker], rec: Recorder) -> None:
+        self._src, self._markers, self._rec = src, markers, rec
+
+    async def run(self, emit: Emit) -> None:
+        """Emit each moment's events in order, then write the markers left."""
+        cur, markers = self._src.cursor(self._src.start - 1.0), self._markers
+        while (nxt := cur.next_time()) is not None and self._rec.active:
             while markers and markers[0].at < nxt:
                 m = markers.pop(0)
-                rec.mark(m.note, m.at)
-            hub.ingest(cur.take(nxt))
+                self._rec.mark(m.note, m.at)
+            emit(cur.take(nxt))
         for m in markers:
-            rec.mark(m.note, m.at)
-        rec.stop(f"copied from {args.from_file}")
-        gaps = f"; {len(src.gaps)} gap(s) in the source were skipped" if src.gaps else ""
-        code = _summary(rec, src.start, hub.now)
-        if gaps:
-            print(f"ktop record: {gaps[2:]}", file=sys.stderr)
-        return code
+            self._rec.mark(m.note, m.at)
 
 
 def _learnt(src: Recording, source: dict[str, str], markers: list[Marker]) -> Redactor:
@@ -237,23 +233,3 @@ def _learnt(src: Recording, source: dict[str, str], markers: list[Marker]) -> Re
     for m in markers:
         redactor.text(m.note)
     return redactor
-
-
-def _record_sim_unpaced(args: argparse.Namespace, opened: OpenedSource) -> int:
-    sim, hub = opened.simulator, opened.hub
-    assert sim is not None
-    rec = _recorder(args, hub, opened.info)
-    if rec is None:
-        return 2
-    hub.add_sink(rec)
-    batch = sim.start()
-    hub.ingest(batch)
-    started = min(e.at for e in batch)
-    reason = f"--duration {args.duration:g} s reached"
-    while hub.now - started < args.duration:
-        hub.ingest(sim.advance(1.0))
-        if not rec.active:
-            reason = rec.stopped_because
-            break
-    rec.stop(reason)
-    return _summary(rec, started, hub.now)

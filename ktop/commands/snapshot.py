@@ -3,17 +3,17 @@
 It reads from the same sources as the app (a live cluster with the same flags,
 or the simulator with ``--demo SCENARIO``), waits until every area has
 delivered or failed (or ``--timeout`` passed), prints, and says which inputs
-did not deliver.
+did not deliver. The sources run into the hub under :mod:`ktop.runner`.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import shutil
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ktop import bounds
@@ -25,6 +25,7 @@ from ktop.hub import Hub, Published
 from ktop.model.events import Area
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.printable import printable
+from ktop.runner import Deadline, EndOfSource, Verdict, run_until, running
 from ktop.scrub import Secrets
 from ktop.sources.base import Source
 from ktop.sources.sim.scenarios import SCENARIOS
@@ -92,47 +93,34 @@ def settled(snapshot: ClusterSnapshot) -> bool:
 async def collect(
     hub: Hub, sources: list[Source], timeout_s: float, clock: Callable[[], float] = time.monotonic
 ) -> tuple[Published, list[str]]:
-    """Run ``sources`` until :func:`settled` or ``timeout_s``; the snapshot and source errors."""
-    errors: list[str] = []
-
-    async def guard(source: Source) -> None:
-        try:
-            await source.run(hub.ingest)
-        except Exception as exc:  # a source that raises: report it, keep the others
-            why = f"source {source.name} failed: {type(exc).__name__}: {exc}"
-            errors.append(hub.secrets.scrub(why))
-
-    tasks = [asyncio.create_task(guard(s)) for s in sources]
-    deadline = clock() + timeout_s
-    try:
-        while True:
-            await asyncio.sleep(POLL_S)
-            published = hub.publish(force=True)
-            assert published is not None
-            if settled(published.snapshot) or clock() >= deadline:
-                return published, errors
-            if all(t.done() for t in tasks):
-                return published, errors
-    finally:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def demo_published(opened: OpenedSource, at: float) -> Published:
-    """The simulator ``at`` seconds into its scenario: no waiting, no clock. The model
-    folds one simulated second at a time, so memory stays that of one second's events
-    however far ``at`` is.
+    """Run ``sources`` until :func:`settled`, ``timeout_s`` or their end, publishing every
+    :data:`POLL_S`; the snapshot and source errors (a source that raises is reported, the
+    others go on).
     """
-    sim, hub = opened.simulator, opened.hub
-    assert sim is not None
-    hub.ingest(sim.start())
-    whole = int(at)
-    for _ in range(whole):
-        hub.ingest(sim.advance(1.0))
-    if at > whole:
-        hub.ingest(sim.advance(at - whole))
-    published = hub.publish(force=True)
+    latest: list[Published] = []
+
+    async def publish() -> None:
+        published = hub.publish(force=True)
+        assert published is not None
+        latest[:] = [published]
+
+    def delivered() -> str | None:
+        return "settled" if latest and settled(latest[0].snapshot) else None
+
+    async with running(sources, hub) as run:
+        stops = (Verdict(delivered), Deadline(timeout_s, clock=clock), EndOfSource())
+        await run.until(*stops, every=POLL_S, tick=publish)
+    errors = [f"source {s.name} failed: {type(e).__name__}: {e}" for s, e in run.failures]
+    return latest[0], [hub.secrets.scrub(why) for why in errors]
+
+
+async def demo_published(opened: OpenedSource) -> Published:
+    """The simulator played to its end (``Demo.until``: ``--at`` seconds into its
+    scenario), as fast as it can: no waiting, no clock. The model folds one simulated
+    second at a time, so memory stays that of one second's events however far it goes.
+    """
+    await run_until(opened.source, opened.hub, EndOfSource())
+    published = opened.hub.publish(force=True)
     assert published is not None
     return published
 
@@ -179,10 +167,10 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
             return 2
 
         async def step(opened: OpenedSource) -> int:
-            print(render(demo_published(opened, args.at), args, display, []))
+            print(render(await demo_published(opened), args, display, []))
             return 0
 
-        plan = Demo.from_args(args, args.demo)
+        plan = replace(Demo.from_args(args, args.demo, speed=0.0), until=args.at)
         return with_source(plan, step, command="ktop snapshot", secrets=secrets)
 
     async def wait(opened: OpenedSource) -> int:

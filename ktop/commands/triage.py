@@ -17,9 +17,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ktop import bounds
-from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.report import error_json, to_json
-from ktop.analysis.triage.timeline import incident_timeline
 from ktop.bounds import bounded_float
 from ktop.printable import printable
 from ktop.scrub import Secrets
@@ -75,13 +73,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def render(sampled: Sampled, output: str) -> tuple[str, int]:
-    """The report in the chosen format and the exit code."""
-    report = triage(sampled.snapshot, sampled.baseline, sampled.capacity)
-    timeline = incident_timeline(sampled.snapshot, report, sampled.markers)
+    """The report in the chosen format and the exit code: the triage report and incident
+    timeline of the published snapshot.
+    """
+    report, timeline = sampled.published.triage, sampled.published.timeline
     if output == "json":
         doc = to_json(
             report,
-            sampled.snapshot,
+            sampled.published.snapshot,
             source=sampled.source,
             errors=sampled.errors,
             windows=sampled.windows,

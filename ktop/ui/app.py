@@ -150,7 +150,6 @@ class KtopApp(App[None]):
         self.collector = collector
         """Full garbage collections on the refresh timer (the dashboard's process sets one
         up; an app in a test leaves Python's own)."""
-        hub.triage_on_publish = True  # every screen's first line is the diagnosis
         self.sources = tuple(sources)
         self.rec = RecordingControls(
             self, replay, record_dir, always_on, always_on_shown=always_on_shown
@@ -212,7 +211,7 @@ class KtopApp(App[None]):
     def stop_soon(self) -> None:
         """Exit as ``q`` does, now or, while the app is still starting, once its first
         frame is shown (an exit while its screens are mounted breaks Textual's start): a
-        signal's way out (``ktop/commands/stopping.py``).
+        signal's way out (``ktop/runner.py``).
         """
         if self._shown:
             self.exit()
@@ -252,7 +251,7 @@ class KtopApp(App[None]):
                 exit_on_error=False,
             )
         self.set_interval(self.refresh_s, self.pump_off_loop, name="publish")
-        self.hub.on_synced = self._publish_soon
+        self.hub.listen_synced(self._publish_soon)
 
     def _publish_soon(self) -> None:
         """A feed finished a whole list: publish after the message in hand, not at the

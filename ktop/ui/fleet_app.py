@@ -71,8 +71,6 @@ class FleetApp(KtopApp):
         self.cell_name = fleet.cells[0].name
         """The cell whose hub the other screens show."""
         super().__init__(fleet.cells[0].hub, (), **options)
-        for cell in fleet.cells:  # each row and each cell's screens show its diagnosis
-            cell.hub.triage_on_publish = True
 
     def on_mount(self) -> None:
         """Start every cell's sources (the app's own start the publish timer)."""

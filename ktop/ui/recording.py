@@ -79,7 +79,8 @@ class RecordingControls:
         self.always_on_shown = always_on_shown
         """Whether it is the user's (``--record-dir``: on the status line, ``m`` marks it)
         or only the private one that lets the session be rewound."""
-        self.rewinder = Rewinder(always_on) if always_on is not None and replay is None else None
+        live, secrets = replay is None, app.hub.secrets
+        self.rewinder = Rewinder(always_on, secrets) if always_on is not None and live else None
         """Rewinds a live session from its own recording (None: a replay, or no recording)."""
         self.rewound: Rewound | None = None
         """The moment a rewound live screen shows (None: live)."""

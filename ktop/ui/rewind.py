@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ktop.analysis.triage.baseline import HistoryKind
-from ktop.hub import Hub, Published
+from ktop.hub import Hub, HubPolicy, Published
 from ktop.record.reader import Recording
 from ktop.record.recording_set import RecordingSet
 from ktop.record.rotating import RotatingRecorder
+from ktop.scrub import Secrets
 from ktop.sources.replay import STEP_S
 
 MOVES: dict[str, float] = {
@@ -59,13 +60,18 @@ def rewind_target(base: float, move: float, live: float, start: float) -> float 
 
 class Rewinder:
     """Opens the session's recording at a moment. :meth:`flush` runs on the UI loop (the
-    recorder is the hub's sink there); :meth:`at` only reads files, off the loop.
+    recorder is the hub's sink there); :meth:`at` only reads files, off the loop. The
+    moment is published through a hub of its own with the session's ``secrets``.
     """
 
     def __init__(
-        self, recorder: RotatingRecorder, opener: Callable[[Path], Recording] = Recording
+        self,
+        recorder: RotatingRecorder,
+        secrets: Secrets,
+        opener: Callable[[Path], Recording] = Recording,
     ) -> None:
         self.recorder = recorder
+        self._policy = HubPolicy(secrets, HistoryKind.RECORDING, triage_on_publish=True)
         self._open = opener
         self._files: dict[Path, tuple[tuple[int, int, int], Recording]] = {}
         """Each file opened so far, with the inode, size and mtime it had then (a file
@@ -134,8 +140,7 @@ class Rewinder:
             files = self._timeline()
             target = min(max(when, files.start), files.end)
             cursor = files.cursor(target)
-            hub = Hub(cursor.model, history=HistoryKind.RECORDING)
-            hub.triage_on_publish = True
+            hub = Hub(cursor.model, self._policy)
             published = hub.publish(force=True)
             assert published is not None
             return Rewound(target, published, files.start)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ktop.hub import Hub
+from ktop.hub import Hub, HubPolicy
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import FEED_NODES, Event, ObjectsSkipped
 from ktop.scrub import Secrets
@@ -41,7 +41,7 @@ async def test_a_crash_leaves_no_traceback_and_is_handed_to_the_command_line() -
 
 
 async def test_a_failing_source_message_is_scrubbed() -> None:
-    app = KtopApp(Hub(ClusterModel(), secrets=Secrets()), [_Failing()])
+    app = KtopApp(Hub(ClusterModel(), HubPolicy(secrets=Secrets())), [_Failing()])
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause(0.3)
         assert app.source_errors
@@ -87,7 +87,7 @@ async def test_a_credential_the_composition_root_read_is_scrubbed_from_the_app(
             assert all(SECRET not in e for e in app.source_errors)
             assert "server refused the token <redacted> (expired)" in app.source_errors[0]
     # Another session (a new app on a hub of its own) never read it.
-    other = KtopApp(Hub(ClusterModel(), secrets=Secrets()), [_Echoing()])
+    other = KtopApp(Hub(ClusterModel(), HubPolicy(secrets=Secrets())), [_Echoing()])
     async with other.run_test(size=(160, 48)) as pilot:
         await pilot.pause(0.3)
         assert SECRET in other.source_errors[0]
@@ -96,7 +96,7 @@ async def test_a_credential_the_composition_root_read_is_scrubbed_from_the_app(
 async def test_skipped_objects_are_shown_in_the_drill_down() -> None:
     secrets = Secrets()
     secrets.add(SECRET)
-    hub = Hub(ClusterModel(), secrets=secrets)
+    hub = Hub(ClusterModel(), HubPolicy(secrets=secrets))
     batch: Sequence[Event] = [
         ObjectsSkipped(1.0, FEED_NODES, 3, f"ObjectError: labels is list ({SECRET})")
     ]

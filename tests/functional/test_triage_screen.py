@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 import pytest
 
 from ktop.analysis import catalogue as c
-from ktop.analysis.triage.baseline import HistoryKind, baseline_source
+from ktop.analysis.triage.baseline import HistoryKind
 from ktop.commands.triage import render
-from ktop.hub import Hub
+from ktop.hub import Hub, Published
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_nodes import ZoneState
 from ktop.sampling import Sampled
@@ -262,7 +262,7 @@ def test_triage_outputs_say_since_when(outage: Story) -> None:
     zone = down_zone(snaps)
     zone_since, zone_way = want["nodes.zone_disruption"]
     lag_since, lag_way = want["nodes.lease_lag_p99"]
-    sampled = Sampled(snap, {"kind": "live"}, baseline=baseline_source(snap, HistoryKind.THIS_RUN))
+    sampled = Sampled(Published(snap, (), HistoryKind.THIS_RUN), {"kind": "live"})
     text, code = render(sampled, "json")
     assert code == 1
     doc = json.loads(text)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ktop.hub import Hub
+from ktop.hub import Hub, HubPolicy
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import (
     ClockTick,
@@ -63,7 +63,7 @@ def node(name: str) -> NodeUpserted:
 async def test_publish_runs_off_the_loop_and_later_batches_wait_for_it() -> None:
     model = SlowModel()
     seen: list[Sequence[Event]] = []
-    hub = Hub(model, sinks=[seen.append])
+    hub = Hub(model, HubPolicy(sinks=(seen.append,)))
     hub.ingest([node("a"), FeedSynced(1.0, "nodes")])
     task = asyncio.create_task(hub.publish_off_loop())
     while not model.started.is_set():
@@ -123,7 +123,7 @@ def test_a_recording_keyframes_the_model_the_hub_folds_into_after_a_reset(
 async def test_a_synced_feed_is_announced_after_its_batch_is_folded() -> None:
     hub = Hub()
     seen: list[int] = []
-    hub.on_synced = lambda: seen.append(hub.model.observe().nodes.total)
+    hub.listen_synced(lambda: seen.append(hub.model.observe().nodes.total))
     hub.ingest([node("a")])
     hub.ingest([ClockTick(2.0)])
     assert seen == []  # pages and ticks wait for the refresh
@@ -140,7 +140,7 @@ async def test_a_synced_feed_is_announced_after_its_batch_is_folded() -> None:
     model = SlowModel()
     held = Hub(model)
     announced: list[bool] = []
-    held.on_synced = lambda: announced.append(model.in_snapshot)
+    held.listen_synced(lambda: announced.append(model.in_snapshot))
     held.ingest([node("a")])
     task = asyncio.create_task(held.publish_off_loop())
     while not model.started.is_set():

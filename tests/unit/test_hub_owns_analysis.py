@@ -7,14 +7,14 @@ from collections.abc import Sequence
 
 from ktop.analysis.triage.baseline import HistoryKind, baseline_source
 from ktop.analysis.triage.evaluate import triage
-from ktop.hub import Hub
+from ktop.hub import Hub, HubPolicy
 from ktop.model.events import Event
 from ktop.sources.sim.simulator import Simulator
 
 
 def played(history: HistoryKind, seconds: int = 200) -> Hub:
     sim = Simulator("etcd-slow-disk", nodes=120, seed=3)
-    hub = Hub(history=history)
+    hub = Hub(policy=HubPolicy(history=history))
     hub.ingest(sim.start())
     for _ in range(seconds):
         hub.ingest(sim.advance(1.0))

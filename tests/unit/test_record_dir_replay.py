@@ -18,7 +18,7 @@ import pytest
 from ktop.cli import main
 from ktop.commands.dashboard import always_on_recorder
 from ktop.compose import Demo, demo_source
-from ktop.hub import Hub
+from ktop.hub import Hub, HubPolicy
 from ktop.model.cluster import ClusterModel
 from ktop.record.reader import Recording
 from ktop.record.recording_set import RecordingSet
@@ -102,7 +102,7 @@ def test_a_bad_file_is_skipped_and_named_and_the_rest_plays(
 
 def test_the_always_on_recording_of_a_demo_names_its_source(tmp_path: Path) -> None:
     plan = Demo("zone-outage", nodes=30, zones=3, seed=1, rack_label="")
-    opened = demo_source(plan, Secrets())
+    opened = demo_source(plan, HubPolicy(Secrets()))
     args = argparse.Namespace(record_dir=str(tmp_path), retain=DAY, max_disk=1 << 30)
     rec = always_on_recorder(args, opened, None)
     assert rec is not None

@@ -236,7 +236,7 @@ def test_rewinding_opens_a_finished_file_once_and_the_file_being_written_again(
         opened.append(path)
         return Recording(path)
 
-    rewinder = Rewinder(rot, opener)
+    rewinder = Rewinder(rot, hub.secrets, opener)
     try:
         play(150)  # two finished files and the one being written
         rewinder.flush()

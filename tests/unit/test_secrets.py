@@ -148,13 +148,13 @@ def test_proxy_url_password_never_printed(
 
 def test_events_reach_sinks_scrubbed() -> None:
     """What a recording or bundle would store: the hub scrubs before any sink sees it."""
-    from ktop.hub import Hub
+    from ktop.hub import Hub, HubPolicy
     from ktop.model.events import FEED_NODES, FeedFailed, SourceStarted
 
     secrets = Secrets()
     secrets.add(SECRET)
     seen: list[object] = []
-    hub = Hub(sinks=[seen.extend], secrets=secrets)
+    hub = Hub(policy=HubPolicy(secrets=secrets, sinks=(seen.extend,)))
     hub.ingest(
         [
             SourceStarted(0.0, "live", "c", f"https://u:{SECRET}@h:6443"),

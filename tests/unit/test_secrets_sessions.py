@@ -194,7 +194,8 @@ def test_a_fleet_cell_keeps_its_credentials_and_the_fleet_scrubs_every_cells() -
 # ----------------------------------------------------------------- the wiring in ktop
 
 HANDED = {
-    "Hub": "secrets",
+    "Hub": "policy",
+    "HubPolicy": "secrets",
     "LiveSource": "secrets",
     "LeaseSampler": "secrets",
     "NodeDetails": "secrets",
@@ -207,10 +208,10 @@ HANDED = {
 }
 """What takes the session's secrets but may be made without (a new instance, which removes
 the shapes only: tests make them by the hundred), and the parameter's name."""
-POSITION = {"LiveSource": 4, "NodeDetails": 2, "Fleet": 1}
+POSITION = {"Hub": 1, "HubPolicy": 0, "LiveSource": 4, "NodeDetails": 2, "Fleet": 1}
 """Where a positional argument is the secrets (counted from 0)."""
 EXEMPT = {
-    ("ktop/ui/rewind.py", "Hub"): "publishes a model rebuilt from a recording: folds no event",
+    ("ktop/hub.py", "HubPolicy"): "the policy of a hub made without one (tests)",
 }
 
 
@@ -230,7 +231,7 @@ def _calls() -> list[tuple[str, str, ast.Call]]:
 
 def test_everything_that_may_default_its_secrets_is_handed_the_sessions_in_ktop() -> None:
     calls = _calls()
-    assert {name for _, name, _ in calls} >= {"Hub", "LiveSource", "Fleet", "CellSpec"}
+    assert {name for _, name, _ in calls} >= {"Hub", "HubPolicy", "LiveSource", "Fleet", "CellSpec"}
     missing = []
     for rel, name, call in calls:
         if (rel, name) in EXEMPT:
@@ -243,7 +244,7 @@ def test_everything_that_may_default_its_secrets_is_handed_the_sessions_in_ktop(
 
 
 def test_a_broken_sinks_error_keeps_no_known_secret() -> None:
-    from ktop.hub import Hub
+    from ktop.hub import Hub, HubPolicy
     from ktop.model.events import ClockTick
 
     session = Secrets()
@@ -252,7 +253,7 @@ def test_a_broken_sinks_error_keeps_no_known_secret() -> None:
     def broken(_events: object) -> None:
         raise OSError("disk full writing tok-0123456789")
 
-    hub = Hub(secrets=session)
+    hub = Hub(policy=HubPolicy(secrets=session))
     hub.add_sink(broken)
     hub.ingest([ClockTick(1.0)])
     assert len(hub.sink_errors) == 1

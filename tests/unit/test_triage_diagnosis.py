@@ -27,6 +27,7 @@ from ktop.analysis.triage.types import (
     Verdict,
 )
 from ktop.commands.triage import EXIT_CLEAR, EXIT_SUSPECT, render
+from ktop.hub import Published
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.sampling import Sampled
 from ktop.sources.sim.scenarios import ALL
@@ -57,7 +58,8 @@ def test_every_scenario_ranks_its_injected_cause_first(
     snap = _run(scenario.name, *size)
     baseline = baseline_source(snap, HistoryKind.RECORDING)
     report = triage(snap, baseline)
-    text, code = render(Sampled(snap, {"kind": "test"}, baseline=baseline), "text")
+    published = Published(snap, (), HistoryKind.RECORDING)
+    text, code = render(Sampled(published, {"kind": "test"}), "text")
     doc = to_json(report, snap, source={"kind": "test"})
     if scenario.cause is None:
         assert report.cause is None and report.suspects == ()

@@ -79,3 +79,31 @@ class SimulatorSource:
                 if pace is not None:
                     emit([pace])
                 worked_s = self._wall() - began
+
+
+class SteppedSimulatorSource:
+    """Plays a :class:`Simulator` as fast as it can: the initial state, then one simulated
+    second per batch (the last one shorter, to end at ``until`` seconds into the scenario),
+    yielding to the event loop between batches; without ``until``, until cancelled.
+    """
+
+    def __init__(self, sim: Simulator, until: float | None = None) -> None:
+        self.sim = sim
+        self.until = until
+
+    @property
+    def name(self) -> str:
+        """Always ``demo``."""
+        return "demo"
+
+    async def run(self, emit: Emit) -> None:
+        """Emit the initial state, then each second's events (up to ``until``)."""
+        emit(self.sim.start())
+        whole = None if self.until is None else int(self.until)
+        done = 0
+        while whole is None or done < whole:
+            await asyncio.sleep(0)
+            emit(self.sim.advance(1.0))
+            done += 1
+        if self.until is not None and self.until > whole:
+            emit(self.sim.advance(self.until - whole))

@@ -15,143 +15,167 @@ from ktop.model.signal_areas import Area
 _ETCD = Component.ETCD
 
 
+ETCD_FSYNC_P99_S = Reading(
+    "etcd.fsync_p99_s",
+    "WAL fsync p99",
+    "s",
+    _ETCD,
+    INST,
+    p99_by("etcd_disk_wal_fsync_duration_seconds", INST),
+    area=Area.ETCD,
+    extract=per_member("wal_fsync_p99_s"),
+    threshold=limits.ETCD_FSYNC_P99,
+    chart=Chart("max", "WAL fsync p99, worst member", 1),
+)
+
+ETCD_COMMIT_P99_S = Reading(
+    "etcd.commit_p99_s",
+    "commit p99",
+    "s",
+    _ETCD,
+    INST,
+    p99_by("etcd_disk_backend_commit_duration_seconds", INST),
+    area=Area.ETCD,
+    extract=per_member("backend_commit_p99_s"),
+    threshold=limits.ETCD_COMMIT_P99,
+    chart=Chart("max", "backend commit p99, worst member", 2),
+)
+
+ETCD_PROPOSALS_PENDING = Reading(
+    "etcd.proposals_pending",
+    "proposals pending",
+    "",
+    _ETCD,
+    INST,
+    f"sum by ({INST}) ({select('etcd_server_proposals_pending')})",
+    area=Area.ETCD,
+    extract=per_member("proposals_pending"),
+    chart=Chart("sum", "proposals pending, all members", 3),
+)
+
+ETCD_DB_SIZE_BYTES = Reading(
+    "etcd.db_size_bytes",
+    "db size",
+    "B",
+    _ETCD,
+    INST,
+    f"sum by ({INST}) ({select('etcd_mvcc_db_total_size_in_bytes')})",
+    area=Area.ETCD,
+    extract=per_member("db_size_bytes"),
+    chart=Chart("max", "db size, largest member", 4),
+)
+
+ETCD_IS_LEADER = Reading(
+    "etcd.is_leader",
+    "leader",
+    "",
+    _ETCD,
+    INST,
+    f"sum by ({INST}) ({select('etcd_server_is_leader')})",
+    higher_is_worse=False,
+    area=Area.ETCD,
+    extract=per_member("is_leader"),
+)
+
+ETCD_PROPOSALS_FAILED_PER_S = Reading(
+    "etcd.proposals_failed_per_s",
+    "failed proposals/s",
+    "/s",
+    _ETCD,
+    INST,
+    rate_by(select("etcd_server_proposals_failed_total"), INST),
+    area=Area.ETCD,
+    extract=per_member("proposals_failed_per_s"),
+    threshold=limits.ETCD_FAILED_PROPOSALS,
+)
+
+ETCD_DB_QUOTA_RATIO = Reading(
+    "etcd.db_quota_ratio",
+    "db / quota",
+    "ratio",
+    _ETCD,
+    INST,
+    DB_QUOTA,
+    area=Area.ETCD,
+    extract=per_member("db_quota_ratio"),
+    threshold=limits.ETCD_QUOTA,
+)
+
+ETCD_FRAGMENTATION = Reading(
+    "etcd.fragmentation",
+    "fragmentation",
+    "ratio",
+    _ETCD,
+    INST,
+    FRAGMENTATION,
+    area=Area.ETCD,
+    extract=per_member("fragmentation"),
+    threshold=limits.ETCD_FRAGMENTATION,
+)
+
+ETCD_RECLAIMABLE_BYTES = Reading(
+    "etcd.reclaimable_bytes",
+    "reclaimable",
+    "B",
+    _ETCD,
+    INST,
+    "sum by (instance) ("
+    + select("etcd_mvcc_db_total_size_in_bytes")
+    + " - "
+    + select("etcd_mvcc_db_total_size_in_use_in_bytes")
+    + ")",
+    area=Area.ETCD,
+    extract=reclaimable,
+)
+
+ETCD_PEER_RTT_P99_S = Reading(
+    "etcd.peer_rtt_p99_s",
+    "peer round-trip p99",
+    "s",
+    _ETCD,
+    INST,
+    p99_by("etcd_network_peer_round_trip_time_seconds", INST),
+    area=Area.ETCD,
+    extract=per_member("peer_rtt_p99_s"),
+    threshold=limits.ETCD_PEER_RTT_P99,
+)
+
+ETCD_DEFRAG_INFLIGHT = Reading(
+    "etcd.defrag_inflight",
+    "defragmenting",
+    "",
+    _ETCD,
+    INST,
+    f"sum by ({INST}) ({select('etcd_disk_defrag_inflight')})",
+    area=Area.ETCD,
+    extract=per_member("defrag_inflight"),
+    threshold=limits.ETCD_DEFRAG_INFLIGHT,
+)
+
+ETCD_HAS_LEADER = Reading(
+    "etcd.has_leader",
+    "has leader",
+    "",
+    _ETCD,
+    INST,
+    f"sum by ({INST}) ({select('etcd_server_has_leader')})",
+    higher_is_worse=False,
+    area=Area.ETCD,
+    extract=per_member("has_leader"),
+)
+
 ETCD_SIGNALS: tuple[Reading, ...] = (
-    Reading(
-        "etcd.fsync_p99_s",
-        "WAL fsync p99",
-        "s",
-        _ETCD,
-        INST,
-        p99_by("etcd_disk_wal_fsync_duration_seconds", INST),
-        area=Area.ETCD,
-        extract=per_member("wal_fsync_p99_s"),
-        threshold=limits.ETCD_FSYNC_P99,
-        chart=Chart("max", "WAL fsync p99, worst member", 1),
-    ),
-    Reading(
-        "etcd.commit_p99_s",
-        "commit p99",
-        "s",
-        _ETCD,
-        INST,
-        p99_by("etcd_disk_backend_commit_duration_seconds", INST),
-        area=Area.ETCD,
-        extract=per_member("backend_commit_p99_s"),
-        threshold=limits.ETCD_COMMIT_P99,
-        chart=Chart("max", "backend commit p99, worst member", 2),
-    ),
-    Reading(
-        "etcd.proposals_pending",
-        "proposals pending",
-        "",
-        _ETCD,
-        INST,
-        f"sum by ({INST}) ({select('etcd_server_proposals_pending')})",
-        area=Area.ETCD,
-        extract=per_member("proposals_pending"),
-        chart=Chart("sum", "proposals pending, all members", 3),
-    ),
-    Reading(
-        "etcd.db_size_bytes",
-        "db size",
-        "B",
-        _ETCD,
-        INST,
-        f"sum by ({INST}) ({select('etcd_mvcc_db_total_size_in_bytes')})",
-        area=Area.ETCD,
-        extract=per_member("db_size_bytes"),
-        chart=Chart("max", "db size, largest member", 4),
-    ),
-    Reading(
-        "etcd.is_leader",
-        "leader",
-        "",
-        _ETCD,
-        INST,
-        f"sum by ({INST}) ({select('etcd_server_is_leader')})",
-        higher_is_worse=False,
-        area=Area.ETCD,
-        extract=per_member("is_leader"),
-    ),
-    Reading(
-        "etcd.proposals_failed_per_s",
-        "failed proposals/s",
-        "/s",
-        _ETCD,
-        INST,
-        rate_by(select("etcd_server_proposals_failed_total"), INST),
-        area=Area.ETCD,
-        extract=per_member("proposals_failed_per_s"),
-        threshold=limits.ETCD_FAILED_PROPOSALS,
-    ),
-    Reading(
-        "etcd.db_quota_ratio",
-        "db / quota",
-        "ratio",
-        _ETCD,
-        INST,
-        DB_QUOTA,
-        area=Area.ETCD,
-        extract=per_member("db_quota_ratio"),
-        threshold=limits.ETCD_QUOTA,
-    ),
-    Reading(
-        "etcd.fragmentation",
-        "fragmentation",
-        "ratio",
-        _ETCD,
-        INST,
-        FRAGMENTATION,
-        area=Area.ETCD,
-        extract=per_member("fragmentation"),
-        threshold=limits.ETCD_FRAGMENTATION,
-    ),
-    Reading(
-        "etcd.reclaimable_bytes",
-        "reclaimable",
-        "B",
-        _ETCD,
-        INST,
-        "sum by (instance) ("
-        + select("etcd_mvcc_db_total_size_in_bytes")
-        + " - "
-        + select("etcd_mvcc_db_total_size_in_use_in_bytes")
-        + ")",
-        area=Area.ETCD,
-        extract=reclaimable,
-    ),
-    Reading(
-        "etcd.peer_rtt_p99_s",
-        "peer round-trip p99",
-        "s",
-        _ETCD,
-        INST,
-        p99_by("etcd_network_peer_round_trip_time_seconds", INST),
-        area=Area.ETCD,
-        extract=per_member("peer_rtt_p99_s"),
-        threshold=limits.ETCD_PEER_RTT_P99,
-    ),
-    Reading(
-        "etcd.defrag_inflight",
-        "defragmenting",
-        "",
-        _ETCD,
-        INST,
-        f"sum by ({INST}) ({select('etcd_disk_defrag_inflight')})",
-        area=Area.ETCD,
-        extract=per_member("defrag_inflight"),
-        threshold=limits.ETCD_DEFRAG_INFLIGHT,
-    ),
-    Reading(
-        "etcd.has_leader",
-        "has leader",
-        "",
-        _ETCD,
-        INST,
-        f"sum by ({INST}) ({select('etcd_server_has_leader')})",
-        higher_is_worse=False,
-        area=Area.ETCD,
-        extract=per_member("has_leader"),
-    ),
+    ETCD_FSYNC_P99_S,
+    ETCD_COMMIT_P99_S,
+    ETCD_PROPOSALS_PENDING,
+    ETCD_DB_SIZE_BYTES,
+    ETCD_IS_LEADER,
+    ETCD_PROPOSALS_FAILED_PER_S,
+    ETCD_DB_QUOTA_RATIO,
+    ETCD_FRAGMENTATION,
+    ETCD_RECLAIMABLE_BYTES,
+    ETCD_PEER_RTT_P99_S,
+    ETCD_DEFRAG_INFLIGHT,
+    ETCD_HAS_LEADER,
 )
 """The etcd area's signals, in display order."""

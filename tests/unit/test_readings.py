@@ -8,6 +8,7 @@ against a real etcd's metrics read with ``prometheus_client``'s own parser.
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,22 @@ def test_a_reading_grades_by_its_threshold_and_unknown_is_never_ok() -> None:
     context = BY_METRIC["etcd.db_size_bytes"]  # no threshold: context
     assert context.status(Val.of(1e9)) is Severity.OK
     assert context.status(Val.unknown("x")) is Severity.UNKNOWN
+
+
+def _string_literals(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    return {
+        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }
+
+
+def test_the_ui_names_readings_by_their_handles_never_by_string() -> None:
+    ui = Path(__file__).parents[2] / "ktop/ui"
+    modules = sorted(ui.rglob("*.py"))
+    assert len(modules) > 20
+    ids = set(BY_METRIC)
+    by_string = {str(p.relative_to(ui)): sorted(_string_literals(p) & ids) for p in modules}
+    assert {p: found for p, found in by_string.items() if found} == {}
 
 
 def _independent_reclaimable(text: str) -> float:

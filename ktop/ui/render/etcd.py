@@ -10,6 +10,15 @@ from ktop.model.areas import AREAS
 from ktop.model.extractors import reclaimable_bytes
 from ktop.model.limits import ETCD_CLIENT_ERRORS, ETCD_COMMIT_P99, ETCD_LEADER_CHANGES
 from ktop.model.signal_areas import Area
+from ktop.model.signals_etcd import (
+    ETCD_COMMIT_P99_S,
+    ETCD_DB_QUOTA_RATIO,
+    ETCD_DEFRAG_INFLIGHT,
+    ETCD_FRAGMENTATION,
+    ETCD_FSYNC_P99_S,
+    ETCD_PEER_RTT_P99_S,
+    ETCD_PROPOSALS_FAILED_PER_S,
+)
 from ktop.model.snapshot_etcd import (
     EtcdApiserverView,
     EtcdClientRow,
@@ -90,17 +99,17 @@ def client_summary(view: EtcdApiserverView) -> str:
 
 def fsync_level(m: EtcdMemberRow) -> Level:
     """WAL fsync p99 against the mixin's 0.5 s / 1 s."""
-    return reading_level("etcd.fsync_p99_s", m.wal_fsync_p99_s)
+    return reading_level(ETCD_FSYNC_P99_S, m.wal_fsync_p99_s)
 
 
 def commit_level(m: EtcdMemberRow) -> Level:
     """Backend commit p99 against the mixin's 0.25 s."""
-    return reading_level("etcd.commit_p99_s", m.backend_commit_p99_s)
+    return reading_level(ETCD_COMMIT_P99_S, m.backend_commit_p99_s)
 
 
 def quota_level(m: EtcdMemberRow) -> Level:
     """Db size / quota against 80 % / 95 %."""
-    return reading_level("etcd.db_quota_ratio", m.db_quota_ratio)
+    return reading_level(ETCD_DB_QUOTA_RATIO, m.db_quota_ratio)
 
 
 def defrag_level(m: EtcdMemberRow) -> Level:
@@ -109,7 +118,7 @@ def defrag_level(m: EtcdMemberRow) -> Level:
     """
     if not m.defragmenting:
         return Level.NEUTRAL
-    return reading_level("etcd.defrag_inflight", m.defrag_inflight)
+    return reading_level(ETCD_DEFRAG_INFLIGHT, m.defrag_inflight)
 
 
 def member_level(m: EtcdMemberRow) -> Level:
@@ -121,7 +130,7 @@ def member_level(m: EtcdMemberRow) -> Level:
         fsync_level(m),
         commit_level(m),
         quota_level(m),
-        reading_level("etcd.fragmentation", m.fragmentation),
+        reading_level(ETCD_FRAGMENTATION, m.fragmentation),
         defrag_level(m),
         Level.CRIT if m.has_leader.value == 0 else Level.NEUTRAL,
     ]
@@ -251,7 +260,7 @@ def _panel_cells(m: EtcdMemberRow, leader: str, wide: bool) -> list[TableCell]:
             TableCell(
                 fmt_val(m.fragmentation, fmt_pct),
                 5,
-                level=reading_level("etcd.fragmentation", m.fragmentation),
+                level=reading_level(ETCD_FRAGMENTATION, m.fragmentation),
             ),
             TableCell(fmt_val(m.proposals_pending), 5),
         ]
@@ -371,16 +380,16 @@ def _member_cells(m: EtcdMemberRow, leader: str, now: float) -> tuple[Text, ...]
         val_cell(reclaimable_bytes(m), fmt_bytes),
         val_cell(m.quota_bytes, fmt_bytes),
         val_cell(m.db_quota_ratio, fmt_pct, quota_level(m)),
-        val_cell(m.fragmentation, fmt_pct, reading_level("etcd.fragmentation", m.fragmentation)),
+        val_cell(m.fragmentation, fmt_pct, reading_level(ETCD_FRAGMENTATION, m.fragmentation)),
         val_cell(m.leader_changes),
         val_cell(m.proposals_pending),
         val_cell(
             m.proposals_failed_per_s,
             fmt_rate,
-            reading_level("etcd.proposals_failed_per_s", m.proposals_failed_per_s),
+            reading_level(ETCD_PROPOSALS_FAILED_PER_S, m.proposals_failed_per_s),
         ),
         val_cell(
-            m.peer_rtt_p99_s, fmt_duration, reading_level("etcd.peer_rtt_p99_s", m.peer_rtt_p99_s)
+            m.peer_rtt_p99_s, fmt_duration, reading_level(ETCD_PEER_RTT_P99_S, m.peer_rtt_p99_s)
         ),
         num_cell(fmt_age(None if m.last_ok is None else now - m.last_ok)),
         text_cell(m.error, Level.UNKNOWN if m.error else Level.NEUTRAL),

@@ -8,9 +8,10 @@ from __future__ import annotations
 from ktop.model import limits
 from ktop.model.extractors import per_member, reclaimable
 from ktop.model.promql import DB_QUOTA, FRAGMENTATION, INST, p99_by, rate_by, select
-from ktop.model.reading import Chart, Reading
+from ktop.model.reading import Chart, Column, JsonField, Reading
 from ktop.model.scrape_targets import Component
 from ktop.model.signal_areas import Area
+from ktop.model.text import fmt_bytes, fmt_duration, fmt_pct, fmt_rate
 
 _ETCD = Component.ETCD
 
@@ -26,6 +27,8 @@ ETCD_FSYNC_P99_S = Reading(
     extract=per_member("wal_fsync_p99_s"),
     threshold=limits.ETCD_FSYNC_P99,
     chart=Chart("max", "WAL fsync p99, worst member", 1),
+    column=Column("fsync_p99", "fsync p99", 9, 50, fmt_duration),
+    json=JsonField("wal_fsync_p99_s", 40),
 )
 
 ETCD_COMMIT_P99_S = Reading(
@@ -39,6 +42,8 @@ ETCD_COMMIT_P99_S = Reading(
     extract=per_member("backend_commit_p99_s"),
     threshold=limits.ETCD_COMMIT_P99,
     chart=Chart("max", "backend commit p99, worst member", 2),
+    column=Column("commit_p99", "commit p99", 10, 60, fmt_duration),
+    json=JsonField("backend_commit_p99_s", 50),
 )
 
 ETCD_PROPOSALS_PENDING = Reading(
@@ -51,6 +56,7 @@ ETCD_PROPOSALS_PENDING = Reading(
     area=Area.ETCD,
     extract=per_member("proposals_pending"),
     chart=Chart("sum", "proposals pending, all members", 3),
+    column=Column("pending", "proposals", 9, 140),
 )
 
 ETCD_DB_SIZE_BYTES = Reading(
@@ -63,6 +69,8 @@ ETCD_DB_SIZE_BYTES = Reading(
     area=Area.ETCD,
     extract=per_member("db_size_bytes"),
     chart=Chart("max", "db size, largest member", 4),
+    column=Column("db", "db size", 9, 70, fmt_bytes),
+    json=JsonField("db_size_bytes", 60, "whole"),
 )
 
 ETCD_IS_LEADER = Reading(
@@ -75,6 +83,7 @@ ETCD_IS_LEADER = Reading(
     higher_is_worse=False,
     area=Area.ETCD,
     extract=per_member("is_leader"),
+    json=JsonField("is_leader", 10, "flag"),
 )
 
 ETCD_PROPOSALS_FAILED_PER_S = Reading(
@@ -87,6 +96,7 @@ ETCD_PROPOSALS_FAILED_PER_S = Reading(
     area=Area.ETCD,
     extract=per_member("proposals_failed_per_s"),
     threshold=limits.ETCD_FAILED_PROPOSALS,
+    column=Column("failed", "failed/s", 8, 150, fmt_rate),
 )
 
 ETCD_DB_QUOTA_RATIO = Reading(
@@ -99,6 +109,7 @@ ETCD_DB_QUOTA_RATIO = Reading(
     area=Area.ETCD,
     extract=per_member("db_quota_ratio"),
     threshold=limits.ETCD_QUOTA,
+    column=Column("db_quota", "db/quota", 8, 110, fmt_pct),
 )
 
 ETCD_FRAGMENTATION = Reading(
@@ -111,6 +122,7 @@ ETCD_FRAGMENTATION = Reading(
     area=Area.ETCD,
     extract=per_member("fragmentation"),
     threshold=limits.ETCD_FRAGMENTATION,
+    column=Column("frag", "frag", 6, 120, fmt_pct),
 )
 
 ETCD_RECLAIMABLE_BYTES = Reading(
@@ -126,6 +138,7 @@ ETCD_RECLAIMABLE_BYTES = Reading(
     + ")",
     area=Area.ETCD,
     extract=reclaimable,
+    column=Column("reclaimable", "reclaimable", 11, 90, fmt_bytes),
 )
 
 ETCD_PEER_RTT_P99_S = Reading(
@@ -138,6 +151,7 @@ ETCD_PEER_RTT_P99_S = Reading(
     area=Area.ETCD,
     extract=per_member("peer_rtt_p99_s"),
     threshold=limits.ETCD_PEER_RTT_P99,
+    column=Column("rtt", "peer rtt p99", 12, 160, fmt_duration),
 )
 
 ETCD_DEFRAG_INFLIGHT = Reading(
@@ -162,6 +176,7 @@ ETCD_HAS_LEADER = Reading(
     higher_is_worse=False,
     area=Area.ETCD,
     extract=per_member("has_leader"),
+    json=JsonField("has_leader", 20, "flag"),
 )
 
 ETCD_SIGNALS: tuple[Reading, ...] = (

@@ -154,6 +154,15 @@ def reading_level(reading: Reading, v: Val) -> Level:
     return graded(reading.threshold, v)
 
 
+def shown_level(reading: Reading, v: Val) -> Level:
+    """How a value of any reading looks: by its threshold, plain when it has none (unknown
+    stays unknown).
+    """
+    if reading.threshold is None:
+        return Level.NEUTRAL if v.known or v.empty else Level.UNKNOWN
+    return graded(reading.threshold, v)
+
+
 def worst(levels: list[Level]) -> Level:
     """The worst of some levels (OK when there are none)."""
     return max(levels, default=Level.OK)

@@ -179,6 +179,18 @@ ETCD_HAS_LEADER = Reading(
     json=JsonField("has_leader", 20, "flag"),
 )
 
+ETCD_SLOW_APPLIES_PER_S = Reading(
+    "etcd.slow_applies_per_s",
+    "slow applies/s",
+    "/s",
+    _ETCD,
+    INST,
+    rate_by(select("etcd_server_slow_apply_total"), INST),
+    area=Area.ETCD,
+    extract=per_member("slow_applies_per_s"),
+    column=Column("slow_apply", "slow apply/s", 12, 155, fmt_rate),
+)
+
 ETCD_SIGNALS: tuple[Reading, ...] = (
     ETCD_FSYNC_P99_S,
     ETCD_COMMIT_P99_S,
@@ -192,5 +204,6 @@ ETCD_SIGNALS: tuple[Reading, ...] = (
     ETCD_PEER_RTT_P99_S,
     ETCD_DEFRAG_INFLIGHT,
     ETCD_HAS_LEADER,
+    ETCD_SLOW_APPLIES_PER_S,
 )
 """The etcd area's signals, in display order."""

@@ -67,6 +67,7 @@ ETCD_FAMILIES: Mapping[str, KeptLabels] = {
     "etcd_disk_defrag_inflight": (),
     "etcd_server_proposals_pending": (),
     "etcd_server_proposals_failed_total": (),
+    "etcd_server_slow_apply_total": (),
     "etcd_mvcc_db_total_size_in_bytes": (),
     "etcd_mvcc_db_total_size_in_use_in_bytes": (),
     "etcd_debugging_mvcc_db_total_size_in_bytes": (),

@@ -21,6 +21,7 @@ from ktop.analysis.findings import Finding, Severity
 from ktop.model.areas import AREAS
 from ktop.model.reading import Reading, key
 from ktop.model.signals import BY_METRIC
+from ktop.model.signals_nodes import NODES_LEASE_LAG_P99_S
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_apf import ApfRow
 from ktop.model.snapshot_apiservers import ApiserverRow
@@ -103,7 +104,7 @@ def _member(text: Callable[[str, Val], str]) -> Describe:
 
 
 def _lease_lag(_s: ClusterSnapshot, _subject: str, v: Val) -> tuple[str, ...]:
-    t = BY_METRIC["nodes.lease_lag_p99_s"].threshold
+    t = NODES_LEASE_LAG_P99_S.threshold
     assert t is not None
     return (
         f"lease lag p99 {fmt_duration(v.or_(0))} (warning > {t.warn:g}s, kubelet lease "

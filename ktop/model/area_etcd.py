@@ -62,6 +62,7 @@ def member_row(
         backend_commit_p99_s=ts.quantile(0.99, "etcd_disk_backend_commit_duration_seconds"),
         proposals_pending=ts.gauge("etcd_server_proposals_pending"),
         proposals_failed_per_s=ts.rate("etcd_server_proposals_failed_total"),
+        slow_applies_per_s=ts.rate("etcd_server_slow_apply_total"),
         db_size_bytes=db,
         db_in_use_bytes=in_use,
         quota_bytes=ts.gauge("etcd_server_quota_backend_bytes"),

@@ -5,10 +5,12 @@ giving ``(subject, value)`` for every subject it has.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from operator import attrgetter
 
 from ktop.model.area_metrics_only import split_zone_key
 from ktop.model.events import PodWait
-from ktop.model.reading import Extract
+from ktop.model.reading import Extract, Reading
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_etcd import EtcdMemberRow
 from ktop.model.snapshot_nodes import ZoneHealth
@@ -76,14 +78,27 @@ def whole(read: Callable[[ClusterSnapshot], Val]) -> Extract:
     return lambda s: (("", read(s)),)
 
 
-def per_member(attr: str) -> Extract:
-    """Each etcd member's ``attr``."""
+@dataclass(frozen=True, slots=True)
+class PerMember:
+    """The extractor of a per-member etcd reading: ``of`` reads one member's value."""
 
-    def read(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+    of: Callable[[EtcdMemberRow], Val]
+
+    def __call__(self, s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
+        """``(instance, value)`` of every member of a snapshot."""
         for m in s.etcd.members:
-            yield m.instance, getattr(m, attr)
+            yield m.instance, self.of(m)
 
-    return read
+
+def per_member(attr: str) -> PerMember:
+    """Each etcd member's ``attr``."""
+    return PerMember(attrgetter(attr))
+
+
+def member_value(reading: Reading, m: EtcdMemberRow) -> Val:
+    """A per-member reading's value for one member."""
+    assert isinstance(reading.extract, PerMember), reading.metric
+    return reading.extract.of(m)
 
 
 def reclaimable_bytes(m: EtcdMemberRow) -> Val:
@@ -94,10 +109,8 @@ def reclaimable_bytes(m: EtcdMemberRow) -> Val:
     return Val.of(max(size - in_use, 0.0))
 
 
-def reclaimable(s: ClusterSnapshot) -> Iterator[tuple[str, Val]]:
-    """Each member's reclaimable bytes."""
-    for m in s.etcd.members:
-        yield m.instance, reclaimable_bytes(m)
+reclaimable = PerMember(reclaimable_bytes)
+"""Each member's reclaimable bytes."""
 
 
 def queues(s: ClusterSnapshot) -> Iterable[tuple[str, Val]]:

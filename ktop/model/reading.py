@@ -14,6 +14,7 @@ from typing import Literal
 from ktop.model.events import Area, Component
 from ktop.model.grading import Severity, Threshold
 from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.text import fmt_si
 from ktop.model.values import Val
 
 QUANTILE = 0.99
@@ -34,6 +35,37 @@ class Chart:
     title: str
     rank: int
     """Its place among the area's charts, most telling first (lowest first)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A reading's column in its area's drill-down table of subjects (the etcd members
+    table): its cell is the subject's value, coloured by the reading's threshold.
+    """
+
+    key: str
+    """The column's id (its sort and filter key)."""
+    header: str
+    width: int
+    rank: int
+    """Its place among the table's columns, the table's own included (lowest first)."""
+    fmt: Callable[[float], str] = fmt_si
+
+
+JsonKind = Literal["number", "whole", "flag"]
+"""How a value is written in JSON: as it is, rounded, or true when at least 1."""
+
+
+@dataclass(frozen=True, slots=True)
+class JsonField:
+    """A reading's field in the triage JSON's object of each of its subjects
+    (``signals.etcd[]``, docs/triage-json.md).
+    """
+
+    name: str
+    rank: int
+    """Its place among the object's fields, the report's own included (lowest first)."""
+    kind: JsonKind = "number"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +98,8 @@ class Reading:
     threshold: Threshold | None = None
     """What grades it (the screen's colour, a finding's trend); None: it is context."""
     chart: Chart | None = None
+    column: Column | None = None
+    json: JsonField | None = None
 
     def status(self, v: Val) -> Severity:
         """How ``v`` grades: by the reading's threshold; unknown is never OK (a value

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ktop.model.extractors import PerMember
 from ktop.model.reading import Reading, key
 from ktop.model.series import WINDOW_S
 from ktop.model.signal_areas import Area
@@ -48,6 +49,9 @@ SIGNALS: tuple[Reading, ...] = (
 
 BY_METRIC: dict[str, Reading] = {s.metric: s for s in SIGNALS}
 """Every reading by its id."""
+
+MEMBER_READINGS: tuple[Reading, ...] = tuple(r for r in SIGNALS if isinstance(r.extract, PerMember))
+"""The readings of each etcd member (their columns and JSON fields are the members')."""
 
 
 def area_charts(area: Area) -> tuple[Reading, ...]:

@@ -13,6 +13,10 @@ from ktop.model.values import Val, ratio
 # etcd
 
 
+NOT_READ = Val.unknown("not read")
+"""A member value its row was made without."""
+
+
 @dataclass(frozen=True, slots=True)
 class EtcdMemberRow:
     """One etcd member."""
@@ -38,6 +42,9 @@ class EtcdMemberRow:
     reads and writes), 0 otherwise; unknown before etcd 3.4.18, which does not expose it."""
     last_ok: float | None
     error: str = ""
+    slow_applies_per_s: Val = NOT_READ
+    """Rate of ``etcd_server_slow_apply_total``: applies slower than etcd's 100 ms warning
+    (a slow disk or an overloaded member)."""
 
     @property
     def defragmenting(self) -> bool:

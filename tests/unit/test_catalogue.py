@@ -241,12 +241,13 @@ SCREEN: list[tuple[str, list[tuple[float, str]]]] = [
 @pytest.mark.parametrize(("what", "cases"), SCREEN, ids=[s[0] for s in SCREEN])
 def test_screen_colours_at_the_same_limits(what: str, cases: list[tuple[float, str]]) -> None:
     from ktop.model import limits
+    from ktop.model.signals import BY_METRIC
     from ktop.ui.render import level
 
     def look(v: Val) -> level.Level:
         if what.isupper():
             return level.graded(getattr(limits, what), v)
-        return level.reading_level(what, v)
+        return level.reading_level(BY_METRIC[what], v)
 
     assert [(x, look(Val.of(x)).name) for x, _ in cases] == cases
     assert look(UNKNOWN) is level.Level.UNKNOWN

@@ -8,6 +8,7 @@ against a real etcd's metrics read with ``prometheus_client``'s own parser.
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,22 @@ def test_a_reading_grades_by_its_threshold_and_unknown_is_never_ok() -> None:
     assert context.status(Val.unknown("x")) is Severity.UNKNOWN
 
 
+def _string_literals(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    return {
+        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }
+
+
+def test_the_ui_names_readings_by_their_handles_never_by_string() -> None:
+    ui = Path(__file__).parents[2] / "ktop/ui"
+    modules = sorted(ui.rglob("*.py"))
+    assert len(modules) > 20
+    ids = set(BY_METRIC)
+    by_string = {str(p.relative_to(ui)): sorted(_string_literals(p) & ids) for p in modules}
+    assert {p: found for p, found in by_string.items() if found} == {}
+
+
 def _independent_reclaimable(text: str) -> float:
     """db size minus db in use, read with prometheus_client's parser."""
     values: dict[str, float] = {}
@@ -87,3 +104,32 @@ def test_the_worked_example_reads_a_real_etcd_as_its_own_parser_does(fixture: st
     assert reading.promql and "etcd_mvcc_db_total_size_in_use_in_bytes" in reading.promql
     docs = (Path(__file__).parents[2] / "docs/panes.md").read_text()
     assert "`etcd.reclaimable_bytes`" in docs
+
+
+def _independent_slow_applies(text: str) -> float:
+    """``etcd_server_slow_apply_total``, read with prometheus_client's parser."""
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "etcd_server_slow_apply_total":
+                return sample.value
+    raise AssertionError("no etcd_server_slow_apply_total")
+
+
+@pytest.mark.parametrize("fixture", ETCD_FIXTURES)
+def test_the_per_member_example_rates_a_real_etcd_s_slow_applies(fixture: str) -> None:
+    """``etcd.slow_applies_per_s`` (docs/architecture.md's per-member example): two scrapes
+    of a real member 30 s apart, the second with 6 more slow applies, give 0.2/s.
+    """
+    text = (FIXTURES / fixture).read_text()
+    total = _independent_slow_applies(text)
+    later = text.replace(
+        f"etcd_server_slow_apply_total {total:g}", f"etcd_server_slow_apply_total {total + 6:g}"
+    )
+    assert _independent_slow_applies(later) == total + 6
+    target = Target(Component.ETCD, "etcd-0:2379")
+    model = ClusterModel()
+    for at, body in ((100.0, text), (130.0, later)):
+        parsed = parse_exposition(body, FAMILIES[Component.ETCD])
+        model.apply_all([MetricsScraped(at, target, parsed.samples)])
+    signals = read_signals(model.snapshot())
+    assert signals[key("etcd.slow_applies_per_s", "etcd-0:2379")] == pytest.approx(6 / 30)

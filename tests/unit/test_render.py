@@ -374,16 +374,17 @@ def test_quotas_near_their_limits_are_listed_with_units() -> None:
 
 
 def test_nothing_to_measure_is_a_dash_not_unknown() -> None:
+    from ktop.model.signals_apf import APF_WAIT_P99_S
     from ktop.model.text import fmt_val
     from ktop.model.values import Val
     from ktop.ui.render.level import Level, reading_level
     from ktop.ui.render.reasons import val_reasons
 
     idle = Val.nothing("no request waited")
-    assert fmt_val(idle) == "-" and reading_level("apf.wait_p99_s", idle) is Level.NEUTRAL
+    assert fmt_val(idle) == "-" and reading_level(APF_WAIT_P99_S, idle) is Level.NEUTRAL
     assert val_reasons((idle,)) == ()
     gone = Val.unknown("scrape failed")
-    assert fmt_val(gone) == "?" and reading_level("apf.wait_p99_s", gone) is Level.UNKNOWN
+    assert fmt_val(gone) == "?" and reading_level(APF_WAIT_P99_S, gone) is Level.UNKNOWN
     assert val_reasons((gone,)) == ("scrape failed",)
 
 

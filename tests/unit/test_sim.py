@@ -440,6 +440,9 @@ def test_etcd_slow_disk_fsync_climbs_then_leader_changes_exactly_once() -> None:
     assert p99(3, 28, "etcd_disk_wal_fsync_duration_seconds") < 0.005
     assert p99(100, 145, "etcd_disk_wal_fsync_duration_seconds") > 0.5
     assert p99(100, 145, "etcd_disk_backend_commit_duration_seconds") > 0.25
+    slow = {round(offset(e)): value(e.samples, "etcd_server_slow_apply_total") for e in seq}
+    assert slow[min(times)] == slow[min(times, key=lambda t: abs(t - 28))] == 0  # healthy
+    assert slow[max(times)] > 0  # commits past 100 ms while the disk is slow
     api = scrapes(events, "apiserver-0")
     api_at = {round(offset(e)): e.samples for e in api}
     api_times = sorted(api_at)

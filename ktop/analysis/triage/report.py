@@ -10,15 +10,19 @@ triage is a JSON document too (:func:`error_json`), so that a script can read it
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ktop.analysis.trends import Trend
 from ktop.analysis.triage.diagnosis import Headline, headline
 from ktop.analysis.triage.timeline import TimelineEvent
 from ktop.analysis.triage.types import Evidence, PathResult, Role, TriageReport
+from ktop.model.extractors import member_value
+from ktop.model.reading import JsonKind
+from ktop.model.signals import MEMBER_READINGS
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_apf import TalkersView
+from ktop.model.snapshot_etcd import EtcdMemberRow
 from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.snapshot_scheduler import QUEUES
 from ktop.model.values import Val
@@ -148,27 +152,7 @@ def signals(
         }
         for r in snap.apiservers.instances
     ]
-    etcd = []
-    for m in snap.etcd.members:
-        w = windows.get(m.instance)
-        lifetime = w is None or any(
-            v.lifetime for v in (m.leader_changes, m.wal_fsync_p99_s, m.backend_commit_p99_s)
-        )
-        etcd.append(
-            {
-                "instance": m.instance,
-                "is_leader": _b(m.is_leader),
-                "has_leader": _b(m.has_leader),
-                "leader_changes": _i(m.leader_changes),
-                "wal_fsync_p99_s": _f(m.wal_fsync_p99_s),
-                "backend_commit_p99_s": _f(m.backend_commit_p99_s),
-                "db_size_bytes": _i(m.db_size_bytes),
-                "db_in_use_bytes": _i(m.db_in_use_bytes),
-                "quota_bytes": _i(m.quota_bytes),
-                "window": "lifetime" if lifetime else w,
-                "error": m.error,
-            }
-        )
+    etcd = [member_json(m, windows.get(m.instance)) for m in snap.etcd.members]
     sc = snap.scheduler
     scheduler = {
         "pending_by_queue": {q: _i(sc.queue.get(q, Val.unknown("not exposed"))) for q in QUEUES},
@@ -186,6 +170,34 @@ def signals(
         "etcd": etcd,
         "scheduler": scheduler,
     }
+
+
+_JSON_OF: dict[JsonKind, Callable[[Val], Any]] = {"number": _f, "whole": _i, "flag": _b}
+"""How a value of each JSON kind is written."""
+
+
+def member_json(m: EtcdMemberRow, window: float | None) -> dict[str, Any]:
+    """One member's object of ``signals.etcd[]``: its own fields and every per-member
+    reading's that declares a JSON field, by rank. ``window`` is its seconds of samples
+    (None: lifetime values).
+    """
+    lifetime = window is None or any(
+        v.lifetime for v in (m.leader_changes, m.wal_fsync_p99_s, m.backend_commit_p99_s)
+    )
+    own: list[tuple[int, str, Any]] = [
+        (0, "instance", m.instance),
+        (30, "leader_changes", _i(m.leader_changes)),
+        (70, "db_in_use_bytes", _i(m.db_in_use_bytes)),
+        (80, "quota_bytes", _i(m.quota_bytes)),
+        (90, "window", "lifetime" if lifetime else window),
+        (100, "error", m.error),
+    ]
+    readings = [
+        (f.rank, f.name, _JSON_OF[f.kind](member_value(r, m)))
+        for r in MEMBER_READINGS
+        if (f := r.json) is not None
+    ]
+    return {name: value for _, name, value in sorted([*own, *readings], key=lambda x: x[0])}
 
 
 def _trend_json(t: Trend | None) -> dict[str, Any] | None:

@@ -31,6 +31,15 @@ def _lognormal_mean(median: float, sigma: float) -> float:
     return median * math.exp(sigma * sigma / 2)
 
 
+SLOW_APPLY_S = 0.1
+"""etcd counts an apply slower than this as slow (``etcd_server_slow_apply_total``)."""
+
+
+def _share_above(limit: float, median: float, sigma: float) -> float:
+    """The share of a lognormal distribution above ``limit``."""
+    return 0.5 * math.erfc(math.log(limit / median) / (sigma * math.sqrt(2.0)))
+
+
 class Member:
     """One etcd member's process state."""
 
@@ -44,6 +53,7 @@ class Member:
         self.has_leader = True
         self.leader_changes = 1.0
         self.proposals_failed = float(rng.randint(0, 3))
+        self.slow_applies = 0.0
         self.pending = 0.0
         self.wal = Histogram(ETCD_DISK_BUCKETS)
         self.commit = Histogram(ETCD_DISK_BUCKETS)
@@ -117,6 +127,7 @@ class Etcd:
             10.0 + writes_per_s * 0.02, 0.9 / _lognormal_mean(m.commit_median, COMMIT_SIGMA)
         )
         m.commit.observe_lognormal(commits * dt, m.commit_median, COMMIT_SIGMA)
+        m.slow_applies += commits * dt * _share_above(SLOW_APPLY_S, m.commit_median, COMMIT_SIGMA)
         for hist in m.rtt.values():
             hist.observe_lognormal(0.5 * dt, 0.0008, 0.5)
 
@@ -149,6 +160,7 @@ class Etcd:
         gauge(out, "etcd_disk_defrag_inflight", (), 1 if m.defragmenting else 0)
         gauge(out, "etcd_server_proposals_pending", (), round(m.pending))
         gauge(out, "etcd_server_proposals_failed_total", (), math.floor(m.proposals_failed))
+        gauge(out, "etcd_server_slow_apply_total", (), math.floor(m.slow_applies))
         size = round(self.db_size * (1.0 + 0.002 * index) / 4096) * 4096
         cycle = ((el + self._compaction_phase) % 300.0) / 300.0
         in_use = round(size * (0.58 + 0.06 * cycle) / 4096) * 4096

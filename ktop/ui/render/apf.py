@@ -9,6 +9,7 @@ from rich.text import Text
 from ktop.model.areas import AREAS
 from ktop.model.limits import APF_SEATS
 from ktop.model.signal_areas import Area
+from ktop.model.signals_apf import APF_IN_QUEUE, APF_REJECTED_PER_S, APF_WAIT_P99_S
 from ktop.model.snapshot_apf import ApfRow, ApfSnapshot, TalkerRow, TalkersView
 from ktop.model.text import counted, fmt_duration, fmt_pct, fmt_rate, fmt_si, fmt_val
 from ktop.model.values import Val, ratio, sum_vals
@@ -65,9 +66,9 @@ def row_level(row: ApfRow) -> Level:
     """How bad one APF row looks: rejections are critical, queueing a warning."""
     rejected = row.rejected_total_per_s
     levels = [
-        reading_level("apf.rejected_per_s", rejected),
-        reading_level("apf.in_queue", row.in_queue),
-        reading_level("apf.wait_p99_s", row.wait_p99_s),
+        reading_level(APF_REJECTED_PER_S, rejected),
+        reading_level(APF_IN_QUEUE, row.in_queue),
+        reading_level(APF_WAIT_P99_S, row.wait_p99_s),
         seats_level(row),
     ]
     if not (row.in_queue.known and row.executing.known):
@@ -176,7 +177,7 @@ def _panel_cells(r: ApfRow, wide: bool) -> list[TableCell]:
     lvl = row_level(r)
     cells = [
         TableCell(r.priority_level, 0, "left", lvl if lvl > Level.OK else Level.NEUTRAL),
-        TableCell(fmt_val(r.in_queue), 5, level=reading_level("apf.in_queue", r.in_queue)),
+        TableCell(fmt_val(r.in_queue), 5, level=reading_level(APF_IN_QUEUE, r.in_queue)),
     ]
     if wide:
         cells.append(TableCell(fmt_val(r.executing), 5))
@@ -184,12 +185,12 @@ def _panel_cells(r: ApfRow, wide: bool) -> list[TableCell]:
     cells.append(TableCell(seats, 9 if wide else 6, level=seats_level(r)))
     if wide:
         cells.append(TableCell(fmt_val(r.wait_p50_s, fmt_duration), 6))
-    p99_level = reading_level("apf.wait_p99_s", r.wait_p99_s)
+    p99_level = reading_level(APF_WAIT_P99_S, r.wait_p99_s)
     cells.append(TableCell(fmt_val(r.wait_p99_s, fmt_duration), 6 if wide else 5, level=p99_level))
     if wide:
         cells.append(TableCell(fmt_val(r.dispatched_per_s, fmt_rate), 7))
     rejected = r.rejected_total_per_s
-    rej_level = reading_level("apf.rejected_per_s", rejected)
+    rej_level = reading_level(APF_REJECTED_PER_S, rejected)
     rej_text = fmt_val(rejected, fmt_rate) if wide else fmt_val(rejected)
     cells.append(TableCell(rej_text, 7 if wide else 5, level=rej_level))
     return cells
@@ -202,18 +203,18 @@ def _num(v: Val, level: Level = Level.NEUTRAL) -> Text:
 def _common_cells(r: ApfRow, *, limit: bool = True) -> list[Text]:
     seats = num_cell(seats_text(r), seats_level(r)) if limit else val_cell(r.seats_in_use)
     return [
-        _num(r.in_queue, level=reading_level("apf.in_queue", r.in_queue)),
+        _num(r.in_queue, level=reading_level(APF_IN_QUEUE, r.in_queue)),
         _num(r.executing),
         seats,
         num_cell(fmt_val(r.wait_p50_s, fmt_duration)),
         num_cell(
             fmt_val(r.wait_p99_s, fmt_duration),
-            reading_level("apf.wait_p99_s", r.wait_p99_s),
+            reading_level(APF_WAIT_P99_S, r.wait_p99_s),
         ),
         num_cell(fmt_val(r.dispatched_per_s, fmt_rate)),
         num_cell(
             fmt_val(r.rejected_total_per_s, fmt_rate),
-            reading_level("apf.rejected_per_s", r.rejected_total_per_s),
+            reading_level(APF_REJECTED_PER_S, r.rejected_total_per_s),
         ),
     ]
 

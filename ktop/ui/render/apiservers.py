@@ -10,6 +10,13 @@ from ktop.model.areas import AREAS
 from ktop.model.events import LOAD_BALANCED
 from ktop.model.limits import API_SKEW, API_SLO_BUDGET
 from ktop.model.signal_areas import Area
+from ktop.model.signals_apiservers import (
+    API_REQUEST_SKEW,
+    API_SLO_RATIO,
+    API_TERMINATIONS_PER_S,
+    API_THROTTLED_PER_S,
+    API_WATCH_SKEW,
+)
 from ktop.model.slo import SLOS
 from ktop.model.snapshot_apiservers import ApiserverRow, ApiserversSnapshot, SloRow
 from ktop.model.text import (
@@ -79,10 +86,10 @@ def instance_level(row: ApiserverRow, now: float) -> Level:
     if row.error or not row.requests_per_s.known:
         return Level.UNKNOWN
     worst_slo = row.worst_slo
-    slo = Level.NEUTRAL if worst_slo is None else reading_level("api.slo_ratio", worst_slo.ratio)
+    slo = Level.NEUTRAL if worst_slo is None else reading_level(API_SLO_RATIO, worst_slo.ratio)
     levels = [
         uptime_level(row, now),
-        reading_level("api.throttled_per_s", row.throttled_per_s),
+        reading_level(API_THROTTLED_PER_S, row.throttled_per_s),
         slo,
     ]
     return worst(levels) if max(levels) > Level.NEUTRAL else Level.OK
@@ -149,7 +156,7 @@ def _panel_cells(r: ApiserverRow, now: float, wide: bool) -> list[TableCell]:
             TableCell(
                 fmt_val(r.throttled_per_s, fmt_rate),
                 6,
-                level=reading_level("api.throttled_per_s", r.throttled_per_s),
+                level=reading_level(API_THROTTLED_PER_S, r.throttled_per_s),
             ),
             TableCell(slo_text_, 8, level=slo_level),
         ]
@@ -168,7 +175,7 @@ def slo_cell(r: ApiserverRow) -> tuple[str, Level]:
     if worst is None:
         known = [s for s in r.slos if s.p99_s.empty]
         return ("-", Level.NEUTRAL) if known and len(known) == len(r.slos) else ("?", Level.UNKNOWN)
-    return fmt_val(worst.ratio, fmt_times), reading_level("api.slo_ratio", worst.ratio)
+    return fmt_val(worst.ratio, fmt_times), reading_level(API_SLO_RATIO, worst.ratio)
 
 
 def slo_text(s: SloRow) -> Text:
@@ -177,7 +184,7 @@ def slo_text(s: SloRow) -> Text:
         return val_cell(s.p99_s, fmt_duration)
     slow = "" if s.slow_share.value is None else f" ({fmt_pct(s.slow_share.value)} slow)"
     text = f"{fmt_val(s.p99_s, fmt_duration)} of {fmt_duration(s.limit_s)}{slow}"
-    return num_cell(text, reading_level("api.slo_ratio", s.ratio))
+    return num_cell(text, reading_level(API_SLO_RATIO, s.ratio))
 
 
 def budget_text(s: SloRow) -> Text:
@@ -254,7 +261,7 @@ METRICS: tuple[Metric, ...] = (
         "429/s",
         lambda r, _now: num_cell(
             fmt_val(r.throttled_per_s, fmt_rate),
-            reading_level("api.throttled_per_s", r.throttled_per_s),
+            reading_level(API_THROTTLED_PER_S, r.throttled_per_s),
         ),
     ),
     (
@@ -262,7 +269,7 @@ METRICS: tuple[Metric, ...] = (
         "terminations/s",
         lambda r, _now: num_cell(
             fmt_val(r.terminations_per_s, fmt_rate),
-            reading_level("api.terminations_per_s", r.terminations_per_s),
+            reading_level(API_TERMINATIONS_PER_S, r.terminations_per_s),
         ),
     ),
     (
@@ -289,8 +296,8 @@ def tables(api: ApiserversSnapshot, now: float) -> tuple[TableSpec, ...]:
 
 def summary_line(api: ApiserversSnapshot) -> Text:
     """Skew ratios for the drill-down header."""
-    req = reading_level("api.request_skew", api.request_skew)
-    watch = reading_level("api.watch_skew", api.watch_skew)
+    req = reading_level(API_REQUEST_SKEW, api.request_skew)
+    watch = reading_level(API_WATCH_SKEW, api.watch_skew)
     out = Text("request skew ")
     out.append(styled(fmt_val(api.request_skew, fmt_times), req))
     out.append(" · watch skew ")

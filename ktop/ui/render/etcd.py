@@ -4,12 +4,23 @@ apiservers see it (request latency, rates, errors, storage size, object counts).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.text import Text
 
 from ktop.model.areas import AREAS
-from ktop.model.extractors import reclaimable_bytes
+from ktop.model.extractors import member_value
 from ktop.model.limits import ETCD_CLIENT_ERRORS, ETCD_COMMIT_P99, ETCD_LEADER_CHANGES
+from ktop.model.reading import Reading
 from ktop.model.signal_areas import Area
+from ktop.model.signals import MEMBER_READINGS
+from ktop.model.signals_etcd import (
+    ETCD_COMMIT_P99_S,
+    ETCD_DB_QUOTA_RATIO,
+    ETCD_DEFRAG_INFLIGHT,
+    ETCD_FRAGMENTATION,
+    ETCD_FSYNC_P99_S,
+)
 from ktop.model.snapshot_etcd import (
     EtcdApiserverView,
     EtcdClientRow,
@@ -23,6 +34,7 @@ from ktop.model.text import (
     fmt_duration,
     fmt_pct,
     fmt_rate,
+    fmt_si,
     fmt_val,
     short_instance,
 )
@@ -32,6 +44,7 @@ from ktop.ui.render.level import (
     Level,
     graded,
     reading_level,
+    shown_level,
     worst,
 )
 from ktop.ui.render.sortkey import larger_first
@@ -90,17 +103,17 @@ def client_summary(view: EtcdApiserverView) -> str:
 
 def fsync_level(m: EtcdMemberRow) -> Level:
     """WAL fsync p99 against the mixin's 0.5 s / 1 s."""
-    return reading_level("etcd.fsync_p99_s", m.wal_fsync_p99_s)
+    return reading_level(ETCD_FSYNC_P99_S, m.wal_fsync_p99_s)
 
 
 def commit_level(m: EtcdMemberRow) -> Level:
     """Backend commit p99 against the mixin's 0.25 s."""
-    return reading_level("etcd.commit_p99_s", m.backend_commit_p99_s)
+    return reading_level(ETCD_COMMIT_P99_S, m.backend_commit_p99_s)
 
 
 def quota_level(m: EtcdMemberRow) -> Level:
     """Db size / quota against 80 % / 95 %."""
-    return reading_level("etcd.db_quota_ratio", m.db_quota_ratio)
+    return reading_level(ETCD_DB_QUOTA_RATIO, m.db_quota_ratio)
 
 
 def defrag_level(m: EtcdMemberRow) -> Level:
@@ -109,7 +122,7 @@ def defrag_level(m: EtcdMemberRow) -> Level:
     """
     if not m.defragmenting:
         return Level.NEUTRAL
-    return reading_level("etcd.defrag_inflight", m.defrag_inflight)
+    return reading_level(ETCD_DEFRAG_INFLIGHT, m.defrag_inflight)
 
 
 def member_level(m: EtcdMemberRow) -> Level:
@@ -121,7 +134,7 @@ def member_level(m: EtcdMemberRow) -> Level:
         fsync_level(m),
         commit_level(m),
         quota_level(m),
-        reading_level("etcd.fragmentation", m.fragmentation),
+        reading_level(ETCD_FRAGMENTATION, m.fragmentation),
         defrag_level(m),
         Level.CRIT if m.has_leader.value == 0 else Level.NEUTRAL,
     ]
@@ -251,7 +264,7 @@ def _panel_cells(m: EtcdMemberRow, leader: str, wide: bool) -> list[TableCell]:
             TableCell(
                 fmt_val(m.fragmentation, fmt_pct),
                 5,
-                level=reading_level("etcd.fragmentation", m.fragmentation),
+                level=reading_level(ETCD_FRAGMENTATION, m.fragmentation),
             ),
             TableCell(fmt_val(m.proposals_pending), 5),
         ]
@@ -259,28 +272,13 @@ def _panel_cells(m: EtcdMemberRow, leader: str, wide: bool) -> list[TableCell]:
 
 
 def tables(etcd: EtcdSnapshot, now: float) -> tuple[TableSpec, ...]:
-    """Drill-down: one row per member."""
-    columns = (
-        Column("status", "", 1),
-        Column("member", "member"),
-        Column("leader", "role", 8),
-        Column("fsync_p50", "fsync p50", 9),
-        Column("fsync_p99", "fsync p99", 9),
-        Column("commit_p99", "commit p99", 10),
-        Column("db", "db size", 9),
-        Column("in_use", "in use", 9),
-        Column("reclaimable", "reclaimable", 11),
-        Column("quota", "quota", 9),
-        Column("db_quota", "db/quota", 8),
-        Column("frag", "frag", 6),
-        Column("changes", "leader chg", 10),
-        Column("pending", "proposals", 9),
-        Column("failed", "failed/s", 8),
-        Column("rtt", "peer rtt p99", 12),
-        Column("last_ok", "scraped", 8),
-        Column("error", "error"),
+    """Drill-down: one row per member, its columns :func:`member_columns`."""
+    ranked = member_columns()
+    columns = tuple(column for _, column, _ in ranked)
+    rows = tuple(
+        Row(m.instance, tuple(cell(m, etcd.leader, now) for _, _, cell in ranked))
+        for m in etcd.members
     )
-    rows = tuple(Row(m.instance, _member_cells(m, etcd.leader, now)) for m in etcd.members)
     # The same tables whatever the data: a drill-down composes its tables once.
     return (TableSpec("members", "Members", columns, rows), *client_tables(etcd.apiserver_view))
 
@@ -356,32 +354,60 @@ def client_tables(view: EtcdApiserverView | None) -> tuple[TableSpec, ...]:
     )
 
 
-def _member_cells(m: EtcdMemberRow, leader: str, now: float) -> tuple[Text, ...]:
+MemberCell = Callable[[EtcdMemberRow, str, float], Text]
+"""One cell of a member's row, from the member, the leader's instance and the time now."""
+
+
+def _status_cell(m: EtcdMemberRow, _leader: str, _now: float) -> Text:
     lvl = member_level(m)
-    role_level = Level.CRIT if m.has_leader.value == 0 else defrag_level(m)
-    return (
-        text_cell(SYMBOL[lvl], lvl),
-        text_cell(member_name(m, leader)),
-        text_cell(role(m), role_level),
-        val_cell(m.wal_fsync_p50_s, fmt_duration),
-        val_cell(m.wal_fsync_p99_s, fmt_duration, fsync_level(m)),
-        val_cell(m.backend_commit_p99_s, fmt_duration, commit_level(m)),
-        val_cell(m.db_size_bytes, fmt_bytes),
-        val_cell(m.db_in_use_bytes, fmt_bytes),
-        val_cell(reclaimable_bytes(m), fmt_bytes),
-        val_cell(m.quota_bytes, fmt_bytes),
-        val_cell(m.db_quota_ratio, fmt_pct, quota_level(m)),
-        val_cell(m.fragmentation, fmt_pct, reading_level("etcd.fragmentation", m.fragmentation)),
-        val_cell(m.leader_changes),
-        val_cell(m.proposals_pending),
-        val_cell(
-            m.proposals_failed_per_s,
-            fmt_rate,
-            reading_level("etcd.proposals_failed_per_s", m.proposals_failed_per_s),
-        ),
-        val_cell(
-            m.peer_rtt_p99_s, fmt_duration, reading_level("etcd.peer_rtt_p99_s", m.peer_rtt_p99_s)
-        ),
-        num_cell(fmt_age(None if m.last_ok is None else now - m.last_ok)),
-        text_cell(m.error, Level.UNKNOWN if m.error else Level.NEUTRAL),
-    )
+    return text_cell(SYMBOL[lvl], lvl)
+
+
+def _role_cell(m: EtcdMemberRow, _leader: str, _now: float) -> Text:
+    return text_cell(role(m), Level.CRIT if m.has_leader.value == 0 else defrag_level(m))
+
+
+def _plain(attr: str, fmt: Callable[[float], str] = fmt_si) -> MemberCell:
+    return lambda m, _leader, _now: val_cell(getattr(m, attr), fmt)
+
+
+OWN_COLUMNS: tuple[tuple[int, Column, MemberCell], ...] = (
+    (10, Column("status", "", 1), _status_cell),
+    (20, Column("member", "member"), lambda m, leader, _now: text_cell(member_name(m, leader))),
+    (30, Column("leader", "role", 8), _role_cell),
+    (40, Column("fsync_p50", "fsync p50", 9), _plain("wal_fsync_p50_s", fmt_duration)),
+    (80, Column("in_use", "in use", 9), _plain("db_in_use_bytes", fmt_bytes)),
+    (100, Column("quota", "quota", 9), _plain("quota_bytes", fmt_bytes)),
+    (130, Column("changes", "leader chg", 10), _plain("leader_changes")),
+    (
+        900,
+        Column("last_ok", "scraped", 8),
+        lambda m, _leader, now: num_cell(fmt_age(None if m.last_ok is None else now - m.last_ok)),
+    ),
+    (
+        910,
+        Column("error", "error"),
+        lambda m, _leader, _now: text_cell(m.error, Level.UNKNOWN if m.error else Level.NEUTRAL),
+    ),
+)
+"""The members table's own columns (not readings), by rank among every column."""
+
+
+def _reading_cell(reading: Reading, fmt: Callable[[float], str]) -> MemberCell:
+    def cell(m: EtcdMemberRow, _leader: str, _now: float) -> Text:
+        v = member_value(reading, m)
+        return val_cell(v, fmt, shown_level(reading, v))
+
+    return cell
+
+
+def member_columns() -> list[tuple[int, Column, MemberCell]]:
+    """The members table's columns by rank: its own and every per-member reading's that
+    declares a column (header, width, format; coloured by the reading's threshold).
+    """
+    readings = [
+        (c.rank, Column(c.key, c.header, c.width), _reading_cell(r, c.fmt))
+        for r in MEMBER_READINGS
+        if (c := r.column) is not None
+    ]
+    return sorted([*OWN_COLUMNS, *readings], key=lambda ranked: ranked[0])

@@ -9,6 +9,8 @@ from rich.text import Text
 from ktop.analysis.fleet import CellSummary, SharedCause
 from ktop.analysis.triage.types import Verdict
 from ktop.fleet import FleetView
+from ktop.model.signals_apiservers import API_REQUEST_SKEW
+from ktop.model.signals_etcd import ETCD_FSYNC_P99_S
 from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.text import (
     fmt_age,
@@ -85,7 +87,7 @@ def _apf(c: CellSummary) -> Text:
 
 
 def _etcd(c: CellSummary) -> Text:
-    level = max(STATUS_LEVEL[c.etcd_leader], reading_level("etcd.fsync_p99_s", c.etcd_fsync_p99_s))
+    level = max(STATUS_LEVEL[c.etcd_leader], reading_level(ETCD_FSYNC_P99_S, c.etcd_fsync_p99_s))
     fsync = fmt_val(c.etcd_fsync_p99_s, fmt_duration)
     return _cell(f"{SYMBOL[STATUS_LEVEL[c.etcd_leader]]} {fsync}", level)
 
@@ -157,7 +159,7 @@ def fleet_table(view: FleetView, width: int) -> TableSpec:
         if wide:
             cells.append(_cell(c.apf_level or "?", Level.NEUTRAL if c.apf_level else Level.UNKNOWN))
         cells += [
-            _val(c.api_skew, fmt_times, reading_level("api.request_skew", c.api_skew)),
+            _val(c.api_skew, fmt_times, reading_level(API_REQUEST_SKEW, c.api_skew)),
             _etcd(c),
             _val(c.pending, fmt_si, Level.NEUTRAL),
         ]

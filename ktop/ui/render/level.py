@@ -17,7 +17,7 @@ from rich.text import Text
 from ktop.analysis import catalogue
 from ktop.analysis.findings import Severity
 from ktop.model.grading import Threshold
-from ktop.model.signals import BY_METRIC
+from ktop.model.reading import Reading
 from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.values import Val
 
@@ -148,10 +148,18 @@ def graded(threshold: Threshold, v: Val) -> Level:
     return GRADE_LEVEL.get(threshold.grade(v.value), Level.NEUTRAL)
 
 
-def reading_level(metric: str, v: Val) -> Level:
-    """How a value of the registry's reading ``metric`` looks (its own threshold)."""
-    reading = BY_METRIC[metric]
-    assert reading.threshold is not None, metric
+def reading_level(reading: Reading, v: Val) -> Level:
+    """How a value of a graded reading of the registry looks (its own threshold)."""
+    assert reading.threshold is not None, reading.metric
+    return graded(reading.threshold, v)
+
+
+def shown_level(reading: Reading, v: Val) -> Level:
+    """How a value of any reading looks: by its threshold, plain when it has none (unknown
+    stays unknown).
+    """
+    if reading.threshold is None:
+        return Level.NEUTRAL if v.known or v.empty else Level.UNKNOWN
     return graded(reading.threshold, v)
 
 

@@ -8,6 +8,7 @@ from rich.text import Text
 
 from ktop.model.areas import AREAS
 from ktop.model.signal_areas import Area
+from ktop.model.signals_nodes import NODES_LEASE_LAG_P99_S
 from ktop.model.snapshot_nodes import (
     DomainRollup,
     InterimZones,
@@ -65,7 +66,7 @@ def zone_level(d: DomainRollup) -> Level:
 
 def lag_level(v: Val) -> Level:
     """Lease lag against the node monitor grace period (40 s)."""
-    return reading_level("nodes.lease_lag_p99_s", v)
+    return reading_level(NODES_LEASE_LAG_P99_S, v)
 
 
 def domain_name(d: DomainRollup) -> str:

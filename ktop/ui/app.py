@@ -30,7 +30,6 @@ from ktop.ui.frame import Frame
 from ktop.ui.recording import RecordingControls
 from ktop.ui.render.areas import AREA_KEYS
 from ktop.ui.render.reasons import prepare as prepare_reasons
-from ktop.ui.render.replay import RECORD_KEYS, REPLAY_KEYS, REWIND_KEYS
 from ktop.ui.render.trend import WINDOWS, window_label
 from ktop.ui.screens.base import KtopScreen
 from ktop.ui.screens.drill import DrillScreen
@@ -54,6 +53,8 @@ IDLE_EVERY = 5
 redrawn at every this many refreshes (every 5 s at the default 1 s) instead of at each:
 an idle frame at 100,000 nodes costs a snapshot, findings and a render for ages alone.
 Data arriving is shown at the next refresh."""
+OVERVIEW_HELP = "overview: all five areas"
+"""What ``o`` and escape do (both bindings say it)."""
 _STRIP_COLOR = StripColor()
 _ASCII = AsciiFilter()
 
@@ -70,40 +71,60 @@ class KtopApp(App[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         # help and quit first: a narrow key bar cuts from the right, and these two must stay
-        Binding("question_mark", "help", "help", key_display="?"),
-        Binding("q", "quit", "quit"),
-        Binding("o", "goto('overview')", "overview"),
-        Binding("escape", "goto('overview')", "Overview", show=False),
+        Binding("question_mark", "help", "help", key_display="?", tooltip="every key (this help)"),
+        Binding("q", "quit", "quit", tooltip="quit"),
+        Binding("o", "goto('overview')", "overview", tooltip=OVERVIEW_HELP),
+        Binding("escape", "goto('overview')", "Overview", show=False, tooltip=OVERVIEW_HELP),
         *(
-            Binding(key, f"goto('{area.value}')", AREAS[area].short, key_display=key)
+            Binding(
+                key,
+                f"goto('{area.value}')",
+                AREAS[area].short,
+                key_display=key,
+                tooltip=AREAS[area].help,
+            )
             for area, key in AREA_KEYS.items()
         ),
-        Binding("f", "goto('findings')", "findings"),
-        Binding("T", "cycle_theme", "theme", show=False),
-        Binding("y", "copy", "copy", show=False),
-        Binding("w", "trend_window", "window"),
+        Binding("f", "goto('findings')", "findings", tooltip="all findings with evidence"),
+        Binding(
+            "T",
+            "cycle_theme",
+            "theme",
+            show=False,
+            tooltip="next theme (ktop's themes and yours, in name order)",
+        ),
+        Binding(
+            "y",
+            "copy",
+            "copy",
+            show=False,
+            tooltip="copy the findings, or the table in focus, to the clipboard (OSC 52)",
+        ),
+        Binding(
+            "w",
+            "trend_window",
+            "window",
+            tooltip="trend window of sparklines and charts: 5m, 15m, 1h",
+        ),
         *RecordingControls.bindings(),
-        Binding("t", "goto('triage')", "triage"),
-        Binding("i", "goto('timeline')", "timeline", show=False),
+        Binding(
+            "t",
+            "goto('triage')",
+            "triage",
+            tooltip="triage: every path's verdict and evidence; enter opens the pane",
+        ),
+        Binding(
+            "i",
+            "goto('timeline')",
+            "timeline",
+            show=False,
+            tooltip="incident timeline: restarts, etcd leader changes, zone states, "
+            "first threshold crossings, the diagnosis' onset and markers, oldest first",
+        ),
     ]
-    """Every app-wide key. What each does is :data:`KEY_HELP`; the help screen, the command
-    palette and README's key table are generated from the two."""
-
-    KEY_HELP: ClassVar[dict[str, str]] = {
-        "goto('overview')": "overview: all five areas",
-        **{f"goto('{area.value}')": AREAS[area].help for area in AREA_KEYS},
-        "goto('findings')": "all findings with evidence",
-        "cycle_theme": "next theme (ktop's themes and yours, in name order)",
-        "copy": "copy the findings, or the table in focus, to the clipboard (OSC 52)",
-        "trend_window": "trend window of sparklines and charts: 5m, 15m, 1h",
-        **{action: what for _, action, _, what in (*RECORD_KEYS, *REPLAY_KEYS, *REWIND_KEYS)},
-        "goto('triage')": "triage: every path's verdict and evidence; enter opens the pane",
-        "goto('timeline')": "incident timeline: restarts, etcd leader changes, zone states, "
-        "first threshold crossings, the diagnosis' onset and markers, oldest first",
-        "help": "every key (this help)",
-        "quit": "quit",
-    }
-    """What the key of every action in :data:`BINDINGS` does (a test checks there is one)."""
+    """Every app-wide key: its footer label (``description``) and what it does
+    (``tooltip``, the help's text). The help screen, the command palette's help and
+    README's key table are generated from them (:func:`ktop.ui.screens.help.key_rows`)."""
 
     PALETTE: ClassVar[dict[str, str]] = {
         "goto('overview')": "Overview",
@@ -116,7 +137,7 @@ class KtopApp(App[None]):
         "copy": "Copy",
     }
     """The actions the command palette offers, with their titles; each command's help is
-    the action's :data:`KEY_HELP` and its keys."""
+    its binding's ``tooltip`` and its keys."""
 
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
         "overview": OverviewScreen,
@@ -425,11 +446,10 @@ class KtopApp(App[None]):
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """Palette commands for every action of :data:`PALETTE`, then Textual's own."""
-        keys = {row.action: row.shown for row in key_rows(type(self)) if not row.where}
+        rows = {row.action: row for row in key_rows(type(self)) if not row.where}
         for action, title in self.PALETTE.items():
+            row = rows[action]
             yield SystemCommand(
-                title,
-                f"{self.KEY_HELP[action]} ({keys[action]})",
-                partial(self.run_action, action),
+                title, f"{row.what} ({row.shown})", partial(self.run_action, action)
             )
         yield from super().get_system_commands(screen)

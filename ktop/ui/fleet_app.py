@@ -34,17 +34,22 @@ class FleetApp(KtopApp):
             for b in KtopApp.BINDINGS
             if not (isinstance(b, Binding) and (b.key == "escape" or b.action in _RECORDING))
         ),
-        Binding("escape", "fleet_back", "back", show=False),
-        Binding("F", f"goto('{FLEET_MODE}')", "fleet"),
+        Binding(
+            "escape",
+            "fleet_back",
+            "back",
+            show=False,
+            tooltip="back: from a screen to the cell's overview, from the overview to the fleet",
+        ),
+        Binding(
+            "F",
+            f"goto('{FLEET_MODE}')",
+            "fleet",
+            tooltip="the fleet: every cell, worst first (enter opens one)",
+        ),
     ]
     """The app's keys but recording and replay (a fleet does neither); escape goes back one
     level (a screen, then the fleet); F the fleet."""
-
-    KEY_HELP: ClassVar[dict[str, str]] = {
-        **KtopApp.KEY_HELP,
-        "fleet_back": "back: from a screen to the cell's overview, from the overview to the fleet",
-        f"goto('{FLEET_MODE}')": "the fleet: every cell, worst first (enter opens one)",
-    }
 
     HELP_TITLE: ClassVar[str] = "ktop fleet keys (the cell keys act on the cell last opened)"
     HELP_FIRST: ClassVar[tuple[KeyRow, ...]] = (

@@ -28,16 +28,25 @@ class FindingsScreen(KtopScreen):
     """Every finding, worst first, with code, area, title and evidence."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "filter", "filter", key_display="/"),
-        Binding("enter", "open", "open", key_display="enter", show=False),
+        Binding(
+            "slash",
+            "filter",
+            "filter",
+            key_display="/",
+            tooltip="filter the findings: code, area, severity or any text of a finding; "
+            "enter keeps it, escape clears it",
+        ),
+        Binding(
+            "enter",
+            "open",
+            "open",
+            key_display="enter",
+            show=False,
+            tooltip="open the highlighted finding's area (its drill-down); "
+            "↑↓ move between findings",
+        ),
     ]
-
-    KEY_HELP: ClassVar[dict[str, str]] = {
-        "filter": "filter the findings: code, area, severity or any text of a finding; "
-        "enter keeps it, escape clears it",
-        "open": "open the highlighted finding's area (its drill-down); ↑↓ move between findings",
-    }
-    """Help for the findings screen's own keys (the help screen lists them)."""
+    """The findings screen's own keys; each ``tooltip`` is its text in the help screen."""
 
     def __init__(self) -> None:
         super().__init__(name="findings")

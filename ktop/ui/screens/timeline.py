@@ -31,14 +31,16 @@ class TimelineScreen(KtopScreen):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "filter", "filter", key_display="/"),
+        Binding(
+            "slash",
+            "filter",
+            "filter",
+            key_display="/",
+            tooltip="filter the timeline: kind, subject or any word of an event; "
+            "enter keeps it, escape clears it",
+        ),
     ]
-
-    KEY_HELP: ClassVar[dict[str, str]] = {
-        "filter": "filter the timeline: kind, subject or any word of an event; "
-        "enter keeps it, escape clears it",
-    }
-    """Help for the timeline screen's own keys (the help screen lists them)."""
+    """The timeline screen's own keys; each ``tooltip`` is its text in the help screen."""
 
     def __init__(self) -> None:
         super().__init__(name="timeline")

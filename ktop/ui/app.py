@@ -13,6 +13,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.driver import Driver
 from textual.filter import LineFilter, Monochrome, NoColor
+from textual.reactive import var
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
@@ -27,6 +28,7 @@ from ktop.sources.replay import ReplaySource
 from ktop.ui.diff_driver import driver_class
 from ktop.ui.display import AsciiFilter, Display, StripColor
 from ktop.ui.frame import Frame
+from ktop.ui.messages import FeedsSynced, SourceFailed
 from ktop.ui.recording import RecordingControls
 from ktop.ui.render.areas import AREA_KEYS
 from ktop.ui.render.reasons import prepare as prepare_reasons
@@ -148,6 +150,10 @@ class KtopApp(App[None]):
     }
     DEFAULT_MODE = "overview"
 
+    trend_window_s: var[float] = var(WINDOWS[0][1], init=False)
+    """The window sparklines and charts show (the ``w`` key cycles through WINDOWS); the
+    screen in front redraws when it changes."""
+
     def __init__(
         self,
         hub: Hub,
@@ -181,7 +187,7 @@ class KtopApp(App[None]):
         self._idle_skipped = 0
         """Refreshes skipped in a row because only time passed (:data:`IDLE_EVERY`)."""
         self._sync_publish_pending = False
-        """A publish asked for by a synced feed waits (:meth:`_publish_soon`)."""
+        """A publish asked for by a synced feed waits (:meth:`_feeds_synced`)."""
         self.display_options = display or Display()
         self.no_color = self.no_color or self.display_options.no_color
         self._theme_name = theme or (NO_COLOR_THEME if self.no_color else DEFAULT_THEME)
@@ -197,8 +203,6 @@ class KtopApp(App[None]):
         if self.display_options.low_bandwidth:
             self.animation_level = "none"
         self.source_errors: list[str] = []
-        self.trend_window_s = WINDOWS[0][1]
-        """The window sparklines and charts show (the ``w`` key cycles through WINDOWS)."""
         self.frame = self._frame(hub.latest)
         """What the screens show: the last published snapshot and findings, and errors."""
         self._shown = False
@@ -273,18 +277,20 @@ class KtopApp(App[None]):
                 exit_on_error=False,
             )
         self.set_interval(self.refresh_s, self.pump_off_loop, name="publish")
-        self.hub.on_synced = self._publish_soon
+        self.hub.on_synced = self._feeds_synced
 
-    def _publish_soon(self) -> None:
-        """A feed finished a whole list: publish after the message in hand, not at the
-        next refresh (the node count reads complete as soon as it is); at most one such
-        publish waits at a time.
+    def _feeds_synced(self) -> None:
+        """The hub saw a feed finish a whole list: post :class:`FeedsSynced` (at most one
+        waits at a time).
         """
         if not self._sync_publish_pending:
             self._sync_publish_pending = True
-            self.call_later(self._publish_synced)
+            self.post_message(FeedsSynced())
 
-    async def _publish_synced(self) -> None:
+    async def on_feeds_synced(self, _message: FeedsSynced) -> None:
+        """Publish after the message in hand, not at the next refresh: the node count reads
+        complete as soon as it is.
+        """
         self._sync_publish_pending = False
         await self._publish_and_present()
 
@@ -385,16 +391,18 @@ class KtopApp(App[None]):
                 break
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """A source that raised: notify, add an error line; the others keep running."""
+        """A source's worker that raised: post :class:`SourceFailed` (scrubbed)."""
         worker = event.worker
         if worker.group != SOURCES_GROUP or event.state != WorkerState.ERROR:
             return
         error = worker.error
-        message = self.hub.secrets.scrub(
-            f"source {worker.name} failed: {type(error).__name__}: {error}"
-        )
-        self.source_errors.append(message)
-        self.notify(message, title="source failed", severity="error", timeout=10)
+        reason = f"source {worker.name} failed: {type(error).__name__}: {error}"
+        self.post_message(SourceFailed(self.hub.secrets.scrub(reason)))
+
+    def on_source_failed(self, message: SourceFailed) -> None:
+        """A source failed: notify, add an error line; the others keep running."""
+        self.source_errors.append(message.reason)
+        self.notify(message.reason, title="source failed", severity="error", timeout=10)
         self.frame = replace(self.frame, errors=tuple(self.source_errors))
         self._show()
 
@@ -410,6 +418,9 @@ class KtopApp(App[None]):
         i = seconds.index(self.trend_window_s) if self.trend_window_s in seconds else -1
         self.trend_window_s = seconds[(i + 1) % len(seconds)]
         self.notify(f"trend window {window_label(self.trend_window_s)}", timeout=2)
+
+    def watch_trend_window_s(self) -> None:
+        """Redraw the screen in front with the new trend window."""
         self._show()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -7,6 +7,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.reactive import var
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -48,12 +49,14 @@ class FindingsScreen(KtopScreen):
     ]
     """The findings screen's own keys; each ``tooltip`` is its text in the help screen."""
 
+    filter_text: var[str] = var("", init=False)
+    """Only findings with this text in their code, area, title or evidence are listed (the
+    ``/`` line sets it; the list is drawn again when it changes)."""
+
     def __init__(self) -> None:
         super().__init__(name="findings")
         self._shown: object = None
         self._listed: list[Finding] = []
-        self.filter_text = ""
-        """Only findings with this text in their code, area, title or evidence are listed."""
 
     def compose_body(self) -> ComposeResult:
         """A title, a scrollable list and the (hidden) filter line."""
@@ -149,7 +152,11 @@ class FindingsScreen(KtopScreen):
 
     def _apply_filter(self, text: str) -> None:
         self.filter_text = text.strip()
-        self.show_body(self.ktop.frame)
+
+    def watch_filter_text(self) -> None:
+        """Draw the list again with the new filter."""
+        if self.is_mounted:
+            self.show_body(self.ktop.frame)
 
     def copy_text(self) -> tuple[str, str]:
         """``y`` copies the findings shown (those matching the filter)."""

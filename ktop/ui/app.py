@@ -171,7 +171,7 @@ class KtopApp(App[None]):
         notes: Sequence[str] = (),
     ) -> None:
         super().__init__()
-        self.hub = hub
+        self._hub = hub
         self.notes = [hub.secrets.scrub(n) for n in notes]
         """What the user is told as the app starts (files skipped or set aside)."""
         self.collector = collector
@@ -208,6 +208,11 @@ class KtopApp(App[None]):
         self._shown = False
         """Whether the first frame is on screen (:meth:`stop_soon`)."""
         self._stop_asked = False
+
+    @property
+    def hub(self) -> Hub:
+        """The hub whose publications the screens show."""
+        return self._hub
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver for this platform, writing only changed cells on a Unix terminal."""

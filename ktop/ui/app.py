@@ -13,6 +13,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.driver import Driver
 from textual.filter import LineFilter, Monochrome, NoColor
+from textual.reactive import var
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
@@ -27,10 +28,10 @@ from ktop.sources.replay import ReplaySource
 from ktop.ui.diff_driver import driver_class
 from ktop.ui.display import AsciiFilter, Display, StripColor
 from ktop.ui.frame import Frame
+from ktop.ui.messages import FeedsSynced, SourceFailed
 from ktop.ui.recording import RecordingControls
 from ktop.ui.render.areas import AREA_KEYS
 from ktop.ui.render.reasons import prepare as prepare_reasons
-from ktop.ui.render.replay import RECORD_KEYS, REPLAY_KEYS, REWIND_KEYS
 from ktop.ui.render.trend import WINDOWS, window_label
 from ktop.ui.screens.base import KtopScreen
 from ktop.ui.screens.drill import DrillScreen
@@ -54,6 +55,8 @@ IDLE_EVERY = 5
 redrawn at every this many refreshes (every 5 s at the default 1 s) instead of at each:
 an idle frame at 100,000 nodes costs a snapshot, findings and a render for ages alone.
 Data arriving is shown at the next refresh."""
+OVERVIEW_HELP = "overview: all five areas"
+"""What ``o`` and escape do (both bindings say it)."""
 _STRIP_COLOR = StripColor()
 _ASCII = AsciiFilter()
 
@@ -70,40 +73,60 @@ class KtopApp(App[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         # help and quit first: a narrow key bar cuts from the right, and these two must stay
-        Binding("question_mark", "help", "help", key_display="?"),
-        Binding("q", "quit", "quit"),
-        Binding("o", "goto('overview')", "overview"),
-        Binding("escape", "goto('overview')", "Overview", show=False),
+        Binding("question_mark", "help", "help", key_display="?", tooltip="every key (this help)"),
+        Binding("q", "quit", "quit", tooltip="quit"),
+        Binding("o", "goto('overview')", "overview", tooltip=OVERVIEW_HELP),
+        Binding("escape", "goto('overview')", "Overview", show=False, tooltip=OVERVIEW_HELP),
         *(
-            Binding(key, f"goto('{area.value}')", AREAS[area].short, key_display=key)
+            Binding(
+                key,
+                f"goto('{area.value}')",
+                AREAS[area].short,
+                key_display=key,
+                tooltip=AREAS[area].help,
+            )
             for area, key in AREA_KEYS.items()
         ),
-        Binding("f", "goto('findings')", "findings"),
-        Binding("T", "cycle_theme", "theme", show=False),
-        Binding("y", "copy", "copy", show=False),
-        Binding("w", "trend_window", "window"),
+        Binding("f", "goto('findings')", "findings", tooltip="all findings with evidence"),
+        Binding(
+            "T",
+            "cycle_theme",
+            "theme",
+            show=False,
+            tooltip="next theme (ktop's themes and yours, in name order)",
+        ),
+        Binding(
+            "y",
+            "copy",
+            "copy",
+            show=False,
+            tooltip="copy the findings, or the table in focus, to the clipboard (OSC 52)",
+        ),
+        Binding(
+            "w",
+            "trend_window",
+            "window",
+            tooltip="trend window of sparklines and charts: 5m, 15m, 1h",
+        ),
         *RecordingControls.bindings(),
-        Binding("t", "goto('triage')", "triage"),
-        Binding("i", "goto('timeline')", "timeline", show=False),
+        Binding(
+            "t",
+            "goto('triage')",
+            "triage",
+            tooltip="triage: every path's verdict and evidence; enter opens the pane",
+        ),
+        Binding(
+            "i",
+            "goto('timeline')",
+            "timeline",
+            show=False,
+            tooltip="incident timeline: restarts, etcd leader changes, zone states, "
+            "first threshold crossings, the diagnosis' onset and markers, oldest first",
+        ),
     ]
-    """Every app-wide key. What each does is :data:`KEY_HELP`; the help screen, the command
-    palette and README's key table are generated from the two."""
-
-    KEY_HELP: ClassVar[dict[str, str]] = {
-        "goto('overview')": "overview: all five areas",
-        **{f"goto('{area.value}')": AREAS[area].help for area in AREA_KEYS},
-        "goto('findings')": "all findings with evidence",
-        "cycle_theme": "next theme (ktop's themes and yours, in name order)",
-        "copy": "copy the findings, or the table in focus, to the clipboard (OSC 52)",
-        "trend_window": "trend window of sparklines and charts: 5m, 15m, 1h",
-        **{action: what for _, action, _, what in (*RECORD_KEYS, *REPLAY_KEYS, *REWIND_KEYS)},
-        "goto('triage')": "triage: every path's verdict and evidence; enter opens the pane",
-        "goto('timeline')": "incident timeline: restarts, etcd leader changes, zone states, "
-        "first threshold crossings, the diagnosis' onset and markers, oldest first",
-        "help": "every key (this help)",
-        "quit": "quit",
-    }
-    """What the key of every action in :data:`BINDINGS` does (a test checks there is one)."""
+    """Every app-wide key: its footer label (``description``) and what it does
+    (``tooltip``, the help's text). The help screen, the command palette's help and
+    README's key table are generated from them (:func:`ktop.ui.screens.help.key_rows`)."""
 
     PALETTE: ClassVar[dict[str, str]] = {
         "goto('overview')": "Overview",
@@ -116,7 +139,7 @@ class KtopApp(App[None]):
         "copy": "Copy",
     }
     """The actions the command palette offers, with their titles; each command's help is
-    the action's :data:`KEY_HELP` and its keys."""
+    its binding's ``tooltip`` and its keys."""
 
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
         "overview": OverviewScreen,
@@ -126,6 +149,10 @@ class KtopApp(App[None]):
         **{area.value: partial(_drill, area) for area in Area},
     }
     DEFAULT_MODE = "overview"
+
+    trend_window_s: var[float] = var(WINDOWS[0][1], init=False)
+    """The window sparklines and charts show (the ``w`` key cycles through WINDOWS); the
+    screen in front redraws when it changes."""
 
     def __init__(
         self,
@@ -144,7 +171,7 @@ class KtopApp(App[None]):
         notes: Sequence[str] = (),
     ) -> None:
         super().__init__()
-        self.hub = hub
+        self._hub = hub
         self.notes = [hub.secrets.scrub(n) for n in notes]
         """What the user is told as the app starts (files skipped or set aside)."""
         self.collector = collector
@@ -159,7 +186,7 @@ class KtopApp(App[None]):
         self._idle_skipped = 0
         """Refreshes skipped in a row because only time passed (:data:`IDLE_EVERY`)."""
         self._sync_publish_pending = False
-        """A publish asked for by a synced feed waits (:meth:`_publish_soon`)."""
+        """A publish asked for by a synced feed waits (:meth:`_feeds_synced`)."""
         self.display_options = display or Display()
         self.no_color = self.no_color or self.display_options.no_color
         self._theme_name = theme or (NO_COLOR_THEME if self.no_color else DEFAULT_THEME)
@@ -175,13 +202,16 @@ class KtopApp(App[None]):
         if self.display_options.low_bandwidth:
             self.animation_level = "none"
         self.source_errors: list[str] = []
-        self.trend_window_s = WINDOWS[0][1]
-        """The window sparklines and charts show (the ``w`` key cycles through WINDOWS)."""
         self.frame = self._frame(hub.latest)
         """What the screens show: the last published snapshot and findings, and errors."""
         self._shown = False
         """Whether the first frame is on screen (:meth:`stop_soon`)."""
         self._stop_asked = False
+
+    @property
+    def hub(self) -> Hub:
+        """The hub whose publications the screens show."""
+        return self._hub
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver for this platform, writing only changed cells on a Unix terminal."""
@@ -251,18 +281,20 @@ class KtopApp(App[None]):
                 exit_on_error=False,
             )
         self.set_interval(self.refresh_s, self.pump_off_loop, name="publish")
-        self.hub.listen_synced(self._publish_soon)
+        self.hub.listen_synced(self._feeds_synced)
 
-    def _publish_soon(self) -> None:
-        """A feed finished a whole list: publish after the message in hand, not at the
-        next refresh (the node count reads complete as soon as it is); at most one such
-        publish waits at a time.
+    def _feeds_synced(self) -> None:
+        """The hub saw a feed finish a whole list: post :class:`FeedsSynced` (at most one
+        waits at a time).
         """
         if not self._sync_publish_pending:
             self._sync_publish_pending = True
-            self.call_later(self._publish_synced)
+            self.post_message(FeedsSynced())
 
-    async def _publish_synced(self) -> None:
+    async def on_feeds_synced(self, _message: FeedsSynced) -> None:
+        """Publish after the message in hand, not at the next refresh: the node count reads
+        complete as soon as it is.
+        """
         self._sync_publish_pending = False
         await self._publish_and_present()
 
@@ -363,16 +395,18 @@ class KtopApp(App[None]):
                 break
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """A source that raised: notify, add an error line; the others keep running."""
+        """A source's worker that raised: post :class:`SourceFailed` (scrubbed)."""
         worker = event.worker
         if worker.group != SOURCES_GROUP or event.state != WorkerState.ERROR:
             return
         error = worker.error
-        message = self.hub.secrets.scrub(
-            f"source {worker.name} failed: {type(error).__name__}: {error}"
-        )
-        self.source_errors.append(message)
-        self.notify(message, title="source failed", severity="error", timeout=10)
+        reason = f"source {worker.name} failed: {type(error).__name__}: {error}"
+        self.post_message(SourceFailed(self.hub.secrets.scrub(reason)))
+
+    def on_source_failed(self, message: SourceFailed) -> None:
+        """A source failed: notify, add an error line; the others keep running."""
+        self.source_errors.append(message.reason)
+        self.notify(message.reason, title="source failed", severity="error", timeout=10)
         self.frame = replace(self.frame, errors=tuple(self.source_errors))
         self._show()
 
@@ -388,6 +422,9 @@ class KtopApp(App[None]):
         i = seconds.index(self.trend_window_s) if self.trend_window_s in seconds else -1
         self.trend_window_s = seconds[(i + 1) % len(seconds)]
         self.notify(f"trend window {window_label(self.trend_window_s)}", timeout=2)
+
+    def watch_trend_window_s(self) -> None:
+        """Redraw the screen in front with the new trend window."""
         self._show()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -424,11 +461,10 @@ class KtopApp(App[None]):
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """Palette commands for every action of :data:`PALETTE`, then Textual's own."""
-        keys = {row.action: row.shown for row in key_rows(type(self)) if not row.where}
+        rows = {row.action: row for row in key_rows(type(self)) if not row.where}
         for action, title in self.PALETTE.items():
+            row = rows[action]
             yield SystemCommand(
-                title,
-                f"{self.KEY_HELP[action]} ({keys[action]})",
-                partial(self.run_action, action),
+                title, f"{row.what} ({row.shown})", partial(self.run_action, action)
             )
         yield from super().get_system_commands(screen)

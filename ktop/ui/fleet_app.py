@@ -1,8 +1,9 @@
 """The fleet app: the fleet screen first, and every cell's full dashboard behind it.
 
 Every cell runs its own sources into its own hub (:mod:`ktop.fleet`). Enter on a
-cell points the app's screens at that cell's hub; escape on its overview comes
-back to the fleet. Recording is per cell in ``ktop`` and ``ktop record``, not here.
+cell makes it the app's cell, whose hub the app's screens then show
+(:attr:`FleetApp.hub`: no hub is swapped); escape on its overview comes back to the
+fleet. Recording is per cell in ``ktop`` and ``ktop record``, not here.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen, Screen
 
 from ktop.fleet import Fleet
+from ktop.hub import Hub
 from ktop.ui.app import KtopApp
 from ktop.ui.recording import RecordingControls
 from ktop.ui.screens.fleet import FleetScreen
@@ -34,17 +36,22 @@ class FleetApp(KtopApp):
             for b in KtopApp.BINDINGS
             if not (isinstance(b, Binding) and (b.key == "escape" or b.action in _RECORDING))
         ),
-        Binding("escape", "fleet_back", "back", show=False),
-        Binding("F", f"goto('{FLEET_MODE}')", "fleet"),
+        Binding(
+            "escape",
+            "fleet_back",
+            "back",
+            show=False,
+            tooltip="back: from a screen to the cell's overview, from the overview to the fleet",
+        ),
+        Binding(
+            "F",
+            f"goto('{FLEET_MODE}')",
+            "fleet",
+            tooltip="the fleet: every cell, worst first (enter opens one)",
+        ),
     ]
     """The app's keys but recording and replay (a fleet does neither); escape goes back one
     level (a screen, then the fleet); F the fleet."""
-
-    KEY_HELP: ClassVar[dict[str, str]] = {
-        **KtopApp.KEY_HELP,
-        "fleet_back": "back: from a screen to the cell's overview, from the overview to the fleet",
-        f"goto('{FLEET_MODE}')": "the fleet: every cell, worst first (enter opens one)",
-    }
 
     HELP_TITLE: ClassVar[str] = "ktop fleet keys (the cell keys act on the cell last opened)"
     HELP_FIRST: ClassVar[tuple[KeyRow, ...]] = (
@@ -68,9 +75,19 @@ class FleetApp(KtopApp):
         self.fleet = fleet
         self.view = fleet.refresh()
         """The fleet view the fleet screen shows (refreshed at every publish)."""
-        self.cell_name = fleet.cells[0].name
-        """The cell whose hub the other screens show."""
+        self.cell = fleet.cells[0]
+        """The cell last opened, whose hub the other screens show (the first until one is)."""
         super().__init__(fleet.cells[0].hub, (), **options)
+
+    @property
+    def hub(self) -> Hub:
+        """The hub of the cell last opened: the cell's screens show its publications."""
+        return self.cell.hub
+
+    @property
+    def cell_name(self) -> str:
+        """The name of the cell last opened."""
+        return self.cell.name
 
     def on_mount(self) -> None:
         """Start every cell's sources (the app's own start the publish timer)."""
@@ -102,10 +119,8 @@ class FleetApp(KtopApp):
 
     def open_cell(self, name: str) -> None:
         """Show the full dashboard of cell ``name``, fed by its own hub."""
-        cell = self.fleet.cell(name)
-        self.cell_name = name
-        self.hub = cell.hub
-        self.frame = self._frame(cell.hub.latest)
+        self.cell = self.fleet.cell(name)
+        self.frame = self._frame(self.cell.hub.latest)
         self.action_goto("overview")
 
     def action_fleet_back(self) -> None:

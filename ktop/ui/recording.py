@@ -94,10 +94,12 @@ class RecordingControls:
 
     @staticmethod
     def bindings() -> list[Binding]:
-        """The bindings of every recording, replay and rewind key."""
+        """The bindings of every recording, replay and rewind key, each with its help text
+        as its ``tooltip``.
+        """
         return [
-            Binding(key, action, label, key_display=KEY_DISPLAY.get(key, key))
-            for key, action, label, _ in (*RECORD_KEYS, *REPLAY_KEYS, *REWIND_KEYS)
+            Binding(key, action, label, key_display=KEY_DISPLAY.get(key, key), tooltip=what)
+            for key, action, label, what in (*RECORD_KEYS, *REPLAY_KEYS, *REWIND_KEYS)
         ]
 
     def allowed(self, action: str, parameters: tuple[object, ...] = ()) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from textual.binding import Binding
 from textual.pilot import Pilot
 
 from ktop.analysis.findings import Severity
@@ -101,12 +102,10 @@ async def test_help_lists_the_bound_keys() -> None:
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, HelpScreen)
-        for action, what in {
-            **KtopApp.KEY_HELP,
-            **DrillScreen.KEY_HELP,
-            **FindingsScreen.KEY_HELP,
-        }.items():
-            assert what.split(";")[0] in " ".join(screen.plain.split()), action
+        for owner in (KtopApp, DrillScreen, FindingsScreen):
+            for binding in Binding.make_bindings(owner.BINDINGS):
+                what = binding.tooltip.split(";")[0]
+                assert what in " ".join(screen.plain.split()), binding.action
 
 
 FINDING_LINE = re.compile(

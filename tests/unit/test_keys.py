@@ -12,7 +12,14 @@ from textual.binding import Binding
 from ktop.ui.app import KtopApp
 from ktop.ui.fleet_app import FLEET_MODE, FleetApp
 from ktop.ui.recording import RecordingControls
-from ktop.ui.screens.help import SCREENS, HelpScreen, help_screen, key_rows, keys_markdown
+from ktop.ui.screens.help import (
+    SCREENS,
+    TEXTUAL_KEYS,
+    HelpScreen,
+    help_screen,
+    key_rows,
+    keys_markdown,
+)
 
 RECORDING = {b.action for b in RecordingControls.bindings()}
 
@@ -22,13 +29,33 @@ def _actions(owner: type[Any]) -> set[str]:
 
 
 @pytest.mark.parametrize("owner", [KtopApp, FleetApp, *(s for s, _ in SCREENS)])
-def test_every_bound_action_is_described(owner: type[Any]) -> None:
-    assert _actions(owner) <= set(owner.KEY_HELP), owner.__name__
+def test_every_binding_says_what_it_does(owner: type[Any]) -> None:
+    """Each binding has its help (``tooltip``), and the keys of one action say the same."""
+    said: dict[str, set[str]] = {}
+    for b in Binding.make_bindings(owner.BINDINGS):
+        assert b.tooltip.strip(), f"{owner.__name__}: {b.key} -> {b.action}"
+        said.setdefault(b.action, set()).add(b.tooltip)
+    assert all(len(texts) == 1 for texts in said.values()), said
 
 
-def test_the_apps_describe_no_action_they_do_not_bind() -> None:
-    assert set(KtopApp.KEY_HELP) == _actions(KtopApp)
-    assert set(FleetApp.KEY_HELP) - _actions(FleetApp) == RECORDING  # inherited, unbound
+@pytest.mark.parametrize("app", [KtopApp, FleetApp])
+def test_no_help_row_lacks_a_binding(app: type[KtopApp]) -> None:
+    """Every row of the help that names an action is a binding of the app or of the screen
+    it names, and says what that binding says; rows without an action are Textual's keys
+    (and the fleet table's), bound by no ktop binding."""
+    where = {name: screen for screen, name in SCREENS}
+    bound = {
+        (owner_name, b.action): b.tooltip
+        for owner_name, owner in (("", app), *((n, s) for n, s in where.items()))
+        for b in Binding.make_bindings(owner.BINDINGS)
+    }
+    rows = key_rows(app)
+    for row in rows:
+        if row.action:
+            assert bound[(row.where, row.action)] == row.what, row
+        else:
+            assert row in TEXTUAL_KEYS or row in getattr(app, "HELP_FIRST", ()), row
+    assert {(r.where, r.action) for r in rows if r.action} == set(bound)
 
 
 @pytest.mark.parametrize("app", [KtopApp, FleetApp])
@@ -41,7 +68,8 @@ def test_the_help_lists_every_binding_once_with_its_description() -> None:
     listed = [(r.action, key) for r in rows if r.action and not r.where for key in r.keys]
     bound = [(b.action, b.key_display or b.key) for b in Binding.make_bindings(KtopApp.BINDINGS)]
     assert sorted(listed) == sorted(bound)
-    assert all(r.what == KtopApp.KEY_HELP[r.action] for r in rows if r.action and not r.where)
+    tooltips = {b.action: b.tooltip for b in Binding.make_bindings(KtopApp.BINDINGS)}
+    assert all(r.what == tooltips[r.action] for r in rows if r.action and not r.where)
     assert next(r for r in rows if r.action == "goto('overview')").keys == ("o", "escape")
 
 
@@ -71,5 +99,6 @@ def test_the_readme_table_has_the_fleets_keys() -> None:
     md = keys_markdown(KtopApp, FleetApp)
     single, fleet = md.split("In `ktop fleet`:")
     assert "| `F` |" not in single and "| `F` |" in fleet
-    assert f"| `escape` | {FleetApp.KEY_HELP['fleet_back']} |" in fleet
+    back = next(b for b in Binding.make_bindings(FleetApp.BINDINGS) if b.action == "fleet_back")
+    assert f"| `escape` | {back.tooltip} |" in fleet
     assert "`R`" in fleet.split("does not bind")[1]

@@ -31,16 +31,23 @@ class DrillScreen(KtopScreen):
     """Every detail of one area in DataTables (tab moves between tables)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "filter", "filter", key_display="/"),
-        Binding("s", "sort", "sort", show=False),
+        Binding(
+            "slash",
+            "filter",
+            "filter",
+            key_display="/",
+            tooltip="filter the tables: rows with this text in any column (name, zone, rack, "
+            "namespace, reason, flow schema); enter keeps it, escape clears it",
+        ),
+        Binding(
+            "s",
+            "sort",
+            "sort",
+            show=False,
+            tooltip="sort by the column under the cursor; again reverses (or click a header)",
+        ),
     ]
-
-    KEY_HELP: ClassVar[dict[str, str]] = {
-        "filter": "filter the tables: rows with this text in any column (name, zone, rack, "
-        "namespace, reason, flow schema); enter keeps it, escape clears it",
-        "sort": "sort by the column under the cursor; again reverses (or click a header)",
-    }
-    """Help for the drill-down's own keys (the help screen lists them)."""
+    """The drill-down's own keys; each ``tooltip`` is its text in the help screen."""
 
     def __init__(self, area: Area) -> None:
         super().__init__(name=area.value)

@@ -7,6 +7,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.reactive import var
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -28,23 +29,34 @@ class FindingsScreen(KtopScreen):
     """Every finding, worst first, with code, area, title and evidence."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "filter", "filter", key_display="/"),
-        Binding("enter", "open", "open", key_display="enter", show=False),
+        Binding(
+            "slash",
+            "filter",
+            "filter",
+            key_display="/",
+            tooltip="filter the findings: code, area, severity or any text of a finding; "
+            "enter keeps it, escape clears it",
+        ),
+        Binding(
+            "enter",
+            "open",
+            "open",
+            key_display="enter",
+            show=False,
+            tooltip="open the highlighted finding's area (its drill-down); "
+            "↑↓ move between findings",
+        ),
     ]
+    """The findings screen's own keys; each ``tooltip`` is its text in the help screen."""
 
-    KEY_HELP: ClassVar[dict[str, str]] = {
-        "filter": "filter the findings: code, area, severity or any text of a finding; "
-        "enter keeps it, escape clears it",
-        "open": "open the highlighted finding's area (its drill-down); ↑↓ move between findings",
-    }
-    """Help for the findings screen's own keys (the help screen lists them)."""
+    filter_text: var[str] = var("", init=False)
+    """Only findings with this text in their code, area, title or evidence are listed (the
+    ``/`` line sets it; the list is drawn again when it changes)."""
 
     def __init__(self) -> None:
         super().__init__(name="findings")
         self._shown: object = None
         self._listed: list[Finding] = []
-        self.filter_text = ""
-        """Only findings with this text in their code, area, title or evidence are listed."""
 
     def compose_body(self) -> ComposeResult:
         """A title, a scrollable list and the (hidden) filter line."""
@@ -140,7 +152,11 @@ class FindingsScreen(KtopScreen):
 
     def _apply_filter(self, text: str) -> None:
         self.filter_text = text.strip()
-        self.show_body(self.ktop.frame)
+
+    def watch_filter_text(self) -> None:
+        """Draw the list again with the new filter."""
+        if self.is_mounted:
+            self.show_body(self.ktop.frame)
 
     def copy_text(self) -> tuple[str, str]:
         """``y`` copies the findings shown (those matching the filter)."""

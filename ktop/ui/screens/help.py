@@ -1,10 +1,11 @@
 """The help screen: every key, generated from the bindings.
 
-What a key does is said once, beside its binding: an app's ``BINDINGS`` and
-``KEY_HELP`` (``ktop/ui/app.py``, ``ktop/ui/fleet_app.py``) and the screens' own
-(drill-downs, findings). :func:`key_rows` turns them into the rows the help screen
-shows, the command palette's help and README's key table (:func:`keys_markdown`) are
-made of; only the keys Textual binds itself (:data:`KEYS`) are listed here.
+What a key does is said once, in its binding: the ``tooltip`` of each of an app's
+``BINDINGS`` (``ktop/ui/app.py``, ``ktop/ui/fleet_app.py``) and of the screens' own
+(drill-downs, findings, timeline); the ``description`` is its key bar label.
+:func:`key_rows` turns them into the rows the help screen shows, the command palette's
+help and README's key table (:func:`keys_markdown`) are made of; only the keys Textual
+binds itself (:data:`KEYS`) are listed here.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ SCREENS: tuple[tuple[type[Any], str], ...] = (
     (FindingsScreen, "findings"),
     (TimelineScreen, "timeline"),
 )
-"""Screens with keys of their own (their ``BINDINGS`` and ``KEY_HELP``), and their name."""
+"""Screens with keys of their own (their ``BINDINGS``), and their name."""
 
 LEGEND = (
     legend() + "   "
@@ -75,12 +76,15 @@ LEGEND = (
 
 
 def _bound_rows(owner: type[Any], where: str = "") -> list[KeyRow]:
-    """The bindings of ``owner``, the keys of one action together, in binding order."""
-    described: dict[str, str] = owner.KEY_HELP
+    """The bindings of ``owner``, the keys of one action together, in binding order, with
+    what the action's first binding says it does (its ``tooltip``).
+    """
     keys: dict[str, list[str]] = {}
+    what: dict[str, str] = {}
     for binding in Binding.make_bindings(owner.BINDINGS):
         keys.setdefault(binding.action, []).append(binding.key_display or binding.key)
-    return [KeyRow(tuple(k), described[action], action, where) for action, k in keys.items()]
+        what.setdefault(binding.action, binding.tooltip)
+    return [KeyRow(tuple(k), what[action], action, where) for action, k in keys.items()]
 
 
 def key_rows(app: type[App[Any]]) -> list[KeyRow]:

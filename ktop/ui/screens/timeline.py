@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.reactive import var
 from textual.widgets import Input, Static
 
 from ktop.analysis.triage.timeline import KIND_WORD, TimelineEvent
@@ -31,20 +32,24 @@ class TimelineScreen(KtopScreen):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "filter", "filter", key_display="/"),
+        Binding(
+            "slash",
+            "filter",
+            "filter",
+            key_display="/",
+            tooltip="filter the timeline: kind, subject or any word of an event; "
+            "enter keeps it, escape clears it",
+        ),
     ]
+    """The timeline screen's own keys; each ``tooltip`` is its text in the help screen."""
 
-    KEY_HELP: ClassVar[dict[str, str]] = {
-        "filter": "filter the timeline: kind, subject or any word of an event; "
-        "enter keeps it, escape clears it",
-    }
-    """Help for the timeline screen's own keys (the help screen lists them)."""
+    filter_text: var[str] = var("", init=False)
+    """Only events with this text in their words, subjects or kind are listed (the ``/``
+    line sets it; the list is drawn again when it changes)."""
 
     def __init__(self) -> None:
         super().__init__(name="timeline")
         self._shown: object = None
-        self.filter_text = ""
-        """Only events with this text in their words, subjects or kind are listed."""
 
     def compose_body(self) -> ComposeResult:
         """A title, the legend, a scrollable list and the (hidden) filter line."""
@@ -104,7 +109,11 @@ class TimelineScreen(KtopScreen):
 
     def _apply_filter(self, text: str) -> None:
         self.filter_text = text.strip()
-        self.show_body(self.ktop.frame)
+
+    def watch_filter_text(self) -> None:
+        """Draw the list again with the new filter."""
+        if self.is_mounted:
+            self.show_body(self.ktop.frame)
 
     def copy_text(self) -> tuple[str, str]:
         """``y`` copies the events shown (those matching the filter)."""

@@ -69,6 +69,14 @@ def _no_object_reads(meter: CostMeter) -> None:
 
 
 async def test_metrics_only_zone_states_equal_the_full_mode_and_prometheus(lab: Lab) -> None:
+    """Zone states read three ways (full mode, metrics only, Prometheus only) agree, before
+    and during a zone outage.
+
+    Slow: it waits for every zone to be Normal in all three views (an earlier test's outage
+    healing at the node lifecycle controller's pace, Prometheus' backfill), then for the
+    injected outage to reach FullDisruption after the node grace period in all three: up
+    to about two minutes on a loaded two-core machine.
+    """
     kubeconfig = await account(lab, "ktop")
     prom = str(lab.info["prometheus_url"])
     full_opts = options(lab, kubeconfig)

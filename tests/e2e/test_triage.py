@@ -194,6 +194,13 @@ def undisturbed_lab(
 
 
 def test_healthy_lab_reports_no_suspect_path(undisturbed_lab: Lab) -> None:
+    """A healthy lab triages to no suspect path, exit 0.
+
+    Slow: it waits for the lab's own cadences before triaging (an earlier test's zone to be
+    healthy again as the node lifecycle controller counts it, the apiservers' load to leave
+    the rate window, their first object size estimate, polled every minute with jitter),
+    then runs the triage window: up to about two minutes on a loaded two-core machine.
+    """
     lab = undisturbed_lab
     cadence = lab_cadence(lab)
     kubeconfig = asyncio.run(account(lab, "ktop-triage"))

@@ -29,6 +29,7 @@ from ktop.model.events import (
     MetricsScraped,
     Target,
 )
+from ktop.model.scrub_events import printable_text
 from ktop.model.series import WINDOW_S
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.scrub import Secrets
@@ -124,7 +125,7 @@ def from_recording(path: str, at: str | None, secrets: Secrets) -> Sampled:
             errors.append("the file was cut: it ends at its last complete chunk")
         errors = [secrets.scrub(e) for e in errors]
         source = {"kind": "recording", "path": path, "at": when, "recorded": rec.describe()}
-        markers = tuple((m.at, m.note) for m in rec.markers)
+        markers = tuple((m.at, printable_text(m.note)) for m in rec.markers)
     return Sampled(
         snap,
         source,

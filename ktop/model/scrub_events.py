@@ -148,7 +148,8 @@ def _printable_sample(s: Sample) -> Sample:
 
 class _Printing(TypeWalk):
     """Builds, once per type, the function that makes every string of a value printable
-    (the value itself when nothing changed; :func:`_keep` for types without strings)."""
+    (the value itself when nothing changed; :func:`_keep` for types without strings).
+    """
 
     what = "printable text"
 

@@ -29,7 +29,7 @@ from ktop.analysis.triage.types import Capacity, TriageReport
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import ClockTick, Event, FeedSynced, SelfCost
 from ktop.model.model_inputs import ModelConfig
-from ktop.model.scrub_events import scrub_event
+from ktop.model.scrub_events import printable_text, scrub_event
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.state import Keyframe, keyframe_of
 from ktop.scrub import Secrets
@@ -140,9 +140,11 @@ class Hub:
 
     def add_markers(self, markers: Sequence[tuple[float, str]]) -> None:
         """Show these markers on the timeline from the next publish on (a replay's, or
-        one the user just added while recording).
+        one the user just added while recording). Their notes are shown with control
+        characters escaped, as every event's text is.
         """
-        self._markers = sorted({*self._markers, *markers})
+        notes = [(at, printable_text(note)) for at, note in markers]
+        self._markers = sorted({*self._markers, *notes})
         self._events_since_publish += 1
         self._data_since_publish += 1
 

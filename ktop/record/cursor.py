@@ -3,7 +3,9 @@
 A cursor decodes a chunk record by record as it moves, so a seek decodes nothing past its
 target; of the runs of Lease renewals only each Lease's last renewal is stored, and scrapes
 are folded in bulk (:meth:`Cursor.fold`). A fault in a chunk loses only the rest of that
-chunk (a gap, noted by the recording); what decoded before it still replays.
+chunk (a gap, noted by the recording); what decoded before it still replays. Every string
+folded is made printable as the hub makes it (:mod:`ktop.model.scrub_events`): a seek or
+the triage of a hostile recording folds no control character either.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Protocol
 
 from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel
+from ktop.model.scrub_events import printable_event, printable_samples
 from ktop.model.series import ScrapeRun
 from ktop.model.state import keyframe_nodes
 from ktop.record.codec import US, ChunkDecoder, Item, LeaseRun, ScrapeValues
@@ -195,8 +198,10 @@ class Cursor:
         return out
 
     def advance(self, until: float) -> list[ev.Event]:
-        """Fold the events up to ``until`` into the model; return them."""
-        events = self.take(until)
+        """Fold the events up to ``until`` into the model (every string printable, as the
+        hub folds them); return them.
+        """
+        events = [printable_event(e) for e in self.take(until)]
         self.model.apply_all(events)
         self.folded += len(events)
         return events
@@ -297,9 +302,8 @@ class Cursor:
                 if run is None or run.names is not scrape.names or run.labels is not scrape.labels:
                     if run is not None:
                         model.fold_scrapes(run)
-                    run = runs[scrape.target] = ScrapeRun(
-                        scrape.target, scrape.names, scrape.labels
-                    )
+                    names, labels = printable_samples(scrape.names, scrape.labels)
+                    run = runs[scrape.target] = ScrapeRun(scrape.target, names, labels)
                 arrived(scrape.target, scrape.at)
                 run.add(scrape.at, scrape.values)
             else:
@@ -307,7 +311,7 @@ class Cursor:
                     self._flush(runs)
                 if leases and kind not in _LEASE_BLIND:
                     self._settle(leases)
-                apply(typing.cast(ev.Event, item))
+                apply(printable_event(typing.cast(ev.Event, item)))
             n += 1
         self.folded += n
         return n

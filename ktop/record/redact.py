@@ -96,8 +96,8 @@ class Redactor:
 
     def __init__(self) -> None:
         self._maps: dict[str, dict[str, str]] = {}
-        self._pattern: re.Pattern[str] | None = None
-        self._known: dict[str, str] = {}
+        self._names = rt.KnownNames()
+        self._known = self._names.known
         self._stand_ins: set[str] = set()
         self._label_values: dict[tuple[str, str], str] = {}
         """Redacted label values, remembered until a new name is learnt (scrapes repeat)."""
@@ -129,9 +129,8 @@ class Redactor:
         return out
 
     def _learn(self, name: str, out: str) -> None:
-        self._known.setdefault(name, out)
+        self._names.learn(name, out)
         self._stand_ins.add(out)
-        self._pattern = None
         self._label_values.clear()
 
     def _learn_owners(self, pod: str) -> None:
@@ -182,25 +181,15 @@ class Redactor:
         return self._known_names(out) if len(self._known) > learnt else out
 
     def _known_names(self, text: str) -> str:
-        if not self._known:
-            return text
-        if self._pattern is None:
-            names = sorted(self._known, key=len, reverse=True)
-            self._pattern = re.compile(
-                r"(?<![\w.-])(?P<base>"
-                + "|".join(re.escape(n) for n in names)
-                + r")(?P<extra>(?:-[a-z0-9]{1,10}){0,2})(?![\w-])"
-            )
-        return self._pattern.sub(self._known_name, text)
+        return self._names.replace(text, self._known_name)
 
-    def _known_name(self, match: re.Match[str]) -> str:
+    def _known_name(self, base: str, extra: str) -> str:
         """A known name, or a name derived from an owner's (its ReplicaSet, its pods)."""
-        base, extra = match.group("base"), match.group("extra")
         if not extra:
             return self._known[base]
         if base not in self._maps.get("owner", {}):
-            return match.group(0)
-        return self.stand_in(rt.derived_kind(extra[1:].split("-")), match.group(0))
+            return base + extra
+        return self.stand_in(rt.derived_kind(extra[1:].split("-")), base + extra)
 
     def _identifier(self, m: re.Match[str]) -> str:
         """One match of :data:`ktop.record.redact_text.IDENTIFIER`, replaced."""

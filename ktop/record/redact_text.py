@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Callable
 
 from ktop.input_limits import MAX_REDACT_WORD
 
@@ -147,3 +148,86 @@ def derived_kind(extra: list[str]) -> str:
     if len(extra) == 1 and not extra[0].isdigit():
         return "owner"
     return "pod"
+
+
+_RUN = re.compile(r"[\w.-]*")
+"""A run of name characters (what comes before a known name may not be one of them)."""
+_START = re.compile(r"(?<![\w.-])[\w.-]*")
+"""Where a known name may start (no name character before it), and the run from there."""
+_TAIL = re.compile(r"(?:-[a-z0-9]{1,10}){0,2}(?![\w-])")
+"""What may follow a known name: up to two generated segments (an owner's ReplicaSet or
+pod, ``-5d4f9c-x7k2p``), then no name character."""
+
+Found = Callable[[str, str], str]
+"""The replacement of a known name (the base) followed by derived segments (the extra)."""
+
+
+class KnownNames:
+    """The names a redactor knows, found in text by dictionary lookups: the cost is per
+    character of the text, whatever the number of names (a recording of 100,000 nodes
+    knows 100,000 node names).
+
+    At each place a name may start, the run of name characters (letters, digits, ``_``,
+    ``.``, ``-``) there is cut at its hyphens and dots, and each beginning of it is looked
+    up, longest first; a name holding other characters (an address with its port, a user
+    name with a space) is kept in a short list under its first run. The longest known name
+    that is followed by at most two generated segments and then no name character is
+    found, as one regular expression of every name would find it.
+    """
+
+    def __init__(self) -> None:
+        self.known: dict[str, str] = {}
+        """Each name and its stand-in."""
+        self._by_run: dict[str, list[str]] = {}
+        """The names with other characters than name characters, by their first run,
+        longest first."""
+
+    def learn(self, name: str, stand_in: str) -> None:
+        """Know ``name`` (its first stand-in stays)."""
+        if not name or name in self.known:
+            return
+        self.known[name] = stand_in
+        run = _RUN.match(name)
+        head = "" if run is None else run.group(0)
+        if len(head) < len(name):
+            names = self._by_run.setdefault(head, [])
+            names.append(name)
+            names.sort(key=len, reverse=True)
+
+    def replace(self, text: str, found: Found) -> str:
+        """``text`` with every known name (and what follows it) replaced by ``found``."""
+        if not self.known:
+            return text
+        out: list[str] = []
+        done = pos = 0
+        size = len(text)
+        while pos < size and (m := _START.search(text, pos)) is not None:
+            start, run_end = m.span()
+            hit = self._at(text, start, m.group(0))
+            if hit is None:
+                pos = run_end if run_end > start else start + 1
+                continue
+            base, end = hit
+            out += (text[done:start], found(base, text[start + len(base) : end]))
+            done = pos = end
+        out.append(text[done:])
+        return "".join(out)
+
+    def _at(self, text: str, start: int, run: str) -> tuple[str, int] | None:
+        """The longest known name at ``start`` (whose run of name characters is ``run``)
+        with a valid tail, and where the tail ends; ``None`` when there is none.
+        """
+        for name in self._by_run.get(run, ()):  # longer than the run: tried first
+            if text.startswith(name, start):
+                tail = _TAIL.match(text, start + len(name))
+                if tail is not None:
+                    return name, tail.end()
+        known = self.known
+        cut = len(run)
+        while cut > 0:
+            if run[:cut] in known:
+                tail = _TAIL.match(text, start + cut)
+                if tail is not None:
+                    return run[:cut], tail.end()
+            cut = max(run.rfind("-", 0, cut), run.rfind(".", 0, cut))
+        return None

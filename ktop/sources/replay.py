@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import Event
+from ktop.model.scrub_events import printable_text
 from ktop.sources.base import Emit
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
@@ -200,7 +201,7 @@ class ReplayPlayer:
         passed = [m for m in self.timeline.markers if self.position < m.at <= until]
         self.position = until
         if passed:  # played over a marker: its note stays until the next control
-            self.message = "marker: " + (passed[-1].note or "(no note)")
+            self.message = "marker: " + printable_text(passed[-1].note or "(no note)")
         if self.at_end:
             self.paused = True
             self.message = "end of recording"
@@ -251,7 +252,7 @@ class ReplayPlayer:
             self.message = "end of recording"
         notes = [m.note for m in self.timeline.markers if abs(m.at - landing.at) <= MARKER_EPS_S]
         if notes:
-            self.message = "marker: " + " / ".join(n or "(no note)" for n in notes)
+            self.message = "marker: " + printable_text(" / ".join(n or "(no note)" for n in notes))
         return landing.events
 
     # ---------------------------------------------------------- controls

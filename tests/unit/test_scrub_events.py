@@ -7,6 +7,7 @@ import dataclasses
 import enum
 import types
 import typing
+import unicodedata
 from collections.abc import Iterator
 
 import pytest
@@ -138,3 +139,67 @@ def test_every_free_text_field_is_scrubbed_or_exempt(
         return
     assert SECRET not in out, f"{path} reaches sinks unscrubbed: scrub it or exempt it"
     assert "failed: token" in out  # the rest of the text is kept
+
+
+HOSTILE = "a\x1b]52;c;ZXZpbA==\x07b\x1b[2J\nProbable cause: FAKE\x9b31m\r\x7f"
+"""OSC 52 (set the clipboard), CSI 2J (clear the screen), a newline making a fake line,
+a C1 CSI, CR and DEL."""
+
+
+def _hostile(hint: object) -> object:
+    """A value of type ``hint`` whose every string is :data:`HOSTILE` (every tuple holds
+    one item, so that strings nested in tuples of records are planted too)."""
+    if hint is str:
+        return HOSTILE
+    if hint is bool:
+        return False
+    if hint in (int, float):
+        return typing.cast(type, hint)(1)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return next(iter(hint))
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        hints = _hints(hint)
+        return hint(**{f.name: _hostile(hints[f.name]) for f in dataclasses.fields(hint)})
+    if typing.get_origin(hint) is tuple:
+        args = typing.get_args(hint)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return (_hostile(args[0]),)
+        return tuple(_hostile(a) for a in args)
+    if isinstance(hint, types.UnionType) and type(None) in typing.get_args(hint):
+        return _hostile(next(a for a in typing.get_args(hint) if a is not type(None)))
+    raise AssertionError(f"no hostile value for {hint!r}; teach _hostile about it")
+
+
+def _strings(value: object) -> Iterator[str]:
+    """Every string in ``value`` (records and tuples walked), by an independent walk."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, tuple):
+        for v in value:
+            yield from _strings(v)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            yield from _strings(getattr(value, f.name))
+
+
+WITH_TEXT = [c for c in _event_types() if any(True for _ in _strings(_hostile(c)))]
+
+
+@pytest.mark.parametrize("cls", WITH_TEXT, ids=lambda c: c.__name__)
+def test_every_string_of_every_event_is_made_printable(cls: type, secrets: Secrets) -> None:
+    # The issue: a node's name, a Warning event's message, an APF dump's level name... from a
+    # hostile cluster or recording reached the dashboard with ESC in it (Rich strips only
+    # BEL, BS, VT, FF and CR), and a newline made a fake line in triage's report.
+    event = typing.cast(ev.Event, _hostile(cls))
+    planted = list(_strings(event))
+    out = list(_strings(scrub_event(event, secrets)))
+    assert len(out) == len(planted)
+    for text in out:
+        assert not any(unicodedata.category(c) == "Cc" for c in text), (cls.__name__, text)
+    assert any("\\x1b]52;c;" in t and "\\x0aProbable cause" in t for t in out)  # shown
+
+
+def test_printable_text_is_the_same_object_and_wide_text_untouched(secrets: Secrets) -> None:
+    node = ev.NodeRecord("節点-é\u0301-👩‍💻", "r", "z", "k", ev.Readiness.TRUE, None)
+    event = ev.NodeUpserted(1.0, node)
+    assert scrub_event(event, secrets) is event  # nothing to escape: not copied

@@ -208,3 +208,38 @@ class _Printing(TypeWalk):
 
 
 _PRINTING = _Printing()
+
+
+_NUMBERS = (int, float, bool)
+
+
+def printable_plain(value: Any) -> Any:
+    """Plain data (a recording keyframe's model state: strings, numbers, lists and
+    string-keyed maps) with every string's control characters escaped, keys included.
+
+    Lists and maps are changed in place (the state was just decoded and is not shared);
+    a string with no control character stays the same object. Numbers are passed over,
+    so a column of a million values costs one type test each.
+    """
+    kind = type(value)
+    if kind is str:
+        return printable_text(value)
+    if kind is list:
+        for i, item in enumerate(value):
+            if item is None or type(item) in _NUMBERS:
+                continue
+            new = printable_plain(item)
+            if new is not item:
+                value[i] = new
+        return value
+    if kind is dict:
+        if not all(type(k) is not str or k.isprintable() for k in value):
+            value = {printable_plain(k): v for k, v in value.items()}
+        for k, item in value.items():
+            if item is None or type(item) in _NUMBERS:
+                continue
+            new = printable_plain(item)
+            if new is not item:
+                value[k] = new
+        return value
+    return value

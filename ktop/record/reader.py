@@ -38,6 +38,7 @@ from ktop.files import RECORDING, KiB, MiB, check_regular
 from ktop.input_limits import MAX_EVENTS_PER_BYTE, MAX_INFLATE_RATIO, MAX_RECORDING_SPAN
 from ktop.model.cluster import ClusterModel
 from ktop.model.model_inputs import ModelConfig
+from ktop.model.scrub_events import printable_plain
 from ktop.model.state import import_state
 from ktop.record.codec import Marker
 from ktop.record.cursor import Cursor
@@ -397,7 +398,8 @@ class Recording:
             body = unpack(self._payload(key), key.length)
             if type(body) is not dict or type(body.get("state")) is not dict:
                 raise expected('a map {"at": time, "state": map}', body)
-            return import_state(body["state"], self.model_config)
+            # a keyframe is text from outside, as events are: escaped before the model
+            return import_state(printable_plain(body["state"]), self.model_config)
         except DECODE_ERRORS as exc:
             self.fault(key, exc)
             return None

@@ -23,9 +23,8 @@ from ktop.model.series import TargetSeries
 from ktop.model.snapshot_nodes import InterimZones, LabelReadiness, MetricsOnlyNodes, ZoneHealth
 from ktop.model.snapshot_scheduler import MetricsOnlyScheduler
 from ktop.model.values import Val, whole
-from ktop.model.zones import zone_state
+from ktop.model.zones import ZONE_KEY_SEP, zone_state
 
-ZONE_KEY_SEP = ":\x00:"
 """``GetZoneKey`` joins region and zone with this (a NUL byte between colons)."""
 
 CANNOT_KNOW: Mapping[Area, tuple[str, ...]] = {

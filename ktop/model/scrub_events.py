@@ -21,6 +21,7 @@ from typing import Any, cast
 from ktop.model import events as ev
 from ktop.model.events import Event, Sample
 from ktop.model.plaindata import Convert, TypeWalk
+from ktop.model.zones import ZONE_KEY_SEP
 from ktop.printable import printable
 from ktop.scrub import Secrets
 
@@ -95,10 +96,16 @@ def printable_event(event: Event) -> Event:
 def printable_text(text: str) -> str:
     """``text`` with its control characters escaped (newlines too); ``text`` itself when it
     holds none (a name object stays the same object: lookups by identity keep working).
+    The one control character real data holds is kept: the NUL of Kubernetes' zone keys
+    (``region:\\x00:zone`` in the node lifecycle controller's labels, parsed before any is
+    shown; a terminal does nothing with a NUL).
     """
     if text.isprintable():
         return text
-    out = printable(text)
+    if ZONE_KEY_SEP in text:
+        out = ZONE_KEY_SEP.join(printable(part) for part in text.split(ZONE_KEY_SEP))
+    else:
+        out = printable(text)
     return text if out == text else out
 
 

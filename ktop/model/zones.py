@@ -45,8 +45,13 @@ def zone_state(
     return ZoneState.NORMAL
 
 
+ZONE_KEY_SEP = ":\x00:"
+"""What Kubernetes' ``GetZoneKey`` puts between a region and a zone: the
+``node_collector_*{zone}`` labels hold ``region:\\x00:zone``."""
+
+
 def zone_key(region: str, zone: str) -> str:
-    """``GetZoneKey``: ``region + ":\\x00:" + zone``, or "" when both are empty."""
+    """``GetZoneKey``: ``region + ZONE_KEY_SEP + zone``, or "" when both are empty."""
     if not region and not zone:
         return ""
-    return region + ":\x00:" + zone
+    return region + ZONE_KEY_SEP + zone

@@ -16,7 +16,6 @@ import requests
 
 from ktop.analysis.rules import evaluate
 from ktop.analysis.trends import Direction
-from ktop.model.area_metrics_only import ZONE_KEY_SEP
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import (
     FEED_PROMETHEUS_BACKFILL,
@@ -34,6 +33,7 @@ from ktop.model.reading import key
 from ktop.model.signals import SIGNALS
 from ktop.model.snapshot_nodes import MetricsOnlyNodes, ZoneHealth, ZoneState
 from ktop.model.values import Val
+from ktop.model.zones import ZONE_KEY_SEP
 from ktop.scrub import Secrets
 from ktop.sources.live.backfill import (
     PrometheusBackfill,

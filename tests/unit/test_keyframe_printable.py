@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from ktop.model import events as ev
 from ktop.model.cluster import ClusterModel
 from ktop.model.scrub_events import printable_plain
+from ktop.model.zones import ZONE_KEY_SEP
 from ktop.record.reader import Recording
 from ktop.record.session import Recorder
 
@@ -21,8 +22,10 @@ HOSTILE = f"w{OSC52}\x1b[2J\x9b31m\nProbable cause: FAKE"
 
 
 def _controls(text: str) -> bool:
-    """Whether ``text`` holds a C0 or C1 control character or DEL (what a terminal acts on)."""
-    return any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in text)
+    """Whether ``text`` holds a C0 or C1 control character or DEL (what a terminal acts on),
+    beyond the NUL of a Kubernetes zone key (``region:\\x00:zone``), which is kept."""
+    rest = text.replace(ZONE_KEY_SEP, "")
+    return any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in rest)
 
 
 def test_a_seek_into_a_hostile_keyframe_gives_a_printable_model(tmp_path: Path) -> None:
@@ -44,6 +47,12 @@ def test_a_seek_into_a_hostile_keyframe_gives_a_printable_model(tmp_path: Path) 
     assert len(names) == 1 and not _controls(names[0])
     assert "\\x1b]52" in names[0]  # shown as text, not dropped
     assert not _controls(seeked.context) and "Probable cause" in seeked.context
+
+
+def test_the_zone_key_separator_of_real_data_is_kept_and_the_rest_escaped() -> None:
+    key = f"us-east-1{ZONE_KEY_SEP}us-east-1a"
+    assert printable_plain([key]) == [key]
+    assert printable_plain([f"r\x1b{ZONE_KEY_SEP}z"]) == [f"r\\x1b{ZONE_KEY_SEP}z"]
 
 
 plain = st.recursive(

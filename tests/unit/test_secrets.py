@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 
 from ktop.cli import main
 from ktop.crash import install_logging
 from ktop.scrub import MASK, Secrets, scrub_shapes
 from ktop.sources.live import client
+from tests.unit.loopback import LoopbackServer
 
 SECRET = "abcd1234efgh5678SEKRIT7f3a9c"
 B64_SECRET = base64.b64encode(SECRET.encode()).decode()
@@ -337,63 +339,31 @@ def _scan_outputs(root: Path) -> bytes:
     return seen
 
 
-class EchoingServer:
-    """A careless apiserver on loopback, in its own thread: it answers ``/version``, and
-    refuses everything else with a message that quotes the request's Authorization header
-    and query (a server that logs what it got into its errors)."""
+async def _echo_credentials(request: web.Request) -> web.StreamResponse:
+    """A careless apiserver: it answers ``/version``, and refuses everything else with a
+    message that quotes the request's Authorization header and query (a server that logs
+    what it got into its errors)."""
+    if request.path == "/version":
+        return web.json_response({"gitVersion": "v1.30.0"})
+    said = f"{request.headers.get('Authorization', '')} {request.query_string}"
+    status = {
+        "kind": "Status",
+        "status": "Failure",
+        "code": 403,
+        "reason": "Forbidden",
+        "message": f"credentials {said} cannot read {request.path}",
+    }
+    return web.json_response(status, status=403)
 
-    def __init__(self) -> None:
-        import asyncio
-        import threading
 
-        self.loop = asyncio.new_event_loop()
-        self.ready = threading.Event()
-        self.url = ""
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-        assert self.ready.wait(10), "the fake apiserver did not start"
-
-    def _serve(self) -> None:
-        from aiohttp import web
-
-        async def answer(request: web.Request) -> web.Response:
-            if request.path == "/version":
-                return web.json_response({"gitVersion": "v1.30.0"})
-            said = f"{request.headers.get('Authorization', '')} {request.query_string}"
-            status = {
-                "kind": "Status",
-                "status": "Failure",
-                "code": 403,
-                "reason": "Forbidden",
-                "message": f"credentials {said} cannot read {request.path}",
-            }
-            return web.json_response(status, status=403)
-
-        async def start() -> None:
-            app = web.Application()
-            app.router.add_route("*", "/{tail:.*}", answer)
-            self.runner = web.AppRunner(app)
-            await self.runner.setup()
-            site = web.TCPSite(self.runner, "127.0.0.1", 0)
-            await site.start()
-            port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-            self.url = f"http://127.0.0.1:{port}"
-            self.ready.set()
-
-        self.loop.run_until_complete(start())
-        self.loop.run_forever()
-
-    def stop(self) -> None:
-        import asyncio
-
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
+def echoing_server() -> LoopbackServer:
+    """The careless apiserver on loopback, in its own thread."""
+    return LoopbackServer(_echo_credentials)
 
 
 @pytest.fixture(scope="module")
-def echoing() -> Iterator[EchoingServer]:
-    server = EchoingServer()
+def echoing() -> Iterator[LoopbackServer]:
+    server = echoing_server()
     yield server
     server.stop()
 
@@ -419,7 +389,7 @@ def test_no_command_prints_or_writes_a_planted_secret(
     command: str,
     user: str,
     server: str,
-    echoing: EchoingServer,
+    echoing: LoopbackServer,
     tmp_path: Path,
     capfd: pytest.CaptureFixture[str],
 ) -> None:

@@ -71,6 +71,13 @@ TRIAGE_WINDOW = Bound(
     "seconds",
     "ktop triage samples a live cluster this long; longer belongs in a recording",
 )
+LOOK_BACK = Bound(
+    "--look-back",
+    60.0,
+    3600.0,
+    "seconds",
+    "a one-shot judges this much of the recent past; ktop keeps an hour of history",
+)
 BUNDLE_SCRAPES = Bound(
     "--scrapes", 1, 10, "", "two give rates; every scrape is a full /metrics read of each target"
 )
@@ -171,6 +178,7 @@ ALL = (
     ZONES,
     SCRAPE_INTERVAL,
     TRIAGE_WINDOW,
+    LOOK_BACK,
     BUNDLE_SCRAPES,
     BUNDLE_INTERVAL,
     SNAPSHOT_TIMEOUT,

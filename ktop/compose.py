@@ -139,10 +139,11 @@ class Replay:
 
 @dataclass(frozen=True, slots=True)
 class Bundle:
-    """The offline bundle in ``directory`` (docs/bundle-format.md)."""
+    """The offline bundle in ``directory`` (docs/bundle-format.md), judged ``look_back_s`` back."""
 
     directory: str
     rack_label: str
+    look_back_s: float = WINDOW_S
 
 
 SourcePlan = Live | Demo | Replay | Bundle
@@ -430,16 +431,15 @@ def replay_source(plan: Replay, policy: HubPolicy) -> OpenedSource:
 
 
 def bundle_source(plan: Bundle, policy: HubPolicy) -> OpenedSource:
-    """A bundle read from disk; the model's window covers every scrape in it, and its
-    one capture is no history to take a baseline from.
-    """
+    """A bundle read from disk: the window holds its scrapes and look-back; no baseline."""
     from ktop.sources.bundle.reader import BundleNotFoundError, BundleSource, read_bundle
 
     try:
         read = read_bundle(plan.directory, plan.rack_label)
     except (BundleNotFoundError, OSError) as exc:
         raise SourceError(policy.secrets.scrub(exc)) from None
-    config = ModelConfig(window_s=max(WINDOW_S, read.window_s + 60), rack_label=plan.rack_label)
+    window_s = max(plan.look_back_s, read.window_s + 60)
+    config = ModelConfig(window_s=window_s, rack_label=plan.rack_label)
     info = {"kind": "bundle", "context": plan.directory, "detail": ""}
     hub = _hub(config, replace(policy, history=None))
     return OpenedSource(BundleSource(read.events), hub, info, bundle=read)

@@ -31,7 +31,6 @@ from ktop.model.events import (
     MetricsScraped,
     Target,
 )
-from ktop.model.series import WINDOW_S
 from ktop.runner import Deadline, EndOfSource, Verdict, run_until, running
 from ktop.scrub import Secrets
 from ktop.sources.live.timing import BACKFILL_TIMEOUT_S
@@ -41,7 +40,11 @@ if TYPE_CHECKING:
     from ktop.model.cluster import ClusterModel
     from ktop.record.cursor import Cursor
 
-MIN_MODEL_WINDOW_S = WINDOW_S
+LOOK_BACK_PROMETHEUS = "Prometheus range queries"
+"""What the look-back was judged from when Prometheus' backfill read it."""
+LOOK_BACK_SINCE_START = "counters since each process started"
+"""What it was judged from without Prometheus: the counters of the processes that started
+within it count whole (:mod:`ktop.model.since_start`), the others from ktop's own scrapes."""
 RECORDING_STEP_S = 10.0
 """A recording is walked in steps this long, one history frame each, to build its baseline."""
 SAMPLE_FRAME_S = 1.0
@@ -66,9 +69,14 @@ class Sampled:
     windows: dict[str, float | None] = field(default_factory=dict)
 
 
-async def from_bundle(directory: str, rack_label: str, secrets: Secrets) -> Sampled:
-    """Fold a bundle into one snapshot (the session's ``secrets`` scrub it)."""
-    async with await open_source(Bundle(directory, rack_label), secrets) as opened:
+async def from_bundle(
+    directory: str, rack_label: str, secrets: Secrets, look_back_s: float
+) -> Sampled:
+    """Fold a bundle into one snapshot (the session's ``secrets`` scrub it), judging the
+    ``look_back_s`` before its capture: a component that started within it counts since its
+    start.
+    """
+    async with await open_source(Bundle(directory, rack_label, look_back_s), secrets) as opened:
         await run_until(opened.source, opened.hub, EndOfSource())  # scrubbed and folded
     read = opened.bundle
     assert read is not None
@@ -81,6 +89,7 @@ async def from_bundle(directory: str, rack_label: str, secrets: Secrets) -> Samp
         "path": directory,
         "missing": read.missing,
         "window_s": read.window_s,
+        **look_back_info(opened.hub.config.window_s, False, ""),
     }
     sizes = tuple(
         Capacity(
@@ -160,23 +169,57 @@ def from_recording(path: str, at: str | None, secrets: Secrets) -> Sampled:
     return Sampled(published, source, errors)
 
 
+def model_window_s(look_back_s: float, window_s: float) -> float:
+    """The model's window of a one-shot: the look-back, and never less than the sample
+    itself (its own scrapes are the least it judges). The Prometheus backfill reads the raw
+    samples of this window (range selectors over it), so that a counter's increase, a
+    rate, a quantile count everything within the look-back; without Prometheus, a
+    component's counters since its process started count when it started within it
+    (:mod:`ktop.model.since_start`).
+    """
+    return max(look_back_s, window_s)
+
+
+def look_back_info(look_back_s: float, prometheus: bool, backfill_error: str) -> dict[str, Any]:
+    """The look-back as the report's ``source`` states it (docs/triage-json.md): how far
+    back, and what it was judged from.
+    """
+    if prometheus and not backfill_error:
+        judged = LOOK_BACK_PROMETHEUS
+    elif prometheus:
+        judged = (
+            f"{LOOK_BACK_PROMETHEUS} as far as answered ({backfill_error}), "
+            f"else {LOOK_BACK_SINCE_START}"
+        )
+    else:
+        judged = LOOK_BACK_SINCE_START
+    return {"look_back_s": look_back_s, "look_back_from": judged}
+
+
 async def sample_live(
-    args: argparse.Namespace, context: str | None, window_s: float, secrets: Secrets
+    args: argparse.Namespace,
+    context: str | None,
+    window_s: float,
+    secrets: Secrets,
+    look_back_s: float,
 ) -> Sampled:
     """Read the cluster of ``context`` for ``window_s`` seconds (scraping several times)
-    and fold it, with the session's ``secrets``. :class:`~ktop.compose.SourceError` when it
-    cannot be read at all.
+    and fold it, with the session's ``secrets``, judging the last ``look_back_s`` seconds
+    (:func:`model_window_s`). :class:`~ktop.compose.SourceError` when it cannot be read at
+    all.
     """
     args = copy.copy(args)
     args.context = context
     args.scrape_interval = max(1.0, min(args.scrape_interval, window_s / SCRAPES_PER_WINDOW))
-    # the backfill reads the raw data of the model's window
-    plan = Live(replace(live_options(args), window_s=MIN_MODEL_WINDOW_S))
+    look_back_s = model_window_s(look_back_s, window_s)
+    plan = Live(replace(live_options(args), window_s=look_back_s))
     async with await open_source(plan, secrets) as opened:
-        return await _sample(args, opened, window_s)
+        return await _sample(args, opened, window_s, look_back_s)
 
 
-async def _sample(args: argparse.Namespace, opened: OpenedSource, window_s: float) -> Sampled:
+async def _sample(
+    args: argparse.Namespace, opened: OpenedSource, window_s: float, look_back_s: float
+) -> Sampled:
     hub = opened.hub
     scrapes: dict[Target, list[float]] = {}
     expected = (
@@ -188,10 +231,12 @@ async def _sample(args: argparse.Namespace, opened: OpenedSource, window_s: floa
     said = False
     backfill_done = False
     """The Prometheus backfill (the baseline's history) reported, or Prometheus failed."""
+    backfill_error = "not read" if args.prometheus else ""
+    """Why Prometheus did not give the look-back (empty once its backfill synced)."""
 
     def watch(events: Sequence[Event]) -> None:
         # A sink: it sees each batch scrubbed and folded.
-        nonlocal said, backfill_done
+        nonlocal said, backfill_done, backfill_error
         for e in events:
             if isinstance(e, MetricsScraped):
                 scrapes.setdefault(e.target, []).append(e.at)
@@ -199,6 +244,7 @@ async def _sample(args: argparse.Namespace, opened: OpenedSource, window_s: floa
                 isinstance(e, FeedSynced | FeedFailed) and e.feed == FEED_PROMETHEUS_BACKFILL
             ) or (isinstance(e, FeedFailed) and e.feed == FEED_PROMETHEUS):
                 backfill_done = True
+                backfill_error = e.reason if isinstance(e, FeedFailed) else ""
         if not said and len(scrapes) >= expected:
             said = True
             print(f"ktop triage: {FIRST_ROUND}", file=sys.stderr, flush=True)
@@ -223,6 +269,7 @@ async def _sample(args: argparse.Namespace, opened: OpenedSource, window_s: floa
         "kind": "live",
         "context": opened.info["context"],
         "window_s": round(time.monotonic() - started, 1),
+        **look_back_info(look_back_s, bool(args.prometheus), backfill_error),
     }
     # the history holds Prometheus' last hour when --prometheus backfilled it
     published = hub.publish(force=True)

@@ -1,15 +1,20 @@
-"""Options several commands share, defined once: the simulated cluster's size and seed."""
+"""Options several commands share, defined once: the simulated cluster's size and seed, and
+the look-back of a one-shot.
+"""
 
 from __future__ import annotations
 
 import argparse
 
 from ktop import bounds
-from ktop.bounds import bounded_int
+from ktop.bounds import bounded_float, bounded_int
 
 DEFAULT_NODES = 5000
 DEFAULT_ZONES = 3
 DEFAULT_SEED = 1
+DEFAULT_LOOK_BACK_S = 900.0
+"""How far back a one-shot (``ktop triage``, ``ktop snapshot`` of a live cluster) judges
+the recent past: the etcd mixin's leader-change alert counts over 15 minutes."""
 
 
 def simulator_options(
@@ -39,6 +44,31 @@ def simulator_options(
         default=DEFAULT_SEED,
         help=f"{note}simulator random seed, {bounds.SEED.text()} (default {DEFAULT_SEED})",
     )
+
+
+def look_back_option(p: argparse.ArgumentParser) -> None:
+    """``--look-back``: how much of the recent past a one-shot of a live cluster (or a
+    bundle: before its capture) judges (docs/triage.md, "What a one-shot looks at"). Its
+    default is None, so that a command can tell it was not given; :func:`look_back_s`
+    resolves it.
+    """
+    p.add_argument(
+        "--look-back",
+        type=bounded_float(bounds.LOOK_BACK),
+        default=None,
+        metavar="DURATION",
+        help=(
+            "how much of the recent past to judge: Prometheus' range over it with "
+            "--prometheus, else the components' counters since each process started within "
+            f"it; {bounds.LOOK_BACK.text()}, or 15m, 1h (default {DEFAULT_LOOK_BACK_S / 60:g}m)"
+        ),
+    )
+
+
+def look_back_s(args: argparse.Namespace) -> float:
+    """The look-back asked for, or :data:`DEFAULT_LOOK_BACK_S`."""
+    given: float | None = getattr(args, "look_back", None)
+    return DEFAULT_LOOK_BACK_S if given is None else given
 
 
 def url(text: str) -> str:

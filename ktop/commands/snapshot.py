@@ -19,7 +19,7 @@ from typing import Any
 from ktop import bounds
 from ktop.analysis.triage.diagnosis import headline
 from ktop.bounds import bounded_float, bounded_int
-from ktop.commands.options import simulator_options
+from ktop.commands.options import look_back_option, look_back_s, simulator_options
 from ktop.compose import Demo, Live, OpenedSource, live_options, with_source
 from ktop.hub import Hub, Published
 from ktop.model.events import Area
@@ -60,6 +60,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="longest wait for the sources (default 30)",
     )
+    look_back_option(p)
     p.add_argument(
         "--width",
         type=bounded_int(bounds.SNAPSHOT_WIDTH),
@@ -158,6 +159,9 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
     """Print one snapshot of ``--demo`` or of the live cluster."""
     display = Display.from_options(ascii_only=args.ascii, prod_pattern=args.prod_pattern)
     if args.demo is not None:
+        if args.look_back is not None:
+            print("ktop snapshot: --look-back goes with a live cluster", file=sys.stderr)
+            return 2
         if args.demo not in SCENARIOS:
             print(
                 f"ktop snapshot: unknown scenario {args.demo!r}; choose one of: "
@@ -178,5 +182,8 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
         print(render(published, args, display, errors))
         return 0
 
+    # a one-shot: its window is the look-back (with Prometheus, its range; without, the
+    # counters of the processes that started within it), as ktop triage's
+    live = Live(replace(live_options(args), window_s=look_back_s(args)))
     # a live cluster's refusals say "ktop:", as the dashboard's do
-    return with_source(Live(live_options(args)), wait, command="ktop", secrets=secrets)
+    return with_source(live, wait, command="ktop", secrets=secrets)

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from ktop import bounds
 from ktop.analysis.triage.report import error_json, to_json
 from ktop.bounds import bounded_float
+from ktop.commands.options import look_back_option, look_back_s
+from ktop.model.text import fmt_duration
 from ktop.printable import printable
 from ktop.scrub import Secrets
 from ktop.ui.render.triage_text import to_markdown, to_text
@@ -66,10 +68,19 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="SECONDS",
         help=f"live sampling window, {bounds.TRIAGE_WINDOW.text()} (default {DEFAULT_WINDOW_S:g})",
     )
+    look_back_option(p)
     p.add_argument(
         "--output", choices=("text", "json", "markdown"), default="text", help="report format"
     )
     return p
+
+
+def look_back_words(source: dict[str, Any]) -> str:
+    """The look-back as the text report states it (a live one-shot's; empty otherwise)."""
+    seconds = source.get("look_back_s")
+    if not isinstance(seconds, int | float):
+        return ""
+    return f"the last {fmt_duration(seconds)}, judged from {source.get('look_back_from', '?')}"
 
 
 def render(sampled: Sampled, output: str) -> tuple[str, int]:
@@ -77,6 +88,7 @@ def render(sampled: Sampled, output: str) -> tuple[str, int]:
     timeline of the published snapshot.
     """
     report, timeline = sampled.published.triage, sampled.published.timeline
+    look_back = look_back_words(sampled.source)
     if output == "json":
         doc = to_json(
             report,
@@ -88,9 +100,9 @@ def render(sampled: Sampled, output: str) -> tuple[str, int]:
         )
         text = json.dumps(doc, indent=2, sort_keys=False) + "\n"
     elif output == "markdown":  # names and messages come from the input: no control characters
-        text = printable(to_markdown(report, sampled.errors, timeline), newlines=True)
+        text = printable(to_markdown(report, sampled.errors, timeline, look_back), newlines=True)
     else:
-        text = printable(to_text(report, sampled.errors, timeline), newlines=True)
+        text = printable(to_text(report, sampled.errors, timeline, look_back), newlines=True)
     # an independent suspect and explained consequences always come with a probable cause
     return text, EXIT_SUSPECT if report.incident else EXIT_CLEAR
 
@@ -123,6 +135,8 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
         return _fail(args, source, f"{' and '.join(given)} cannot be combined")
     if args.at and not args.recording:
         return _fail(args, source, "--at goes with --recording")
+    if args.look_back is not None and args.recording:
+        return _fail(args, source, "--look-back goes with a live cluster or a bundle")
     from ktop.compose import SourceError
     from ktop.record.format import FormatError
     from ktop.sampling import from_bundle, from_recording, sample_live
@@ -131,9 +145,13 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
         if args.recording:
             sampled = from_recording(args.recording, args.at, secrets)
         elif args.bundle:
-            sampled = asyncio.run(from_bundle(args.bundle, args.rack_label, secrets))
+            sampled = asyncio.run(
+                from_bundle(args.bundle, args.rack_label, secrets, look_back_s(args))
+            )
         else:
-            sampled = asyncio.run(sample_live(args, args.context, args.window, secrets))
+            sampled = asyncio.run(
+                sample_live(args, args.context, args.window, secrets, look_back_s(args))
+            )
     except SourceError as exc:  # already scrubbed
         return _fail(args, source, str(exc))
     except (FormatError, OSError, RuntimeError, ValueError) as exc:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import fields
 
 from ktop.model.series import TargetSeries
+from ktop.model.since_start import increase_since_start
 from ktop.model.snapshot_etcd import EtcdMemberRow, EtcdSnapshot
 from ktop.model.values import Val, ratio
 
@@ -30,14 +31,24 @@ def _fragmentation(in_use: Val, total: Val) -> Val:
     return r if r.value is None else Val.of(1.0 - r.value)
 
 
-def _leader_changes(ts: TargetSeries) -> Val:
-    """Changes over the window; with a single scrape, the lifetime count marked as such."""
-    name = "etcd_server_leader_changes_seen_total"
-    inc = ts.increase(name)
+LEADER_CHANGES = "etcd_server_leader_changes_seen_total"
+FIRST_LEADER_SEEN = 1.0
+"""What a member's :data:`LEADER_CHANGES` holds once it has found its first leader after
+it started: etcd counts every leader it sees that differs from the last (none, at the
+start), so the first count is the member's own start, not an election."""
+
+
+def _leader_changes(ts: TargetSeries) -> tuple[Val, float | None]:
+    """Changes over the window, and the member's start time when they are counted since
+    it started within the window (:mod:`ktop.model.since_start`: all its counts after
+    the first leader it found); with a single scrape of a member started earlier, the
+    lifetime count marked as such.
+    """
+    inc, started = increase_since_start(ts, LEADER_CHANGES, FIRST_LEADER_SEEN)
     if inc.known or ts.scrapes >= 2:
-        return inc
-    total = ts.gauge(name)
-    return Val.of(total.value, lifetime=True) if total.value is not None else inc
+        return inc, started
+    total = ts.gauge(LEADER_CHANGES)
+    return (Val.of(total.value, lifetime=True) if total.value is not None else inc), None
 
 
 def member_row(
@@ -47,16 +58,20 @@ def member_row(
     if ts is None:
         u = Val.unknown(error or "never scraped")
         vals = {f.name: u for f in fields(EtcdMemberRow) if f.type in ("Val", Val)}
-        return EtcdMemberRow(instance=instance, last_ok=last_ok, error=error, **vals)
+        return EtcdMemberRow(
+            instance=instance, last_ok=last_ok, error=error, leader_changes_since=None, **vals
+        )
     db = ts.gauge(DB_SIZE)
     if not db.known:
         db = ts.gauge(DB_SIZE_OLD)
     in_use = ts.gauge("etcd_mvcc_db_total_size_in_use_in_bytes")
+    leader_changes, changes_since = _leader_changes(ts)
     return EtcdMemberRow(
         instance=instance,
         is_leader=ts.gauge("etcd_server_is_leader"),
         has_leader=ts.gauge("etcd_server_has_leader"),
-        leader_changes=_leader_changes(ts),
+        leader_changes=leader_changes,
+        leader_changes_since=changes_since,
         wal_fsync_p50_s=ts.quantile(0.5, "etcd_disk_wal_fsync_duration_seconds"),
         wal_fsync_p99_s=ts.quantile(0.99, "etcd_disk_wal_fsync_duration_seconds"),
         backend_commit_p99_s=ts.quantile(0.99, "etcd_disk_backend_commit_duration_seconds"),

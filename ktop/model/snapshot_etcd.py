@@ -42,6 +42,10 @@ class EtcdMemberRow:
     reads and writes), 0 otherwise; unknown before etcd 3.4.18, which does not expose it."""
     last_ok: float | None
     error: str = ""
+    leader_changes_since: float | None = None
+    """The member's start time (Unix seconds, its own clock) when ``leader_changes`` counts
+    every change since it started, within the window (``ktop/model/since_start.py``);
+    None when ktop's own scrapes (or Prometheus' window) counted them."""
     slow_applies_per_s: Val = NOT_READ
     """Rate of ``etcd_server_slow_apply_total``: applies slower than etcd's 100 ms warning
     (a slow disk or an overloaded member)."""

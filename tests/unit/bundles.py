@@ -248,9 +248,15 @@ def warning(
     }
 
 
+REAL_CAPTURED_AT = 1_782_468_800
+"""When :func:`real_bundle`'s scrapes were taken: 70 s after the minikube etcd member's
+process started, years after the qubership member's."""
+
+
 def real_bundle(root: Path) -> Path:
-    """The real dumps in the bundle layout (one scrape each, so values are lifetime)."""
-    at = 1_782_468_800
+    """The real dumps in the bundle layout (one scrape each, so values are lifetime, but
+    for the counters of a process started within the look-back: since its start)."""
+    at = REAL_CAPTURED_AT
     f = FIXTURES
     copies = {
         "nri-k8s-1.35_kube-apiserver_metrics.prom": f"metrics/apiserver/minikube/{at}.prom",

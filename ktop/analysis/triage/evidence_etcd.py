@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from ktop.analysis import catalogue as c
 from ktop.analysis.etcd_defrag import defrag_stall, defragmenting
@@ -18,6 +19,7 @@ from ktop.analysis.triage.evidence import (
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.reading import key as signal_key
 from ktop.model.snapshot_etcd import EtcdMemberRow
+from ktop.model.text import fmt_clock, fmt_duration
 from ktop.model.values import Val
 
 
@@ -76,7 +78,27 @@ def etcd_changes(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
             f"lifetime counts only ({counts}; they include the first election): "
             "changes within a window need two scrapes"
         )
+    since = [m for m in rows if m.leader_changes_since is not None]
+    if since and r.severity is not Severity.UNKNOWN:
+        return replace(r, detail=f"{r.detail}; {since_start_note(since, ctx.snap.window_s)}")
     return r
+
+
+def since_start_note(rows: list[EtcdMemberRow], window_s: float) -> str:
+    """What is certain of changes counted since a member started within the window
+    (``ktop/model/since_start.py``): each happened after its start, which is within the
+    window; when within it is not known.
+    """
+    each = "; ".join(
+        f"{m.instance} at {fmt_clock(m.leader_changes_since or 0.0)} UTC: "
+        f"{fmt_count(m.leader_changes.or_(0))}"
+        for m in rows
+    )
+    return (
+        f"counted since each member started within the {fmt_duration(window_s)} look-back "
+        f"({each}): each change happened after that start, when exactly is not known; "
+        "the first leader a member finds as it starts is not counted"
+    )
 
 
 def etcd_defrag(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:

@@ -189,7 +189,11 @@ class PrometheusBackfill:
     """Where Prometheus is (for messages only)."""
     clock: Callable[[], float]
     window_s: float = WINDOW_S
-    """The model's observation window: how much raw data the first frame needs."""
+    """The model's observation window: how much raw data the first frame needs (a
+    one-shot's look-back, whose increases and rates then count all of it)."""
+    signal_window_s: float = WINDOW_S
+    """The rate window of the history signals' PromQL: the dashboard's, whatever the raw
+    window, so that a one-shot's baseline and timeline read as the dashboard's do."""
     history_s: float = DEFAULT_HISTORY_S
     step_s: float = DEFAULT_STEP_S
     jobs: Mapping[Component, str] = field(default_factory=lambda: dict(DEFAULT_JOBS))
@@ -253,7 +257,7 @@ class PrometheusBackfill:
         """The history's queries: one per signal Prometheus can compute."""
         out: list[tuple[Reading, str]] = []
         for spec in SIGNALS:
-            query = signal_query(spec, self.jobs, self.window_s, self.matcher)
+            query = signal_query(spec, self.jobs, self.signal_window_s, self.matcher)
             if query is not None:
                 out.append((spec, query))
         return out

@@ -59,11 +59,14 @@ def _status(e: Evidence) -> str:
 
 
 def to_text(
-    report: TriageReport, errors: Sequence[str] = (), timeline: Sequence[TimelineEvent] = ()
+    report: TriageReport,
+    errors: Sequence[str] = (),
+    timeline: Sequence[TimelineEvent] = (),
+    look_back: str = "",
 ) -> str:
     """Plain text: the diagnosis' line, then the cause, its consequences and any
     independent suspect with their evidence, then the other verdicts, then the incident
-    timeline.
+    timeline; ``look_back`` (a live one-shot's) says how much of the past was judged.
     """
     out: list[str] = [headline(report).text(), ""]
     for p in report.paths:
@@ -90,6 +93,8 @@ def to_text(
     out.append("capacity:")
     for c in report.capacity:
         out.append(f"    {c.title}: {_capacity_value(c)} ({c.detail})")
+    if look_back:
+        out.append(f"look-back: {look_back}")
     out.append(f"baseline: {report.baseline}")
     for err in errors:
         out.append(f"error: {err}")
@@ -101,10 +106,13 @@ def _md(text: str) -> str:
 
 
 def to_markdown(
-    report: TriageReport, errors: Sequence[str] = (), timeline: Sequence[TimelineEvent] = ()
+    report: TriageReport,
+    errors: Sequence[str] = (),
+    timeline: Sequence[TimelineEvent] = (),
+    look_back: str = "",
 ) -> str:
     """Markdown: the diagnosis' line, a table of the paths in its order, each non-clear
-    path's evidence, then the incident timeline.
+    path's evidence, then the incident timeline (and ``look_back``, as :func:`to_text`).
     """
     out = [f"**{_md(headline(report).text())}**", "", "## ktop triage", ""]
     out += ["| path | role | since | conclusion |", "|---|---|---|---|"]
@@ -150,6 +158,8 @@ def to_markdown(
     )
     out += ["", "## Capacity", ""]
     out += [f"- {c.title}: {_capacity_value(c)} ({_md(c.detail)})" for c in report.capacity]
+    if look_back:
+        out += ["", f"Look-back: {_md(look_back)}"]
     out += ["", f"Baseline: {_md(report.baseline)}"]
     if errors:
         out += ["", "## Errors", ""] + [f"- {_md(e)}" for e in errors]

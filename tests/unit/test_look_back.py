@@ -1,0 +1,260 @@
+"""A one-shot judges the recent past: etcd leader changes counted since a member started
+within the look-back (real etcd dumps, checked against prometheus_client's parser), the
+look-back as the model's window and the Prometheus backfill's range, and the look-back
+stated in the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from ktop import sampling
+from ktop.analysis.triage.evaluate import triage
+from ktop.analysis.triage.types import Status, TriageReport, Verdict
+from ktop.cli import parse_args
+from ktop.commands import triage as triage_cmd
+from ktop.commands.options import DEFAULT_LOOK_BACK_S, look_back_s
+from ktop.model.cluster import ClusterModel
+from ktop.model.events import Component, MetricsScraped, Sample, Target
+from ktop.model.exposition import parse_exposition
+from ktop.model.model_inputs import ModelConfig
+from ktop.model.snapshot import ClusterSnapshot
+from ktop.model.snapshot_etcd import EtcdMemberRow
+from ktop.model.wanted import FAMILIES
+from ktop.scrub import Secrets
+from ktop.sources.live.backfill import PrometheusBackfill, matrix_to_events
+from ktop.ui.render.triage_text import to_markdown, to_text
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+LEADER = "nri-k8s-1.35_etcd_metrics.prom"
+"""etcd 3.6.6, the leader, which has seen one leader since it started."""
+FOLLOWER = "qubership_etcd-3.4.3_follower_metrics.prom"
+"""etcd 3.4.3, a follower that has seen 69 leaders since it started."""
+CHANGES = "etcd_server_leader_changes_seen_total"
+LOOK_BACK_S = 900.0
+
+
+def _independent(fixture: str, name: str) -> float:
+    """A sample's value as prometheus_client's own parser reads it."""
+    for fam in text_string_to_metric_families((FIXTURES / fixture).read_text()):
+        for s in fam.samples:
+            if s.name == name:
+                return float(s.value)
+    raise AssertionError(f"{name} not in {fixture}")
+
+
+def _samples(fixture: str, changes: float | None = None) -> tuple[Sample, ...]:
+    """The dump's etcd samples, its leader-change count set to ``changes`` if given."""
+    parsed = parse_exposition((FIXTURES / fixture).read_text(), FAMILIES[Component.ETCD])
+    assert parsed.errors == ()
+    if changes is None:
+        return parsed.samples
+    return tuple(replace(s, value=changes) if s.name == CHANGES else s for s in parsed.samples)
+
+
+def _members(
+    scrapes: Sequence[tuple[float, tuple[Sample, ...]]], members: int = 1, window_s: float = 900
+) -> ClusterSnapshot:
+    """A model of ``window_s`` fed every scrape for each of ``members`` members."""
+    model = ClusterModel(ModelConfig(window_s=window_s))
+    for at, samples in scrapes:
+        for i in range(members):
+            model.apply(MetricsScraped(at, Target(Component.ETCD, f"etcd-{i}:2379"), samples))
+    return model.observe()
+
+
+def _row(snap: ClusterSnapshot) -> EtcdMemberRow:
+    return snap.etcd.members[0]
+
+
+# ------------------------------------------------------------ since a member started
+
+
+@pytest.mark.parametrize("fixture", [LEADER, FOLLOWER])
+def test_a_member_started_within_the_window_counts_its_changes_since_then(fixture: str) -> None:
+    started = _independent(fixture, "process_start_time_seconds")
+    seen = _independent(fixture, CHANGES)
+    snap = _members([(started + 120.0, _samples(fixture))])
+    row = _row(snap)
+    # one scrape, yet a window value: every count after the first leader it found
+    assert row.leader_changes.value == seen - 1 and not row.leader_changes.lifetime
+    assert row.leader_changes_since == started
+
+
+@pytest.mark.parametrize("fixture", [LEADER, FOLLOWER])
+def test_a_member_started_before_the_window_is_a_lifetime_count_from_one_scrape(
+    fixture: str,
+) -> None:
+    started = _independent(fixture, "process_start_time_seconds")
+    row = _row(_members([(started + LOOK_BACK_S + 60.0, _samples(fixture))]))
+    assert row.leader_changes.lifetime and row.leader_changes.value == _independent(
+        fixture, CHANGES
+    )
+    assert row.leader_changes_since is None
+
+
+def test_a_member_started_before_the_window_counts_only_what_two_scrapes_saw() -> None:
+    started = _independent(FOLLOWER, "process_start_time_seconds")
+    at = started + LOOK_BACK_S + 60.0
+    row = _row(_members([(at, _samples(FOLLOWER)), (at + 5.0, _samples(FOLLOWER))]))
+    assert row.leader_changes.value == 0.0 and row.leader_changes_since is None
+
+
+def test_scrapes_that_saw_the_restart_keep_their_own_increase() -> None:
+    """ktop's scrapes span the member's restart: their increase (the reset counted from
+    zero) stands, as Prometheus' ``increase`` counts it."""
+    started = _independent(LEADER, "process_start_time_seconds")
+    before = tuple(
+        replace(s, value=started - 3600.0) if s.name == "process_start_time_seconds" else s
+        for s in _samples(LEADER, changes=7.0)
+    )
+    after = _samples(LEADER)  # restarted at ``started``, one leader seen since
+    row = _row(_members([(started - 10.0, before), (started + 30.0, after)]))
+    assert row.leader_changes.value == _independent(LEADER, CHANGES)
+    assert row.leader_changes_since is None
+
+
+def _etcd_path(report: TriageReport) -> Any:
+    return next(p for p in report.paths if p.id == "ETCD")
+
+
+def test_changes_since_members_started_within_the_look_back_name_etcd() -> None:
+    """Two members that started within the look-back have seen a second leader: the
+    election happened within it, whenever ktop's own scrapes began."""
+    started = _independent(LEADER, "process_start_time_seconds")
+    scrapes = [(started + 300.0 + 5.0 * i, _samples(LEADER, changes=2.0)) for i in range(3)]
+    report = triage(_members(scrapes, members=2))
+    etcd = _etcd_path(report)
+    changes = next(e for e in etcd.evidence if e.id == "etcd.leader_changes")
+    assert changes.status is Status.WARN and changes.value == 1.0
+    assert "counted since each member started within the 15m look-back" in changes.detail
+    assert "etcd-0:2379 at 10:12:10 UTC: 1" in changes.detail  # the dump's own start
+    assert report.cause is not None and report.cause.id == "ETCD"
+
+
+def test_a_healthy_member_started_within_the_look_back_counts_no_change() -> None:
+    started = _independent(LEADER, "process_start_time_seconds")
+    scrapes = [(started + 300.0 + 5.0 * i, _samples(LEADER)) for i in range(3)]
+    etcd = _etcd_path(triage(_members(scrapes, members=3)))
+    changes = next(e for e in etcd.evidence if e.id == "etcd.leader_changes")
+    assert changes.status is Status.OK and changes.value == 0.0
+    assert etcd.verdict is not Verdict.SUSPECT
+
+
+# ------------------------------------------------------------ Prometheus' look-back
+
+
+def _prometheus_matrix(instance: str, points: Sequence[tuple[float, float]]) -> list[Any]:
+    """A range selector's answer as Prometheus' HTTP API gives it (``result`` of a
+    ``matrix``): values as strings, timestamps as numbers."""
+    metric = {"__name__": CHANGES, "instance": instance, "job": "etcd"}
+    return [{"metric": metric, "values": [[t, f"{v:g}"] for t, v in points]}]
+
+
+@pytest.mark.parametrize(("window_s", "expected"), [(LOOK_BACK_S, 1.0), (300.0, 0.0)])
+def test_prometheus_range_over_the_look_back_counts_an_election_ten_minutes_ago(
+    window_s: float, expected: float
+) -> None:
+    """A member started long ago: its count went from 5 to 6 ten minutes ago. Read over
+    the look-back, the change counts; over the dashboard's 300 s window, it does not."""
+    now = 1_800_000_000.0
+    points = [(t, 5.0 if t < now - 600 else 6.0) for t in range(int(now - 900), int(now), 15)]
+    points = [(t, v) for t, v in points if t >= now - window_s]
+    events = matrix_to_events(Component.ETCD, _prometheus_matrix("etcd-0:2379", points))
+    model = ClusterModel(ModelConfig(window_s=window_s))
+    for e in events:
+        model.apply(e)
+    assert _row(model.observe()).leader_changes.value == expected
+
+
+def test_the_backfill_reads_the_look_back_raw_and_the_history_at_the_dashboards_window() -> None:
+    backfill = PrometheusBackfill("prom", lambda: 0.0, window_s=LOOK_BACK_S)
+    selectors = [s for _, s in backfill.window_reads()]
+    assert f'{CHANGES}{{job=~".*etcd.*"}}[900s]' in selectors
+    queries = [q for _, q in backfill.history_reads()]
+    assert queries and not any("[900s]" in q for q in queries)
+    assert any("[300s]" in q for q in queries)
+
+
+def test_the_model_window_is_the_look_back_never_less_than_the_sample() -> None:
+    assert sampling.model_window_s(LOOK_BACK_S, 15.0) == LOOK_BACK_S
+    assert sampling.model_window_s(60.0, 120.0) == 120.0
+
+
+def test_sample_live_reads_the_look_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    plans: list[Any] = []
+
+    async def opened(plan: Any, secrets: Secrets) -> Any:
+        plans.append(plan)
+        raise RuntimeError("not connected in a unit test")
+
+    monkeypatch.setattr(sampling, "open_source", opened)
+    args = parse_args(["triage", "--look-back", "20m"])
+    with pytest.raises(RuntimeError):
+        asyncio.run(sampling.sample_live(args, None, 15.0, Secrets(), look_back_s(args)))
+    assert plans[0].options.window_s == 1200.0
+
+
+# ------------------------------------------------------------ the option and the report
+
+
+@pytest.mark.parametrize(("given", "seconds"), [("15m", 900.0), ("1h", 3600.0), ("90", 90.0)])
+def test_look_back_takes_a_duration(given: str, seconds: float) -> None:
+    assert look_back_s(parse_args(["triage", "--look-back", given])) == seconds
+
+
+def test_look_back_defaults_to_fifteen_minutes() -> None:
+    assert look_back_s(parse_args(["triage"])) == DEFAULT_LOOK_BACK_S == 900.0
+
+
+@pytest.mark.parametrize("given", ["30s", "2h", "soon"])
+def test_look_back_out_of_range_is_refused(given: str) -> None:
+    with pytest.raises(SystemExit) as exc:
+        parse_args(["triage", "--look-back", given])
+    assert exc.value.code == 2
+
+
+def test_look_back_goes_with_a_live_cluster_or_a_bundle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["triage", "--recording", str(tmp_path / "r.ktop"), "--look-back", "5m"]
+    args = parse_args([*argv, "--output", "json"])
+    assert triage_cmd.run(args, Secrets()) == triage_cmd.EXIT_ERROR
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["error"] == "--look-back goes with a live cluster or a bundle"
+
+
+@pytest.mark.parametrize(
+    ("prometheus", "error", "judged"),
+    [
+        (True, "", sampling.LOOK_BACK_PROMETHEUS),
+        (False, "", sampling.LOOK_BACK_SINCE_START),
+        (True, "timed out", "Prometheus range queries as far as answered (timed out), else"),
+    ],
+)
+def test_the_source_states_the_look_back(prometheus: bool, error: str, judged: str) -> None:
+    info = sampling.look_back_info(LOOK_BACK_S, prometheus, error)
+    assert info["look_back_s"] == LOOK_BACK_S and info["look_back_from"].startswith(judged)
+
+
+def test_the_text_and_markdown_reports_state_the_look_back() -> None:
+    source = sampling.look_back_info(LOOK_BACK_S, False, "")
+    words = triage_cmd.look_back_words(source)
+    assert words == "the last 15m, judged from counters since each process started"
+    report = triage(_members([]))
+    assert f"look-back: {words}\n" in to_text(report, look_back=words)
+    assert f"Look-back: {words}" in to_markdown(report, look_back=words)
+    assert "look-back" not in to_text(report)  # a bundle or recording states none
+
+
+def test_parse_args_namespace_has_no_look_back_for_other_commands() -> None:
+    assert look_back_s(argparse.Namespace()) == DEFAULT_LOOK_BACK_S

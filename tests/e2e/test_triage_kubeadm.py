@@ -31,8 +31,10 @@ import pytest
 import yaml
 
 from ktop.analysis.triage.evaluate import triage
+from ktop.commands.options import DEFAULT_LOOK_BACK_S
 from ktop.lab import Lab, inject, recover, resolve_target
 from ktop.model.snapshot import ClusterSnapshot
+from ktop.sampling import LOOK_BACK_PROMETHEUS, LOOK_BACK_SINCE_START
 from ktop.sources.live.options import LiveOptions
 from tests.e2e.cadence import (
     APF_FLOOD_S,
@@ -57,9 +59,14 @@ LATENCY_OUT = "KTOP_TRIAGE_LATENCY_OUT"
 COMPONENTS_ROLE = "ktop-components"
 
 
+LAB_STARTED_AT: list[float] = []
+"""Wall time just before the module's lab started (its processes started after it)."""
+
+
 @pytest.fixture(scope="module")
 def kubeadm_lab(binaries_present: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     cfg = replace(e2e_lab_config(), kubeadm_hosts=True)
+    LAB_STARTED_AT[:] = [time.time()]
     with running_lab(tmp_path_factory.mktemp("ktop-lab-kubeadm"), cfg) as lab:
         yield lab
 
@@ -211,14 +218,15 @@ def _target(lab: Lab) -> Any:
     return resolve_target(lab.layout.kubeconfig)
 
 
-async def _triage(kubeconfig: Path) -> tuple[int, dict[str, Any]]:
-    """``ktop triage --context`` with nothing but ``kubeconfig``: exit code and report."""
+async def _triage(kubeconfig: Path, *more: str) -> tuple[int, dict[str, Any]]:
+    """``ktop triage --context`` with nothing but ``kubeconfig`` (and ``more`` options):
+    exit code and report."""
     ctx = str(yaml.safe_load(kubeconfig.read_text())["current-context"])
     window_s = cycles(3, KTOP_SCRAPE_S) + KTOP_DISCOVERY_S
     cmd = [
         sys.executable, "-m", "ktop", "--kubeconfig", str(kubeconfig), "--scrape-interval",
         f"{KTOP_SCRAPE_S:g}", "triage", "--context", ctx, "--window", f"{window_s:g}",
-        "--output", "json",
+        "--output", "json", *more,
     ]  # fmt: skip
     done = await asyncio.to_thread(
         subprocess.run,
@@ -253,6 +261,12 @@ async def test_healthy_kubeadm_lab_is_no_incident_from_the_kubeconfig_alone(
     assert sorted(r["instance"] for r in etcd) == [f"etcd-cp-{i + 1}" for i in range(len(etcd))]
     assert all(r["error"] == "" for r in etcd), etcd
     assert not _unknown(doc, "403")
+    # it judged the default look-back, from the counters since each process started: the
+    # lab's members started within it, and their first leader is no change
+    assert doc["source"]["look_back_s"] == DEFAULT_LOOK_BACK_S, doc["source"]
+    assert doc["source"]["look_back_from"] == LOOK_BACK_SINCE_START, doc["source"]
+    assert time.time() - LAB_STARTED_AT[0] < DEFAULT_LOOK_BACK_S, "the lab is older than it"
+    assert _evidence(doc, "ETCD", "etcd.leader_changes")["status"] == "ok"
 
 
 async def test_without_the_components_role_what_cannot_be_read_is_unknown_never_bad(
@@ -268,6 +282,58 @@ async def test_without_the_components_role_what_cannot_be_read_is_unknown_never_
     bad = [(p["id"], e["id"]) for p in doc["paths"] for e in p["evidence"] if e["status"] == "bad"]
     assert not bad, bad
     assert all(p["verdict"] != "suspect" for p in doc["paths"])
+
+
+def _evidence(doc: dict[str, Any], path: str, evidence: str) -> dict[str, Any]:
+    p = next(p for p in doc["paths"] if p["id"] == path)
+    found: dict[str, Any] = next(e for e in p["evidence"] if e["id"] == evidence)
+    return found
+
+
+ONE_SHOTS_AFTER_S = (30.0, 90.0)
+"""When a paged SRE, a rollout gate or a cron job runs ``ktop triage`` after a leader loss:
+seconds after the new leader was elected (the injection returns then)."""
+
+
+def _covering_the_lab() -> list[str]:
+    """A ``--look-back`` that covers the lab's whole life when it is older than the
+    default (a slow machine): the members' counters since their start then count."""
+    age_s = time.time() - LAB_STARTED_AT[0] + cycles(1, KTOP_DISCOVERY_S)
+    return [] if age_s < DEFAULT_LOOK_BACK_S else ["--look-back", f"{age_s:.0f}"]
+
+
+async def test_a_one_shot_after_an_etcd_leader_loss_looks_back_and_names_etcd(
+    kubeadm_lab: Lab, kubeconfig: Path
+) -> None:
+    """The one-shot runs after the election, not through it: its own seconds see one
+    leader on the survivors, and only the look-back holds the change. Without Prometheus,
+    the survivors (started within the look-back) count a second leader since their start;
+    with it, Prometheus' range over the look-back holds the counter's increase.
+
+    Slow: the scenario is a one-shot 90 s after the election, and a third one follows with
+    Prometheus; each samples its own window (three scrapes and a discovery) after its
+    process starts, about 25 s, and the killed member's restart ends it.
+    """
+    result = await inject("etcd-leader-loss", _target(kubeadm_lab))
+    elected = time.monotonic()
+    try:
+        for after_s in ONE_SHOTS_AFTER_S:
+            # the moment the scenario names, not a wait for luck
+            await asyncio.sleep(max(0.0, elected + after_s - time.monotonic()))
+            code, doc = await _triage(kubeconfig, *_covering_the_lab())
+            changes = _evidence(doc, "ETCD", "etcd.leader_changes")
+            assert code == 1 and doc["cause"] is not None, (after_s, doc["headline"], changes)
+            assert doc["cause"]["id"] == "ETCD", (after_s, doc["headline"])
+            assert changes["status"] in ("warn", "bad"), (after_s, changes)
+            assert "counted since each member started within" in changes["detail"], changes
+            assert doc["source"]["look_back_from"] == LOOK_BACK_SINCE_START
+        prom = ["--prometheus", str(kubeadm_lab.info["prometheus_url"])]
+        code, doc = await _triage(kubeconfig, *prom, *_covering_the_lab())
+        assert doc["source"]["look_back_from"] == LOOK_BACK_PROMETHEUS, doc["source"]
+        assert code == 1 and doc["cause"] is not None, doc["headline"]
+        assert doc["cause"]["id"] == "ETCD", doc["headline"]
+    finally:
+        await recover("etcd-leader-loss", _target(kubeadm_lab), member=result["old_leader"])
 
 
 async def test_scheduler_backlog_is_named_from_the_kubeconfig_alone(

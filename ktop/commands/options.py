@@ -5,9 +5,12 @@ the look-back of a one-shot.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
+from typing import Any
 
 from ktop import bounds
 from ktop.bounds import bounded_float, bounded_int
+from ktop.model.text import fmt_duration
 
 DEFAULT_NODES = 5000
 DEFAULT_ZONES = 3
@@ -69,6 +72,16 @@ def look_back_s(args: argparse.Namespace) -> float:
     """The look-back asked for, or :data:`DEFAULT_LOOK_BACK_S`."""
     given: float | None = getattr(args, "look_back", None)
     return DEFAULT_LOOK_BACK_S if given is None else given
+
+
+def look_back_words(source: Mapping[str, Any]) -> str:
+    """The look-back as a report states it, from a source's ``look_back_s`` and
+    ``look_back_from`` (docs/triage-json.md); empty when it has none (a recording).
+    """
+    seconds = source.get("look_back_s")
+    if not isinstance(seconds, int | float):
+        return ""
+    return f"the last {fmt_duration(seconds)}, judged from {source.get('look_back_from', '?')}"
 
 
 def url(text: str) -> str:

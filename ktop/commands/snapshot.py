@@ -19,13 +19,19 @@ from typing import Any
 from ktop import bounds
 from ktop.analysis.triage.diagnosis import headline
 from ktop.bounds import bounded_float, bounded_int
-from ktop.commands.options import look_back_option, look_back_s, simulator_options
+from ktop.commands.options import (
+    look_back_option,
+    look_back_s,
+    look_back_words,
+    simulator_options,
+)
 from ktop.compose import Demo, Live, OpenedSource, live_options, with_source
 from ktop.hub import Hub, Published
-from ktop.model.events import Area
+from ktop.model.events import FEED_PROMETHEUS_BACKFILL, Area
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.printable import printable
 from ktop.runner import Deadline, EndOfSource, Verdict, run_until, running
+from ktop.sampling import look_back_info
 from ktop.scrub import Secrets
 from ktop.sources.base import Source
 from ktop.sources.sim.scenarios import SCENARIOS
@@ -127,9 +133,13 @@ async def demo_published(opened: OpenedSource) -> Published:
 
 
 def render(
-    published: Published, args: argparse.Namespace, display: Display, errors: list[str]
+    published: Published,
+    args: argparse.Namespace,
+    display: Display,
+    errors: list[str],
+    look_back: str = "",
 ) -> str:
-    """The text ``ktop snapshot`` prints."""
+    """The text ``ktop snapshot`` prints (``look_back``: what a live one-shot judged)."""
     # $COLUMNS can say anything: the terminal's width is held to --width's bounds too
     terminal = shutil.get_terminal_size((100, 24)).columns
     width = args.width or int(min(terminal, bounds.SNAPSHOT_WIDTH.high))
@@ -146,6 +156,8 @@ def render(
         banner=banner,
         headline=headline(report).text(),
     )
+    if look_back:
+        text += f"\n\nlook-back: {look_back}"
     missing = [*errors, *missing_inputs(snapshot)]
     if missing:
         text += "\n\nnot delivered:\n" + "\n".join(f"  {m}" for m in missing)
@@ -153,6 +165,15 @@ def render(
         text += "\n\nevery source delivered"
     text = printable(text, newlines=True)  # names and messages come from the cluster
     return to_ascii(text) if display.ascii_only else text
+
+
+def backfill_error(published: Published) -> str:
+    """Why Prometheus' backfill did not give the look-back (empty when it did)."""
+    feeds = {f.name: f for f in published.snapshot.freshness}
+    backfill = feeds.get(FEED_PROMETHEUS_BACKFILL)
+    if backfill is None or backfill.last_ok is None:
+        return backfill.error if backfill is not None and backfill.error else "not read"
+    return backfill.error
 
 
 def run(args: argparse.Namespace, secrets: Secrets) -> int:
@@ -179,7 +200,8 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
 
     async def wait(opened: OpenedSource) -> int:
         published, errors = await collect(opened.hub, [opened.source], args.timeout)
-        print(render(published, args, display, errors))
+        backfill = opened.hub.config.window_s, bool(args.prometheus), backfill_error(published)
+        print(render(published, args, display, errors, look_back_words(look_back_info(*backfill))))
         return 0
 
     # a one-shot: its window is the look-back (with Prometheus, its range; without, the

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ktop import bounds
 from ktop.analysis.triage.report import error_json, to_json
 from ktop.bounds import bounded_float
-from ktop.commands.options import look_back_option, look_back_s
-from ktop.model.text import fmt_duration
+from ktop.commands.options import look_back_option, look_back_s, look_back_words
 from ktop.printable import printable
 from ktop.scrub import Secrets
 from ktop.ui.render.triage_text import to_markdown, to_text
@@ -75,20 +74,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def look_back_words(source: dict[str, Any]) -> str:
-    """The look-back as the text report states it (a live one-shot's; empty otherwise)."""
-    seconds = source.get("look_back_s")
-    if not isinstance(seconds, int | float):
-        return ""
-    return f"the last {fmt_duration(seconds)}, judged from {source.get('look_back_from', '?')}"
-
-
 def render(sampled: Sampled, output: str) -> tuple[str, int]:
     """The report in the chosen format and the exit code: the triage report and incident
     timeline of the published snapshot.
     """
     report, timeline = sampled.published.triage, sampled.published.timeline
-    look_back = look_back_words(sampled.source)
+    look_back = look_back_words(sampled.source)  # a live one-shot's or a bundle's
     if output == "json":
         doc = to_json(
             report,

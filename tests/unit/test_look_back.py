@@ -22,7 +22,7 @@ from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.types import Status, TriageReport, Verdict
 from ktop.cli import parse_args
 from ktop.commands import triage as triage_cmd
-from ktop.commands.options import DEFAULT_LOOK_BACK_S, look_back_s
+from ktop.commands.options import DEFAULT_LOOK_BACK_S, look_back_s, look_back_words
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import Component, MetricsScraped, Sample, Target
 from ktop.model.exposition import parse_exposition
@@ -248,7 +248,7 @@ def test_the_source_states_the_look_back(prometheus: bool, error: str, judged: s
 
 def test_the_text_and_markdown_reports_state_the_look_back() -> None:
     source = sampling.look_back_info(LOOK_BACK_S, False, "")
-    words = triage_cmd.look_back_words(source)
+    words = look_back_words(source)
     assert words == "the last 15m, judged from counters since each process started"
     report = triage(_members([]))
     assert f"look-back: {words}\n" in to_text(report, look_back=words)
@@ -258,3 +258,31 @@ def test_the_text_and_markdown_reports_state_the_look_back() -> None:
 
 def test_parse_args_namespace_has_no_look_back_for_other_commands() -> None:
     assert look_back_s(argparse.Namespace()) == DEFAULT_LOOK_BACK_S
+
+
+def test_a_live_snapshot_states_its_look_back_and_why_prometheus_did_not_give_it() -> None:
+    from ktop.commands import snapshot as snapshot_cmd
+    from ktop.hub import Hub
+    from ktop.model.events import FEED_PROMETHEUS_BACKFILL, FeedFailed
+    from ktop.ui.display import Display
+
+    hub = Hub(ClusterModel(ModelConfig(window_s=LOOK_BACK_S)))
+    hub.model.apply(FeedFailed(1_000.0, FEED_PROMETHEUS_BACKFILL, "history backfill timed out"))
+    published = hub.publish(force=True)
+    assert published is not None
+    why = snapshot_cmd.backfill_error(published)
+    assert why == "history backfill timed out"
+    words = look_back_words(sampling.look_back_info(hub.config.window_s, True, why))
+    args = parse_args(["snapshot", "--width", "100"])
+    text = snapshot_cmd.render(published, args, Display.from_options(ascii_only=False), [], words)
+    assert (
+        "look-back: the last 15m, judged from Prometheus range queries as far as answered "
+        "(history backfill timed out), else counters since each process started"
+    ) in text
+
+
+def test_snapshot_look_back_goes_with_a_live_cluster(capsys: pytest.CaptureFixture[str]) -> None:
+    from ktop.cli import main
+
+    assert main(["snapshot", "--demo", "steady", "--look-back", "5m"]) == 2
+    assert "--look-back goes with a live cluster" in capsys.readouterr().err

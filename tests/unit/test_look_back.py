@@ -286,3 +286,25 @@ def test_snapshot_look_back_goes_with_a_live_cluster(capsys: pytest.CaptureFixtu
 
     assert main(["snapshot", "--demo", "steady", "--look-back", "5m"]) == 2
     assert "--look-back goes with a live cluster" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("look_back", "since_start"), [("10m", True), ("1m", False)])
+def test_a_bundle_is_judged_over_the_look_back_before_its_capture(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], look_back: str, since_start: bool
+) -> None:
+    """The real bundle's minikube member started 70 s before the capture: within a 10m
+    look-back its count is since its start, within 1m it is a lifetime count."""
+    from ktop.cli import main
+    from tests.unit.bundles import REAL_CAPTURED_AT, real_bundle
+
+    root = real_bundle(tmp_path)
+    argv = ["triage", "--bundle", str(root), "--output", "json", "--look-back", look_back]
+    main(argv)
+    doc = json.loads(capsys.readouterr().out)
+    seconds = parse_args(["triage", "--look-back", look_back]).look_back
+    assert doc["source"]["look_back_s"] == seconds
+    assert doc["source"]["look_back_from"] == sampling.LOOK_BACK_SINCE_START
+    assert 60 < REAL_CAPTURED_AT - _independent(LEADER, "process_start_time_seconds") < 600
+    row = next(r for r in doc["signals"]["etcd"] if r["instance"] == "minikube")
+    seen = _independent(LEADER, CHANGES)
+    assert row["leader_changes"] == (seen - 1 if since_start else seen)

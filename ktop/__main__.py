@@ -1,7 +1,5 @@
 """``python -m ktop``."""
 
-import sys
+from ktop.console import run
 
-from ktop.cli import main
-
-sys.exit(main())
+run()

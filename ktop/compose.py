@@ -1,8 +1,8 @@
 """The composition root: a command's options in, a running source and what folds it out.
 
 Every command reads the world through :func:`open_source` (:func:`with_source` runs it
-under ``asyncio.run`` and turns a refusal into a message and an exit status). What to
-read is data, one small class per variant:
+on :func:`~ktop.runner.run_loop` and turns a refusal into a message and an exit
+status). What to read is data, one small class per variant:
 
 ======================  ==========================================================
 :class:`Live`           a live cluster (or, without a kubeconfig, one Prometheus)
@@ -27,7 +27,6 @@ into them; the hub and every refusal are scrubbed with them.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -39,6 +38,7 @@ from ktop.hub import Hub, HubPolicy
 from ktop.model.cluster import ClusterModel
 from ktop.model.model_inputs import ModelConfig
 from ktop.model.series import WINDOW_S
+from ktop.runner import run_loop
 from ktop.scrub import Secrets
 from ktop.sources.base import Source
 from ktop.sources.live import DEFAULT_CLUSTER_LABEL
@@ -486,10 +486,10 @@ def with_source(
     secrets: Secrets,
     triage_on_publish: bool = False,
 ) -> int:
-    """Open ``plan`` (with the session's ``secrets``, as :func:`open_source` does), run
-    ``body`` on it under ``asyncio.run`` and release the source, also when ``body`` raises.
-    A source that cannot be opened is printed as ``COMMAND: why`` on standard error; its
-    exit status is returned.
+    """Open ``plan`` with the session's ``secrets``, run ``body`` on it under
+    :func:`~ktop.runner.run_loop`, release the source (also when ``body`` raises); a
+    source that cannot be opened is printed as ``COMMAND: why`` on standard error and
+    its exit status returned.
     """
 
     async def run(opened_plan: SourcePlan) -> int:
@@ -499,7 +499,7 @@ def with_source(
 
     try:
         opened_plan = _kind_cluster(plan, secrets) if isinstance(plan, KindCluster) else plan
-        return asyncio.run(run(opened_plan))
+        return run_loop(run(opened_plan))
     except SourceError as exc:
         print(str(exc) if exc.bare else f"{command}: {exc}", file=sys.stderr)
         return exc.status

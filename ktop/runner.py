@@ -25,6 +25,11 @@ stop as ``q`` (or the end of ``--duration``) does, on the event loop
 (:func:`stop_on_signals`): the app exits, its recorders are finished and released, and the
 command returns. Textual installs handlers only for SIGTSTP, SIGCONT and SIGWINCH, so
 these are left to ktop.
+
+Stopping is bounded (:func:`run_loop`, :func:`stopping_note`): a command's event loop ends
+without waiting for its worker threads (a publish or a seek in progress computes what
+nobody will read; what ktop writes, it writes on the loop), and while a dashboard gives
+back the screen and closes its recordings the terminal says so.
 """
 
 from __future__ import annotations
@@ -33,9 +38,12 @@ import asyncio
 import contextlib
 import functools
 import signal
+import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any, TextIO, TypeVar
 
 from ktop.hub import Hub
 from ktop.model.events import Event
@@ -43,6 +51,62 @@ from ktop.sources.base import Source
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 """The signals that stop a running command cleanly."""
+
+T = TypeVar("T")
+
+
+def run_loop(main: Coroutine[Any, Any, T]) -> T:
+    """Run ``main`` on a new event loop, as ``asyncio.run`` does, but end without waiting
+    for the loop's worker threads.
+
+    ``asyncio.run`` joins every thread of the default executor before it returns; a
+    thread still folding a 100,000-node snapshot or seeking in a recording would hold the
+    quit for as long as that takes. Here the tasks left are cancelled and awaited (they
+    run on the loop: sources closing, recorders finishing), asynchronous generators
+    closed, and the executor told to drop what has not started; a thread still running
+    ends with the process (:mod:`ktop.console`).
+    """
+    loop = asyncio.new_event_loop()
+    executor = ThreadPoolExecutor(thread_name_prefix="ktop-worker")
+    loop.set_default_executor(executor)
+    try:
+        asyncio.set_event_loop(loop)
+        return loop.run_until_complete(main)
+    finally:
+        try:
+            left = asyncio.all_tasks(loop)
+            for task in left:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            executor.shutdown(wait=False, cancel_futures=True)
+            asyncio.set_event_loop(None)
+            loop.close()
+
+
+STOPPING = "stopping..."
+"""What the terminal shows between the screen given back and the command's end (ASCII:
+written after the app's screen, outside ``--ascii``'s filter, to any terminal)."""
+
+
+@contextlib.contextmanager
+def stopping_note(command: str, stream: TextIO | None = None) -> Iterator[None]:
+    """Say ``COMMAND: stopping...`` on the terminal while the block runs (closing sources
+    and recordings after the screen was given back), and erase it at its end; nothing
+    when ``stream`` (standard error by default) is not a terminal.
+    """
+    out = sys.stderr if stream is None else stream
+    shown = out.isatty()
+    if shown:
+        out.write(f"\r{command}: {STOPPING}")
+        out.flush()
+    try:
+        yield
+    finally:
+        if shown:
+            out.write("\r\x1b[K")
+            out.flush()
 
 
 @contextlib.contextmanager

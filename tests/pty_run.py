@@ -49,6 +49,11 @@ class PtyRun:
     output: bytes
     seconds: float
     returncode: int | None
+    quit_s: float | None = None
+    """Seconds from the quit key to the process' end (None: it was not typed, or the
+    process had to be killed)."""
+    quit_at: int = 0
+    """How many bytes of ``output`` came before the quit key."""
 
 
 def ktop_argv(*args: str) -> list[str]:
@@ -70,6 +75,11 @@ def run_in_pty(
     Reads until ``until(output)`` is true (or, without ``until``, for ``seconds``),
     then types ``quit_key`` and reads on until the program exits (killed after 15 s).
     ``seconds`` is also the limit when ``until`` never becomes true.
+
+    The parent keeps its end of the terminal open until the program has ended and
+    everything it wrote is read: Linux drops what is still buffered in a pty once its
+    last writer closes, which would lose the bytes a program writes as it ends (the
+    sequences that give the screen back).
     """
     master, slave = os.openpty()
     cols, rows = size
@@ -83,22 +93,20 @@ def run_in_pty(
         start_new_session=True,
         close_fds=True,
     )
-    os.close(slave)
     out = bytearray()
     start = time.monotonic()
 
+    def read_ready(wait: float) -> bool:
+        """Read what is there within ``wait`` seconds; whether anything was."""
+        ready, _, _ = select.select([master], [], [], wait)
+        if ready:
+            out.extend(os.read(master, 65536))
+        return bool(ready)
+
     def pump(deadline: float) -> bool:
-        """Read until ``deadline``; False when the pty closed."""
+        """Read until ``deadline`` or ``until``; False when the program ended first."""
         while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:
-                    return False
-                if not chunk:
-                    return False
-                out.extend(chunk)
+            if read_ready(0.02):
                 if until is not None and until(bytes(out)):
                     return True
             elif proc.poll() is not None:
@@ -107,16 +115,22 @@ def run_in_pty(
 
     open_ = pump(start + seconds)
     elapsed = time.monotonic() - start
+    quit_s, quit_at = None, len(out)
     if open_ and proc.poll() is None:
+        typed = time.monotonic()
         os.write(master, quit_key)
-        pump(time.monotonic() + 15)
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
+        until = None
+        pump(typed + 15)
+        if proc.poll() is not None:
+            quit_s = time.monotonic() - typed
+    if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    proc.wait()
+    while read_ready(0.0):  # the last bytes written
+        pass
+    os.close(slave)
     os.close(master)
-    return PtyRun(bytes(out), elapsed, proc.returncode)
+    return PtyRun(bytes(out), elapsed, proc.returncode, quit_s, quit_at)
 
 
 def base_env(**extra: str) -> dict[str, str]:

@@ -14,7 +14,7 @@ from ktop.gc_policy import Collector
 from ktop.record import rewind_files
 from ktop.record.rewind_files import RewindRecorder
 from ktop.record.rotating import Retention, RotatingRecorder
-from ktop.runner import stop_on_signals
+from ktop.runner import stop_on_signals, stopping_note
 from ktop.scrub import Secrets
 
 
@@ -113,15 +113,16 @@ def run_dashboard(
             with stop_on_signals(app.stop_soon):
                 await app.run_async()
         finally:
-            collector.uninstall()
-            if app.rec.rewinder is not None:
-                app.rec.rewinder.close()
-            if always_on is not None:
-                always_on.stop("ktop stopped")
-                always_on.close()
-                opened.hub.remove_sink(always_on)
-            if private is not None:
-                private.cleanup()
+            with stopping_note(command):  # the screen is given back: say why ktop is still here
+                collector.uninstall()
+                if app.rec.rewinder is not None:
+                    app.rec.rewinder.close()
+                if always_on is not None:
+                    always_on.stop("ktop stopped")
+                    always_on.close()
+                    opened.hub.remove_sink(always_on)
+                if private is not None:
+                    private.cleanup()
         if app.crash is not None:
             raise app.crash
         return 0

@@ -292,6 +292,7 @@ def _refuse(why: object, secrets: Secrets) -> int:
 def run(args: argparse.Namespace, secrets: Secrets) -> int:
     """Run ``ktop fleet``."""
     from ktop.compose import terminal_problem
+    from ktop.runner import run_loop
 
     if args.demo:
         if getattr(args, "contexts", []) or args.context_glob:
@@ -308,7 +309,7 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
             speed=args.speed,
             rack_label=args.rack_label,
         )
-        return asyncio.run(_main(args, specs, secrets))
+        return run_loop(_main(args, specs, secrets))
     if global_prometheus(args):
         if (problem := terminal_problem()) is not None:
             return _refuse(problem, secrets)
@@ -316,9 +317,9 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
             specs = asyncio.run(prometheus_specs(args, secrets))
         except ValueError as exc:
             return _refuse(exc, secrets)
-        return asyncio.run(_main(args, specs, secrets))
+        return run_loop(_main(args, specs, secrets))
     try:
         contexts = cell_contexts(args, secrets)
     except ValueError as exc:
         return _refuse(exc, secrets)
-    return asyncio.run(_live(args, contexts, secrets))
+    return run_loop(_live(args, contexts, secrets))

@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import io
+import threading
+import time
 
 from ktop.hub import Hub
 from ktop.model.events import ClockTick
-from ktop.runner import Deadline, Duration, EndOfSource, Verdict, run_until, running
+from ktop.runner import (
+    STOPPING,
+    Deadline,
+    Duration,
+    EndOfSource,
+    Verdict,
+    run_loop,
+    run_until,
+    running,
+    stopping_note,
+)
 from ktop.sources.base import Emit
 
 
@@ -81,3 +94,66 @@ def test_a_deadline_on_its_clock_ends_a_wait_with_ticks_until_then() -> None:
 
     assert asyncio.run(go()) == "window"
     assert ticks == [0.0, 1.0, 2.0]
+
+
+def test_run_loop_returns_without_waiting_for_a_busy_worker_thread() -> None:
+    released = threading.Event()
+    entered = threading.Event()
+
+    def busy() -> None:
+        entered.set()
+        released.wait(30.0)
+
+    async def main() -> str:
+        asyncio.get_running_loop().run_in_executor(None, busy)
+        await asyncio.to_thread(entered.wait, 30.0)
+        return "done"
+
+    try:
+        began = time.monotonic()
+        assert run_loop(main()) == "done"
+        # asyncio.run would wait the thread's 30 s; the loop's end waits for none of it
+        assert time.monotonic() - began < 15.0
+        assert entered.is_set() and not released.is_set()
+    finally:
+        released.set()
+
+
+def test_run_loop_cancels_and_awaits_the_tasks_left_on_the_loop() -> None:
+    closed: list[str] = []
+    left: list[asyncio.Task[None]] = []
+
+    async def lingering() -> None:
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            closed.append("lingering")
+
+    async def main() -> int:
+        left.append(asyncio.create_task(lingering()))
+        await asyncio.sleep(0)
+        return 7
+
+    assert run_loop(main()) == 7
+    assert closed == ["lingering"] and left[0].cancelled()
+
+
+class Terminal(io.StringIO):
+    """A text stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_stopping_note_is_shown_on_a_terminal_and_erased_at_the_end() -> None:
+    term = Terminal()
+    with stopping_note("ktop demo", term):
+        assert term.getvalue() == f"\rktop demo: {STOPPING}"
+    assert term.getvalue() == f"\rktop demo: {STOPPING}\r\x1b[K"
+
+
+def test_the_stopping_note_writes_nothing_into_a_pipe_or_file() -> None:
+    piped = io.StringIO()
+    with stopping_note("ktop", piped):
+        pass
+    assert piped.getvalue() == ""

@@ -30,5 +30,8 @@ else
     echo "Go not found: end-to-end tests will be skipped (see docs/testing.md)."
 fi
 
-step "pytest (the slowest 20 tests listed at the end)"
-"$BIN/pytest" -q -p no:cacheprovider --durations=20 "$@"
+# Two workers (pytest-xdist): every end-to-end test in one of them (one group, sharing its
+# labs), everything else spread over both. KTOP_TEST_WORKERS=0 runs in one process.
+step "pytest (${KTOP_TEST_WORKERS:-2} workers; the slowest 20 tests listed at the end)"
+"$BIN/pytest" -q -p no:cacheprovider --durations=20 \
+    -n "${KTOP_TEST_WORKERS:-2}" --dist loadgroup "$@"

@@ -27,11 +27,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "e2e: needs the real local control plane (tests/e2e)")
 
 
+E2E_GROUP = "e2e"
+"""The one pytest-xdist group of every e2e test: they run in one worker, one after the
+other, sharing its labs, while the other worker runs the rest (``--dist loadgroup``)."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.e2e)
+            item.add_marker(pytest.mark.xdist_group(E2E_GROUP))
 
 
 def _binaries_or_skip() -> None:

@@ -132,7 +132,6 @@ def panel(
     """The nodes overview panel: per zone ready/total, NotReady+Unknown, state, lease lag."""
     if n.interim is not None and not n.nodes_known:
         return _interim_panel(n, n.interim, note, rows, width, failing)
-    lvl = degrade(level(n), failing)
     lag = max_val([z.lease_lag_max_s for z in n.zones], empty_reason="no zones")
     ready = f"{fmt_count(n.ready)}/{fmt_count(n.total)}" if n.nodes_known else "?"
     unhealthy = fmt_count(n.not_ready + n.unknown) if n.nodes_known else "?"
@@ -160,28 +159,33 @@ def panel(
         body.insert(len(zone_rows), Text(" racks with unhealthy nodes", style="dim"))
         unbuilt = len(racks) - len(built)
     view_lines = fit(body, note, rows, header, unbuilt=unbuilt)
+    # the title's mark is the worst of what the pane shows: its rows' and the lag it names
+    marks = [row[0].level for row in zone_rows] + [lag_level(lag)]
+    lvl = degrade(worst([level(n), *marks]), failing)
     return PanelView(title(NAME, summary, lvl), view_lines, lvl)
 
 
 def _panel_cells(z: DomainRollup, wide: bool) -> list[TableCell]:
-    lvl = zone_level(z)
+    """A zone's or rack's row, its mark the worst of what the row shows (its state, its
+    unhealthy nodes, its Lease lag): never ✓ beside its own ✖.
+    """
     state = z.state.value if z.state is not None else ("-" if z.rack else "?")
-    cells = [
-        TableCell(f"{SYMBOL[lvl]} {short_name(z)}", 0, "left", lvl if lvl > Level.OK else Level.OK),
+    shown = [
         TableCell(f"{fmt_count(z.ready)}/{fmt_count(z.total)}", 13),
         TableCell(fmt_count(z.unhealthy), 7, level=Level.WARN if z.unhealthy else Level.NEUTRAL),
-        TableCell(state, 17, level=lvl),
+        TableCell(state, 17, level=zone_level(z)),
     ]
     if wide:
-        cells += [
+        shown += [
             TableCell(fmt_count(z.not_ready), 8),
             TableCell(fmt_count(z.unknown), 8),
             TableCell(fmt_count(z.cordoned), 6),
             TableCell(fmt_val(z.lease_lag_p50_s, fmt_duration), 8),
         ]
     lag = z.lease_lag_max_s
-    cells.append(TableCell(fmt_val(lag, fmt_duration), 8, level=lag_level(lag)))
-    return cells
+    shown.append(TableCell(fmt_val(lag, fmt_duration), 8, level=lag_level(lag)))
+    mark = worst([zone_level(z), *(c.level for c in shown)])
+    return [TableCell(f"{SYMBOL[mark]} {short_name(z)}", 0, "left", mark), *shown]
 
 
 _DOMAIN_COLUMNS = (

@@ -76,7 +76,7 @@ def test_at_every_width_the_cause_is_named_by_its_title_and_place(
 
 @pytest.mark.parametrize("scenario", ["etcd-slow-disk", "apf-saturation"])
 @pytest.mark.parametrize("width", [80, 120, 200])
-def test_since_when_goes_before_the_first_direction_and_the_title_never(
+def test_since_when_shows_whole_before_the_first_direction_and_the_title_always(
     scenario: str, width: int
 ) -> None:
     report = played(scenario).latest.triage
@@ -90,8 +90,11 @@ def test_since_when_goes_before_the_first_direction_and_the_title_never(
     title = BY_ID[cause].title
     assert text.startswith("✖ ") and title[:20] in text  # at least its start, when cut
     since = since_words(path.trend, report.at)
-    if "first" in text:
-        assert since in text  # the first direction shows only after since when
+    assert "since" not in text or since in text  # whole or not at all
+    if since in text and "first:" in text:
+        assert text.index(since) < text.index("first:")
+    if width >= 200:
+        assert since in text
 
 
 def test_a_critical_finding_without_a_suspect_path_is_no_probable_cause_yet() -> None:

@@ -226,7 +226,7 @@ def _panel(
 
 
 WAITING_SUMMARY = "waiting for first data"
-CONNECTING_LINE = "the source has not started: no input has answered or failed yet"
+CONNECTING_LINE = "connecting to the source: no input has answered yet"
 
 
 def waiting_line(snapshot: ClusterSnapshot) -> str:

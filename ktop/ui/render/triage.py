@@ -208,8 +208,8 @@ def headline_bar(report: TriageReport, width: int, findings_key: str = "") -> Te
     When the diagnosis' whole line fits (the words of ``ktop snapshot`` and ``ktop
     triage``, :class:`~ktop.analysis.triage.diagnosis.Headline`) it is shown as it is;
     when it does not, the least important parts go first (the path's id and what else is
-    suspect, then the first direction, cut, then since when), never the cause's title
-    and place.
+    suspect, then the first direction, cut; since when shows whole or not at all), never
+    the cause's title and place.
     """
     line = diagnosis_headline(report)
     cause = line.cause
@@ -231,12 +231,11 @@ def headline_bar(report: TriageReport, width: int, findings_key: str = "") -> Te
     narrow.append(place, style="bold")
     since_part = f"{DOT}{since}" if since else ""
     first_part = f"{DOT}first: {cause.direction}"
-    # since when shows whole or not at all; the first direction may be cut to its start
+    # since when shows whole or not at all; the first direction takes the room left, cut
     for part, least in ((since_part, len(since_part)), (first_part, FIRST_MIN)):
         room = width - narrow.cell_len
-        if room < min(len(part), least):
-            break  # a part that does not fit takes the less important ones with it
-        narrow.append(truncate(part, room))
+        if room >= min(len(part), least):
+            narrow.append(truncate(part, room))
     return _fit(narrow, width)
 
 

@@ -234,8 +234,8 @@ async def test_triage_says_since_when_each_problem_grows(
         minutes = int(at - zone_since) // 60
         words = WORDS[zone_way]
         zone = down_zone(snaps)
-        since = f"since {clock(zone_since)} ({minutes}m ago), {words}"
-        head = f"P4 Many nodes NotReady at once: zone {zone} ({since})"
+        began = f"since {clock(zone_since)} ({minutes}m ago), {words}"
+        head = f"P4 Many nodes NotReady at once: zone {zone} ({began})"
         assert head in screen.headline_text.replace("\n", " ")
         paths = screen.table("paths")
         assert paths.cell_text("P4", "since") == f"{clock(zone_since)} {zone_way}"

@@ -69,6 +69,14 @@ def lag_level(v: Val) -> Level:
     return reading_level(NODES_LEASE_LAG_P99_S, v)
 
 
+def domain_level(d: DomainRollup) -> Level:
+    """A zone's or rack's row mark: the worst of what its row shows (its state, its
+    unhealthy nodes, its Lease lag), so that a row never shows ✓ beside its own ✖.
+    """
+    unhealthy = Level.WARN if d.unhealthy else Level.OK
+    return worst([zone_level(d), unhealthy, lag_level(d.lease_lag_max_s)])
+
+
 def domain_name(d: DomainRollup) -> str:
     """A unique key: ``zone`` (``region/zone`` when regions are set); racks add ``/rack``."""
     name = f"{d.region}/{d.zone}" if d.region else d.zone
@@ -159,16 +167,14 @@ def panel(
         body.insert(len(zone_rows), Text(" racks with unhealthy nodes", style="dim"))
         unbuilt = len(racks) - len(built)
     view_lines = fit(body, note, rows, header, unbuilt=unbuilt)
-    # the title's mark is the worst of what the pane shows: its rows' and the lag it names
-    marks = [row[0].level for row in zone_rows] + [lag_level(lag)]
-    lvl = degrade(worst([level(n), *marks]), failing)
+    # the title's mark is the worst of what the pane shows: its zones' rows (whose worst
+    # Lease lag is the one the title names)
+    lvl = degrade(worst([level(n), *(domain_level(z) for z in n.zones)]), failing)
     return PanelView(title(NAME, summary, lvl), view_lines, lvl)
 
 
 def _panel_cells(z: DomainRollup, wide: bool) -> list[TableCell]:
-    """A zone's or rack's row, its mark the worst of what the row shows (its state, its
-    unhealthy nodes, its Lease lag): never ✓ beside its own ✖.
-    """
+    """A zone's or rack's row, marked by :func:`domain_level`."""
     state = z.state.value if z.state is not None else ("-" if z.rack else "?")
     shown = [
         TableCell(f"{fmt_count(z.ready)}/{fmt_count(z.total)}", 13),
@@ -184,7 +190,7 @@ def _panel_cells(z: DomainRollup, wide: bool) -> list[TableCell]:
         ]
     lag = z.lease_lag_max_s
     shown.append(TableCell(fmt_val(lag, fmt_duration), 8, level=lag_level(lag)))
-    mark = worst([zone_level(z), *(c.level for c in shown)])
+    mark = domain_level(z)
     return [TableCell(f"{SYMBOL[mark]} {short_name(z)}", 0, "left", mark), *shown]
 
 
@@ -331,7 +337,7 @@ def tables(n: NodesSnapshot, now: float) -> tuple[TableSpec, ...]:
             Row(
                 domain_name(z),
                 (
-                    text_cell(SYMBOL[zone_level(z)], zone_level(z)),
+                    text_cell(SYMBOL[domain_level(z)], domain_level(z)),
                     text_cell(z.region or "-"),
                     text_cell(z.zone or "(no zone)"),
                     text_cell(z.state.value if z.state else "?", zone_level(z)),

@@ -226,7 +226,7 @@ def _panel(
 
 
 WAITING_SUMMARY = "waiting for first data"
-CONNECTING_LINE = "connecting to the source: no input has answered yet"
+CONNECTING_LINE = "connecting: no input has answered yet"
 
 
 def waiting_line(snapshot: ClusterSnapshot) -> str:

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from ktop.analysis.findings import Finding
+from ktop.analysis.findings import Finding, Severity
 from ktop.analysis.rules import evaluate
 from ktop.analysis.triage.baseline import HistoryKind, baseline_source
 from ktop.analysis.triage.evaluate import triage
@@ -59,10 +59,12 @@ class Published:
     @cached_property
     def triage(self) -> TriageReport:
         """Every triage path's verdict on this snapshot, its history as the baseline (none
-        without a history), with :attr:`capacity`.
+        without a history), with :attr:`capacity` and the critical findings beside it (the
+        headline never says "no incident" beside one).
         """
         baseline = None if self.history is None else baseline_source(self.snapshot, self.history)
-        return triage(self.snapshot, baseline, self.capacity)
+        critical = tuple(f for f in self.findings if f.severity is Severity.CRITICAL)
+        return replace(triage(self.snapshot, baseline, self.capacity), critical=critical)
 
     @cached_property
     def timeline(self) -> tuple[TimelineEvent, ...]:

@@ -2,7 +2,8 @@
 an offline bundle or a recording.
 
 Exit code 0 when there is no incident, 1 when there is a probable cause (or an
-independent suspect), 2 on error, so that it can gate a rollout. ``--output`` is
+independent suspect, or a critical finding with no probable cause yet), 2 on error, so
+that it can gate a rollout. ``--output`` is
 ``text``, ``json`` (``docs/triage-json.md``) or ``markdown``. With ``json``, an error
 that stops triage is a JSON document on standard output too (and on standard error in
 words), so that a script can read it.
@@ -40,7 +41,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
             "Walk every triage path (docs/triage.md) on a live cluster or an offline bundle "
             "and report the diagnosis: the probable cause, the consequences it explains, "
             "independent suspects, then the other verdicts. Exit code: 0 no incident, 1 a "
-            "probable cause (or an independent suspect), 2 error."
+            "probable cause (or an independent suspect, or a critical finding with no "
+            "probable cause yet), 2 error."
         ),
     )
     p.add_argument(

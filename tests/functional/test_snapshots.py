@@ -56,6 +56,18 @@ def test_unknown_from_apiserver_restart(snap_compare: SnapCompare) -> None:
     assert snap_compare(KtopApp(scenario_hub("apf-saturation", 36)), terminal_size=(80, 24))
 
 
+def test_connecting(snap_compare: SnapCompare) -> None:
+    """The first frame of every session: no source has started, nothing has failed."""
+    from ktop.hub import Hub
+
+    assert snap_compare(KtopApp(Hub()), terminal_size=(80, 24))
+
+
+def test_no_probable_cause_yet(snap_compare: SnapCompare) -> None:
+    """The zone outage 80 s in: a critical Lease lag, no suspect path yet."""
+    assert snap_compare(KtopApp(scenario_hub("zone-outage", 80)), terminal_size=(80, 24))
+
+
 def test_help(snap_compare: SnapCompare) -> None:
     assert snap_compare(KtopApp(scenario_hub("steady")), press=["question_mark"])
 

@@ -233,9 +233,9 @@ async def test_triage_says_since_when_each_problem_grows(
         # P4 is suspect because of the zone: it started when the zone's first node went
         minutes = int(at - zone_since) // 60
         words = WORDS[zone_way]
-        head = (
-            f"P4 Many nodes NotReady at once (since {clock(zone_since)} ({minutes}m ago), {words})"
-        )
+        zone = down_zone(snaps)
+        began = f"since {clock(zone_since)} ({minutes}m ago), {words}"
+        head = f"P4 Many nodes NotReady at once: zone {zone} ({began})"
         assert head in screen.headline_text.replace("\n", " ")
         paths = screen.table("paths")
         assert paths.cell_text("P4", "since") == f"{clock(zone_since)} {zone_way}"
@@ -285,7 +285,9 @@ def test_triage_outputs_say_since_when(outage: Story) -> None:
     lag_words = f"since {clock(lag_since)} ({lag_minutes}m ago), {WORDS[lag_way]}"
     text, _ = render(sampled, "text")
     # the report starts with the diagnosis: P4 the cause, since the zone began
-    assert text.startswith(f"Probable cause: P4 Many nodes NotReady at once, {zone_words};")
+    assert text.startswith(
+        f"Probable cause: P4 Many nodes NotReady at once: zone {zone}, {zone_words};"
+    )
     block = text.split("\n✖ P4 ", 1)[1].split("\n✓", 1)[0].split("\n✖", 1)[0]
     assert f"\n    {zone_words}\n" in block
     assert f"\n        {lag_words}\n" in block

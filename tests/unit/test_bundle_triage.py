@@ -91,7 +91,10 @@ def test_two_not_ready_nodes_are_a_near_miss(tmp_path: Path) -> None:
     assert paths(doc)["P4"]["verdict"] == "clear"
     assert paths(doc)["ETCD"]["verdict"] == "clear"
     assert [p["id"] for p in doc["paths"] if p["verdict"] == "suspect"] == []
-    assert code == 0
+    # no path is suspect, but the two nodes' Leases (5 min old) make the Lease lag p99
+    # critical: not "no incident", an incident with no probable cause yet (exit 1)
+    assert doc["headline"].startswith("No probable cause yet: 1 critical finding: KT-NODE-004")
+    assert code == 1
 
 
 def test_apf_saturation_rates_and_wait_quantile(tmp_path: Path) -> None:

@@ -117,7 +117,7 @@ def test_a_defragmenting_member_that_stalls_is_named_as_the_probable_cause(
     assert conclusion.startswith(SENTENCE + " (WAL fsync p99 ")
     assert conclusion.index(SENTENCE) < conclusion.index("WAL fsync p99:")
     line = to_json(report, stalled, source={"kind": "test"})["headline"]
-    assert line.startswith(f"Probable cause: ETCD etcd health ({SENTENCE})")
+    assert line.startswith(f"Probable cause: ETCD etcd health: member etcd-1:2379 ({SENTENCE})")
     # since when: the gauge's own history, from when the defragmentation began
     onset = report.cause.onset
     assert onset is not None and onset - stalled.at <= -100.0

@@ -30,6 +30,7 @@ from ktop.model.events import (
     NodeUpserted,
     Readiness,
     ScrapeFailed,
+    SourceStarted,
     Target,
 )
 from ktop.model.exposition import parse_exposition
@@ -149,7 +150,8 @@ def test_metrics_only_mode_is_unchanged() -> None:
 
 
 def test_without_a_controller_manager_the_listing_reason_is_all() -> None:
-    snap = _model(LISTING).snapshot()
+    started = SourceStarted(AT - 100, "live", "test")  # long enough ago: overdue
+    snap = _model(started, LISTING).snapshot()
     assert snap.nodes.interim is None
     assert snap.nodes.nodes_reason == "nodes 41,500 / ~100,000 listed so far"
     panel = overview_panel(snap, Area.NODES, 10, 80)

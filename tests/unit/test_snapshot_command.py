@@ -65,6 +65,19 @@ def test_the_snapshot_starts_with_the_probable_cause(
     assert not second.startswith(("Probable", "No incident"))  # the status line follows
 
 
+def test_a_critical_finding_is_never_printed_beside_no_incident(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The zone outage 80 s in: the Lease lag is critical before any path is suspect."""
+    assert main(["snapshot", "--demo", "zone-outage", "--at", "80", "--nodes", "2000"]) == 0
+    out = capsys.readouterr().out
+    critical = [line for line in out.splitlines() if line.startswith("✖ KT-")]
+    assert critical  # the findings printed below
+    first = out.splitlines()[0]
+    assert first.startswith(f"No probable cause yet: {len(critical)} critical finding")
+    assert "No incident" not in out
+
+
 @pytest.mark.parametrize(
     "argv",
     [

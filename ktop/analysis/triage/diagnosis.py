@@ -20,8 +20,10 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from ktop.analysis.findings import Finding
 from ktop.analysis.trends import DIRECTION_WORDS, Direction, since_words
 from ktop.analysis.triage.paths import BY_ID
+from ktop.analysis.triage.place import path_place
 from ktop.analysis.triage.types import (
     STATUS_RANK,
     VERDICT_RANK,
@@ -164,12 +166,13 @@ def diagnose(results: Iterable[PathResult]) -> tuple[PathResult, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Headline:
-    """The diagnosis in one line: the probable cause, since when, and the first direction;
-    or no incident.
+    """The diagnosis in one line: the probable cause (its title and place), since when,
+    and the first direction; with no cause, the critical findings that still stand (no
+    probable cause yet); or no incident.
     """
 
     cause: PathResult | None
-    """The probable cause; None: no incident."""
+    """The probable cause; None: no triage path is suspect."""
     explains: tuple[str, ...]
     """The consequences the cause explains, in order."""
     independent: tuple[str, ...]
@@ -185,13 +188,38 @@ class Headline:
     named: str = ""
     """The culprit the cause's evidence names (``etcd-1 is defragmenting: ...``; empty:
     none)."""
+    place: str = ""
+    """Where the cause is (``zone us-east-1b``, ``member etcd-0:2379``: its evidence's
+    worst subject, :func:`~.place.path_place`; empty: its evidence names no place)."""
+    critical: tuple[Finding, ...] = ()
+    """The critical findings of the same snapshot."""
+
+    @property
+    def unexplained(self) -> bool:
+        """True when critical findings stand and no triage path is suspect: an incident
+        with no probable cause yet, never "no incident".
+        """
+        return self.cause is None and bool(self.critical)
 
     @property
     def no_verdict(self) -> bool:
         """True when no path could be judged: every one is unknown (nothing read yet, or
-        nothing readable); that is not "no incident".
+        nothing readable) and no critical finding stands; that is not "no incident".
         """
-        return self.cause is None and self.paths > 0 and self.unknown == self.paths
+        return not self.unexplained and self.cause is None and self.unknown == self.paths > 0
+
+    def critical_count(self) -> str:
+        """``2 critical findings``."""
+        n = len(self.critical)
+        return f"{n} critical finding{'' if n == 1 else 's'}"
+
+    def named_cause(self) -> str:
+        """``Many nodes NotReady at once: zone us-east-1b``: the cause's title and place
+        (empty without a cause).
+        """
+        if self.cause is None:
+            return ""
+        return f"{self.cause.title}: {self.place}" if self.place else self.cause.title
 
     def since(self) -> str:
         """``since 12:03:10 (4m ago), getting worse``; empty without a history."""
@@ -203,15 +231,25 @@ class Headline:
             return words
         return f"{words}, {DIRECTION_WORDS[t.direction]}"
 
+    def _unknown_words(self) -> str:
+        return f" ({self.unknown} paths unknown)" if self.unknown else ""
+
     def text(self) -> str:
         """The whole line in words."""
+        if self.unexplained:
+            first = self.critical[0]
+            more = len(self.critical) - 1
+            return (
+                f"No probable cause yet: {self.critical_count()}: {first.code} {first.title}"
+                + (f" and {more} more" if more else "")
+                + f"; no triage path is suspect{self._unknown_words()}"
+            )
         if self.no_verdict:
             return f"No verdict: all {self.paths} triage paths are unknown (evidence not read)"
         if self.cause is None:
-            unknown = f" ({self.unknown} paths unknown)" if self.unknown else ""
-            return f"No incident: no triage path is suspect{unknown}"
+            return f"No incident: no triage path is suspect{self._unknown_words()}"
         c = self.cause
-        out = f"Probable cause: {c.id} {c.title}"
+        out = f"Probable cause: {c.id} {self.named_cause()}"
         if self.named:
             out += f" ({self.named})"
         if since := self.since():
@@ -233,13 +271,16 @@ def headline(report: TriageReport) -> Headline:
         if p.role is not Role.CONSEQUENCE:
             break
         explained.append(p.id)
+    cause = report.cause
     return Headline(
-        report.cause,
-        tuple(explained) if report.cause is not None else (),
+        cause,
+        tuple(explained) if cause is not None else (),
         tuple(p.id for p in report.independent),
         sum(1 for p in report.paths if p.verdict is Verdict.UNKNOWN),
         report.at,
         len(report.paths),
-        report.talker if report.cause is not None else "",
-        report.named if report.cause is not None else "",
+        report.talker if cause is not None else "",
+        report.named if cause is not None else "",
+        path_place(cause) if cause is not None else "",
+        report.critical,
     )

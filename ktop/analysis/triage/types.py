@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from ktop.analysis.findings import Finding
 from ktop.analysis.trends import Trend
 from ktop.model.events import Area
 
@@ -155,6 +156,9 @@ class TriageReport:
     named: str = ""
     """What the probable cause's evidence names as the culprit, in words (``etcd-1 is
     defragmenting: reads and writes on it block until it ends``); empty when it names none."""
+    critical: tuple[Finding, ...] = ()
+    """The critical findings of the same snapshot: with no probable cause they still make
+    an incident (one with no probable cause yet), never "no incident"."""
 
     @property
     def suspects(self) -> tuple[PathResult, ...]:
@@ -175,5 +179,7 @@ class TriageReport:
 
     @property
     def incident(self) -> bool:
-        """True when there is a probable cause (``ktop triage`` exits 1)."""
-        return self.cause is not None
+        """True when there is a probable cause, or a critical finding stands without one
+        (``ktop triage`` exits 1).
+        """
+        return self.cause is not None or bool(self.critical)

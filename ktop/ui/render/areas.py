@@ -17,7 +17,14 @@ from ktop.ui.render import apf, apiservers, etcd, metrics_only, nodes, scheduler
 from ktop.ui.render.cost import cost_line
 from ktop.ui.render.level import STYLE, Level
 from ktop.ui.render.reasons import drill_reason_lines, input_errors, panel_note
-from ktop.ui.render.status import WAITING_STYLE, AreaState, area_state, state_words
+from ktop.ui.render.status import (
+    CONNECTING_STYLE,
+    CONNECTING_WORD,
+    WAITING_STYLE,
+    AreaState,
+    area_state,
+    state_words,
+)
 from ktop.ui.render.trend import AREA_CHARTS, WINDOWS, ChartData, chart_data
 from ktop.ui.render.view import DrillView, PanelView, title
 
@@ -219,6 +226,7 @@ def _panel(
 
 
 WAITING_SUMMARY = "waiting for first data"
+CONNECTING_LINE = "connecting: no input has answered yet"
 
 
 def waiting_line(snapshot: ClusterSnapshot) -> str:
@@ -236,6 +244,10 @@ def _full_panel(
     snapshot: ClusterSnapshot, area: Area, rows: int, width: int, note: Text | None
 ) -> PanelView:
     state = area_state(snapshot, area)
+    if state is AreaState.CONNECTING:
+        lines = (Text(truncate(CONNECTING_LINE, width), style=CONNECTING_STYLE),)[:rows]
+        head = title(AREAS[area].name, CONNECTING_WORD, Level.UNKNOWN)
+        return PanelView(head, lines, Level.UNKNOWN)
     if state is AreaState.WAITING:
         wrapped = textwrap.wrap(waiting_line(snapshot), max(4, width)) if rows > 0 else []
         if len(wrapped) > rows:  # no room for all of it: the last line shown says it is cut

@@ -69,6 +69,14 @@ def lag_level(v: Val) -> Level:
     return reading_level(NODES_LEASE_LAG_P99_S, v)
 
 
+def domain_level(d: DomainRollup) -> Level:
+    """A zone's or rack's row mark: the worst of what its row shows (its state, its
+    unhealthy nodes, its Lease lag), so that a row never shows ✓ beside its own ✖.
+    """
+    unhealthy = Level.WARN if d.unhealthy else Level.OK
+    return worst([zone_level(d), unhealthy, lag_level(d.lease_lag_max_s)])
+
+
 def domain_name(d: DomainRollup) -> str:
     """A unique key: ``zone`` (``region/zone`` when regions are set); racks add ``/rack``."""
     name = f"{d.region}/{d.zone}" if d.region else d.zone
@@ -132,7 +140,6 @@ def panel(
     """The nodes overview panel: per zone ready/total, NotReady+Unknown, state, lease lag."""
     if n.interim is not None and not n.nodes_known:
         return _interim_panel(n, n.interim, note, rows, width, failing)
-    lvl = degrade(level(n), failing)
     lag = max_val([z.lease_lag_max_s for z in n.zones], empty_reason="no zones")
     ready = f"{fmt_count(n.ready)}/{fmt_count(n.total)}" if n.nodes_known else "?"
     unhealthy = fmt_count(n.not_ready + n.unknown) if n.nodes_known else "?"
@@ -160,28 +167,31 @@ def panel(
         body.insert(len(zone_rows), Text(" racks with unhealthy nodes", style="dim"))
         unbuilt = len(racks) - len(built)
     view_lines = fit(body, note, rows, header, unbuilt=unbuilt)
+    # the title's mark is the worst of what the pane shows: its zones' rows (whose worst
+    # Lease lag is the one the title names)
+    lvl = degrade(worst([level(n), *(domain_level(z) for z in n.zones)]), failing)
     return PanelView(title(NAME, summary, lvl), view_lines, lvl)
 
 
 def _panel_cells(z: DomainRollup, wide: bool) -> list[TableCell]:
-    lvl = zone_level(z)
+    """A zone's or rack's row, marked by :func:`domain_level`."""
     state = z.state.value if z.state is not None else ("-" if z.rack else "?")
-    cells = [
-        TableCell(f"{SYMBOL[lvl]} {short_name(z)}", 0, "left", lvl if lvl > Level.OK else Level.OK),
+    shown = [
         TableCell(f"{fmt_count(z.ready)}/{fmt_count(z.total)}", 13),
         TableCell(fmt_count(z.unhealthy), 7, level=Level.WARN if z.unhealthy else Level.NEUTRAL),
-        TableCell(state, 17, level=lvl),
+        TableCell(state, 17, level=zone_level(z)),
     ]
     if wide:
-        cells += [
+        shown += [
             TableCell(fmt_count(z.not_ready), 8),
             TableCell(fmt_count(z.unknown), 8),
             TableCell(fmt_count(z.cordoned), 6),
             TableCell(fmt_val(z.lease_lag_p50_s, fmt_duration), 8),
         ]
     lag = z.lease_lag_max_s
-    cells.append(TableCell(fmt_val(lag, fmt_duration), 8, level=lag_level(lag)))
-    return cells
+    shown.append(TableCell(fmt_val(lag, fmt_duration), 8, level=lag_level(lag)))
+    mark = domain_level(z)
+    return [TableCell(f"{SYMBOL[mark]} {short_name(z)}", 0, "left", mark), *shown]
 
 
 _DOMAIN_COLUMNS = (
@@ -327,7 +337,7 @@ def tables(n: NodesSnapshot, now: float) -> tuple[TableSpec, ...]:
             Row(
                 domain_name(z),
                 (
-                    text_cell(SYMBOL[zone_level(z)], zone_level(z)),
+                    text_cell(SYMBOL[domain_level(z)], domain_level(z)),
                     text_cell(z.region or "-"),
                     text_cell(z.zone or "(no zone)"),
                     text_cell(z.state.value if z.state else "?", zone_level(z)),

@@ -26,6 +26,9 @@ SEP = " │ "
 class AreaState(StrEnum):
     """What an area's data is: the states the status line and the panels tell apart."""
 
+    CONNECTING = "connecting"
+    """The source has not started yet and no input of the area has answered or failed:
+    unknown, never failed."""
     FRESH = "fresh"
     """Its stalest input delivered within :data:`STALE_AFTER_S`, and none failed."""
     WAITING = "waiting"
@@ -37,9 +40,13 @@ class AreaState(StrEnum):
 
 
 def area_state(snapshot: ClusterSnapshot, area: Area) -> AreaState:
-    """The area's state: waiting, fresh, stale or failed (never two at once)."""
+    """The area's state: connecting, waiting, fresh, stale or failed (never two at once)."""
     if snapshot.area_waiting_s(area) is not None:
         return AreaState.WAITING
+    if snapshot.started_at is None and not any(
+        f.last_ok is not None or f.error for f in snapshot.area_freshness(area)
+    ):
+        return AreaState.CONNECTING
     age = snapshot.area_age_s(area)
     if age is None or any(f.error for f in snapshot.area_freshness(area)):
         return AreaState.FAILED
@@ -77,6 +84,8 @@ def area_age(snapshot: ClusterSnapshot, area: Area, coarse: bool = False) -> tup
     be redrawn, every second.
     """
     state = area_state(snapshot, area)
+    if state is AreaState.CONNECTING:
+        return CONNECTING_WORD, False
     if state is AreaState.WAITING:
         return f"due {_due(snapshot, area, COARSE_AGE_STEP_S if coarse else 1)}", False
     age = snapshot.area_age_s(area)
@@ -90,6 +99,8 @@ def _words(snapshot: ClusterSnapshot, area: Area, fresh: str, due_step: float) -
     ``failed 2m``, ``failed, never read``.
     """
     state = area_state(snapshot, area)
+    if state is AreaState.CONNECTING:
+        return CONNECTING_WORD
     if state is AreaState.WAITING:
         return f"due in {_due(snapshot, area, due_step)}"
     if state is AreaState.FRESH:
@@ -122,6 +133,10 @@ def state_words(snapshot: ClusterSnapshot, area: Area) -> str:
     return _words(snapshot, area, fmt_age(snapshot.area_age_s(area)), 1)
 
 
+CONNECTING_WORD = "connecting"
+"""An area's state before its source has started (no input answered or failed yet)."""
+CONNECTING_STYLE = STYLE[Level.UNKNOWN]
+"""How a connecting area reads: unknown, neither healthy nor failed."""
 WAITING_STYLE = "dim"
 """A waiting area's due time: neither fresh nor failed."""
 FAILED_MARK = SYMBOL[Level.CRIT]
@@ -135,6 +150,8 @@ def ages(snapshot: ClusterSnapshot, coarse: bool = False) -> Text:
     when it is due. While every area waits: ``waiting for first data, due in 26s``.
     """
     states = {area: area_state(snapshot, area) for area in Area}
+    if all(st is AreaState.CONNECTING for st in states.values()):
+        return Text(f"{SYMBOL[Level.UNKNOWN]} {CONNECTING_WORD}", style=CONNECTING_STYLE)
     if all(st is AreaState.WAITING for st in states.values()):
         due = area_age(snapshot, Area.APF, coarse)[0].removeprefix("due ")
         return Text(f"waiting for first data, due in {due}", style=WAITING_STYLE)
@@ -150,6 +167,8 @@ def ages(snapshot: ClusterSnapshot, coarse: bool = False) -> Text:
             out.append(text + "!", style=STALE_STYLE)
         elif state is AreaState.WAITING:
             out.append(text, style=WAITING_STYLE)
+        elif state is AreaState.CONNECTING:
+            out.append(text, style=CONNECTING_STYLE)
         else:
             out.append(text)
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from ktop.analysis.trends import Direction, Trend, compact, since_words
-from ktop.analysis.triage.diagnosis import explained_words
+from ktop.analysis.triage.diagnosis import Headline, explained_words
 from ktop.analysis.triage.diagnosis import headline as diagnosis_headline
 from ktop.analysis.triage.report import role_of
 from ktop.analysis.triage.types import Evidence, PathResult, Role, Status, TriageReport, Verdict
@@ -161,18 +161,17 @@ def evidence_table(path: PathResult) -> TableSpec:
 
 
 def headline(report: TriageReport) -> Text:
-    """One line: the probable cause (since when), its conclusion, what it explains and
-    any independent suspect; or no incident (the diagnosis' :class:`~.diagnosis.Headline`,
-    styled).
+    """One line: the probable cause (its title and place, since when), its conclusion,
+    what it explains and any independent suspect; with no cause, the critical findings
+    that stand (no probable cause yet); or no incident (the diagnosis'
+    :class:`~.diagnosis.Headline`, styled).
     """
     line = diagnosis_headline(report)
     first = line.cause
     if first is None:
-        return Text(
-            f"✓ No incident: no path suspect ({line.unknown} unknown)", style=STYLE[Level.OK]
-        )
+        return _without_cause(line)
     out = Text(f"{SYMBOL[Level.CRIT]} Probable cause: ", style=STYLE[Level.CRIT])
-    out.append(f"{first.id} {first.title}")
+    out.append(f"{first.id} {line.named_cause()}")
     if (since := path_since(first, report.at)) is not None:
         out.append(" (")
         out.append_text(since)
@@ -185,42 +184,76 @@ def headline(report: TriageReport) -> Text:
     return out
 
 
+def _without_cause(line: Headline) -> Text:
+    """The headline with no probable cause: critical findings (no probable cause yet),
+    no verdict, or no incident, each in its level's style.
+    """
+    level = Level.CRIT if line.unexplained else Level.UNKNOWN if line.no_verdict else Level.OK
+    return Text(f"{SYMBOL[level]} {line.text()}", style=STYLE[level])
+
+
 HEADLINE_TITLE_MIN = 8
-"""A narrow headline drops the cause's title before it would show fewer characters."""
+"""A narrow headline cuts the cause's title no shorter than this (its place is kept)."""
+DOT = " · "
+FIRST_MIN = len(f"{DOT}first: …")
+"""A cut first direction keeps at least its word (``· first: …``)."""
 
 
-def headline_bar(report: TriageReport, width: int) -> Text:
+def headline_bar(report: TriageReport, width: int, findings_key: str = "") -> Text:
     """The diagnosis as the first line of every screen, fitted to ``width``: the probable
-    cause, since when (time and how long ago) and the first direction; or no incident.
+    cause by its title and place, since when (time and how long ago) and the first
+    direction; with no cause, how many critical findings stand and the key that lists
+    them (``findings_key``, empty: none); or no incident.
 
     When the diagnosis' whole line fits (the words of ``ktop snapshot`` and ``ktop
     triage``, :class:`~ktop.analysis.triage.diagnosis.Headline`) it is shown as it is;
-    when it does not, the cause's id, since when and the first direction come first and
-    its title gets the room that is left, so that 80 columns still say all three.
+    when it does not, the least important parts go first (the path's id and what else is
+    suspect, then the first direction, cut; since when shows whole or not at all), never
+    the cause's title and place.
     """
     line = diagnosis_headline(report)
     cause = line.cause
-    if line.no_verdict:
-        return _fit(
-            Text(f"{SYMBOL[Level.UNKNOWN]} {line.text()}", style=STYLE[Level.UNKNOWN]), width
-        )
+    if line.unexplained:
+        return _unexplained_bar(line, width, findings_key)
     if cause is None:
-        return _fit(Text(f"{SYMBOL[Level.OK]} {line.text()}", style=STYLE[Level.OK]), width)
+        return _fit(_without_cause(line), width)
     mark = f"{SYMBOL[Level.CRIT]} "
     whole = Text(mark + "Probable cause: ", style=STYLE[Level.CRIT])
-    whole.append(f"{cause.id} {cause.title}", style="bold")
-    whole.append(line.text().removeprefix(f"Probable cause: {cause.id} {cause.title}"))
+    whole.append(f"{cause.id} {line.named_cause()}", style="bold")
+    whole.append(line.text().removeprefix(f"Probable cause: {cause.id} {line.named_cause()}"))
     if whole.cell_len <= width:
         return whole
     since = "" if cause.trend is None or report.at is None else since_words(cause.trend, report.at)
-    tail = (f" · {since}" if since else "") + f" · first: {cause.direction}"
-    room = width - len(mark) - len("cause ") - len(cause.id) - len(tail) - 2
-    narrow = Text(f"{mark}cause {cause.id}", style=STYLE[Level.CRIT])
-    if room >= HEADLINE_TITLE_MIN:
-        narrow.append(": ")
-        narrow.append(truncate(cause.title, room), style="bold")
-    narrow.append(tail)
+    place = f": {line.place}" if line.place else ""
+    title_room = width - len(mark) - len(place)
+    narrow = Text(mark, style=STYLE[Level.CRIT])
+    narrow.append(truncate(cause.title, max(HEADLINE_TITLE_MIN, title_room)), style="bold")
+    narrow.append(place, style="bold")
+    since_part = f"{DOT}{since}" if since else ""
+    first_part = f"{DOT}first: {cause.direction}"
+    # since when shows whole or not at all; the first direction takes the room left, cut
+    for part, least in ((since_part, len(since_part)), (first_part, FIRST_MIN)):
+        room = width - narrow.cell_len
+        if room >= min(len(part), least):
+            narrow.append(truncate(part, room))
     return _fit(narrow, width)
+
+
+def _unexplained_bar(line: Headline, width: int, findings_key: str) -> Text:
+    """``✖ No probable cause yet: 2 critical findings, press f · KT-NODE-004 lease lag
+    p99 54s ...``: styled as critical, the first finding in the room that is left.
+    """
+    out = Text(
+        f"{SYMBOL[Level.CRIT]} No probable cause yet: {line.critical_count()}",
+        style=STYLE[Level.CRIT],
+    )
+    if findings_key:
+        out.append(f", press {findings_key}")
+    first = line.critical[0]
+    rest = width - out.cell_len - len(DOT)
+    if rest >= HEADLINE_TITLE_MIN:
+        out.append(DOT + truncate(f"{first.code} {first.title}", rest))
+    return _fit(out, width)
 
 
 def _fit(text: Text, width: int) -> Text:

@@ -2,13 +2,33 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
+from textual.binding import Binding
 from textual.events import Resize
 from textual.widgets import Static
 
 from ktop.ui.frame import Frame
 from ktop.ui.render.status import error_lines, status_line
 from ktop.ui.render.triage import headline_bar
+
+FINDINGS_ACTION = "goto('findings')"
+"""The action that lists every finding: its key is the one the headline names."""
+
+
+def bound_key(owner: type[Any], action: str) -> str:
+    """The key ``owner``'s bindings give ``action`` (as the key bar shows it); empty when
+    none does.
+    """
+    return next(
+        (
+            b.key_display or b.key
+            for b in Binding.make_bindings(owner.BINDINGS)
+            if b.action == action
+        ),
+        "",
+    )
 
 
 class StatusBar(Static):
@@ -37,7 +57,7 @@ class StatusBar(Static):
         if width <= 0:
             return
         lines = [
-            headline_bar(frame.triage, width),
+            headline_bar(frame.triage, width, bound_key(type(self.app), FINDINGS_ACTION)),
             *frame.banner,
             status_line(frame.snapshot, frame.findings, width, self.coarse),
         ]

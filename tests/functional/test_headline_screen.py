@@ -50,6 +50,9 @@ async def test_before_the_source_starts_the_screen_says_connecting(size: tuple[i
         assert "connecting" in text
         assert "never" not in text and "failed" not in text
         assert SYMBOL[Level.CRIT] not in text  # nothing alarms before anything is read
+        # the headline too: nothing was asked yet, so no verdict is not the word
+        assert headline_of(app).startswith(f"{SYMBOL[Level.UNKNOWN]} Connecting")
+        assert "No verdict" not in headline_of(app)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=IDS)

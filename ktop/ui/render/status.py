@@ -144,6 +144,22 @@ FAILED_MARK = SYMBOL[Level.CRIT]
 followed by ``!`` (``etcd 2m!``)."""
 
 
+def connecting(snapshot: ClusterSnapshot) -> bool:
+    """Whether every area is still connecting: nothing has answered or failed yet."""
+    return all(area_state(snapshot, area) is AreaState.CONNECTING for area in Area)
+
+
+CONNECTING_HEADLINE = "Connecting: no input has answered yet, no diagnosis before it does"
+"""The headline while every area connects (instead of "no verdict": nothing was asked)."""
+
+
+def connecting_headline(width: int) -> Text:
+    """The headline of a screen whose every area is still connecting, fitted to ``width``."""
+    return Text(
+        truncate(f"{SYMBOL[Level.UNKNOWN]} {CONNECTING_HEADLINE}", width), style=CONNECTING_STYLE
+    )
+
+
 def ages(snapshot: ClusterSnapshot, coarse: bool = False) -> Text:
     """``apf 2s api 1s etcd 5m! sched due 26s nodes ✖never``: stale ones marked ``!``,
     failed ones ``✖``, both highlighted; waiting ones (first data not yet due) dim with

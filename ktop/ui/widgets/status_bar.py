@@ -10,7 +10,7 @@ from textual.events import Resize
 from textual.widgets import Static
 
 from ktop.ui.frame import Frame
-from ktop.ui.render.status import error_lines, status_line
+from ktop.ui.render.status import connecting, connecting_headline, error_lines, status_line
 from ktop.ui.render.triage import headline_bar
 
 FINDINGS_ACTION = "goto('findings')"
@@ -56,8 +56,13 @@ class StatusBar(Static):
         self._shown_frame, self._shown_width = frame, width
         if width <= 0:
             return
+        headline = (
+            connecting_headline(width)
+            if connecting(frame.snapshot)
+            else headline_bar(frame.triage, width, bound_key(type(self.app), FINDINGS_ACTION))
+        )
         lines = [
-            headline_bar(frame.triage, width, bound_key(type(self.app), FINDINGS_ACTION)),
+            headline,
             *frame.banner,
             status_line(frame.snapshot, frame.findings, width, self.coarse),
         ]

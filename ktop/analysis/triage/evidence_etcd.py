@@ -17,7 +17,8 @@ from ktop.analysis.triage.evidence import (
 )
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.reading import key as signal_key
-from ktop.model.snapshot_etcd import EtcdMemberRow
+from ktop.model.snapshot_etcd import EtcdMemberRow, EtcdQuorum
+from ktop.model.text import fmt_clock
 from ktop.model.values import Val
 
 
@@ -65,6 +66,49 @@ def etcd_leader(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     return reading.on(signal_key("etcd.has_leader", without[0]), c.ETCD_NO_LEADER_BELOW)
 
 
+def lost_member(m: EtcdMemberRow) -> str:
+    """Which member is lost, why, and since when: ``etcd-2: connection refused (last
+    answered 06:12:03)``, ``etcd-2: answers without a leader``.
+    """
+    if not m.error:
+        return f"{m.instance}: answers without a leader"
+    since = (
+        "never answered this run" if m.last_ok is None else f"last answered {fmt_clock(m.last_ok)}"
+    )
+    return f"{m.instance}: {m.error} ({since})"
+
+
+def quorum_state(q: EtcdQuorum) -> str:
+    """``2 of 3 members answer with a leader; quorum 2, 0 more may fail``, and the members
+    not read (neither up nor down) with why.
+    """
+    held = f"at least {q.margin} more may fail" if q.unread else f"{q.margin} more may fail"
+    state = (
+        f"{len(q.counting)} of {q.members} members answer with a leader; quorum {q.quorum}, "
+        + (held if q.held else "quorum lost")
+    )
+    if q.unread:
+        state += "; not read: " + "; ".join(f"{m.instance}: {m.error}" for m in q.unread)
+    return state
+
+
+def etcd_lost(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``etcd.members_lost``: a member that fails while others answer, or answers
+    without a leader, no longer counts: a warning while quorum holds, critical once it is
+    lost. Unknown when no member can be read, or when none is lost but some are not read.
+    """
+    q = ctx.snap.etcd.quorum()
+    if isinstance(q, str):
+        return unknown(q)
+    state = quorum_state(q)
+    if not q.lost:
+        return unknown(state) if q.unread else EvidenceReading(Severity.OK, 0.0, state)
+    detail = "; ".join(lost_member(m) for m in q.lost) + f"; {state}"
+    assert spec.threshold is not None, spec.id
+    severity = spec.threshold.grade(len(q.lost)) if q.held else Severity.CRITICAL
+    return EvidenceReading(severity, float(len(q.lost)), detail)
+
+
 def etcd_changes(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``etcd.leader_changes``; a lifetime count (one scrape) cannot be graded."""
     r = _etcd_reading(ctx, spec, lambda m: m.leader_changes, fmt_count)
@@ -109,6 +153,7 @@ def etcd_defrag(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
 
 
 ETCD_READERS: dict[str, Reader] = {
+    "etcd.members_lost": etcd_lost,
     "etcd.has_leader": etcd_leader,
     "etcd.leader_changes": etcd_changes,
     "etcd.defrag_inflight": etcd_defrag,

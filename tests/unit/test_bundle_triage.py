@@ -56,13 +56,17 @@ def grown(buckets: Sequence[tuple[str, float]], scrape: int) -> list[tuple[str, 
 
 
 def healthy_control_plane(
-    root: Path, *, changes: tuple[int, int] = (1, 1), fsync_moves: bool = True
+    root: Path,
+    *,
+    changes: tuple[int, int] = (1, 1),
+    fsync_moves: bool = True,
+    wait_moves: bool = True,
 ) -> None:
     for i, t in enumerate((T0, T0 + DT)):
         fsync = grown(FAST, i if fsync_moves else 0)
         write_metrics(root, "etcd", "etcd-0", t, etcd_text(changes=changes[i], fsync=fsync))
         for name in ("apiserver-a", "apiserver-b"):
-            wait = grown(FAST, i)
+            wait = grown(FAST, i if wait_moves else 0)
             text = apiserver_text(
                 requests=1000 + 600 * i, rejected=0, queued=0, wait=wait, start=T0 - 86400
             )
@@ -164,6 +168,23 @@ def test_a_histogram_with_no_observations_in_the_window_is_unknown_never_ok(
     assert (fsync["status"], fsync["value"]) == ("unknown", None)
     assert "no observations in window" in fsync["detail"]
     assert etcd["verdict"] == "unknown" and code == 0
+
+
+def test_an_apf_wait_with_no_observations_is_null_with_its_reason(tmp_path: Path) -> None:
+    """No request waited in the window: the JSON's wait p99 is no reading (null, and why),
+    never a healthy 0 (it was 0)."""
+    healthy_control_plane(tmp_path, wait_moves=False)
+    _, doc = triage_json(tmp_path)
+    rows = doc["signals"]["apf"]
+    assert rows and all(r["wait_p99_s"] is None and r["wait_p99_reason"] for r in rows), rows
+    wait = next(
+        e
+        for p in doc["paths"]
+        if p["id"] == "P1"
+        for e in p["evidence"]
+        if e["id"] == "apf.wait_p99"
+    )
+    assert (wait["status"], wait["value"]) == ("unknown", None), wait
 
 
 def test_missing_files_are_unknown_not_errors(tmp_path: Path) -> None:

@@ -62,11 +62,17 @@ def test_a_member_refusing_while_the_others_answer_makes_etcd_suspect() -> None:
     assert report.cause is not None and report.cause.id == "ETCD"
 
 
-def test_a_member_that_never_answered_this_run_says_so() -> None:
+def test_a_member_that_never_answered_this_run_says_since_when() -> None:
     s = _three(**{"etcd-1": "timed out"})
     rows = tuple(replace(m, last_ok=None) if m.error else m for m in s.etcd.members)
     e = _lost(triage(_etcd(*rows)))
     assert e.status is Status.WARN and "etcd-1: timed out (never answered this run)" in e.detail
+    # a one-shot triage knows when it started: the member has not answered since
+    started = replace(_etcd(*rows), started_at=AT - 20)
+    e = _lost(triage(started))
+    assert f"etcd-1: timed out (not answered since ktop started at {fmt_clock(AT - 20)})" in (
+        e.detail
+    )
 
 
 def test_quorum_lost_is_bad() -> None:

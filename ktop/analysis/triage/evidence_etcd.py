@@ -66,16 +66,25 @@ def etcd_leader(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     return reading.on(signal_key("etcd.has_leader", without[0]), c.ETCD_NO_LEADER_BELOW)
 
 
-def lost_member(m: EtcdMemberRow) -> str:
+def lost_member(m: EtcdMemberRow, started_at: float | None) -> str:
     """Which member is lost, why, and since when: ``etcd-2: connection refused (last
-    answered 06:12:03)``, ``etcd-2: answers without a leader``.
+    answered 06:12:03)``, ``(not answered since ktop started at 06:11:50)`` when it never
+    did (``started_at``: the source's start), ``etcd-2: answers without a leader``.
     """
     if not m.error:
         return f"{m.instance}: answers without a leader"
-    since = (
-        "never answered this run" if m.last_ok is None else f"last answered {fmt_clock(m.last_ok)}"
-    )
+    if m.last_ok is not None:
+        since = f"last answered {fmt_clock(m.last_ok)}"
+    elif started_at is not None:
+        since = f"not answered since ktop started at {fmt_clock(started_at)}"
+    else:
+        since = "never answered this run"
     return f"{m.instance}: {m.error} ({since})"
+
+
+def lost_members(ctx: Context, q: EtcdQuorum) -> str:
+    """Every lost member of ``q`` (:func:`lost_member`), ``; ``-separated."""
+    return "; ".join(lost_member(m, ctx.snap.started_at) for m in q.lost)
 
 
 def quorum_state(q: EtcdQuorum) -> str:
@@ -103,7 +112,7 @@ def etcd_lost(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     state = quorum_state(q)
     if not q.lost:
         return unknown(state) if q.unread else EvidenceReading(Severity.OK, 0.0, state)
-    detail = "; ".join(lost_member(m) for m in q.lost) + f"; {state}"
+    detail = f"{lost_members(ctx, q)}; {state}"
     assert spec.threshold is not None, spec.id
     severity = spec.threshold.grade(len(q.lost)) if q.held else Severity.CRITICAL
     return EvidenceReading(severity, float(len(q.lost)), detail)

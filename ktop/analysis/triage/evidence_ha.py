@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ktop.analysis.findings import Severity
 from ktop.analysis.triage.evidence import Context, EvidenceReading, Reader, graded, unknown
-from ktop.analysis.triage.evidence_etcd import lost_member, quorum_state
+from ktop.analysis.triage.evidence_etcd import lost_members, quorum_state
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.events import LOAD_BALANCED, Component
 from ktop.model.leaders import LeaderStatus
@@ -45,7 +45,7 @@ def ha_etcd(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     q = ctx.snap.etcd.quorum()
     if isinstance(q, str):
         return unknown(q)
-    lost = f"; lost: {'; '.join(lost_member(m) for m in q.lost)}" if q.lost else ""
+    lost = f"; lost: {lost_members(ctx, q)}" if q.lost else ""
     single = " (a single member: no fault tolerance)" if q.members == 1 else ""
     detail = quorum_state(q) + lost + single
     assert spec.threshold is not None, spec.id

@@ -32,6 +32,8 @@ import pytest
 
 from ktop.commands.triage import DEFAULT_WINDOW_S
 from ktop.lab import Lab, inject, recover, resolve_target
+from ktop.lab.inject import DURATION_SCENARIOS
+from ktop.lab.scenarios_api import WATCH_FLOOD_S
 from tests.e2e.cadence import PROBE_LIMIT_S, PROCESS_START_S, REQUEST_LIMIT_S, deadline
 from tests.e2e.helpers import e2e_lab_config, running_lab
 from tests.e2e.live import account
@@ -131,8 +133,10 @@ async def _inject_and_triage(lab: Lab, kubeconfig: Path, scenario: str) -> dict[
     injection began, then recover."""
     target = resolve_target(lab.layout.kubeconfig)
     began = time.monotonic()
-    # the floods last while they run: the triage runs beside them
-    injected = asyncio.create_task(inject(scenario, target))
+    # as `python -m ktop.lab inject` does: a flood lasts its watchable default; the
+    # triage runs beside it
+    duration = WATCH_FLOOD_S if scenario in DURATION_SCENARIOS else None
+    injected = asyncio.create_task(inject(scenario, target, duration_s=duration))
     seen: dict[float, Triaged] = {}
     try:
         for moment in MOMENTS_S:

@@ -31,6 +31,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="lay the control plane out as kubeadm does (an address per host; needs root)",
     )
+    up.add_argument(
+        "--etcd-fsync",
+        action="store_true",
+        help="etcd fsyncs its WAL as a real cluster does (default: --unsafe-no-fsync)",
+    )
     down = sub.add_parser("down", help="stop every process of the lab in --dir")
     down.add_argument("--dir", type=Path, required=True)
     status = sub.add_parser("status", help="list the running processes of the lab in --dir")
@@ -79,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
                 etcd_members=args.etcd_members,
                 prometheus=not args.no_prometheus,
                 kubeadm_hosts=args.kubeadm_hosts,
+                etcd_unsafe_no_fsync=not args.etcd_fsync,
             )
             lab = Lab(args.dir, cfg)
             info = lab.start()

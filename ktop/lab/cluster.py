@@ -224,7 +224,8 @@ class Lab:
 
         _log(f"starting {n_etcd} etcd member(s)")
         for m in etcd:
-            self._spawn(m.name, self._on_host(m.host, comp.etcd_argv(bins, layout, m, etcd)))
+            argv = comp.etcd_argv(bins, layout, m, etcd, unsafe_no_fsync=cfg.etcd_unsafe_no_fsync)
+            self._spawn(m.name, self._on_host(m.host, argv))
         for m in etcd:
             self._wait(m.name, lambda m=m: _etcd_healthy(m.client_url), 60)
 

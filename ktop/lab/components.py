@@ -84,9 +84,16 @@ def as_host(node: str, argv: list[str], *, restart: bool = False) -> list[str]:
 
 
 def etcd_argv(
-    bins: Binaries, layout: Layout, member: EtcdMember, cluster: list[EtcdMember]
+    bins: Binaries,
+    layout: Layout,
+    member: EtcdMember,
+    cluster: list[EtcdMember],
+    *,
+    unsafe_no_fsync: bool = True,
 ) -> list[str]:
-    """Etcd member command line (plain HTTP on loopback; /metrics on the client port)."""
+    """Etcd member command line (plain HTTP on loopback; /metrics on the client port);
+    ``unsafe_no_fsync``: without WAL fsync (:attr:`LabConfig.etcd_unsafe_no_fsync`).
+    """
     initial = ",".join(f"{m.name}={m.peer_url}" for m in cluster)
     return [
         bins.etcd,
@@ -106,8 +113,7 @@ def etcd_argv(
         "--initial-cluster-token=ktop-lab",
         "--logger=zap",
         "--log-level=warn",
-        # A throwaway lab on a small VM: fsync costs seconds under load and buys nothing here.
-        "--unsafe-no-fsync",
+        *(["--unsafe-no-fsync"] if unsafe_no_fsync else []),
     ]
 
 

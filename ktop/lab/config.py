@@ -51,6 +51,10 @@ class LabConfig:
     #: control-plane host its own address and kubeadm's ports, leader election on, and
     #: the components' pods in kube-system on control-plane nodes (needs root)
     kubeadm_hosts: bool = False
+    #: start etcd with ``--unsafe-no-fsync`` (a throwaway lab on a small VM: fsync costs
+    #: seconds under load and buys nothing). Off, etcd fsyncs its WAL as a real cluster
+    #: does, so its WAL fsync histogram is observed
+    etcd_unsafe_no_fsync: bool = True
 
 
 @dataclass(frozen=True)

@@ -70,12 +70,11 @@ class Threshold:
         return Severity.OK
 
     def grade_val(self, v: Val) -> Severity:
-        """Severity of a reading that may be unknown: unknown is never OK.
-
-        A reading that is empty because there was nothing to measure is OK.
+        """Severity of a reading that may be unknown: unknown is never OK, nor is a
+        reading with no observations (nothing measured).
         """
         if v.value is None:
-            return Severity.OK if v.empty else Severity.UNKNOWN
+            return Severity.UNKNOWN
         return self.grade(v.value)
 
     def describe(self) -> str:

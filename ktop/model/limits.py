@@ -261,6 +261,13 @@ HA_ETCD_MARGIN = Threshold(
     critical=0.0,
     below=True,
 )
+ETCD_MEMBERS_LOST = Threshold(
+    "etcd members lost: not answering while others do, or without a leader",
+    "count",
+    "etcd: each lost member takes a failure of fault tolerance; below quorum "
+    "(N // 2 + 1 counting) etcd accepts no write (000 §4.4, 003 §6)",
+    warn=0.0,
+)
 HA_LEADERS = Threshold(
     "instances of a leader-elected component that hold its Lease",
     "count",

@@ -102,14 +102,12 @@ class Reading:
     json: JsonField | None = None
 
     def status(self, v: Val) -> Severity:
-        """How ``v`` grades: by the reading's threshold; unknown is never OK (a value
-        with nothing to measure is); a reading without a threshold is OK when known.
+        """How ``v`` grades: by the reading's threshold; unknown is never OK, nor is a
+        value with no observations; a reading without a threshold is OK when known.
         """
         if self.threshold is not None:
             return self.threshold.grade_val(v)
-        if v.value is None and not v.empty:
-            return Severity.UNKNOWN
-        return Severity.OK
+        return Severity.OK if v.known else Severity.UNKNOWN
 
 
 def key(metric: str, subject: str = "") -> str:

@@ -105,6 +105,76 @@ class EtcdApiserverView:
     """Why there is no view (no apiserver exposes etcd client metrics)."""
 
 
+MEMBER_FAILED = (
+    "connection refused",
+    "timed out",
+    "timeout",
+    "no route to host",
+    "connection reset",
+    "unreachable",
+    "up == 0",
+    "not running",
+)
+"""What a scrape error says when the member itself failed (its process or host), not the
+way ktop reads it (forbidden, metrics on loopback only): the process is gone, does not
+answer, or its host cannot be reached, while other members answer on the same path."""
+
+
+def member_failed(error: str) -> bool:
+    """True when a member's scrape error says the member failed (:data:`MEMBER_FAILED`)."""
+    low = error.lower()
+    return any(marker in low for marker in MEMBER_FAILED)
+
+
+@dataclass(frozen=True, slots=True)
+class EtcdQuorum:
+    """Which etcd members count toward quorum, as the members that answer show it.
+
+    A member counts when it answers with a leader. A member is *lost* when it answers
+    without a leader, or fails (:func:`member_failed`: refused, timed out) while another
+    answers: either way it no longer counts, and is never "unknown, so fine". A member
+    ktop cannot read by the way it reads (forbidden, loopback only) is *unread*: neither
+    up nor down.
+    """
+
+    members: int
+    counting: tuple[str, ...]
+    """The members that answer with a leader."""
+    lost: tuple[EtcdMemberRow, ...]
+    """The members that fail while another answers, or answer without a leader."""
+    unread: tuple[EtcdMemberRow, ...] = ()
+    """The members not read for a reason that is not theirs (forbidden, loopback only)."""
+
+    @property
+    def quorum(self) -> int:
+        """The members etcd needs for quorum: ``members // 2 + 1``."""
+        return self.members // 2 + 1
+
+    @property
+    def held(self) -> bool:
+        """True while a member answers with a leader and enough members may count for a
+        quorum (those with a leader, and the unread ones): a quorum elected that leader,
+        and etcd's leader steps down when it loses quorum.
+        """
+        return bool(self.counting) and len(self.counting) + len(self.unread) >= self.quorum
+
+    def _margin(self, counted: int) -> int:
+        margin = counted - self.quorum
+        return max(margin, 0) if self.held else margin
+
+    @property
+    def margin(self) -> int:
+        """How many more members may fail before quorum is lost (negative: lost), the
+        unread members counted as down.
+        """
+        return self._margin(len(self.counting))
+
+    @property
+    def margin_if_unread_up(self) -> int:
+        """:attr:`margin` with the unread members counted as up."""
+        return self._margin(len(self.counting) + len(self.unread))
+
+
 class EtcdView(StrEnum):
     """Which etcd view the pane shows."""
 
@@ -132,6 +202,31 @@ class EtcdSnapshot:
     def answering(self) -> tuple[EtcdMemberRow, ...]:
         """The members whose last scrape answered (the others say why in ``error``)."""
         return tuple(m for m in self.members if not m.error)
+
+    def quorum(self) -> EtcdQuorum | str:
+        """Who counts toward quorum (:class:`EtcdQuorum`), or why it cannot be told: no
+        member seen, none answering, or ``etcd_server_has_leader`` unread on one that does.
+        """
+        if self.unknown_reason:
+            return self.unknown_reason
+        if not self.members:
+            return "etcd unknown: no member read (no etcd member seen)"
+        read = self.answering
+        if not read:
+            return (
+                "etcd unknown: no member read ("
+                + "; ".join(f"{m.instance}: {m.error}" for m in self.members)
+                + ")"
+            )
+        blind = [m for m in read if m.has_leader.value is None]
+        if blind:
+            u = blind[0]
+            return f"etcd_server_has_leader not read on {u.instance}: {u.has_leader.reason}"
+        counting = tuple(m.instance for m in read if m.has_leader.value == 1)
+        failed = [m for m in self.members if m.error and member_failed(m.error)]
+        without = [m for m in read if m.has_leader.value != 1]
+        unread = tuple(m for m in self.members if m.error and not member_failed(m.error))
+        return EtcdQuorum(len(self.members), counting, (*failed, *without), unread)
 
     @property
     def view(self) -> EtcdView:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +49,26 @@ def paths(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {p["id"]: p for p in doc["paths"]}
 
 
-def healthy_control_plane(root: Path, *, changes: tuple[int, int] = (1, 1)) -> None:
+def grown(buckets: Sequence[tuple[str, float]], scrape: int) -> list[tuple[str, float]]:
+    """A histogram's cumulative buckets at its ``scrape``-th scrape: each scrape observes
+    as many as the first (a window with observations)."""
+    return [(le, count * (scrape + 1)) for le, count in buckets]
+
+
+def healthy_control_plane(
+    root: Path,
+    *,
+    changes: tuple[int, int] = (1, 1),
+    fsync_moves: bool = True,
+    wait_moves: bool = True,
+) -> None:
     for i, t in enumerate((T0, T0 + DT)):
-        write_metrics(root, "etcd", "etcd-0", t, etcd_text(changes=changes[i], fsync=FAST))
+        fsync = grown(FAST, i if fsync_moves else 0)
+        write_metrics(root, "etcd", "etcd-0", t, etcd_text(changes=changes[i], fsync=fsync))
         for name in ("apiserver-a", "apiserver-b"):
+            wait = grown(FAST, i if wait_moves else 0)
             text = apiserver_text(
-                requests=1000 + 600 * i, rejected=0, queued=0, wait=FAST, start=T0 - 86400
+                requests=1000 + 600 * i, rejected=0, queued=0, wait=wait, start=T0 - 86400
             )
             write_metrics(root, "apiserver", name, t, text)
 
@@ -141,6 +156,38 @@ def test_etcd_leader_changes_between_scrapes(
     assert row["leader_changes"] == changes[1] - changes[0]
     assert row["window"] == DT
     assert paths(doc)["ETCD"]["verdict"] == verdict
+
+
+def test_a_histogram_with_no_observations_in_the_window_is_unknown_never_ok(
+    tmp_path: Path,
+) -> None:
+    """etcd run with --unsafe-no-fsync never observes a WAL fsync: its histogram does not
+    move between the scrapes. That is no reading, not a healthy one (it read "ok, 0.0,
+    no observations in window")."""
+    healthy_control_plane(tmp_path, fsync_moves=False)
+    code, doc = triage_json(tmp_path)
+    etcd = paths(doc)["ETCD"]
+    fsync = next(e for e in etcd["evidence"] if e["id"] == "etcd.wal_fsync_p99")
+    assert (fsync["status"], fsync["value"]) == ("unknown", None)
+    assert "no observations in window" in fsync["detail"]
+    assert etcd["verdict"] == "unknown" and code == 0
+
+
+def test_an_apf_wait_with_no_observations_is_null_with_its_reason(tmp_path: Path) -> None:
+    """No request waited in the window: the JSON's wait p99 is no reading (null, and why),
+    never a healthy 0 (it was 0)."""
+    healthy_control_plane(tmp_path, wait_moves=False)
+    _, doc = triage_json(tmp_path)
+    rows = doc["signals"]["apf"]
+    assert rows and all(r["wait_p99_s"] is None and r["wait_p99_reason"] for r in rows), rows
+    wait = next(
+        e
+        for p in doc["paths"]
+        if p["id"] == "P1"
+        for e in p["evidence"]
+        if e["id"] == "apf.wait_p99"
+    )
+    assert (wait["status"], wait["value"]) == ("unknown", None), wait
 
 
 def test_missing_files_are_unknown_not_errors(tmp_path: Path) -> None:

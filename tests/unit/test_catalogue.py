@@ -132,7 +132,8 @@ def test_threshold_boundaries(code: str, make: Make, cases: list[tuple[float, Se
     assert worst_of(code, make(UNKNOWN)) is OK
     for t in BY_CODE[code].thresholds:
         assert t.grade_val(UNKNOWN) is UNK
-        assert t.grade_val(Val.nothing("nothing waited")) is OK
+        # no observations (nothing measured) is not healthy either
+        assert t.grade_val(Val.nothing("nothing waited")) is UNK
 
 
 def test_no_leader_is_critical_and_unknown_leadership_is_not_ok() -> None:

@@ -111,13 +111,13 @@ def test_only_the_load_balanced_address_is_unknown() -> None:
     ("down", "no_leader", "margin", "expected", "verdict"),
     [
         ((), (), 1.0, Status.OK, Verdict.CLEAR),  # 3 of 3, quorum 2: one may fail
-        # a member not read is neither up nor down: 2 of 3 read leave 0 or 1 to fail
-        (("etcd-2",), (), None, Status.UNKNOWN, Verdict.UNKNOWN),
-        # 1 of 3 read, with a leader: a quorum elected it, so 0 or 1 may fail; never
-        # "quorum lost" from members that were not read
-        (("etcd-1", "etcd-2"), (), None, Status.UNKNOWN, Verdict.UNKNOWN),
-        # one read without a leader, one not read: at least 0, at most 0 more may fail
-        (("etcd-2",), ("etcd-1",), 0.0, Status.WARN, Verdict.SUSPECT),
+        # a member refusing connections while the others answer is lost, not unknown (a
+        # warning here; it makes the ETCD path suspect, which explains HA)
+        (("etcd-2",), (), 0.0, Status.WARN, Verdict.CLEAR),
+        # two refuse: the leader the third still reports cannot keep a quorum
+        (("etcd-1", "etcd-2"), (), -1.0, Status.BAD, Verdict.SUSPECT),
+        # one refuses, one answers without a leader: 1 of 3 counts, quorum lost
+        (("etcd-2",), ("etcd-1",), -1.0, Status.BAD, Verdict.SUSPECT),
         ((), ("etcd-1", "etcd-2"), -1.0, Status.BAD, Verdict.SUSPECT),  # 1 of 3: quorum lost
     ],
 )
@@ -140,8 +140,8 @@ def test_etcd_quorum_margin(
     s = replace(s, etcd=replace(s.etcd, members=members))
     assert status(s, "ha.etcd_quorum")[:2] == (expected, margin)
     assert ha(s).verdict is verdict
-    if expected is Status.UNKNOWN:
-        assert "not read (etcd-" in status(s, "ha.etcd_quorum")[2]
+    for name in down:
+        assert f"{name}: connection refused" in status(s, "ha.etcd_quorum")[2]
 
 
 def test_a_single_etcd_member_has_no_fault_tolerance() -> None:

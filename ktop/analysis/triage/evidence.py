@@ -81,11 +81,10 @@ def unknown(reason: str) -> EvidenceReading:
 
 def graded(spec: EvidenceSpec, v: Val, detail: str) -> EvidenceReading:
     """A reading graded by the spec's threshold; unknown stays unknown with its reason,
-    and a lifetime value (one scrape) is unknown with the value in the detail.
+    as does a value with no observations (nothing measured is not a measurement of
+    health), and a lifetime value (one scrape) is unknown with the value in the detail.
     """
     if v.value is None:
-        if v.empty:
-            return EvidenceReading(Severity.OK, 0.0, v.reason)
         return unknown(v.reason)
     if v.lifetime:
         return unknown(f"{detail} {LIFETIME}")
@@ -112,15 +111,14 @@ def worst_reading(
     fmt: Callable[[float], str],
     metric: str = "",
 ) -> EvidenceReading:
-    """Grade the worst known row; all empty is OK; all unknown is unknown.
+    """Grade the worst known row; with none known (unread, or no observations) unknown,
+    with every reason.
 
     With ``metric``, the reading rests on that signal of the worst row's subject.
     """
     if not rows:
         return unknown(f"no {what} seen")
     if worst_row(rows) is None:
-        if all(v.empty for _, v in rows):
-            return EvidenceReading(Severity.OK, 0.0, rows[0][1].reason)
         return unknown("; ".join(dict.fromkeys(v.reason for _, v in rows if v.reason)))
     # a lifetime value (one scrape) is context, never graded: the windowed rows decide
     life = lifetime_note(rows, fmt)

@@ -18,7 +18,7 @@ from ktop.analysis.triage.evidence import (
 )
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.reading import key as signal_key
-from ktop.model.snapshot_etcd import EtcdMemberRow
+from ktop.model.snapshot_etcd import EtcdMemberRow, EtcdQuorum
 from ktop.model.text import fmt_clock, fmt_duration
 from ktop.model.values import Val
 
@@ -65,6 +65,58 @@ def etcd_leader(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     detail = f"without a leader: {', '.join(without)}"
     reading = EvidenceReading(Severity.CRITICAL, float(len(without)), detail)
     return reading.on(signal_key("etcd.has_leader", without[0]), c.ETCD_NO_LEADER_BELOW)
+
+
+def lost_member(m: EtcdMemberRow, started_at: float | None) -> str:
+    """Which member is lost, why, and since when: ``etcd-2: connection refused (last
+    answered 06:12:03)``, ``(not answered since ktop started at 06:11:50)`` when it never
+    did (``started_at``: the source's start), ``etcd-2: answers without a leader``.
+    """
+    if not m.error:
+        return f"{m.instance}: answers without a leader"
+    if m.last_ok is not None:
+        since = f"last answered {fmt_clock(m.last_ok)}"
+    elif started_at is not None:
+        since = f"not answered since ktop started at {fmt_clock(started_at)}"
+    else:
+        since = "never answered this run"
+    return f"{m.instance}: {m.error} ({since})"
+
+
+def lost_members(ctx: Context, q: EtcdQuorum) -> str:
+    """Every lost member of ``q`` (:func:`lost_member`), ``; ``-separated."""
+    return "; ".join(lost_member(m, ctx.snap.started_at) for m in q.lost)
+
+
+def quorum_state(q: EtcdQuorum) -> str:
+    """``2 of 3 members answer with a leader; quorum 2, 0 more may fail``, and the members
+    not read (neither up nor down) with why.
+    """
+    held = f"at least {q.margin} more may fail" if q.unread else f"{q.margin} more may fail"
+    state = (
+        f"{len(q.counting)} of {q.members} members answer with a leader; quorum {q.quorum}, "
+        + (held if q.held else "quorum lost")
+    )
+    if q.unread:
+        state += "; not read: " + "; ".join(f"{m.instance}: {m.error}" for m in q.unread)
+    return state
+
+
+def etcd_lost(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``etcd.members_lost``: a member that fails while others answer, or answers
+    without a leader, no longer counts: a warning while quorum holds, critical once it is
+    lost. Unknown when no member can be read, or when none is lost but some are not read.
+    """
+    q = ctx.snap.etcd.quorum()
+    if isinstance(q, str):
+        return unknown(q)
+    state = quorum_state(q)
+    if not q.lost:
+        return unknown(state) if q.unread else EvidenceReading(Severity.OK, 0.0, state)
+    detail = f"{lost_members(ctx, q)}; {state}"
+    assert spec.threshold is not None, spec.id
+    severity = spec.threshold.grade(len(q.lost)) if q.held else Severity.CRITICAL
+    return EvidenceReading(severity, float(len(q.lost)), detail)
 
 
 def etcd_changes(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
@@ -131,6 +183,7 @@ def etcd_defrag(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
 
 
 ETCD_READERS: dict[str, Reader] = {
+    "etcd.members_lost": etcd_lost,
     "etcd.has_leader": etcd_leader,
     "etcd.leader_changes": etcd_changes,
     "etcd.defrag_inflight": etcd_defrag,

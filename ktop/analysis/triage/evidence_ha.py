@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ktop.analysis.findings import Severity
 from ktop.analysis.triage.evidence import Context, EvidenceReading, Reader, graded, unknown
+from ktop.analysis.triage.evidence_etcd import lost_members, quorum_state
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.events import LOAD_BALANCED, Component
 from ktop.model.leaders import LeaderStatus
@@ -36,47 +37,24 @@ def ha_apiservers(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
 def ha_etcd(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``ha.etcd_quorum``: members answering with a leader - quorum.
 
-    A member whose metrics were not read is neither up nor down: the margin is then a
-    range (every unread member down, or every one up), graded only when both ends grade
-    alike. A member read with a leader means a quorum elected it (etcd's leader steps
-    down without one), so the margin is then at least 0 unless the members read without
-    a leader leave too few for a quorum. No member read is unknown.
+    A member that fails while another answers is lost, not unknown
+    (:meth:`~ktop.model.snapshot_etcd.EtcdSnapshot.quorum`). A member ktop cannot read by
+    the way it reads is neither up nor down: the margin is then a range, graded only when
+    both ends grade alike. No member read is unknown.
     """
-    e = ctx.snap.etcd
-    if e.unknown_reason:
-        return unknown(e.unknown_reason)
-    if not e.members:
-        return unknown("etcd unknown: no member read (no etcd member seen)")
-    read = e.answering
-    unread = [m for m in e.members if m.error]
-    reasons = "; ".join(f"{m.instance}: {m.error}" for m in unread)
-    if not read:
-        return unknown(f"etcd unknown: no member read ({reasons})")
-    if any(m.has_leader.value is None for m in read):
-        return unknown("etcd_server_has_leader not exposed")
-    n = len(e.members)
-    quorum = n // 2 + 1
-    healthy = [m for m in read if m.has_leader.value == 1]
-    low = len(healthy) - quorum
-    high = len(healthy) + len(unread) - quorum
-    if healthy and high >= 0:  # a quorum (among those and the members not read) elected it
-        low = max(low, 0)
-    assert spec.threshold is not None
-    answer = f"{len(healthy)} of {n} members answer with a leader"
-    if unread:
-        answer += f", {len(unread)} not read ({reasons})"
-    single = " (a single member: no fault tolerance)" if n == 1 else ""
+    q = ctx.snap.etcd.quorum()
+    if isinstance(q, str):
+        return unknown(q)
+    lost = f"; lost: {lost_members(ctx, q)}" if q.lost else ""
+    single = " (a single member: no fault tolerance)" if q.members == 1 else ""
+    detail = quorum_state(q) + lost + single
+    assert spec.threshold is not None, spec.id
+    low, high = q.margin, q.margin_if_unread_up
     if spec.threshold.grade(low) is not spec.threshold.grade(high):
         return unknown(
-            f"{answer}; quorum {quorum}: {max(low, 0)} to {max(high, 0)} more may fail, "
-            "as the members not read are down or up"
+            f"{detail}: {max(low, 0)} to {max(high, 0)} more may fail, as the members not "
+            "read are down or up"
         )
-    more = f"at least {max(low, 0)}" if unread else f"{max(low, 0)}"
-    detail = (
-        f"{answer}; quorum {quorum}, {more} more may fail"
-        + (" (quorum lost)" if high < 0 else "")
-        + single
-    )
     return graded(spec, Val.of(low), detail)
 
 

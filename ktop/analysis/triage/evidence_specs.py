@@ -234,6 +234,17 @@ ETCD_LEADER = EvidenceSpec(
     "count",
     Area.ETCD,
 )
+ETCD_LOST = EvidenceSpec(
+    "etcd.members_lost",
+    "etcd members lost",
+    "scrape of every etcd member, etcd_server_has_leader",
+    "members not answering while another does, or answering without a leader; critical "
+    "when fewer than a quorum (members // 2 + 1) answer with a leader",
+    "count",
+    Area.ETCD,
+    c.ETCD_MEMBERS_LOST,
+    suspect_at=Severity.WARNING,
+)
 ETCD_CHANGES = EvidenceSpec(
     "etcd.leader_changes",
     "etcd leader changes",
@@ -445,8 +456,8 @@ HA_ETCD = EvidenceSpec(
     "ha.etcd_quorum",
     "etcd members that may still fail",
     "scrape of every etcd member, etcd_server_has_leader",
-    "members answering with a leader - (members // 2 + 1); a member not read is neither up nor "
-    "down (a range, unknown when its ends grade apart); no member read is unknown",
+    "members answering with a leader - (members // 2 + 1); a member not answering while "
+    "another does is lost, not unknown; no member read is unknown",
     "count",
     Area.ETCD,
     c.HA_ETCD_MARGIN,

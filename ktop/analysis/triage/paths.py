@@ -35,6 +35,7 @@ from ktop.analysis.triage.evidence_specs import (
     ETCD_FRAG,
     ETCD_FSYNC,
     ETCD_LEADER,
+    ETCD_LOST,
     ETCD_PROPOSALS,
     ETCD_QUOTA,
     HA_APISERVERS,
@@ -293,6 +294,7 @@ PATHS: tuple[PathSpec, ...] = (
         "etcd health",
         "etcd is slow, leaderless or full",
         (
+            ETCD_LOST,
             ETCD_LEADER,
             ETCD_CHANGES,
             ETCD_DEFRAG,
@@ -302,7 +304,7 @@ PATHS: tuple[PathSpec, ...] = (
             ETCD_FRAG,
             ETCD_PROPOSALS,
         ),
-        "suspect when a member has no leader, the leader changed, a latency or quota "
+        "suspect when a member is lost or has no leader, the leader changed, a latency or quota "
         "reading passes its critical threshold, or a defragmenting member stalls; the "
         "conclusion then names the defragmentation before the disk",
         "find who writes before tuning; defrag one member at a time, the leader last",

@@ -29,14 +29,15 @@ from ktop.model.values import Val
 
 JSON_VERSION = 1
 """Changes only when a field changes meaning or disappears."""
-JSON_MINOR_VERSION = 8
+JSON_MINOR_VERSION = 9
 """Counts the additions since (1: evidence ``note``, top-level ``error``, the error document;
 2: ``headline``, ``cause``, ``independent``, the paths' ``role``, ``explained_by``, ``onset``;
 3: ``timeline``; 4: ``top_talkers``, the apiservers' ``slo`` and ``errors_5xx_per_s``;
 5: the SLOs' ``budget_burned`` and ``budget_since``; 6: their ``budget_today``;
 7: an infinite metric value written as the string ``"+Inf"`` or ``"-Inf"`` where a number
 may be, where the report could not be made before; 8: a live source's ``look_back_s`` and
-``look_back_from``)."""
+``look_back_from``; 9: the APF levels' ``wait_p99_reason``, and their ``wait_p99_s`` null,
+not 0, when no request waited in the window)."""
 
 
 def _f(v: Val) -> float | None:
@@ -118,7 +119,8 @@ def signals(
             "rejected_per_s_by_reason": {
                 k: v.value for k, v in r.rejected_per_s.items() if v.value is not None
             },
-            "wait_p99_s": 0.0 if r.wait_p99_s.empty else _f(r.wait_p99_s),
+            "wait_p99_s": _f(r.wait_p99_s),
+            "wait_p99_reason": r.wait_p99_s.reason if r.wait_p99_s.value is None else "",
         }
         for r in snap.apf.per_instance
     ]

@@ -81,8 +81,10 @@ VIEW_LABEL: dict[EtcdView, str] = {
 
 
 def client_level(r: EtcdClientRow) -> Level:
-    """An apiserver's etcd requests: errors are a warning, slow p99 as for commits."""
-    if not r.p99_s.known and not r.p99_s.empty:
+    """An apiserver's etcd requests: errors are a warning, slow p99 as for commits; a p99
+    unread or with no observations is unknown, never ok.
+    """
+    if not r.p99_s.known:
         return Level.UNKNOWN
     levels = [graded(ETCD_CLIENT_ERRORS, r.errors_per_s), graded(ETCD_COMMIT_P99, r.p99_s)]
     return worst(levels) if max(levels) > Level.NEUTRAL else Level.OK
@@ -126,9 +128,10 @@ def defrag_level(m: EtcdMemberRow) -> Level:
 
 
 def member_level(m: EtcdMemberRow) -> Level:
-    """How one member looks; unreachable or unknown readings are unknown, never healthy."""
-    fsync = m.wal_fsync_p99_s
-    if m.error or not (fsync.known or fsync.empty):
+    """How one member looks; unreachable, unknown readings or a WAL fsync with no
+    observations (etcd run with ``--unsafe-no-fsync``) are unknown, never healthy.
+    """
+    if m.error or not m.wal_fsync_p99_s.known:
         return Level.UNKNOWN
     levels = [
         fsync_level(m),

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from ktop.analysis.etcd_defrag import defrag_stall
 from ktop.analysis.findings import Severity
-from ktop.analysis.trends import Trend, signal_trend
+from ktop.analysis.trends import Direction, Trend, signal_trend
 from ktop.analysis.triage.baseline import NO_BASELINE, BaselineSource
 from ktop.analysis.triage.capacity import capacity, given_sizes
 from ktop.analysis.triage.diagnosis import diagnose
@@ -40,16 +41,26 @@ CONFINED = 0.9
 
 def _trend(ctx: Context, e: EvidenceSpec, r: EvidenceReading) -> Trend | None:
     """Since when the reading's signal has been beyond the evidence's threshold (the
-    reading's own when it gives one), and which way it goes; None without a signal.
+    reading's own when it gives one), and which way it goes; None without a signal. A
+    reading that dates its own onset (:attr:`EvidenceReading.onset`) gives the start
+    when the history did not see the breach begin (no history, or breaching from its
+    first point on): a one-shot's history is its own few seconds.
     """
-    if not r.signal or r.severity is Severity.UNKNOWN:
+    if r.severity is Severity.UNKNOWN:
         return None
     threshold = r.threshold
     if threshold is None and e.threshold is not None:
         threshold = e.threshold.fires_at
-    if threshold is None:
-        return None
-    return signal_trend(ctx.snap.history, r.signal, threshold)
+    seen = None
+    if r.signal and threshold is not None:
+        seen = signal_trend(ctx.snap.history, r.signal, threshold)
+    if r.onset is None or (
+        seen is not None and seen.since is not None and not seen.since_before_history
+    ):
+        return seen
+    if seen is None:
+        return Trend(r.onset, False, Direction.UNKNOWN, None)
+    return replace(seen, since=r.onset, since_before_history=False)
 
 
 def read_evidence(spec: PathSpec, ctx: Context) -> tuple[Evidence, ...]:

@@ -42,6 +42,10 @@ class EvidenceReading:
     threshold: float | None = None
     """The value of ``signal`` beyond which the reading is not ok, when it is not the
     spec's own threshold (e.g. a baseline-relative one)."""
+    onset: float | None = None
+    """When the problem began as the readings themselves date it, not a history: a
+    process' start time, a node's Ready transition (source clock). It stands for the
+    onset when the history did not see the breach begin (:func:`~.evaluate.read_evidence`)."""
 
     def on(self, signal: str, threshold: float | None = None) -> EvidenceReading:
         """The same reading, resting on ``signal`` (kept only when the reading is known)."""

@@ -23,6 +23,7 @@ from ktop.model.reading import key as signal_key
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_apf import TalkerRow
 from ktop.model.snapshot_apiservers import ApiserverRow, SloRow
+from ktop.model.text import fmt_clock, fmt_duration
 from ktop.model.values import Val
 
 
@@ -273,7 +274,13 @@ def api_restart(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
         return unknown("process_start_time_seconds not exposed")
     name, t = max(known, key=lambda x: x[1])
     up = max(0.0, ctx.snap.at - t)
-    return graded(spec, Val.of(up), f"{name} started {up:.0f} s before the snapshot")
+    look_back = fmt_duration(ctx.snap.window_s)
+    detail = f"{name} started at {fmt_clock(t)} UTC, {up:.0f} s before the snapshot"
+    if up >= ctx.snap.window_s:
+        return EvidenceReading(Severity.OK, up, f"{detail}: before the {look_back} look-back")
+    # the process' own start time is when it restarted: an onset that needs no history
+    detail += f": a restart within the {look_back} look-back"
+    return EvidenceReading(Severity.WARNING, up, detail, onset=t)
 
 
 def api_reachable(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:

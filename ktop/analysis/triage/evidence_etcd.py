@@ -132,8 +132,26 @@ def etcd_changes(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
         )
     since = [m for m in rows if m.leader_changes_since is not None]
     if since and r.severity is not Severity.UNKNOWN:
-        return replace(r, detail=f"{r.detail}; {since_start_note(since, ctx.snap.window_s)}")
+        return replace(
+            r,
+            detail=f"{r.detail}; {since_start_note(since, ctx.snap.window_s)}",
+            onset=since_start_onset(since) if r.severity >= Severity.WARNING else None,
+        )
     return r
+
+
+def since_start_onset(rows: list[EtcdMemberRow]) -> float | None:
+    """The onset certain of changes counted since a member started: each happened at or
+    after its member's start, so the earliest start among the members that counted one
+    is the earliest they can have begun (a leader change ranks before its consequences
+    when they began after it: :func:`~.diagnosis.explains`); None when none counted one.
+    """
+    starts = [
+        m.leader_changes_since
+        for m in rows
+        if m.leader_changes_since is not None and m.leader_changes.or_(0.0) > 0
+    ]
+    return min(starts, default=None)
 
 
 def since_start_note(rows: list[EtcdMemberRow], window_s: float) -> str:

@@ -16,7 +16,9 @@ from ktop.analysis.triage.evidence import (
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.events import FEED_LEASES
 from ktop.model.reading import key as signal_key
-from ktop.model.snapshot_nodes import ZoneState
+from ktop.model.snapshot_nodes import DomainRollup, NodesSnapshot, ZoneState
+from ktop.model.text import fmt_clock
+from ktop.model.zones import zone_state
 
 
 def nodes_disruption(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
@@ -30,16 +32,43 @@ def nodes_disruption(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
         z for z in n.zones if z.state in (ZoneState.PARTIAL_DISRUPTION, ZoneState.FULL_DISRUPTION)
     ]
     unhealthy = n.not_ready + n.unknown
+    onsets = {z.zone: disruption_onset(n, z) for z in bad}
     detail = f"{unhealthy} of {n.total} nodes not Ready" + (
-        "; " + ", ".join(f"{z.zone or '(no zone)'} {z.state}" for z in bad) if bad else ""
+        "; " + ", ".join(f"{z.zone or '(no zone)'} {z.state}{_since(onsets[z.zone])}" for z in bad)
+        if bad
+        else ""
     )
     sev = Severity.CRITICAL if bad else (Severity.WARNING if unhealthy else Severity.OK)
-    reading = EvidenceReading(sev, float(len(bad)), detail)
+    known = [t for t in onsets.values() if t is not None]
+    reading = EvidenceReading(sev, float(len(bad)), detail, onset=min(known, default=None))
     if not unhealthy:
         return reading
     # since when the worst zone has had nodes not Ready (as KT-NODE-001/002 measure it)
     worst = max(bad or n.zones, key=lambda z: z.unhealthy)
     return reading.on(signal_key("nodes.unhealthy", worst.zone), c.NODE_UNHEALTHY_ABOVE)
+
+
+def _since(onset: float | None) -> str:
+    return "" if onset is None else f" since {fmt_clock(onset)} UTC"
+
+
+def disruption_onset(n: NodesSnapshot, zone: DomainRollup) -> float | None:
+    """When ``zone`` entered disruption, as its NotReady nodes' Ready transitions date it
+    (``lastTransitionTime``: the node lifecycle controller's clock), whether or not ktop
+    watched it: the earliest transition by which enough of its nodes that are still not
+    Ready were so that the controller's rule (:func:`~ktop.model.zones.zone_state`, on the
+    zone's size now) says disruption. Certain: each of those nodes has not been Ready since
+    its transition. None when the transitions are not known or never reach disruption.
+    """
+    times = sorted(
+        r.ready_since
+        for r in n.not_ready_nodes.records
+        if r.region == zone.region and r.zone == zone.zone and r.ready_since is not None
+    )
+    for count, at in enumerate(times, start=1):
+        if zone_state(max(0, zone.total - count), count) is not ZoneState.NORMAL:
+            return at
+    return None
 
 
 def nodes_domain(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:

@@ -211,10 +211,11 @@ API_RESTART = EvidenceSpec(
     "api.recent_restart",
     "Most recent apiserver restart",
     "process_start_time_seconds per instance",
-    "snapshot time - the latest start time",
+    "snapshot time - the latest start time; a warning when that start falls within the "
+    "look-back (the model's window: a one-shot's --look-back, the dashboard's 5 minutes), "
+    "its onset the start itself",
     "s",
     Area.APISERVERS,
-    c.API_UPTIME,
     first_line=False,
     suspect_at=Severity.WARNING,
 )

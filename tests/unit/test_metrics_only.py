@@ -31,6 +31,7 @@ from ktop.model.events import (
 )
 from ktop.model.exposition import parse_exposition
 from ktop.model.snapshot_nodes import ZoneState
+from ktop.model.source_events import SourceStarted
 from ktop.model.wanted import FAMILIES
 from ktop.ui.render.areas import drill_view, overview_panel
 
@@ -180,7 +181,10 @@ def test_readiness_per_label_and_its_absence() -> None:
 
 
 def test_no_controller_manager_leaves_zones_unknown_not_normal() -> None:
-    snap = _model().snapshot()
+    # started long ago; the Prometheus answered (an apiserver target) but holds no
+    # controller-manager
+    apiserver = MetricsScraped(AT, Target(Component.APISERVER, "a"), (Sample("x", (), 1.0),))
+    snap = _model(SourceStarted(AT - 600, "live", "prom"), apiserver).snapshot()
     view = snap.nodes.metrics_only
     assert view is not None and view.zones == ()
     assert view.zones_reason == "no controller-manager metrics source"

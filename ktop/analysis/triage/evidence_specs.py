@@ -211,9 +211,8 @@ API_RESTART = EvidenceSpec(
     "api.recent_restart",
     "Most recent apiserver restart",
     "process_start_time_seconds per instance",
-    "snapshot time - the latest start time; a warning when that start falls within the "
-    "look-back (the model's window: a one-shot's --look-back, the dashboard's 5 minutes), "
-    "its onset the start itself",
+    "snapshot time - the latest start time; a warning when that start is within the look-"
+    "back (a one-shot's --look-back, the dashboard's 5 minutes), the start its onset",
     "s",
     Area.APISERVERS,
     first_line=False,

@@ -62,7 +62,8 @@ class CellSummary:
     """The worst priority level (most rejections, then longest wait)."""
     apf_rejected_per_s: Val = NEVER_READ
     api_skew: Val = NEVER_READ
-    """Busiest apiserver's requests/s over the mean."""
+    """The worse of the request and the watch skew (the busiest apiserver against the
+    mean of the others, ``ktop/model/area_apiservers.py``)."""
     etcd_leader: Status = Status.UNKNOWN
     etcd_leader_detail: str = "never read"
     etcd_fsync_p99_s: Val = NEVER_READ
@@ -255,7 +256,7 @@ def summarize(
         zones_reason="" if zones else (_zones_reason(snap) or "no zone known"),
         apf_level=level,
         apf_rejected_per_s=rejected,
-        api_skew=snap.apiservers.request_skew,
+        api_skew=max_val([snap.apiservers.request_skew, snap.apiservers.watch_skew]),
         etcd_leader=leader,
         etcd_leader_detail=leader_detail,
         etcd_fsync_p99_s=fsync,

@@ -69,8 +69,10 @@ def findings_md() -> str:
         "## Fleet",
         "",
         "`ktop fleet` (see `docs/fleet.md`) draws these across cells. A shared cause is the",
-        f"same triage path suspect, with bad evidence, in at least {FLEET_MIN_CELLS} cells whose",
-        f"onsets lie within {FLEET_ONSET_SPREAD.warn:g} {FLEET_ONSET_SPREAD.unit} of each other",
+        "same probable cause (the triage's cause or an independent suspect, never a",
+        "consequence another suspect explains), suspect with bad evidence, in at least",
+        f"{FLEET_MIN_CELLS} cells whose onsets lie within {FLEET_ONSET_SPREAD.warn:g} "
+        f"{FLEET_ONSET_SPREAD.unit} of each other",
         f"({FLEET_ONSET_SPREAD.source}); paths suspect in exactly the same cells are one cause.",
         "",
         "| code | severity | finding | condition |",

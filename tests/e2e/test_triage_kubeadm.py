@@ -327,9 +327,11 @@ async def test_apiserver_skew_is_named_from_the_kubeconfig_alone(
     # last: the restart it makes stays recent (a SKEW suspect) for ten minutes
     await _no_incident(watches)
     injected = time.monotonic()
-    flood = asyncio.create_task(inject("apiserver-skew", _target(kubeadm_lab)))
+    limit_s = COMPONENT_STOP_S + APISERVER_READY_LIMIT_S
+    # the load stays on the apiserver that stayed up while the cause is awaited
+    held = inject("apiserver-skew", _target(kubeadm_lab), duration_s=limit_s)
+    flood = asyncio.create_task(held)
     try:
-        limit_s = COMPONENT_STOP_S + APISERVER_READY_LIMIT_S
         await _until_cause(watches, "apiserver-skew", "SKEW", limit_s, injected)
     finally:
         await flood

@@ -379,21 +379,21 @@ FLEET_CATALOGUE: tuple[FleetRule, ...] = (
     FleetRule(
         "KT-FLEET-001",
         "A shared cause in one region",
-        "the same triage path turned suspect in several cells within the onset spread, the "
+        "the same probable cause turned suspect in several cells within the onset spread, the "
         "cells share a region, and it is not a rollout (KT-FLEET-002 is checked first)",
         Severity.WARNING,
     ),
     FleetRule(
         "KT-FLEET-002",
         "A shared cause during a rollout",
-        "the same triage path turned suspect in several cells within the onset spread, and "
+        "the same probable cause turned suspect in several cells within the onset spread, and "
         "every one of them shows a recent apiserver restart (KT-API-003)",
         Severity.WARNING,
     ),
     FleetRule(
         "KT-FLEET-003",
         "A shared cause outside the cells",
-        "the same triage path turned suspect in several cells within the onset spread, with "
+        "the same probable cause turned suspect in several cells within the onset spread, with "
         "no common region and no rollout: a dependency they share (DNS, network, identity, "
         "registry, the metrics pipeline)",
         Severity.WARNING,

@@ -20,6 +20,7 @@ from ktop.analysis.trends import BASELINE_MIN_AGE_S
 from ktop.analysis.triage.diagnosis import ONSET_SLACK_S
 from ktop.analysis.triage.paths import PATHS
 from ktop.analysis.triage.timeline import KIND_HOW, KIND_MARK, KIND_WORD, EventKind
+from ktop.model.limits import API_SKEW, SKEW_FLOOR
 
 
 def findings_md() -> str:
@@ -63,11 +64,15 @@ def findings_md() -> str:
         "of the instance; the apiservers drill-down shows every SLO's, with the span "
         "(`38% today`, `38% since 14:02`).",
         "",
+        *_skew_md(),
+        "",
         "## Fleet",
         "",
         "`ktop fleet` (see `docs/fleet.md`) draws these across cells. A shared cause is the",
-        f"same triage path suspect, with bad evidence, in at least {FLEET_MIN_CELLS} cells whose",
-        f"onsets lie within {FLEET_ONSET_SPREAD.warn:g} {FLEET_ONSET_SPREAD.unit} of each other",
+        "same probable cause (the triage's cause or an independent suspect, never a",
+        "consequence another suspect explains), suspect with bad evidence, in at least",
+        f"{FLEET_MIN_CELLS} cells whose onsets lie within {FLEET_ONSET_SPREAD.warn:g} "
+        f"{FLEET_ONSET_SPREAD.unit} of each other",
         f"({FLEET_ONSET_SPREAD.source}); paths suspect in exactly the same cells are one cause.",
         "",
         "| code | severity | finding | condition |",
@@ -79,6 +84,36 @@ def findings_md() -> str:
     ]
     lines.append("")
     return "\n".join(lines)
+
+
+def _split(ratio: float) -> str:
+    """The split of two instances' load at a skew of ``ratio``: ``71/29`` at 2.5x."""
+    busiest = round(100 * ratio / (ratio + 1))
+    return f"{busiest}/{100 - busiest}"
+
+
+def _skew_md() -> list[str]:
+    """Why skew (`KT-API-001`, `KT-API-002`) compares the busiest instance with its peers."""
+    warn, critical = API_SKEW.warn or 0.0, API_SKEW.critical or 0.0
+    return [
+        "Skew (`KT-API-001`, `KT-API-002`, triage `SKEW`, the apiservers pane, the fleet) is",
+        "the busiest instance's load over the mean load of the other instances, each load",
+        f"counted as at least {SKEW_FLOOR:g} (requests/s or watches). Max / mean, the former",
+        "measure, can never pass 2 with two apiservers, the most common set-up, so its",
+        "critical limit was out of reach and a rolling restart went unseen. Against its",
+        "peers, two instances show any imbalance: a healthy pair split 64/36 reads 1.8x,",
+        f"under the warning at {warn:g}x (about {_split(warn)}); at {critical:g}x (about "
+        f"{_split(critical)}) one carries nearly",
+        "everything, as after a rolling restart, when the clients' watches pile onto the",
+        "instance that stayed up and the last one restarted sits near zero. With three",
+        "instances, one restarted and its clients spread evenly over the other two reads",
+        "2x (no alarm), piled onto one of them 4x. The floor keeps an idle or just",
+        f"restarted instance finite (1000 watches against none read {1000 / SKEW_FLOOR:g}x) "
+        "and noise near",
+        "zero out (4 watches against none read 1x). An instance that does not answer, or",
+        "has no value yet (a rate needs two scrapes), is left out; with fewer than two",
+        "left, skew is unknown.",
+    ]
 
 
 def _timeline_md() -> list[str]:

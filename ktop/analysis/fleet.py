@@ -44,7 +44,7 @@ class CellSummary:
 
     name: str
     severity: Severity
-    """The worst finding; at least WARNING with a suspect triage path; UNKNOWN unread."""
+    """The cell's grade (:func:`grade`): its triage's, critical and unknown findings."""
     reason: str = ""
     """Why the cell is unknown (could not connect, source failed); empty when read."""
     at: float | None = None
@@ -62,7 +62,8 @@ class CellSummary:
     """The worst priority level (most rejections, then longest wait)."""
     apf_rejected_per_s: Val = NEVER_READ
     api_skew: Val = NEVER_READ
-    """Busiest apiserver's requests/s over the mean."""
+    """The worse of the request and the watch skew (the busiest apiserver against the
+    mean of the others, ``ktop/model/area_apiservers.py``)."""
     etcd_leader: Status = Status.UNKNOWN
     etcd_leader_detail: str = "never read"
     etcd_fsync_p99_s: Val = NEVER_READ
@@ -76,8 +77,10 @@ class CellSummary:
     path_title: str = ""
     suspects: tuple[str, ...] = ()
     """Every suspect triage path, most severe first."""
-    severe: tuple[str, ...] = ()
-    """The suspect paths with evidence that is bad, not merely warn (only these correlate)."""
+    causes: tuple[str, ...] = ()
+    """The probable cause and the independent suspects (paths no other suspect explains)
+    whose evidence is bad, not merely warn: only these correlate across cells. A
+    consequence (slow API calls under a slow disk or under a relist storm) is not a cause."""
     regions: tuple[str, ...] = ()
     """The regions the cell's nodes are in (for correlation)."""
     codes: tuple[str, ...] = ()
@@ -208,6 +211,22 @@ def _pending(snap: ClusterSnapshot) -> tuple[Val, str]:
     return Val.unknown(sc.pods_reason or sc.metrics_reason or "pending pods not read"), top
 
 
+def grade(findings: Sequence[Finding], report: TriageReport, error: str = "") -> Severity:
+    """A cell's grade: WARNING with a suspect triage path, UNKNOWN when it cannot be read
+    (``error``), critical and unknown findings as they are, else OK. A warning or note
+    no triage path makes suspect (one unschedulable pod, a quota at its limit) does not
+    grade the cell: the triage judges what is background in a cell of its size, and the
+    finding stays in :attr:`CellSummary.codes`.
+    """
+    counted = (Severity.CRITICAL, Severity.UNKNOWN)
+    severity = max((f.severity for f in findings if f.severity in counted), default=Severity.OK)
+    if report.suspects:
+        severity = max(severity, Severity.WARNING)
+    if error:
+        severity = max(severity, Severity.UNKNOWN)
+    return severity
+
+
 def summarize(
     name: str,
     snap: ClusterSnapshot,
@@ -237,15 +256,10 @@ def summarize(
     leader, leader_detail, fsync = _etcd(snap)
     pending, top_reason = _pending(snap)
     worst = report.paths[0] if report.paths else None
-    suspects = tuple(p.id for p in report.suspects)
-    severity = max((f.severity for f in findings), default=Severity.OK)
-    if suspects:
-        severity = max(severity, Severity.WARNING)
-    if error:
-        severity = max(severity, Severity.UNKNOWN)
+    causes = (report.cause, *report.independent) if report.cause is not None else ()
     return CellSummary(
         name,
-        severity,
+        grade(findings, report, error),
         reason=error,
         at=snap.at,
         data_age_s=_data_age(snap, snap.at if now is None else now),
@@ -255,7 +269,7 @@ def summarize(
         zones_reason="" if zones else (_zones_reason(snap) or "no zone known"),
         apf_level=level,
         apf_rejected_per_s=rejected,
-        api_skew=snap.apiservers.request_skew,
+        api_skew=max_val([snap.apiservers.request_skew, snap.apiservers.watch_skew]),
         etcd_leader=leader,
         etcd_leader_detail=leader_detail,
         etcd_fsync_p99_s=fsync,
@@ -264,8 +278,8 @@ def summarize(
         verdict=worst.verdict if worst is not None else Verdict.UNKNOWN,
         path=worst.id if worst is not None and worst.verdict is not Verdict.CLEAR else "",
         path_title=worst.title if worst is not None else "",
-        suspects=suspects,
-        severe=tuple(p.id for p in report.suspects if p.worst_status is Status.BAD),
+        suspects=tuple(p.id for p in report.suspects),
+        causes=tuple(p.id for p in causes if p.worst_status is Status.BAD),
         regions=tuple(sorted({region for region, _, _ in every_zone if region})),
         codes=tuple(dict.fromkeys(f.code for f in findings if f.severity > Severity.OK))
         + ((UNREACHABLE_CODE,) if error else ()),
@@ -355,21 +369,23 @@ def _dependency(
 
 
 def correlate(cells: Sequence[CellSummary], onsets: Onsets) -> tuple[SharedCause, ...]:
-    """Paths suspect with bad evidence in at least ``FLEET_MIN_CELLS`` cells whose onsets
-    lie within ``FLEET_ONSET_SPREAD``: one shared cause each, most cells first.
+    """The same probable cause (:attr:`CellSummary.causes`) in at least
+    ``FLEET_MIN_CELLS`` cells whose onsets lie within ``FLEET_ONSET_SPREAD``: one shared
+    cause each, most cells first.
 
-    Only bad evidence counts: a warning every cell carries (one unschedulable pod) is
-    background, not an incident the cells share.
+    Only causes count: consequences two cells share (slow API calls under a slow etcd disk
+    in one, under an APF saturation in the other) are two incidents, not one. Only bad
+    evidence counts: a warning every cell carries is background.
     """
     by_name = {c.name: c for c in cells}
     by_path: dict[str, list[tuple[float, str]]] = {}
     for (cell, path), at in onsets.items():
-        if cell in by_name and path in by_name[cell].severe:
+        if cell in by_name and path in by_name[cell].causes:
             by_path.setdefault(path, []).append((at, cell))
     codes = {c.name: c.codes for c in cells}
     order: dict[str, int] = {}
     for c in cells:  # most severe first, as the cells' triage ranks its paths
-        for i, p in enumerate(c.severe):
+        for i, p in enumerate(c.causes):
             order[p] = min(order.get(p, i), i)
     merged: dict[tuple[str, ...], SharedCause] = {}
     for path, found in sorted(by_path.items(), key=lambda pf: (order.get(pf[0], 0), pf[0])):

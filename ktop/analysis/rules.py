@@ -17,6 +17,7 @@ from ktop.analysis.baseline_marks import BaselineMark, baseline_marks
 from ktop.analysis.findings import Finding, Severity
 from ktop.analysis.reading_rules import READING_RULES, graded_findings
 from ktop.analysis.trends import signal_trend
+from ktop.model.area_apiservers import REQUEST_LOAD, WATCH_LOAD, peers
 from ktop.model.areas import AREAS
 from ktop.model.events import Area, PodWait
 from ktop.model.limits import BASELINE_MARK
@@ -131,25 +132,13 @@ def apiservers(s: ClusterSnapshot) -> Iterator[Finding]:
         for row in a.instances
         if row.error
     )
-    if a.instances:
-        by_requests = max(a.instances, key=lambda r: r.requests_per_s.or_(0.0))
-        by_watches = max(a.instances, key=lambda r: r.watches.or_(0.0))
-        yield from _graded(
-            "KT-API-001",
-            c.API_SKEW,
-            a.request_skew,
-            f"request skew {a.request_skew.or_(0):.1f}x: {by_requests.instance} "
-            f"serves {by_requests.requests_per_s.or_(0):.0f} req/s",
-            signal=key("api.request_skew"),
-        )
-        yield from _graded(
-            "KT-API-002",
-            c.API_SKEW,
-            a.watch_skew,
-            f"watch skew {a.watch_skew.or_(0):.1f}x: {by_watches.instance} "
-            f"holds {by_watches.watches.or_(0):.0f} watches",
-            signal=key("api.watch_skew"),
-        )
+    for code, sig, v, load in (
+        ("KT-API-001", "api.request_skew", a.request_skew, REQUEST_LOAD),
+        ("KT-API-002", "api.watch_skew", a.watch_skew, WATCH_LOAD),
+    ):
+        if (p := peers(a.instances, load.of)) is not None:
+            text = f"{load.name} skew {v.or_(0):.1f}x: {p.words(load.unit)}"
+            yield from _graded(code, c.API_SKEW, v, text, signal=key(sig))
     yield from _fold((row.instance, f) for row in a.instances for f in _instance(s, row))
 
 

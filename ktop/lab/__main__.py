@@ -67,8 +67,9 @@ def _parser() -> argparse.ArgumentParser:
                 default=None,
                 metavar="SECONDS",
                 help=(
-                    f"apf-saturation: flood for this long (default {WATCH_FLOOD_S:g} s, "
-                    f"at most {MAX_FLOOD_S:g} s)"
+                    f"apf-saturation: flood for this long; apiserver-skew: hold the load on "
+                    f"the apiserver that stayed up this long after the restart (default "
+                    f"{WATCH_FLOOD_S:g} s, at most {MAX_FLOOD_S:g} s)"
                 ),
             )
     return p

@@ -12,6 +12,7 @@ from typing import Any
 
 from ktop.lab import scenarios_api as api_s
 from ktop.lab import scenarios_proc as proc_s
+from ktop.lab.scenario_skew import apiserver_skew
 from ktop.lab.target import LabTarget, check_is_lab
 from ktop.sources.sim.scenarios import LAB_SCENARIOS
 
@@ -34,14 +35,14 @@ async def _apf_saturation(target: LabTarget, zone: str, duration_s: float | None
 
 
 async def _apiserver_skew(target: LabTarget, zone: str, duration_s: float | None) -> Result:
-    return await proc_s.apiserver_skew(target)
+    return await apiserver_skew(target, duration_s=duration_s)
 
 
 async def _etcd_leader_loss(target: LabTarget, zone: str, duration_s: float | None) -> Result:
     return proc_s.etcd_leader_loss(target)
 
 
-DURATION_SCENARIOS = frozenset({"apf-saturation"})
+DURATION_SCENARIOS = frozenset({"apf-saturation", "apiserver-skew"})
 """The scenarios that last for a duration they are given (the others are a change that
 stays until recovered)."""
 
@@ -69,7 +70,11 @@ async def _recover_apf_saturation(target: LabTarget, zone: str, member: str | No
 
 
 async def _recover_apiserver_skew(target: LabTarget, zone: str, member: str | None) -> Result:
-    return {"scenario": "apiserver-skew", "recovered": True, "note": "nothing to undo"}
+    return {
+        "scenario": "apiserver-skew",
+        "recovered": True,
+        "note": "nothing to undo: the load ended with the injection",
+    }
 
 
 async def _recover_etcd_leader_loss(target: LabTarget, zone: str, member: str | None) -> Result:

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
-import time
 from typing import Any
-
-import aiohttp
 
 from ktop.lab import procs
 from ktop.lab.target import LabTarget
@@ -75,65 +71,3 @@ def recover_etcd_leader_loss(target: LabTarget, member: str) -> dict[str, Any]:
     url = next(m["client_url"] for m in target.info["etcd"] if m["name"] == member)
     wait_for(lambda: http_ok(f"{url}/health"), timeout_s=60, what=f"{member} healthy")
     return {"scenario": "etcd-leader-loss", "restarted": member}
-
-
-# -- apiserver-skew ------------------------------------------------------------------------
-async def _hold_and_hammer(url: str, token: str, stop: asyncio.Event, conns: int) -> int:
-    """Keep `conns` keep-alive connections busy with cheap GETs until `stop` is set."""
-    count = 0
-    connector = aiohttp.TCPConnector(ssl=False, limit=conns)
-    headers = {"Authorization": f"Bearer {token}"}
-    async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
-
-        async def worker() -> None:
-            nonlocal count
-            while not stop.is_set():
-                try:
-                    async with session.get(f"{url}/api/v1/namespaces/default") as resp:
-                        await resp.read()
-                        count += 1
-                except aiohttp.ClientError:
-                    await asyncio.sleep(0.1)
-
-        await asyncio.gather(*(worker() for _ in range(conns)))
-    return count
-
-
-async def apiserver_skew(
-    target: LabTarget,
-    restart: str = "apiserver-b",
-    hold: str = "apiserver-a",
-    min_load_s: float = 10.0,
-) -> dict[str, Any]:
-    """Restart apiserver `restart` while clients hold connections to `hold` and keep using it:
-    the restarted instance loses its counters and its clients, so per-instance request
-    counts diverge.
-    """
-    lab_dir = target.require_lab_dir("apiserver-skew")
-    assert target.info is not None
-    urls = {a["name"]: a["url"] for a in target.info["apiservers"]}
-    token = target.admin_token()
-    stop = asyncio.Event()
-    load = asyncio.create_task(_hold_and_hammer(urls[hold], token, stop, conns=8))
-    started = time.monotonic()
-    try:
-        await asyncio.sleep(1.0)
-        await asyncio.to_thread(procs.restart, lab_dir, restart)
-        await asyncio.to_thread(
-            wait_for,
-            lambda: http_ok(f"{urls[restart]}/readyz", token),
-            timeout_s=120,
-            what=f"{restart} ready again",
-        )
-        remaining = min_load_s - (time.monotonic() - started)
-        if remaining > 0:
-            await asyncio.sleep(remaining)
-    finally:
-        stop.set()
-        requests = await load
-    return {
-        "scenario": "apiserver-skew",
-        "restarted": restart,
-        "held": hold,
-        "requests_to_held": requests,
-    }

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import fields
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 from ktop.model.events import SloDayCounted
+from ktop.model.limits import SKEW_FLOOR
 from ktop.model.list_sizes import build_list_sizes
 from ktop.model.series import TargetSeries
 from ktop.model.series_window import IDENTITY
@@ -80,15 +81,58 @@ def _errors_5xx(ts: TargetSeries) -> Val:
     return Val.of(sum(v.or_(0.0) for v in five))
 
 
-def skew(values: list[Val]) -> Val:
-    """Max / mean over the known values; unknown with fewer than two instances."""
-    known = [v.value for v in values if v.value is not None]
+@dataclass(frozen=True, slots=True)
+class Peers:
+    """The busiest instance of one load (requests/s or watches) and its peers'."""
+
+    busiest: str
+    """The instance with the most load."""
+    load: float
+    others: float
+    """The mean load of every other instance."""
+
+    @property
+    def skew(self) -> float:
+        """``load`` over ``others``, each counted as at least
+        :data:`~ktop.model.limits.SKEW_FLOOR`: against its peers, so that two instances
+        can show any imbalance (max / mean never passes 2 with two).
+        """
+        return max(self.load, SKEW_FLOOR) / max(self.others, SKEW_FLOOR)
+
+    def words(self, unit: str) -> str:
+        """``apiserver-a 900 req/s, the others 80 on average``."""
+        return f"{self.busiest} {self.load:.0f} {unit}, the others {self.others:.0f} on average"
+
+
+@dataclass(frozen=True, slots=True)
+class Load:
+    """One load skew is measured on: its name, unit and reading of an instance's row."""
+
+    name: str
+    unit: str
+    of: Callable[[ApiserverRow], Val]
+
+
+REQUEST_LOAD = Load("request", "req/s", lambda r: r.requests_per_s)
+WATCH_LOAD = Load("watch", "watches", lambda r: r.watches)
+
+
+def peers(rows: Sequence[ApiserverRow], load: Callable[[ApiserverRow], Val]) -> Peers | None:
+    """The busiest of the instances that answer and have ``load``, against the others;
+    None with fewer than two such instances.
+    """
+    known = [(r.instance, v) for r in rows if not r.error and (v := load(r).value) is not None]
     if len(known) < 2:
-        return Val.unknown("needs two instances with data")
-    mean = sum(known) / len(known)
-    if mean == 0:
-        return Val.unknown("no load")
-    return Val.of(max(known) / mean)
+        return None
+    busiest, most = max(known, key=lambda iv: (iv[1], iv[0]))
+    others = (sum(v for _, v in known) - most) / (len(known) - 1)
+    return Peers(busiest, most, others)
+
+
+def skew(rows: Sequence[ApiserverRow], load: Callable[[ApiserverRow], Val]) -> Val:
+    """:attr:`Peers.skew` of ``load``; unknown with fewer than two instances with data."""
+    p = peers(rows, load)
+    return Val.unknown("needs two instances with data") if p is None else Val.of(p.skew)
 
 
 def build_apiservers(
@@ -107,12 +151,11 @@ def build_apiservers(
         budget = (budgets or {}).get(instance)
         day = (days or {}).get(instance)
         rows.append(apiserver_row(instance, series.get(instance), last_ok, error, budget, day))
-    live = [r for r in rows if not r.error]
     sizes, sizes_reason = build_list_sizes(series)
     return ApiserversSnapshot(
         instances=tuple(rows),
-        request_skew=skew([r.requests_per_s for r in live]),
-        watch_skew=skew([r.watches for r in live]),
+        request_skew=skew(rows, REQUEST_LOAD.of),
+        watch_skew=skew(rows, WATCH_LOAD.of),
         unknown_reason="" if rows else (unknown_reason or "no apiserver metrics source"),
         list_sizes=sizes,
         list_sizes_reason=sizes_reason,

@@ -5,6 +5,7 @@ own windowed math (``ktop/model/series_window.py``). ``{job}`` and ``{w}`` are p
 
 from __future__ import annotations
 
+from ktop.model.limits import SKEW_FLOOR
 from ktop.model.reading import QUANTILE
 
 INST = "instance"
@@ -32,8 +33,20 @@ def select(name: str, extra: str = "") -> str:
 
 WATCHES = "sum by (instance) (" + select("apiserver_longrunning_requests", ',verb="WATCH"') + ")"
 REQUESTS_BY_INSTANCE = "sum by (instance) (rate(" + select("apiserver_request_total") + "[{w}s]))"
-REQUEST_SKEW = f"max({REQUESTS_BY_INSTANCE}) / avg({REQUESTS_BY_INSTANCE})"
-WATCH_SKEW = f"max({WATCHES}) / avg({WATCHES})"
+
+
+def peer_skew(by_instance: str) -> str:
+    """The busiest instance's load over the mean of the others', each at least
+    :data:`~ktop.model.limits.SKEW_FLOOR` (the model's :func:`~ktop.model.area_apiservers.skew`);
+    no value (NaN) with one instance.
+    """
+    busiest = f"max({by_instance})"
+    others = f"(sum({by_instance}) - {busiest}) / (count({by_instance}) - 1)"
+    return f"clamp_min({busiest}, {SKEW_FLOOR:g}) / clamp_min({others}, {SKEW_FLOOR:g})"
+
+
+REQUEST_SKEW = peer_skew(REQUESTS_BY_INSTANCE)
+WATCH_SKEW = peer_skew(WATCHES)
 DB_QUOTA = (
     "sum by (instance) ("
     + select("etcd_mvcc_db_total_size_in_bytes")

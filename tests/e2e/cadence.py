@@ -36,6 +36,7 @@ from pathlib import Path
 
 from ktop.cli import DEFAULTS
 from ktop.lab import Lab, procs
+from ktop.lab.scenario_skew import READY_LIMIT_S
 from ktop.lab.scenarios_api import apf_saturation
 from ktop.lab.scenarios_proc import etcd_leader_loss
 from ktop.sources.live.client import PROBE_TIMEOUT_S
@@ -143,9 +144,9 @@ APF_FLOOD_S: float = inspect.signature(apf_saturation).parameters["max_seconds"]
 """The longest the apf-saturation scenario floods."""
 ETCD_ELECTION_LIMIT_S: float = inspect.signature(etcd_leader_loss).parameters["timeout_s"].default
 """The etcd-leader-loss scenario waits this long at most for the survivors' new leader."""
-APISERVER_READY_LIMIT_S = 120.0
+APISERVER_READY_LIMIT_S = READY_LIMIT_S
 """The apiserver-skew scenario waits this long at most for the restarted apiserver's
-``/readyz`` (a literal in ktop/lab/scenarios_proc.py)."""
+``/readyz``."""
 
 
 # -- the lab's cadences ----------------------------------------------------------------

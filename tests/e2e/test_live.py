@@ -388,7 +388,7 @@ async def test_apiserver_skew_per_instance_numbers_equal_prometheus(lab: Lab) ->
             what="both instances with rates",
         )
         started = {r.instance: r.start_time.value for r in run.snapshot().apiservers.instances}
-        result = await inject("apiserver-skew", target)
+        result = await inject("apiserver-skew", target, duration_s=0)
         assert result["restarted"] == "apiserver-b"
 
         def restarted(s: ClusterSnapshot) -> bool:

@@ -158,7 +158,7 @@ def test_apiserver_skew_diverges_per_instance_request_counts(lab: Lab) -> None:
     )
     start_before = promql_by(lab, starts, "component")
 
-    result = _inject(lab, "apiserver-skew")
+    result = _inject(lab, "apiserver-skew", duration_s=0)  # the load only while b restarts
     assert result["restarted"] == "apiserver-b" and result["requests_to_held"] > 0
 
     def diverged() -> dict[str, float] | None:

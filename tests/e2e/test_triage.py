@@ -21,6 +21,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from ktop.analysis.catalogue import API_SKEW
 from ktop.lab import Lab, inject, recover, resolve_target
 from ktop.lab.binaries import find_binaries
 from ktop.lab.util import http_json
+from ktop.model.promql import peer_skew
 from ktop.sampling import FIRST_ROUND
 from ktop.sources.live.timing import BACKFILL_TIMEOUT_S
 from tests.e2e.cadence import (
@@ -228,7 +230,7 @@ def test_healthy_lab_reports_no_suspect_path(undisturbed_lab: Lab) -> None:
     balanced = deadline(cadence.start_s, cycles(1, RATE_WINDOW_S), cadence.in_prometheus_s)
     for what, q in per_instance.items():
         poll(
-            functools.partial(promql, lab, f"max({q}) / avg({q}) < {API_SKEW.warn}"),
+            functools.partial(promql, lab, f"{peer_skew(q)} < {API_SKEW.warn}"),
             timeout_s=balanced,
             what=f"{what} skew across apiservers under {API_SKEW.warn}x, as Prometheus has it",
             every_s=2.0,
@@ -394,22 +396,35 @@ def test_apf_saturation_makes_api_429_suspect(lab: Lab, kubeconfig: Path) -> Non
 
 
 def test_apiserver_skew_makes_skew_suspect(lab: Lab, kubeconfig: Path) -> None:
-    """A triage sampling across apiserver-b's restart makes SKEW suspect, with the restart
-    in its evidence and in the timeline at the start time Prometheus scraped.
+    """A triage sampling across apiserver-b's restart and the load left on apiserver-a
+    makes SKEW suspect, with the watch skew past its critical limit, the restart in its
+    evidence and in the timeline at the start time Prometheus scraped.
 
     Slow: triage samples a fixed window of two scrapes, the stop and the restarted
-    apiserver's ready limit (157 s), longer than the 90 s limit by itself.
+    apiserver's ready limit (157 s), longer than the 90 s limit by itself; the load is
+    held that long again after the restart, so that it outlasts the window.
     """
-    # The scenario hammers apiserver-a while apiserver-b restarts: sample across it (b
-    # stopped, then ready again within the scenario's limit) and two scrapes after.
+    # The scenario restarts apiserver-b and, as the clients that failed over would, holds
+    # watches and requests on apiserver-a: sample across it (b stopped, then ready again
+    # within the scenario's limit) and two scrapes after, the load held past the window.
     window_s = TWO_SCRAPES_S + COMPONENT_STOP_S + APISERVER_READY_LIMIT_S
     proc = _start_triage(lab, kubeconfig, window_s)
     _first_round(proc)
-    _inject(lab, "apiserver-skew")
-    _, doc = _finish(proc, window_s)
+    with ThreadPoolExecutor(1) as pool:  # triage's output is read while the load holds
+        injected = pool.submit(_inject, lab, "apiserver-skew", duration_s=window_s)
+        _, doc = _finish(proc, window_s)
+        result = injected.result()
     skew = next(p for p in doc["paths"] if p["id"] == "SKEW")
     assert skew["verdict"] == "suspect", skew
     ids = {e["id"]: e for e in skew["evidence"]}
+    # a rolling restart's skew: apiserver-a holds nearly every watch, past the critical
+    # limit, and serves most requests
+    assert result["watches_held"] > 0, result
+    watch = ids["api.watch_skew"]
+    assert watch["status"] == "bad" and watch["value"] > API_SKEW.critical, watch
+    held = next(a["url"] for a in lab.info["apiservers"] if a["name"] == "apiserver-a")
+    assert watch["detail"].split(": ", 1)[1].startswith(held.split("//", 1)[1]), watch
+    assert ids["api.request_skew"]["status"] in ("warn", "bad"), ids["api.request_skew"]
     assert ids["api.recent_restart"]["status"] == "warn"
     assert (
         "apiserver-b" in ids["api.recent_restart"]["detail"]

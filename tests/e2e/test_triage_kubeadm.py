@@ -16,6 +16,7 @@ Every wait's deadline comes from the cadence of what it waits for.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -399,9 +400,13 @@ async def test_apiserver_skew_is_named_from_the_kubeconfig_alone(
     # last: the restart it makes stays recent (a SKEW suspect) for ten minutes
     await _no_incident(watches)
     injected = time.monotonic()
-    flood = asyncio.create_task(inject("apiserver-skew", _target(kubeadm_lab)))
+    limit_s = COMPONENT_STOP_S + APISERVER_READY_LIMIT_S
+    # the load stays on the apiserver that stayed up until the cause is named
+    held = inject("apiserver-skew", _target(kubeadm_lab), duration_s=limit_s)
+    flood = asyncio.create_task(held)
     try:
-        limit_s = COMPONENT_STOP_S + APISERVER_READY_LIMIT_S
         await _until_cause(watches, "apiserver-skew", "SKEW", limit_s, injected)
     finally:
-        await flood
+        flood.cancel()  # the scenario ends its load when cancelled (a failure is raised)
+        with contextlib.suppress(asyncio.CancelledError):
+            await flood

@@ -119,9 +119,9 @@ def apiservers() -> ApiserversSnapshot:
     rows = (
         apiserver(0, rps=1500, start=AT - 86400),
         apiserver(1, rps=800, start=AT - 86400),
-        apiserver(2, rps=400, start=AT - 120),
+        apiserver(2, rps=300, start=AT - 120),
     )
-    return ApiserversSnapshot(rows, request_skew=v(1.68), watch_skew=v(1.0))
+    return ApiserversSnapshot(rows, request_skew=v(1500 / ((800 + 300) / 2)), watch_skew=v(1.0))
 
 
 def member(name: str, *, leader: bool = False, fsync: float = 0.004) -> EtcdMemberRow:

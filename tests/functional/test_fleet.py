@@ -100,6 +100,35 @@ async def test_every_cell_worst_first(size: tuple[int, int]) -> None:
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
+async def test_text_too_long_for_its_column_ends_in_an_ellipsis(size: tuple[int, int]) -> None:
+    """No column is cut bare (``API-C`` for ``API-CPU`` reads as another path): the
+    triage path and, on wide terminals, *why* are whole or end in ``…``."""
+    app = FleetApp(demo_fleet())
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        lines = screen_text(app).splitlines()
+        header = next(i for i, line in enumerate(lines) if " triage " in line)
+        cells = app.view.cells
+        rows = lines[header + 1 : header + 1 + len(cells)]
+        for c, row in zip(cells, rows, strict=True):
+            assert len(row.rstrip()) <= size[0]
+            words = row.split()
+            path = c.path or c.verdict.value
+            cut = [w for w in words if w.endswith("…") and path.startswith(w[:-1])]
+            assert path in words or cut, (path, row)
+            if size[0] >= WIDE:
+                title = c.reason or c.path_title
+                tail = row.rstrip()
+                shown = tail[tail.index(title[:6]) :] if title else ""
+                assert shown == title or (shown.endswith("…") and title.startswith(shown[:-1]))
+        # the relist storm's path is longer than the narrow column: cut with a mark
+        storm = next(c for c in cells if c.name == "apf-saturation")
+        words = rows[cells.index(storm)].split()
+        assert storm.path == "API-RELIST"
+        assert (storm.path in words) is (size[0] >= WIDE)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
 async def test_enter_opens_the_cell_and_escape_comes_back(size: tuple[int, int]) -> None:
     fleet = demo_fleet()
     app = FleetApp(fleet)

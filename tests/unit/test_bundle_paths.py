@@ -173,8 +173,10 @@ def skewed(root: Path, rates: tuple[float, ...]) -> None:
 @pytest.mark.parametrize(
     ("rates", "verdict", "code"),
     [
-        ((100.0, 100.0, 400.0), "suspect", 1),  # 400 / 200 = 2.0x >= 1.5x
-        ((100.0, 100.0, 130.0), "clear", 0),  # 130 / 110 = 1.18x
+        ((100.0, 100.0, 400.0), "suspect", 1),  # 400 / 100 (the others' mean) = 4.0x > 2.5x
+        ((100.0, 100.0, 130.0), "clear", 0),  # 130 / 100 = 1.3x
+        ((100.0, 300.0), "suspect", 1),  # two instances: 300 / 100 = 3.0x (max / mean: 1.5x)
+        ((100.0, 180.0), "clear", 0),  # a healthy pair split 64/36: 1.8x
     ],
 )
 def test_skew_one_apiserver_carries_most_requests(
@@ -184,7 +186,8 @@ def test_skew_one_apiserver_carries_most_requests(
     got, doc = triage_json(tmp_path)
     assert paths(doc)["SKEW"]["verdict"] == verdict
     skew = evidence(doc, "SKEW", "api.request_skew")["value"]
-    assert skew == pytest.approx(max(rates) / (sum(rates) / len(rates)))
+    others = sorted(rates)[:-1]
+    assert skew == pytest.approx(max(rates) / (sum(others) / len(others)))
     per = {r["instance"]: r["requests_per_s"] for r in doc["signals"]["apiservers"]}
     assert per == {f"apiserver-{n}": pytest.approx(r) for n, r in enumerate(rates)}
     assert got == code and suspects(doc) == (["SKEW"] if verdict == "suspect" else [])

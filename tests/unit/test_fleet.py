@@ -14,10 +14,11 @@ from functools import cache
 import pytest
 
 from ktop.analysis.catalogue import FLEET_BY_CODE, FLEET_ONSET_SPREAD
-from ktop.analysis.findings import Severity
+from ktop.analysis.findings import Finding, Severity
 from ktop.analysis.fleet import (
     CellSummary,
     correlate,
+    grade,
     rank,
     summarize,
     track_onsets,
@@ -27,6 +28,7 @@ from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.types import Status, Verdict
 from ktop.hub import Hub
 from ktop.model.events import (
+    Area,
     Event,
     NodeDeleted,
     NodeRecord,
@@ -110,9 +112,14 @@ def test_summary_equals_what_the_events_say(scenario: str) -> None:
         assert summary.apf_level == max(per_level, key=lambda k: per_level[k])
     fsyncs = [m.wal_fsync_p99_s.value for m in snap.etcd.members]
     assert summary.etcd_fsync_p99_s.value == max(f for f in fsyncs if f is not None)
-    worst = max((f.severity for f in hub.latest.findings), default=Severity.OK)
+    # the grade: critical and unknown findings as they are, a suspect path a warning
+    counted = [f.severity for f in hub.latest.findings if f.severity >= Severity.UNKNOWN]
+    counted = [s for s in counted if s is not Severity.WARNING]
     report = triage(snap)
-    assert summary.severity == (max(worst, Severity.WARNING) if report.suspects else worst)
+    expected = max(
+        [*counted, *([Severity.WARNING] if report.suspects else [])], default=Severity.OK
+    )
+    assert summary.severity == expected
     assert summary.suspects == tuple(p.id for p in report.suspects)
     assert summary.reason == ""
     assert summary.data_age_s.known
@@ -122,7 +129,7 @@ def test_story_of_each_scenario_shows_in_its_row() -> None:
     outage, _, _ = _summary("zone-outage")
     assert outage.worst_zone is ZoneState.FULL_DISRUPTION
     assert outage.severity is Severity.CRITICAL
-    assert "P4" in outage.severe
+    assert "P4" in outage.causes
     apf, _, _ = _summary("apf-saturation")
     assert apf.apf_level == "workload-low"
     assert (apf.apf_rejected_per_s.value or 0) > 0
@@ -131,7 +138,42 @@ def test_story_of_each_scenario_shows_in_its_row() -> None:
     assert steady.worst_zone is ZoneState.NORMAL
     assert steady.apf_rejected_per_s.value == 0
     assert steady.etcd_leader is Status.OK
-    assert steady.severe == ()  # one unschedulable pod is a warning, never bad
+    assert steady.causes == ()  # one unschedulable pod is a warning, never bad
+
+
+def test_a_healthy_cell_ranks_ok_though_a_finding_warns() -> None:
+    """One unschedulable pod in the steady cell is a warning finding (KT-SCHED-001), a
+    note for its triage: the cell is ok, and the finding stays among its codes."""
+    steady, hub, _ = _summary("steady")
+    warnings = {f.code for f in hub.latest.findings if f.severity is Severity.WARNING}
+    assert "KT-SCHED-001" in warnings and set(steady.codes) >= warnings
+    assert steady.suspects == ()
+    assert steady.severity is Severity.OK
+
+
+def _finding(code: str, severity: Severity) -> Finding:
+    return Finding(code, severity, Area.SCHEDULER, code)
+
+
+@pytest.mark.parametrize(
+    ("severities", "suspect", "error", "expected"),
+    [
+        ((Severity.WARNING, Severity.INFO), False, "", Severity.OK),
+        ((Severity.WARNING,), True, "", Severity.WARNING),
+        ((Severity.CRITICAL, Severity.WARNING), False, "", Severity.CRITICAL),
+        ((Severity.UNKNOWN,), False, "", Severity.UNKNOWN),
+        ((Severity.WARNING,), False, "source failed", Severity.UNKNOWN),
+        ((), True, "source failed", Severity.WARNING),
+    ],
+)
+def test_a_cell_is_graded_by_its_triage_and_its_critical_or_unknown_findings(
+    severities: tuple[Severity, ...], suspect: bool, error: str, expected: Severity
+) -> None:
+    _, hub, _ = _summary("zone-outage" if suspect else "steady")
+    report = triage(hub.latest.snapshot)
+    assert bool(report.suspects) is suspect
+    found = [_finding(f"KT-X-{i:03}", sev) for i, sev in enumerate(severities)]
+    assert grade(found, report, error) is expected
 
 
 def test_an_empty_cell_is_unknown_with_reasons_never_healthy() -> None:
@@ -267,8 +309,8 @@ def test_the_same_zone_outage_in_two_cells_is_one_shared_cause() -> None:
 def test_onsets_further_apart_than_the_spread_are_separate_incidents() -> None:
     limit = FLEET_ONSET_SPREAD.warn
     assert limit is not None
-    base = CellSummary("a", Severity.CRITICAL, at=0.0, suspects=("P4",), severe=("P4",))
-    other = CellSummary("b", Severity.CRITICAL, at=0.0, suspects=("P4",), severe=("P4",))
+    base = CellSummary("a", Severity.CRITICAL, at=0.0, suspects=("P4",), causes=("P4",))
+    other = CellSummary("b", Severity.CRITICAL, at=0.0, suspects=("P4",), causes=("P4",))
     at_limit = {("a", "P4"): 1000.0, ("b", "P4"): 1000.0 + limit}
     assert [s.paths for s in correlate([base, other], at_limit)] == [("P4",)]
     past = {("a", "P4"): 1000.0, ("b", "P4"): 1000.0 + limit + 1}
@@ -282,6 +324,29 @@ def test_different_paths_at_the_same_time_are_not_a_shared_cause() -> None:
     assert correlate(cells, onsets) == ()
 
 
+def test_two_causes_with_the_same_consequences_are_not_a_shared_cause() -> None:
+    """A relist storm (APF saturation) and a slow etcd disk both make every API call slow
+    (P1, API-WRITE, AXIS suspect with bad evidence in both): two incidents, not one."""
+    onsets, cells = _play(
+        _story("apf-saturation", SEED, 15.0, 12), _story("etcd-slow-disk", SEED, 15.0, 12)
+    )
+    apf, etcd = (triage_of(c) for c in ("apf-saturation", "etcd-slow-disk"))
+    shared = set(apf) & set(etcd)
+    assert {"P1", "API-WRITE"} <= shared  # the consequences overlap...
+    assert set(cells[0].causes).isdisjoint(cells[1].causes)  # ...the causes do not
+    assert correlate(cells, onsets) == ()
+
+
+def triage_of(scenario: str) -> dict[str, str]:
+    """The suspect paths of the scenario's cell after 180 s, with their worst status."""
+    sim = Simulator(scenario, nodes=NODES, seed=SEED)
+    hub = Hub()
+    hub.ingest(sim.start())
+    hub.ingest(sim.advance(180.0))
+    report = triage(hub.latest.snapshot)
+    return {p.id: p.worst_status.value for p in report.suspects if p.worst_status is Status.BAD}
+
+
 def test_background_warnings_every_cell_carries_do_not_correlate() -> None:
     onsets, cells = _play(_story("steady", SEED, 15.0, 4), _story("steady", SEED + 1, 15.0, 4))
     # one unschedulable pod each in 500 nodes: a note, not a suspect
@@ -289,7 +354,7 @@ def test_background_warnings_every_cell_carries_do_not_correlate() -> None:
     assert correlate(cells, onsets) == ()
     # a path suspect everywhere from warnings alone (no bad evidence) is background too
     warn = [
-        CellSummary(name, Severity.WARNING, at=0.0, suspects=("P2",), severe=())
+        CellSummary(name, Severity.WARNING, at=0.0, suspects=("P2",), causes=())
         for name in ("a", "b")
     ]
     assert correlate(warn, {("a", "P2"): 1000.0, ("b", "P2"): 1000.0}) == ()
@@ -302,7 +367,7 @@ def test_a_rollout_and_a_dependency_outside_the_cells() -> None:
             Severity.CRITICAL,
             at=0.0,
             suspects=("P1", "API-429"),
-            severe=("P1", "API-429"),
+            causes=("P1", "API-429"),
             regions=(region,),
             codes=codes,
         )

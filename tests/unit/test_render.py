@@ -176,12 +176,12 @@ def test_apf_tables_by_level_flow_and_instance() -> None:
 def test_apiservers_panel_shows_restart_and_skew() -> None:
     snap = busy_snapshot()
     view = apiservers.panel(snap.apiservers, snap.at, None, 6, 38)
-    assert view.title.plain == "apiservers ▲ 3/3 up · skew 1.7x"
-    assert view.lines[3].plain.split() == ["apiserver-2", "400/s", "52", "3.1k", "▲2m"]
+    assert view.title.plain == "apiservers ▲ 3/3 up · skew 2.7x"
+    assert view.lines[3].plain.split() == ["apiserver-2", "300/s", "52", "3.1k", "▲2m"]
     (table,) = apiservers.tables(snap.apiservers, snap.at)
     assert [c.key for c in table.columns][1:] == [f"i:apiserver-{i}" for i in range(3)]
     rows = {r.key: [c.plain for c in r.cells] for r in table.rows}
-    assert rows["requests"] == ["requests/s", "1.5k/s", "800/s", "400/s"]
+    assert rows["requests"] == ["requests/s", "1.5k/s", "800/s", "300/s"]
     assert rows["write_p99"][1] == "45ms"
 
 

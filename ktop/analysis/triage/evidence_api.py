@@ -19,6 +19,7 @@ from ktop.analysis.triage.evidence import (
     worst_row,
 )
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
+from ktop.model.area_apiservers import REQUEST_LOAD, WATCH_LOAD, Load, peers
 from ktop.model.reading import key as signal_key
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_apf import TalkerRow
@@ -250,18 +251,20 @@ def api_requests(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     return graded(spec, Val.of(ratio), detail)
 
 
+def _skew(ctx: Context, spec: EvidenceSpec, v: Val, load: Load) -> EvidenceReading:
+    p = peers(ctx.snap.apiservers.instances, load.of)
+    detail = f"{v.or_(0):.2f}x" + ("" if p is None else f": {p.words(load.unit)}")
+    return graded(spec, v, detail).on(signal_key(spec.id))
+
+
 def api_skew(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``api.request_skew``."""
-    a = ctx.snap.apiservers
-    r = graded(spec, a.request_skew, f"max / mean requests/s {a.request_skew.or_(0):.2f}x")
-    return r.on(signal_key("api.request_skew"))
+    return _skew(ctx, spec, ctx.snap.apiservers.request_skew, REQUEST_LOAD)
 
 
 def api_watch_skew(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``api.watch_skew``."""
-    a = ctx.snap.apiservers
-    r = graded(spec, a.watch_skew, f"max / mean watches {a.watch_skew.or_(0):.2f}x")
-    return r.on(signal_key("api.watch_skew"))
+    return _skew(ctx, spec, ctx.snap.apiservers.watch_skew, WATCH_LOAD)
 
 
 def api_restart(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from rich.text import Text
 
 from ktop.analysis.fleet import CellSummary, SharedCause
+from ktop.analysis.triage.paths import PATHS
 from ktop.analysis.triage.types import Verdict
 from ktop.fleet import FleetView
 from ktop.model.signals_apiservers import API_REQUEST_SKEW
@@ -106,6 +107,8 @@ def _age(c: CellSummary) -> Text:
     return _cell(fmt_age(v.value), level, right=True)
 
 
+TRIAGE_WIDE = max(len(p.id) for p in PATHS) + 2
+"""On wide terminals the triage column holds every path's id whole, after its mark."""
 CELL_PADDING = 2
 """Columns a table cell adds around its text (one each side)."""
 WHY_MIN = 20
@@ -121,6 +124,16 @@ def _name_width(view: FleetView, width: int, rest: list[Column]) -> int:
     longest = max((len(c.name) for c in view.cells), default=4) + 2
     taken = sum((col.width or WHY_MIN) + CELL_PADDING for col in rest) + CELL_PADDING
     return max(NAME_MIN, min(longest, width - taken))
+
+
+def _why_fills(rest: list[Column], name_width: int, width: int) -> list[Column]:
+    """The columns with *why* (the one without a width) given the width the others leave
+    (the cell column keeps it :data:`WHY_MIN` where it can): its text is cut to the
+    screen with ``…``, not by the screen's edge.
+    """
+    taken = sum((c.width or 0) + CELL_PADDING for c in rest) + name_width + CELL_PADDING
+    room = max(1, width - taken)
+    return [Column(c.key, c.label, room) if c.width is None else c for c in rest]
 
 
 def fleet_table(view: FleetView, width: int) -> TableSpec:
@@ -142,11 +155,11 @@ def fleet_table(view: FleetView, width: int) -> TableSpec:
     ]
     if wide:
         rest.append(Column("reason", "top pending reason", 20))
-    rest += [Column("triage", "triage", 11 if wide else 7), Column("age", "age", 3)]
+    rest += [Column("triage", "triage", TRIAGE_WIDE if wide else 7), Column("age", "age", 3)]
     if wide:
         rest.append(Column("why", "why", None))
     name_width = _name_width(view, width, rest)
-    columns = [Column("cell", "cell", name_width), *rest]
+    columns = [Column("cell", "cell", name_width), *_why_fills(rest, name_width, width)]
     rows = []
     for c in view.cells:
         level = SEVERITY_LEVEL[c.severity]
@@ -168,8 +181,21 @@ def fleet_table(view: FleetView, width: int) -> TableSpec:
         cells += [_triage(c), _age(c)]
         if wide:
             cells.append(_why(c))
-        rows.append(Row(c.name, tuple(cells)))
+        rows.append(
+            Row(c.name, tuple(fit(t, col.width) for t, col in zip(cells, columns, strict=True)))
+        )
     return TableSpec("fleet", "Cells, worst first (enter: open)", tuple(columns), tuple(rows))
+
+
+def fit(text: Text, width: int | None) -> Text:
+    """``text`` cut to ``width`` cells ending in ``…`` when longer (a bare cut reads as
+    another value: ``API-C`` for ``API-CPU``); as it is when the column sizes to it.
+    """
+    if width is None or text.cell_len <= width:
+        return text
+    out = text.copy()
+    out.truncate(width, overflow="ellipsis")
+    return out
 
 
 def _why(c: CellSummary) -> Text:

@@ -8,7 +8,7 @@ catalogue (:mod:`ktop.analysis.catalogue`) to its rules; the screen colours by t
 
 from __future__ import annotations
 
-from ktop.model.grading import Threshold
+from ktop.model.grading import Threshold, WarmUp
 from ktop.model.snapshot import STALE_AFTER_S
 
 APF_REJECTIONS = Threshold(
@@ -206,6 +206,13 @@ API_SLO_BUDGET = Threshold(
 )
 """Grades the budget rows of the drill-down (``ktop/model/slo_budget.py``), finding
 KT-API-006 and evidence ``api.slo_budget``."""
+API_SLO_BUDGET_WARM_UP = WarmUp(
+    300.0,
+    100,
+    "sig-scalability/slos api_call_latency (5-minute windows; 100 calls make the 1 % one call)",
+)
+"""An SLO's budget burned is graded once its count spans 300 s and holds 100 calls; until
+then it is unknown, warming up (``ktop/model/slo_budget.py``)."""
 BASELINE_MARK = 10.0
 """A graded reading under its warning limit is marked at this many times its own normal
 (``ktop/analysis/baseline_marks.py``)..."""

@@ -7,12 +7,19 @@ two instances' restarts, and the onset then jumped from 00:01:35 to 00:02:55.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from ktop.analysis.trends import CLEAR_HOLD_S, trend
 from ktop.analysis.triage.baseline import HistoryKind, baseline_source
 from ktop.analysis.triage.evaluate import triage
-from ktop.hub import Hub
+from ktop.cli import main
+from ktop.compose import open_recording
+from ktop.hub import Hub, HubPolicy
+from ktop.model.text import fmt_clock
+from ktop.scrub import Secrets
 from ktop.sources.sim.scenarios import BY_NAME, SCENARIOS
 from ktop.sources.sim.simulator import Simulator
 
@@ -68,3 +75,41 @@ def test_a_breach_clear_for_the_hold_is_over() -> None:
     assert t.since is None and not t.held
     restarted = [*points, (len(points) * STEP_S, 3.0)]
     assert trend(restarted, threshold=2.0).since == (len(points)) * STEP_S
+
+
+SEEK_AT = 240.0
+"""Well after the zone outage began (its nodes go NotReady from 75 s)."""
+
+
+def test_the_onset_is_the_same_after_a_seek_in_snapshot_at_and_in_triage_at(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: a replay's seek to 00:04:00 and ``snapshot --demo --at 240`` said the
+    outage began "before the history starts (00:04:00)" (no history frame was taken on the
+    way), while ``triage --recording`` on the same file said 00:01:20.
+    """
+    monkeypatch.setenv("KTOP_CONFIG_DIR", str(tmp_path))
+    size = ["--nodes", "600", "--zones", "3"]
+    rec = str(tmp_path / "zone-outage.ktrec")
+    assert main(["record", "-o", rec, "--demo", "zone-outage", *size, "--duration", "300"]) == 0
+    capsys.readouterr()
+    main(["triage", "--recording", rec, "--at", f"{SEEK_AT:g}", "--output", "json"])
+    cause = json.loads(capsys.readouterr().out)["cause"]
+    assert cause["id"] == "P4" and not cause["onset_before_history"]
+    with open_recording(rec, Secrets()) as opened:
+        start = opened.start
+        hub = Hub(
+            opened.cursor(start + SEEK_AT, frames=True).model,
+            HubPolicy(Secrets(), HistoryKind.RECORDING),
+        )
+    published = hub.publish(force=True)
+    assert published is not None
+    sought = published.triage.cause
+    assert sought is not None and sought.trend is not None
+    assert (sought.id, sought.onset) == ("P4", cause["onset"])
+    assert not sought.trend.since_before_history
+    assert main(["snapshot", "--demo", "zone-outage", "--at", f"{SEEK_AT:g}", *size]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("Probable cause: P4 ")
+    assert f"since {fmt_clock(cause['onset'])} " in first
+    assert "before the history" not in first

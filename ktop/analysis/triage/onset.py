@@ -4,10 +4,11 @@ A path's trend is the earliest breach among its suspect evidence (``PathResult.t
 That alone moves: in a rolling restart the request skew breaches first, the watch skew
 later, and once the request skew has been clear for a while the earliest *current*
 breach is the watch skew's, so the onset would jump later while the cause never
-stopped. The episode chains the evidence's breach runs instead: a run (at the limit that
-makes its evidence suspect, its clear stretches shorter than
-:data:`~ktop.analysis.trends.CLEAR_HOLD_S` inside it) that ended no more than that hold
-before the episode's start, and began earlier, moves the start back to its own. The
+stopped. The episode chains the first-line evidence's breach runs instead (first-line evidence is
+what makes a path suspect): a run (at the limit that makes its evidence suspect, its
+clear stretches shorter than :data:`~ktop.analysis.trends.CLEAR_HOLD_S` inside it) that
+ended less than that hold before the episode's start, and began earlier, moves the start
+back to its own. The
 result is a pure function of the history, so the same moment gives the same onset live,
 after a replay's seek, in ``snapshot --at`` and in ``triage --recording --at``.
 """
@@ -23,10 +24,14 @@ from ktop.model.history import HistoryView
 
 
 def _runs(ev: Sequence[Evidence], view: HistoryView, now: float) -> list[Run]:
-    """Each evidence's latest run past its suspect limit: a suspect one's runs to now."""
+    """Each first-line evidence's latest run past its suspect limit (what makes a path
+    suspect): a suspect one's runs to now.
+    """
     runs = []
     for e in ev:
-        if not e.signal or e.suspect_limit is None or e.status is Status.UNKNOWN:
+        if not e.first_line or not e.signal or e.suspect_limit is None:
+            continue
+        if e.status is Status.UNKNOWN:
             continue
         t = e.trend
         if e.suspect and t is not None and t.since is not None:
@@ -46,7 +51,7 @@ def episode(trend: Trend, runs: Sequence[Run], hold_s: float = CLEAR_HOLD_S) -> 
     while moved:
         moved = False
         for r in runs:
-            if r.start < since and r.end >= since - hold_s:
+            if r.start < since and r.end > since - hold_s:
                 since, before, moved = r.start, r.before_history, True
     return replace(trend, since=since, since_before_history=before)
 

@@ -292,3 +292,32 @@ def compact(t: Trend) -> str:
         return "ended"
     start = ("<" if t.since_before_history else "") + fmt_clock(t.since)
     return f"{start} {t.direction.value}" if t.direction is not Direction.UNKNOWN else start
+
+
+NORMAL_GAP_S = 20.0
+"""The newest points kept out of a signal's recent normal: two scrape intervals of 10 s,
+where a change under investigation first shows."""
+MIN_NORMAL_POINTS = 3
+NORMAL_QUANTILE = 0.25
+"""A recent normal is this quantile (the lower quartile) of its points: an incident that
+has grown through part of them does not yet raise it."""
+
+
+def recent_normal(view: HistoryView, signal_key: str, now: float) -> float | None:
+    """A signal's recent normal: the lower quartile of the oldest half (by time) of its
+    points older than :data:`NORMAL_GAP_S` before ``now`` (the history ktop keeps and any
+    Prometheus backfill); None with fewer than :data:`MIN_NORMAL_POINTS` of them.
+
+    Unlike :func:`signal_baseline`, which waits for points a minute old, it exists a few
+    frames into a run, so that a reading far above its normal is seen while the incident
+    is young; the oldest half and the lower quartile keep the incident's own points out
+    of it until it has lasted most of the history.
+    """
+    first = view.first_at
+    end = now - NORMAL_GAP_S
+    if first is None or end <= first:
+        return None
+    values, _, _ = view.sorted_until(signal_key, first + (end - first) / 2)
+    if len(values) < MIN_NORMAL_POINTS:
+        return None
+    return values[int(NORMAL_QUANTILE * (len(values) - 1))]

@@ -218,6 +218,14 @@ BASELINE_MARK = 10.0
 (``ktop/analysis/baseline_marks.py``)..."""
 BASELINE_MARK_FLOOR = 0.1
 """...when it is also at least this share of its warning limit (noise near zero is not)."""
+BASELINE_SUSPECT = 10.0
+"""Triage evidence of a graded reading under its limits is suspect at this many times its
+recent normal (``ktop/analysis/triage/baseline_normal.py``; ktop starting point, as
+:data:`BASELINE_MARK`)..."""
+BASELINE_SUSPECT_FLOOR = 0.02
+"""...when it is also at least this share of its warning limit: an etcd WAL fsync p99 of
+10 ms or more, ten times a disk's normal 1 ms (etcd's hardware guide: fsync p99 under
+10 ms), while noise near zero is not."""
 TALKER_DOMINANCE = Threshold(
     "one client's share of its priority level's seats (or queue)",
     "ratio",

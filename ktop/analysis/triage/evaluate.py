@@ -253,6 +253,13 @@ def p4(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
             "network to them) first"
         )
     unhealthy = n.not_ready + n.unknown
+    if unhealthy == 0:  # suspect from the Lease lag alone: the nodes about to turn NotReady
+        lagging = max(n.zones, key=lambda z: z.lease_lag_max_s.or_(0.0))
+        where = "the control path" if cp_bad else f"zone {lagging.zone or '(none)'}'s shared parts"
+        return v, (
+            f"node Leases not renewed ({e['nodes.lease_lag_p99'].detail}; longest in zone "
+            f"{lagging.zone or '(none)'}), no node NotReady yet: suspect {where}"
+        )
     worst = max(n.zones, key=lambda z: z.unhealthy)
     share = e["nodes.domain_share"].value or 0.0
     disrupted = [

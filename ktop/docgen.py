@@ -133,6 +133,12 @@ BLOCKS: tuple[Block, ...] = (
         "ktop.analysis.docgen:latency_md",
         ("results:triage-latency",),
     ),
+    Block(
+        "docs/triage.md",
+        "triage-sim-latency",
+        "ktop.analysis.docgen:sim_latency_md",
+        ("results:triage-sim-latency",),
+    ),
     Block("docs/bundle-format.md", "bundle-format", "ktop.sources.bundle.doc:bundle_format_md"),
     Block("docs/recording-format.md", "recording-events", "ktop.record.doc:events_md"),
     Block("docs/recording-format.md", "recording-settings", "ktop.record.doc:settings_md"),

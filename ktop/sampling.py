@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import argparse
 import copy
-import math
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ktop.analysis.triage.baseline import HistoryKind
 from ktop.analysis.triage.types import Capacity
@@ -31,22 +30,17 @@ from ktop.model.events import (
     MetricsScraped,
     Target,
 )
+from ktop.record.frames import walk
 from ktop.runner import Deadline, EndOfSource, Verdict, run_until, running
 from ktop.scrub import Secrets
 from ktop.sources.live.timing import BACKFILL_TIMEOUT_S
 from ktop.sources.replay import parse_time
-
-if TYPE_CHECKING:
-    from ktop.model.cluster import ClusterModel
-    from ktop.record.cursor import Cursor
 
 LOOK_BACK_PROMETHEUS = "Prometheus range queries"
 """What the look-back was judged from when Prometheus' backfill read it."""
 LOOK_BACK_SINCE_START = "counters since each process started"
 """What it was judged from without Prometheus: the counters of the processes that started
 within it count whole (:mod:`ktop.model.since_start`), the others from ktop's own scrapes."""
-RECORDING_STEP_S = 10.0
-"""A recording is walked in steps this long, one history frame each, to build its baseline."""
 SAMPLE_FRAME_S = 1.0
 """A live sample takes a history frame this often, as the app does every refresh, so that
 its trends and incident timeline see what changed during the window."""
@@ -107,39 +101,6 @@ async def from_bundle(
     published = opened.hub.publish(force=True)
     assert published is not None
     return Sampled(replace(published, capacity=sizes), source, errors, windows)
-
-
-def walk(cursor: Cursor, start: float, when: float) -> int:
-    """Fold a recording from ``start`` up to ``when``, taking one history frame every
-    :data:`RECORDING_STEP_S` (as the hub takes one every publish) during the history's
-    retention before ``when`` only: older frames would be dropped by then, and a frame
-    costs a snapshot of the whole model, so a file of many short steps (a thousand
-    events 10 s apart in every 100-byte chunk) would cost its steps times its model.
-    The work is the events folded and at most :func:`most_frames` snapshots, whatever the
-    span. How many frames were taken.
-    """
-    model = cursor.model
-    frames = 0
-    t = start
-    unkept = when - model.history.retention_s  # a frame before this is gone by the end
-    while t < when:
-        if t >= unkept:
-            cursor.fold(t)
-            model.observe()
-            frames += 1
-        t += RECORDING_STEP_S
-        nxt = cursor.next_time()
-        nxt = when if nxt is None else min(nxt, when)
-        nxt = max(nxt, min(unkept, when))
-        if nxt > t + RECORDING_STEP_S:  # no frame to take before it: go there at once
-            t += (nxt - t) // RECORDING_STEP_S * RECORDING_STEP_S
-    cursor.fold(when)
-    return frames
-
-
-def most_frames(model: ClusterModel) -> int:
-    """The most history frames :func:`walk` takes (its snapshots of the model)."""
-    return math.ceil(model.history.retention_s / RECORDING_STEP_S) + 2
 
 
 def from_recording(path: str, at: str | None, secrets: Secrets) -> Sampled:

@@ -292,3 +292,35 @@ def latency_md(results: Mapping[str, Any]) -> str:
             f"| {scenario} | {row['cause']} | {cells} | {worst / results['scrape_s']:.1f} |"
         )
     return "\n".join(lines)
+
+
+def sim_latency_md(results: Mapping[str, Any]) -> str:
+    """``docs/triage.md``: seconds from each simulator scenario's first visible symptom
+    until triage names its injected cause, at each size and seed measured
+    (``benchmarks/results/triage-sim-latency.json``, written by
+    ``tests/unit/test_triage_latency_sim.py``).
+    """
+    step = float(results["step_s"])
+    lines = [
+        f"Measured {results['measured']} by `tests/unit/test_triage_latency_sim.py` (with "
+        "`KTOP_TRIAGE_SIM_LATENCY_OUT` set): each simulator scenario played through a hub, "
+        f"one frame every {step:g} s. The symptom is the first frame after the injection "
+        "with a finding past its warning that the frames before it did not have, or a "
+        "reading far above its own normal; named is the first frame whose probable cause is "
+        "the path the scenario injects. Seconds after the simulator's start; the goal is "
+        "20 s (two scrape intervals) from symptom to cause.",
+        "",
+        "| scenario | nodes | zones | seed | symptom | named | symptom to cause |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in results["runs"]:
+        delay = row["delay_s"]
+        cells = " | ".join(
+            "never" if row[k] is None else f"{float(row[k]):.0f} s"
+            for k in ("symptom_s", "named_s")
+        )
+        lines.append(
+            f"| {row['scenario']} | {row['nodes']} | {row['zones']} | {row['seed']} | {cells} "
+            f"| {'-' if delay is None else f'{float(delay):.0f} s'} |"
+        )
+    return "\n".join(lines)

@@ -10,7 +10,10 @@ analysis layer. Nothing here is computed in the UI.
   incident under investigation would be). Triage's baseline-relative
   evidence reads it through :func:`signal_baseline`.
 * :func:`trend` says since when a signal has been beyond a threshold
-  (the start of the latest unbroken run of breaching points) and whether
+  (the start of the latest run of breaching points, a run that only ends once the
+  signal has been clear for :data:`CLEAR_HOLD_S`: a cause in progress whose reading dips
+  under its limit for a few frames keeps its onset, and stays a breach, *held*, until
+  it has been clear that long) and whether
   the last ``recent_s`` are worse, better or the same as the ``recent_s``
   before them (a change of less than ``STEADY_RATIO`` is steady).
 """
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import operator
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from itertools import repeat
@@ -38,6 +41,11 @@ DEFAULT_RECENT_S = 60.0
 STEADY_RATIO = 0.1
 """Relative changes smaller than this are ``steady``."""
 MIN_BASELINE_POINTS = 10
+CLEAR_HOLD_S = 60.0
+"""A breach ends once its signal has been clear this long: until then it is held (its
+onset kept, its evidence still suspect), so a cause in progress whose reading dips under
+its limit for a few frames (a rolling restart between two instances) neither flips to no
+incident nor starts again later."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +123,14 @@ class Trend:
     direction: Direction
     change: float | None
     """Relative change of the recent mean against the one before (None when unknown)."""
+    clear_since: float | None = None
+    """The breach is held: the signal has been clear since then (less than
+    :data:`CLEAR_HOLD_S`); None while it breaches, or with no breach."""
+
+    @property
+    def held(self) -> bool:
+        """True when the latest points are clear but not yet for :data:`CLEAR_HOLD_S`."""
+        return self.since is not None and self.clear_since is not None
 
 
 def trend(
@@ -123,28 +139,25 @@ def trend(
     threshold: float,
     higher_is_worse: bool = True,
     recent_s: float = DEFAULT_RECENT_S,
+    hold_s: float = CLEAR_HOLD_S,
 ) -> Trend:
-    """Since when the points breach ``threshold`` (strictly) and which way they go."""
+    """Since when the points breach ``threshold`` (strictly; a run broken only by clear
+    stretches shorter than ``hold_s``) and which way they go.
+    """
     if not points:
         return Trend(None, False, Direction.UNKNOWN, None)
 
-    def breaches(v: float) -> bool:
-        return v > threshold if higher_is_worse else v < threshold
-
-    since: float | None = None
-    start_index = len(points)
-    for i in range(len(points) - 1, -1, -1):
-        if not breaches(points[i][1]):
-            break
-        start_index = i
-    if start_index < len(points):
-        since = points[start_index][0]
-    before = since is not None and start_index == 0
+    since, before, clear_since = None, False, None
+    bounds = _run_bounds(points, _breaches(threshold, higher_is_worse), hold_s)
+    if bounds is not None and points[-1][0] - points[bounds[1]][0] < hold_s:
+        start, last = bounds
+        since, before = points[start][0], start == 0
+        clear_since = points[last + 1][0] if last + 1 < len(points) else None
     now = points[-1][0]
     recent = [v for t, v in points if t > now - recent_s]
     earlier = [v for t, v in points if now - 2 * recent_s < t <= now - recent_s]
     if not recent or not earlier:
-        return Trend(since, before, Direction.UNKNOWN, None)
+        return Trend(since, before, Direction.UNKNOWN, None, clear_since)
     a, b = statistics.fmean(earlier), statistics.fmean(recent)
     scale = max(abs(a), abs(b))
     change = 0.0 if scale == 0 else (b - a) / scale
@@ -154,7 +167,71 @@ def trend(
         direction = Direction.WORSE
     else:
         direction = Direction.BETTER
-    return Trend(since, before, direction, change)
+    return Trend(since, before, direction, change, clear_since)
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """The latest run of breaching points of a signal (clear stretches shorter than
+    :data:`CLEAR_HOLD_S` inside it), over or not.
+    """
+
+    start: float
+    end: float
+    """Its last breaching point."""
+    before_history: bool
+    """It began at the oldest point held: ``start`` is an upper bound of its start."""
+
+
+def _breaches(threshold: float, higher_is_worse: bool) -> Callable[[float], bool]:
+    """Whether a value is beyond ``threshold`` (strictly), in the signal's bad direction."""
+    if higher_is_worse:
+        return lambda v: v > threshold
+    return lambda v: v < threshold
+
+
+def _run_bounds(
+    points: Sequence[Point], breaches: Callable[[float], bool], hold_s: float
+) -> tuple[int, int] | None:
+    """The indices of the first and the last point of the latest breach run (clear
+    stretches shorter than ``hold_s`` inside it); None when no point breaches.
+    """
+    last = next((i for i in range(len(points) - 1, -1, -1) if breaches(points[i][1])), None)
+    if last is None:
+        return None
+    start = last
+    for i in range(last - 1, -1, -1):
+        if not breaches(points[i][1]):
+            continue
+        if points[start][0] - points[i][0] > hold_s:
+            break
+        start = i
+    return start, last
+
+
+def last_run(
+    points: Sequence[Point],
+    threshold: float,
+    *,
+    higher_is_worse: bool = True,
+    hold_s: float = CLEAR_HOLD_S,
+) -> Run | None:
+    """The latest run of points beyond ``threshold`` (strictly), over or not; None when no
+    point breaches.
+    """
+    bounds = _run_bounds(points, _breaches(threshold, higher_is_worse), hold_s)
+    if bounds is None:
+        return None
+    start, last = bounds
+    return Run(points[start][0], points[last][0], start == 0)
+
+
+def signal_last_run(view: HistoryView, signal_key: str, threshold: float) -> Run | None:
+    """:func:`last_run` of one signal of a history (its whole list of points), worse in
+    the direction its spec says.
+    """
+    worse = BY_METRIC[split_key(signal_key)[0]].higher_is_worse
+    return last_run(view.points(signal_key), threshold, higher_is_worse=worse)
 
 
 def signal_trend(view: HistoryView, signal_key: str, threshold: float) -> Trend:
@@ -170,7 +247,7 @@ def signal_trend(view: HistoryView, signal_key: str, threshold: float) -> Trend:
         if tail:
             t = trend(tail, threshold=threshold, higher_is_worse=worse)
             whole = tail[0][0] <= tail[-1][0] - 2 * DEFAULT_RECENT_S
-            if whole and (t.since is None or t.since > tail[0][0]):
+            if whole and (t.since is None or t.since - CLEAR_HOLD_S > tail[0][0]):
                 return t
     return trend(view.points(signal_key), threshold=threshold, higher_is_worse=worse)
 
@@ -189,8 +266,17 @@ def since_words(t: Trend, now: float) -> str:
     if t.since is None:
         return "no longer beyond its threshold in the latest frame"
     if t.since_before_history:
-        return f"since before the history starts ({fmt_clock(t.since)})"
-    return f"since {fmt_clock(t.since)} ({fmt_age(now - t.since)} ago)"
+        out = f"since before the history starts ({fmt_clock(t.since)})"
+    else:
+        out = f"since {fmt_clock(t.since)} ({fmt_age(now - t.since)} ago)"
+    return out + held_words(t, now)
+
+
+def held_words(t: Trend, now: float) -> str:
+    """``, clear for 20s (held until 60s clear)`` for a held breach; empty otherwise."""
+    if t.clear_since is None or t.since is None:
+        return ""
+    return f", clear for {fmt_age(now - t.clear_since)} (held until {CLEAR_HOLD_S:.0f}s clear)"
 
 
 def describe(t: Trend, now: float) -> str:
@@ -206,3 +292,32 @@ def compact(t: Trend) -> str:
         return "ended"
     start = ("<" if t.since_before_history else "") + fmt_clock(t.since)
     return f"{start} {t.direction.value}" if t.direction is not Direction.UNKNOWN else start
+
+
+NORMAL_GAP_S = 20.0
+"""The newest points kept out of a signal's recent normal: two scrape intervals of 10 s,
+where a change under investigation first shows."""
+MIN_NORMAL_POINTS = 3
+NORMAL_QUANTILE = 0.25
+"""A recent normal is this quantile (the lower quartile) of its points: an incident that
+has grown through part of them does not yet raise it."""
+
+
+def recent_normal(view: HistoryView, signal_key: str, now: float) -> float | None:
+    """A signal's recent normal: the lower quartile of the oldest half (by time) of its
+    points older than :data:`NORMAL_GAP_S` before ``now`` (the history ktop keeps and any
+    Prometheus backfill); None with fewer than :data:`MIN_NORMAL_POINTS` of them.
+
+    Unlike :func:`signal_baseline`, which waits for points a minute old, it exists a few
+    frames into a run, so that a reading far above its normal is seen while the incident
+    is young; the oldest half and the lower quartile keep the incident's own points out
+    of it until it has lasted most of the history.
+    """
+    first = view.first_at
+    end = now - NORMAL_GAP_S
+    if first is None or end <= first:
+        return None
+    values, _, _ = view.sorted_until(signal_key, first + (end - first) / 2)
+    if len(values) < MIN_NORMAL_POINTS:
+        return None
+    return values[int(NORMAL_QUANTILE * (len(values) - 1))]

@@ -30,6 +30,7 @@ from ktop.hub import Hub, Published
 from ktop.model.events import FEED_PROMETHEUS_BACKFILL, Area
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.printable import printable
+from ktop.record.frames import FrameTaker
 from ktop.runner import Deadline, EndOfSource, Verdict, run_until, running
 from ktop.sampling import look_back_info
 from ktop.scrub import Secrets
@@ -121,12 +122,17 @@ async def collect(
     return latest[0], [hub.secrets.scrub(why) for why in errors]
 
 
-async def demo_published(opened: OpenedSource) -> Published:
+async def demo_published(opened: OpenedSource, until: float | None = None) -> Published:
     """The simulator played to its end (``Demo.until``: ``--at`` seconds into its
     scenario), as fast as it can: no waiting, no clock. The model folds one simulated
-    second at a time, so memory stays that of one second's events however far it goes.
+    second at a time, so memory stays that of one second's events however far it goes,
+    and takes a history frame every :data:`~ktop.record.frames.RECORDING_STEP_S` over the
+    hour before ``until``, as a recording of it walked to that moment does.
     """
+    frames = FrameTaker(opened.hub.model, until)
+    opened.hub.add_sink(frames)
     await run_until(opened.source, opened.hub, EndOfSource())
+    opened.hub.remove_sink(frames)
     published = opened.hub.publish(force=True)
     assert published is not None
     return published
@@ -192,7 +198,7 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
             return 2
 
         async def step(opened: OpenedSource) -> int:
-            print(render(await demo_published(opened), args, display, []))
+            print(render(await demo_published(opened, args.at), args, display, []))
             return 0
 
         plan = replace(Demo.from_args(args, args.demo, speed=0.0), until=args.at)

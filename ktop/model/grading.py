@@ -92,6 +92,33 @@ class Threshold:
         return f"{self.name}: " + ", ".join(parts)
 
 
+def warming_up(span_s: float) -> str:
+    """``warming up (42 s of data)``: why a reading with too little data is not graded."""
+    return f"warming up ({max(0.0, span_s):.0f} s of data)"
+
+
+@dataclass(frozen=True, slots=True)
+class WarmUp:
+    """The data a reading needs before it is graded: until then it is unknown, "warming
+    up", neither ok nor past a limit (a few seconds of scrapes are not a day's budget).
+    """
+
+    span_s: float
+    """The time the data must span."""
+    samples: float
+    """The observations (calls, scrapes) it must hold."""
+    source: str
+
+    def why_not(self, span_s: float | None, samples: float) -> str | None:
+        """``warming up (N s of data)`` while ``span_s`` or ``samples`` is short; None once
+        there is enough to grade (``span_s`` None: a span known to be long enough, as a
+        day's count from Prometheus, where only the samples are judged).
+        """
+        if (span_s is None or span_s >= self.span_s) and samples >= self.samples:
+            return None
+        return warming_up(self.span_s if span_s is None else span_s)
+
+
 def _num(x: float) -> str:
     return f"{x:g}"
 

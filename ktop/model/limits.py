@@ -8,7 +8,7 @@ catalogue (:mod:`ktop.analysis.catalogue`) to its rules; the screen colours by t
 
 from __future__ import annotations
 
-from ktop.model.grading import Threshold
+from ktop.model.grading import Threshold, WarmUp
 from ktop.model.snapshot import STALE_AFTER_S
 
 APF_REJECTIONS = Threshold(
@@ -213,11 +213,27 @@ API_SLO_BUDGET = Threshold(
 )
 """Grades the budget rows of the drill-down (``ktop/model/slo_budget.py``), finding
 KT-API-006 and evidence ``api.slo_budget``."""
+API_SLO_BUDGET_WARM_UP = WarmUp(
+    300.0,
+    100,
+    "sig-scalability/slos api_call_latency (5-minute windows; 100 calls make the 1 % one call)",
+)
+"""An SLO's budget burned is graded once its count spans 300 s and holds 100 calls; until
+then it is unknown, warming up (``ktop/model/slo_budget.py``)."""
 BASELINE_MARK = 10.0
 """A graded reading under its warning limit is marked at this many times its own normal
 (``ktop/analysis/baseline_marks.py``)..."""
 BASELINE_MARK_FLOOR = 0.1
 """...when it is also at least this share of its warning limit (noise near zero is not)."""
+BASELINE_SUSPECT = 5.0
+"""Triage evidence of a graded reading under its limits is suspect at this many times its
+recent normal (``ktop/analysis/triage/baseline_normal.py``; ktop starting point: a leader
+whose commit p99 went from 17 ms to 88 ms on a slowing disk, while the steady simulator
+at every size never passes it)..."""
+BASELINE_SUSPECT_FLOOR = 0.02
+"""...when it is also at least this share of its warning limit: an etcd WAL fsync p99 of
+10 ms or more (etcd's hardware guide: fsync p99 under 10 ms), while noise near zero is
+not."""
 TALKER_DOMINANCE = Threshold(
     "one client's share of its priority level's seats (or queue)",
     "ratio",

@@ -13,6 +13,9 @@ Prometheus is read, it counts the day so far instead (:class:`~ktop.model.events
 ``increase`` since 00:00 UTC), which replaces ktop's own count while it is fresh
 (:data:`DAY_FRESH_S`).
 
+A count too short to judge a budget (under :data:`~ktop.model.limits.API_SLO_BUDGET_WARM_UP`:
+300 s and 100 calls) is unknown, ``warming up (N s of data)``: neither ok nor burned.
+
 Counter resets: a count lower than at the previous scrape, or a new
 ``process_start_time_seconds``, is a restart: the new process counted only calls made
 since it started, after the previous scrape, so its counts are added from zero. Behind a
@@ -32,6 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from ktop.model.events import SloDayCounted
+from ktop.model.limits import API_SLO_BUDGET_WARM_UP
 from ktop.model.series import IngestedRun, TargetSeries
 from ktop.model.series_window import IDENTITY
 from ktop.model.slo import SLI_FAMILIES, SLOS, TOTAL, Slo, sli_family
@@ -201,7 +205,18 @@ def burned(budget: InstanceBudget | None, slo: Slo) -> Val:
     c = next((c for c in budget.counts if c.kind == slo.kind), None)
     if c is None or c.calls <= 0:
         return Val.nothing(NO_CALLS)
-    return Val.of(c.slow / c.calls / slo.budget)
+    return _graded_once_warm(c.slow, c.calls, budget.last_at - budget.since, slo)
+
+
+def _graded_once_warm(slow: float, calls: float, span_s: float | None, slo: Slo) -> Val:
+    """The share of the budget ``slow`` of ``calls`` burned over ``span_s`` (None: a day
+    counted by Prometheus, whose clock is not the source's); unknown, warming up, while
+    the count is too short or too small to grade (:data:`API_SLO_BUDGET_WARM_UP`).
+    """
+    why = API_SLO_BUDGET_WARM_UP.why_not(span_s, calls)
+    if why is not None:
+        return Val.unknown(why)
+    return Val.of(min(max(slow, 0.0), calls) / calls / slo.budget)
 
 
 def burned_today(day: SloDayCounted, slo: Slo) -> Val:
@@ -212,7 +227,7 @@ def burned_today(day: SloDayCounted, slo: Slo) -> Val:
     if got is None or got[1] <= 0:
         return Val.nothing("no call today")
     slow, calls = got
-    return Val.of(min(max(slow, 0.0), calls) / calls / slo.budget)
+    return _graded_once_warm(slow, calls, None, slo)
 
 
 def with_budget(

@@ -55,6 +55,7 @@ from ktop.record.format import (
     unpack_frame_header,
     unpack_trailer,
 )
+from ktop.record.frames import walk
 from ktop.record.header import check_header, model_config
 from ktop.record.payload import DECODE_ERRORS, inflate, unpack
 from ktop.record.strict import RecordError, array, expected, finite_time
@@ -405,18 +406,33 @@ class Recording:
             return None
 
     def cursor(
-        self, at: float | None = None, progress: Callable[[float], None] | None = None
+        self,
+        at: float | None = None,
+        progress: Callable[[float], None] | None = None,
+        *,
+        frames: bool = False,
     ) -> Cursor:
         """A cursor whose model holds the state at ``at`` (default: the start), built from
         the last readable keyframe at or before it; ``progress`` hears the fraction done.
+
+        With ``frames`` (a replay's seek), built from the last keyframe before the
+        history's retention ahead of ``at`` instead, taking a history frame every
+        :data:`~ktop.record.frames.RECORDING_STEP_S` on the recording's grid over that
+        retention (:func:`~ktop.record.frames.walk`), as ``ktop triage --recording``
+        builds it: the same trends and onsets at the same moment.
         """
         with _collector_paused():
-            return self._cursor(self.start if at is None else at, progress)
+            return self._cursor(self.start if at is None else at, progress, frames)
 
-    def _cursor(self, target: float, progress: Callable[[float], None] | None) -> Cursor:
+    def _cursor(
+        self, target: float, progress: Callable[[float], None] | None, frames: bool
+    ) -> Cursor:
         model: ClusterModel | None = None
         frame_pos = 0
-        for key in reversed([k for k in self.keyframes if k.first <= target]):
+        kept = target
+        if frames:
+            kept -= ClusterModel(self.model_config).history.retention_s
+        for key in reversed([k for k in self.keyframes if k.first <= kept]):
             model = self._import(key)
             if model is not None:
                 frame_pos = self.frames.index(key) + 1
@@ -425,7 +441,10 @@ class Recording:
             model = ClusterModel(self.model_config)
             frame_pos = 0
         cur = Cursor(self, model, frame_pos)
-        cur.fold(target, progress)
+        if frames:
+            walk(cur, self.start, target, progress)
+        else:
+            cur.fold(target, progress)
         return cur
 
     def close(self) -> None:

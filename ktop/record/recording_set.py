@@ -312,15 +312,19 @@ class RecordingSet:
         return len(self.parts) - 1
 
     def cursor(
-        self, at: float | None = None, progress: Callable[[float], None] | None = None
+        self,
+        at: float | None = None,
+        progress: Callable[[float], None] | None = None,
+        *,
+        frames: bool = False,
     ) -> SetCursor:
         """A cursor whose model holds the state at ``at`` (inside a gap: the next file's
-        start).
+        start); with ``frames``, its file's history frames too (:meth:`Recording.cursor`).
         """
         at = self.start if at is None else at
         i = self._file_at(at)
         target = max(at, self.parts[i].start)
-        return SetCursor(self, i, self.opened(i).cursor(target, progress))
+        return SetCursor(self, i, self.opened(i).cursor(target, progress, frames=frames))
 
     def close(self) -> None:
         """Close every file still open."""

@@ -145,9 +145,15 @@ class Timeline(Protocol):
     def gaps(self) -> Sequence[Span]: ...  # noqa: D102
 
     def cursor(
-        self, at: float | None = None, progress: Callable[[float], None] | None = None
+        self,
+        at: float | None = None,
+        progress: Callable[[float], None] | None = None,
+        *,
+        frames: bool = False,
     ) -> Cursor:
-        """A cursor whose model holds the state at ``at`` (``progress`` hears how far)."""
+        """A cursor whose model holds the state at ``at`` (``progress`` hears how far;
+        ``frames``: with the history a recording walked to ``at`` has).
+        """
         ...
 
 
@@ -236,7 +242,7 @@ class ReplayPlayer:
             self.seek_progress = fraction
 
         at = self.clamp(at)
-        return Landing(at, [], self.timeline.cursor(at, progress))
+        return Landing(at, [], self.timeline.cursor(at, progress, frames=True))
 
     def land(self, landing: Landing) -> list[Event]:
         """The light half of a seek: take the new position (and model); the events passed.

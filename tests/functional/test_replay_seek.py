@@ -62,10 +62,14 @@ class GatedTimeline:
         return self.rec.gaps
 
     def cursor(
-        self, at: float | None = None, progress: Callable[[float], None] | None = None
+        self,
+        at: float | None = None,
+        progress: Callable[[float], None] | None = None,
+        *,
+        frames: bool = False,
     ) -> Cursor:
         assert self.gate.wait(30), "the test never opened the gate"
-        return self.rec.cursor(at, progress)
+        return self.rec.cursor(at, progress, frames=frames)
 
 
 def _app(path: Path) -> tuple[KtopApp, ReplayPlayer, GatedTimeline]:
@@ -158,7 +162,7 @@ async def test_landing_on_a_marker_shows_its_note(recording: Path) -> None:
         (mark,) = tl.markers
         await pilot.press("n")
         await pilot.pause()
-        assert player.position == mark.at
+        await _lands(app, player, mark.at, _work_s(tl.rec))
         app.pump()
         await pilot.pause()
         assert f"marker: {mark.note}" in _status(app)
@@ -169,11 +173,12 @@ SHIPPED = Path(__file__).parent.parent.parent / "recordings" / "zone-outage.ktre
 
 
 def _work_s(rec: Recording) -> float:
-    """How long the test waits for a seek: twenty times a fold of the whole recording from
-    its first keyframe here (more than any seek in it folds), and two seconds for the UI.
+    """How long the test waits for a seek: twenty times a seek's fold of the whole
+    recording with its history frames here (more than any seek in it does), and two
+    seconds for the UI.
     """
     began = time.perf_counter()
-    rec.cursor(rec.end)
+    rec.cursor(rec.end, frames=True)
     return 20 * (time.perf_counter() - began) + 2.0
 
 
@@ -191,6 +196,10 @@ async def _lands(app: KtopApp, player: ReplayPlayer, at: float, within: float) -
     seeks = [w for w in app.workers if w.name == "seek"]
     if seeks:
         await asyncio.wait_for(app.workers.wait_for_complete(seeks), within)
+    # the source's own seek to --at runs in the source's task, not as a worker
+    deadline = time.monotonic() + within
+    while player.seeking is not None and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
     assert player.seeking is None and player.position == at
 
 
@@ -246,7 +255,11 @@ class EndlessTimeline(GatedTimeline):
         self.stopped = threading.Event()
 
     def cursor(
-        self, at: float | None = None, progress: Callable[[float], None] | None = None
+        self,
+        at: float | None = None,
+        progress: Callable[[float], None] | None = None,
+        *,
+        frames: bool = False,
     ) -> Cursor:
         if progress is None:
             return self.rec.cursor(at)

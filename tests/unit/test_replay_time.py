@@ -85,7 +85,9 @@ class _Timeline:
     markers: list[_Mark] = field(default_factory=list)
     gaps: list[_Gap] = field(default_factory=list)
 
-    def cursor(self, at: float | None = None, progress: object = None) -> _Cursor:
+    def cursor(
+        self, at: float | None = None, progress: object = None, *, frames: bool = False
+    ) -> _Cursor:
         return _Cursor()
 
 

@@ -20,6 +20,7 @@ from ktop.analysis.triage.types import Evidence, Status
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import LOAD_BALANCED, Component, MetricsScraped, SloDayCounted, Target
 from ktop.model.exposition import parse_exposition
+from ktop.model.limits import API_SLO_BUDGET_WARM_UP
 from ktop.model.slo_budget import DAY_FRESH_S
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_apiservers import ApiserverRow, SloRow
@@ -31,6 +32,8 @@ FIXTURE = Path(__file__).parent.parent / "fixtures" / "nri-k8s-1.35_kube-apiserv
 SLI = "apiserver_request_sli_duration_seconds"
 TARGET = Target(Component.APISERVER, "apiserver-0:6443")
 T0 = 1_767_271_320.0
+SPAN = API_SLO_BUDGET_WARM_UP.span_s
+"""Scrapes this far apart: a count that spans less is warming up, not graded."""
 """2026-01-01 12:42:00 UTC (1767225600 is midnight; 12 h 42 min is 45720 s)."""
 
 POST_CONFIGMAPS = 'resource="configmaps",scope="resource",subresource="",verb="POST"'
@@ -125,7 +128,7 @@ def test_the_first_scrape_counts_nothing_and_starts_the_count() -> None:
 def test_calls_added_between_two_scrapes_burn_the_budget_by_hand() -> None:
     m = ClusterModel()
     m.apply(scrape(T0, FIXTURE.read_text()))
-    m.apply(scrape(T0 + 30, second()))
+    m.apply(scrape(T0 + SPAN, second()))
     r = row(m)
     # slow / calls / (1 - 0.99)
     assert slo(r, "mutating").budget_burned.value == pytest.approx(20 / 400 / 0.01)  # 5.0
@@ -145,11 +148,13 @@ def test_half_the_budget_is_a_warning() -> None:
     m = ClusterModel()
     m.apply(scrape(T0, FIXTURE.read_text()))
     text = observe(FIXTURE.read_text(), POST_CONFIGMAPS, 0.1, 1990)
-    m.apply(scrape(T0 + 30, observe(text, POST_CONFIGMAPS, 1.5, 10)))  # 10 / 2000 / 0.01
+    m.apply(scrape(T0 + SPAN, observe(text, POST_CONFIGMAPS, 1.5, 10)))  # 10 / 2000 / 0.01
     assert slo(row(m), "mutating").budget_burned.value == pytest.approx(0.5)
     assert budget_cells(m)["budget:mutating"] == "50% since 12:42"  # at 50 %: not yet
     m.apply(
-        scrape(T0 + 60, observe(observe(text, POST_CONFIGMAPS, 1.5, 10), POST_CONFIGMAPS, 2, 1))
+        scrape(
+            T0 + 2 * SPAN, observe(observe(text, POST_CONFIGMAPS, 1.5, 10), POST_CONFIGMAPS, 2, 1)
+        )
     )
     assert slo(row(m), "mutating").budget_burned.value == pytest.approx(11 / 2001 / 0.01)
     assert budget_cells(m)["budget:mutating"].startswith("▲55% since 12:42")
@@ -159,11 +164,11 @@ def test_half_the_budget_is_a_warning() -> None:
 def test_a_restart_counts_the_new_process_from_zero(start: float | None) -> None:
     m = ClusterModel()
     m.apply(scrape(T0, FIXTURE.read_text()))
-    m.apply(scrape(T0 + 30, second()))
+    m.apply(scrape(T0 + SPAN, second()))
     # the apiserver restarted: since then, 8 POSTs at 0.1 s and 2 at 3 s
     text = restarted(FIXTURE.read_text(), start)
     text = observe(observe(text, POST_CONFIGMAPS, 0.1, 8), POST_CONFIGMAPS, 3.0, 2)
-    m.apply(scrape(T0 + 60, text))
+    m.apply(scrape(T0 + 2 * SPAN, text))
     r = row(m)
     assert slo(r, "mutating").budget_burned.value == pytest.approx((20 + 2) / (400 + 10) / 0.01)
     assert slo(r, "read, one object").budget_burned.value == pytest.approx(0.0)  # 1000 counted
@@ -174,7 +179,7 @@ def test_a_restart_counts_the_new_process_from_zero(start: float | None) -> None
 def test_scrapes_without_new_calls_count_nothing() -> None:
     m = ClusterModel()
     for i in range(3):
-        m.apply(scrape(T0 + 30 * i, FIXTURE.read_text()))
+        m.apply(scrape(T0 + SPAN * i, FIXTURE.read_text()))
     for s in row(m).slos:
         assert s.budget_burned.empty and s.budget_since == T0
     assert set(budget_cells(m).values()) == {"-"}
@@ -184,7 +189,7 @@ def test_without_the_sli_histogram_the_budget_is_unknown_with_the_reason() -> No
     text = "\n".join(line for line in FIXTURE.read_text().splitlines() if not line.startswith(SLI))
     m = ClusterModel()
     m.apply(scrape(T0, text))
-    m.apply(scrape(T0 + 30, text))
+    m.apply(scrape(T0 + SPAN, text))
     r = row(m)
     assert all(s.total for s in r.slos)  # the p99 falls back to the total duration...
     for s in r.slos:  # ...which the budget does not count (APF waits, webhooks)
@@ -197,12 +202,12 @@ def test_without_the_sli_histogram_the_budget_is_unknown_with_the_reason() -> No
 def test_a_keyframe_carries_the_counts_and_the_copy_goes_on_counting() -> None:
     live = ClusterModel()
     live.apply(scrape(T0, FIXTURE.read_text()))
-    live.apply(scrape(T0 + 30, second()))
+    live.apply(scrape(T0 + SPAN, second()))
     state = msgpack.unpackb(msgpack.packb(export_state(live)), strict_map_key=False)
     copy = import_state(state)
     assert copy.slo_budgets == live.slo_budgets
     assert replace(copy.snapshot(), seq=0) == replace(live.snapshot(), seq=0)
-    later = scrape(T0 + 60, observe(second(), POST_CONFIGMAPS, 2.0, 100))
+    later = scrape(T0 + 2 * SPAN, observe(second(), POST_CONFIGMAPS, 2.0, 100))
     live.apply(later)
     copy.apply(later)
     want = (20 + 100) / (400 + 100) / 0.01
@@ -214,15 +219,15 @@ def test_a_load_balancer_that_switched_instance_only_rebases_the_count() -> None
     lb = Target(Component.APISERVER, LOAD_BALANCED)
     m = ClusterModel()
     m.apply(MetricsScraped(T0, lb, scrape(T0, FIXTURE.read_text()).samples))
-    m.apply(MetricsScraped(T0 + 30, lb, scrape(T0, second()).samples))
+    m.apply(MetricsScraped(T0 + SPAN, lb, scrape(T0, second()).samples))
     # another long-running process answers: its lifetime counts (2000 slow POSTs among
     # them) are from before, so they are not counted...
     other = observe(restarted(FIXTURE.read_text(), 1_700_000_000.0), POST_CONFIGMAPS, 2.0, 2000)
-    m.apply(MetricsScraped(T0 + 60, lb, scrape(T0, other).samples))
+    m.apply(MetricsScraped(T0 + 2 * SPAN, lb, scrape(T0, other).samples))
     assert slo(row(m), "mutating").budget_burned.value == pytest.approx(20 / 400 / 0.01)
     # ...and what it counts from then on is: 100 POSTs at 0.1 s
     later = observe(other, POST_CONFIGMAPS, 0.1, 100)
-    m.apply(MetricsScraped(T0 + 90, lb, scrape(T0, later).samples))
+    m.apply(MetricsScraped(T0 + 3 * SPAN, lb, scrape(T0, later).samples))
     assert slo(row(m), "mutating").budget_burned.value == pytest.approx(20 / 500 / 0.01)
 
 
@@ -240,7 +245,7 @@ def day(at: float, counts: tuple[tuple[str, float, float], ...]) -> SloDayCounte
 def test_the_days_count_from_prometheus_stands_for_ktops_own_and_says_today() -> None:
     m = ClusterModel()
     m.apply(scrape(T0, FIXTURE.read_text()))
-    m.apply(scrape(T0 + 30, second()))  # ktop's own: mutating 500 %
+    m.apply(scrape(T0 + SPAN, second()))  # ktop's own: mutating 500 %
     # the day so far: 60 slow of 30,000 mutating calls; 10 of 2,000 namespace reads
     m.apply(day(T0 + 31, (("mutating", 60.0, 30_000.0), ("read, namespace", 10.0, 2000.0))))
     r = row(m)
@@ -261,7 +266,7 @@ def test_a_stale_days_count_gives_way_to_ktops_own() -> None:
     m = ClusterModel()
     m.apply(scrape(T0, FIXTURE.read_text()))
     m.apply(day(T0 + 1, (("mutating", 0.0, 100.0),)))
-    m.apply(scrape(T0 + 30, second()))
+    m.apply(scrape(T0 + SPAN, second()))
     assert slo(row(m), "mutating").budget_today
     m.apply(scrape(T0 + 1 + DAY_FRESH_S + 1, second()))
     s = slo(row(m), "mutating")
@@ -310,6 +315,33 @@ def test_without_any_budget_the_evidence_is_unknown_with_the_reason() -> None:
     text = "\n".join(line for line in FIXTURE.read_text().splitlines() if not line.startswith(SLI))
     m = ClusterModel()
     m.apply(scrape(T0, text))
-    m.apply(scrape(T0 + 30, text))
+    m.apply(scrape(T0 + SPAN, text))
     ev = read_evidence(m.snapshot(), "api.slo_budget")
     assert ev.status is Status.UNKNOWN and f"{SLI} not exposed" in ev.detail
+
+
+@pytest.mark.parametrize("seconds", [5.0, 30.0, SPAN - 1])
+def test_a_count_of_a_few_seconds_is_warming_up_not_a_burned_budget(seconds: float) -> None:
+    """Regression: 20 s into a run, 3 slow calls of 100 read as 300 % of the budget burned
+    "since 00:00", a critical KT-API-006 before anything happened. Too short a count is
+    unknown, warming up, with the seconds it spans: neither ok nor critical.
+    """
+    m = ClusterModel()
+    m.apply(scrape(T0, FIXTURE.read_text()))
+    m.apply(scrape(T0 + seconds, second()))
+    for s in row(m).slos:
+        if not s.budget_burned.empty:
+            assert s.budget_burned.value is None
+            assert s.budget_burned.reason == f"warming up ({seconds:.0f} s of data)"
+    snap = m.snapshot()
+    assert [f for f in evaluate(snap) if f.code == "KT-API-006"] == []
+    ev = read_evidence(snap, "api.slo_budget")
+    assert ev.status is Status.UNKNOWN and "warming up" in ev.detail
+
+
+def test_a_days_count_of_a_few_calls_is_warming_up() -> None:
+    m = ClusterModel()
+    m.apply(scrape(T0, FIXTURE.read_text()))
+    m.apply(day(T0 + 1, (("mutating", 5.0, 50.0),)))
+    s = slo(row(m), "mutating").budget_burned
+    assert s.value is None and s.reason.startswith("warming up")

@@ -12,8 +12,8 @@ import pytest
 from ktop.cli import main
 from ktop.hub import Hub
 from ktop.model.snapshot_nodes import ZoneState
+from ktop.record.frames import RECORDING_STEP_S
 from ktop.record.session import Recorder
-from ktop.sampling import RECORDING_STEP_S
 from ktop.sources.sim.scenarios import SCENARIOS
 from ktop.sources.sim.simulator import Simulator
 from tests.unit.test_bundle_triage import healthy_control_plane, nodes_bundle

@@ -15,8 +15,8 @@ import pytest
 from ktop.cli import main
 from ktop.model.cluster import ClusterModel
 from ktop.record.format import Codec, Kind
+from ktop.record.frames import RECORDING_STEP_S, most_frames, walk
 from ktop.record.reader import Recording
-from ktop.sampling import RECORDING_STEP_S, most_frames, walk
 from tests.unit import recfiles
 
 PER_CHUNK = 1_000

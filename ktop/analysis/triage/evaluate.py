@@ -7,12 +7,13 @@ from dataclasses import replace
 
 from ktop.analysis.etcd_defrag import defrag_stall
 from ktop.analysis.findings import Severity
-from ktop.analysis.trends import Direction, Trend, signal_trend
+from ktop.analysis.trends import Direction, Trend, held_words, signal_trend
 from ktop.analysis.triage.baseline import NO_BASELINE, BaselineSource
 from ktop.analysis.triage.capacity import capacity, given_sizes
 from ktop.analysis.triage.diagnosis import diagnose
 from ktop.analysis.triage.evidence import Context, EvidenceReading
 from ktop.analysis.triage.evidence_api import busiest_talker
+from ktop.analysis.triage.onset import with_episode
 from ktop.analysis.triage.paths import PATHS, EvidenceSpec, PathSpec
 from ktop.analysis.triage.readers import READERS
 from ktop.analysis.triage.types import (
@@ -39,6 +40,15 @@ CONFINED = 0.9
 """A cause shared by this share of the affected pods or nodes is 'confined' to it."""
 
 
+def _trend_limit(e: EvidenceSpec, r: EvidenceReading) -> float | None:
+    """The value of the reading's signal past which it is not ok: the reading's own limit
+    (a baseline-relative one), else the spec's first limit.
+    """
+    if r.threshold is not None:
+        return r.threshold
+    return None if e.threshold is None else e.threshold.fires_at
+
+
 def _trend(ctx: Context, e: EvidenceSpec, r: EvidenceReading) -> Trend | None:
     """Since when the reading's signal has been beyond the evidence's threshold (the
     reading's own when it gives one), and which way it goes; None without a signal. A
@@ -48,9 +58,7 @@ def _trend(ctx: Context, e: EvidenceSpec, r: EvidenceReading) -> Trend | None:
     """
     if r.severity is Severity.UNKNOWN:
         return None
-    threshold = r.threshold
-    if threshold is None and e.threshold is not None:
-        threshold = e.threshold.fires_at
+    threshold = _trend_limit(e, r)
     seen = None
     if r.signal and threshold is not None:
         seen = signal_trend(ctx.snap.history, r.signal, threshold)
@@ -63,8 +71,34 @@ def _trend(ctx: Context, e: EvidenceSpec, r: EvidenceReading) -> Trend | None:
     return replace(seen, since=r.onset, since_before_history=False)
 
 
+def _suspect_limit(e: EvidenceSpec, r: EvidenceReading) -> float | None:
+    """The value of the reading's signal past which it makes its path suspect: the
+    reading's own limit (a baseline-relative one), else the spec's limit of ``suspect_at``.
+    """
+    if r.threshold is not None:
+        return r.threshold
+    th = e.threshold
+    if th is None or e.suspect_at is None:
+        return None
+    return th.critical if e.suspect_at >= Severity.CRITICAL else th.warn
+
+
+def _held(ctx: Context, e: EvidenceSpec, r: EvidenceReading, trend: Trend | None) -> Trend | None:
+    """The breach of a reading no longer suspect whose signal passed its suspect limit
+    less than :data:`~ktop.analysis.trends.CLEAR_HOLD_S` ago: held, still suspect. Read
+    only when the reading's ``trend`` (at its first limit) shows a breach not yet over.
+    """
+    limit = _suspect_limit(e, r)
+    if trend is None or trend.since is None or limit is None or not r.signal:
+        return None
+    t = trend if limit == _trend_limit(e, r) else signal_trend(ctx.snap.history, r.signal, limit)
+    return t if t.held else None
+
+
 def read_evidence(spec: PathSpec, ctx: Context) -> tuple[Evidence, ...]:
-    """Every evidence of a path, in order, each with its signal's trend when it has one."""
+    """Every evidence of a path, in order, each with its signal's trend when it has one;
+    a reading that made its path suspect less than a hold ago stays suspect, held.
+    """
     out = []
     for e in spec.evidence:
         r = READERS[e.id](ctx, e)
@@ -72,6 +106,12 @@ def read_evidence(spec: PathSpec, ctx: Context) -> tuple[Evidence, ...]:
         suspect = (
             e.suspect_at is not None and status is not Status.UNKNOWN and r.severity >= e.suspect_at
         )
+        trend = _trend(ctx, e, r)
+        held = None if suspect else _held(ctx, e, r, trend)
+        detail = r.detail
+        if held is not None and held.clear_since is not None:
+            detail += held_words(held, ctx.snap.at)
+            trend = held if trend is None or trend.since is None else trend
         out.append(
             Evidence(
                 id=e.id,
@@ -79,13 +119,15 @@ def read_evidence(spec: PathSpec, ctx: Context) -> tuple[Evidence, ...]:
                 status=status,
                 value=r.value,
                 unit=e.unit,
-                detail=r.detail,
+                detail=detail,
                 first_line=e.first_line,
                 pane=e.pane,
-                suspect=suspect,
+                suspect=suspect or held is not None,
                 note=r.severity is Severity.INFO,
                 signal=r.signal,
-                trend=_trend(ctx, e, r),
+                trend=trend,
+                suspect_limit=_suspect_limit(e, r) if r.signal else None,
+                held=held is not None,
             )
         )
     return tuple(out)
@@ -224,6 +266,13 @@ def p4(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
             "network to them) first"
         )
     unhealthy = n.not_ready + n.unknown
+    if unhealthy == 0:  # suspect from the Lease lag alone: the nodes about to turn NotReady
+        lagging = max(n.zones, key=lambda z: z.lease_lag_max_s.or_(0.0))
+        where = "the control path" if cp_bad else f"zone {lagging.zone or '(none)'}'s shared parts"
+        return v, (
+            f"node Leases not renewed ({e['nodes.lease_lag_p99'].detail}; longest in zone "
+            f"{lagging.zone or '(none)'}), no node NotReady yet: suspect {where}"
+        )
     worst = max(n.zones, key=lambda z: z.unhealthy)
     share = e["nodes.domain_share"].value or 0.0
     disrupted = [
@@ -367,7 +416,8 @@ def evaluate_path(spec: PathSpec, ctx: Context) -> PathResult:
     """One path's verdict."""
     ev = read_evidence(spec, ctx)
     verdict, conclusion = CORRELATE.get(spec.id, _default)(ctx.snap, ev)
-    return PathResult(spec.id, spec.title, verdict, ev, conclusion, spec.direction)
+    result = PathResult(spec.id, spec.title, verdict, ev, conclusion, spec.direction)
+    return with_episode(result, ctx.snap.history, ctx.snap.at)
 
 
 def triage(

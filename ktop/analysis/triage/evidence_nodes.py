@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ktop.analysis import catalogue as c
 from ktop.analysis.findings import Severity
+from ktop.analysis.trends import recent_normal
 from ktop.analysis.triage.evidence import (
     Context,
     EvidenceReading,
@@ -99,15 +102,38 @@ def nodes_domain(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     return EvidenceReading(Severity.WARNING, share, f"{detail}: confined to one zone")
 
 
+LAG_QUANTILE_SHARE = 0.01
+"""The share of nodes a p99 over nodes lets past it: a Lease lag p99 past the lease
+duration while this share of the nodes is already not Ready is theirs, not news."""
+
+
 def nodes_lease(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
-    """Evidence ``nodes.lease_lag_p99``."""
+    """Evidence ``nodes.lease_lag_p99``: past the lease duration it is critical (suspect:
+    the nodes about to turn NotReady) when that is new, its recent normal under the lease
+    duration (with no history: fewer than 1 % of the nodes not Ready); a chronic lag, the
+    Leases of nodes long NotReady, is a warning.
+    """
     n = ctx.snap.nodes
     if not n.nodes_known:
         return unknown(n.nodes_reason or "nodes not listed")
     lag = n.lease_lag_p99_s
     if lag.value is None and not lag.empty:
         return unknown(feed_reason(ctx.snap, FEED_LEASES, lag.reason))
-    return graded(spec, lag, f"p99 {lag.or_(0):.0f} s").on(signal_key("nodes.lease_lag_p99_s"))
+    key = signal_key("nodes.lease_lag_p99_s")
+    r = graded(spec, lag, f"p99 {lag.or_(0):.0f} s").on(key)
+    if r.severity is not Severity.CRITICAL or spec.threshold is None:
+        return r
+    normal = recent_normal(ctx.snap.history, key, ctx.snap.at)
+    unhealthy = n.not_ready + n.unknown
+    if normal is not None:
+        chronic = spec.threshold.grade(normal) is Severity.CRITICAL
+        why = f"its recent normal {normal:.0f} s is past the lease duration too"
+    else:  # one capture: the NotReady nodes' own Leases
+        chronic = bool(n.total) and unhealthy / n.total >= LAG_QUANTILE_SHARE
+        why = f"{unhealthy} nodes are not Ready"
+    if chronic:  # not news: the expired Leases are those of nodes P4 reads as NotReady
+        return replace(r, severity=Severity.WARNING, detail=f"{r.detail} ({why})")
+    return r
 
 
 def heartbeat_share(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ktop.analysis.triage.baseline_normal import against_normal
 from ktop.analysis.triage.evidence import (
     Context,
     EvidenceReading,
@@ -49,4 +50,6 @@ def reading_evidence(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     if readable.why_none is not None:
         return unknown(readable.why_none)
     rows = [(s, v) for s, v in reading.extract(ctx.snap) if readable.keeps(s)]
-    return worst_reading(spec, rows, area.subject, FORMATS[reading.unit], reading.metric)
+    fmt = FORMATS[reading.unit]
+    r = worst_reading(spec, rows, area.subject, fmt, reading.metric)
+    return against_normal(ctx, spec, reading, r, fmt)

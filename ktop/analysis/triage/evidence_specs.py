@@ -423,7 +423,7 @@ NODES_LEASE = EvidenceSpec(
     "s",
     Area.NODES,
     c.NODE_LEASE_LAG_P99,
-    suspect_at=None,
+    suspect_at=Severity.CRITICAL,
 )
 NODE_REGISTRATION = EvidenceSpec(
     "nodes.registration_rate",

@@ -151,8 +151,9 @@ PATHS: tuple[PathSpec, ...] = (
         "Many nodes NotReady at once",
         "many nodes turn NotReady together",
         (NODES_NOT_READY, NODES_DOMAIN, NODES_LEASE, API_REACHABLE, ETCD_LEADER),
-        "suspect when a zone is in Partial or Full disruption; confined to one zone with a "
-        "healthy control plane points at that zone's shared parts, everywhere with an "
+        "suspect when a zone is in Partial or Full disruption, or when the node Lease lag "
+        "p99 passes the lease duration (the nodes about to turn NotReady); confined to one "
+        "zone with a healthy control plane points at that zone's shared parts, everywhere with an "
         "unhealthy control plane at the control path",
         "tell real node failure apart from a broken control path",
         "triage-paths P4 (000 §12.4, §8)",

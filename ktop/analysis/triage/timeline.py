@@ -16,8 +16,8 @@ ktop's own frames and any Prometheus backfill) and the recording's markers:
   critical one (a reading already past it in the first frame crossed *before the
   history*).
 * **the diagnosis**: when the probable cause and each independent suspect of the
-  triage report began (its onset: the earliest breach among its
-  evidence, so size- and baseline-relative limits count too).
+  triage report began (its onset: the start of its suspect episode,
+  ``ktop/analysis/triage/onset.py``, so size- and baseline-relative limits count too).
 * **recording markers**, with their notes.
 
 Events of one kind with the same words at the same frame are one line that names every
@@ -398,7 +398,8 @@ KIND_HOW: dict[EventKind, str] = {
     EventKind.DIAGNOSIS: (
         "when the probable cause and each independent suspect began: the path's onset (the "
         "earliest breach among its suspect evidence, so size- and baseline-relative limits "
-        "count too)"
+        "count too, moved back along the first-line breaches that overlap it: the start of "
+        "its suspect episode)"
     ),
     EventKind.MARKER: "the markers added with `m` while recording, up to the moment shown",
 }

@@ -72,12 +72,21 @@ class Evidence:
     trend: Trend | None = None
     """Since when ``signal`` has been beyond the evidence's threshold and which way it goes
     (None when the evidence has no signal or is unknown)."""
+    suspect_limit: float | None = None
+    """The value of ``signal`` past which the reading makes its path suspect (None: it
+    never does alone, or has no signal)."""
+    held: bool = False
+    """The reading is back within its limit, but not yet for
+    :data:`~ktop.analysis.trends.CLEAR_HOLD_S`: it stays suspect (a cause in progress
+    does not flip to no incident on a dip)."""
 
     @property
     def breaching(self) -> bool:
-        """True for a warn or bad reading whose signal history shows when it began."""
+        """True for a warn or bad reading (or a held one) whose signal history shows when
+        it began.
+        """
         return (
-            self.status in (Status.WARN, Status.BAD)
+            (self.status in (Status.WARN, Status.BAD) or self.held)
             and self.trend is not None
             and self.trend.since is not None
         )
@@ -99,6 +108,9 @@ class PathResult:
     """Its place in the diagnosis (None until :func:`~.diagnosis.diagnose` ranks it)."""
     explained_by: tuple[str, ...] = ()
     """For a consequence, the suspect paths that explain it, the first ranked first."""
+    episode: Trend | None = None
+    """The trend with its onset at the start of the path's suspect episode, its evidence's
+    breach runs chained (``ktop/analysis/triage/onset.py``); None: not computed."""
 
     @property
     def onset(self) -> float | None:
@@ -108,10 +120,13 @@ class PathResult:
 
     @property
     def trend(self) -> Trend | None:
-        """Since when the path's problem has been growing: the earliest start among its
-        suspect evidence with a history (among its warn or bad evidence when none is
-        suspect); None when no such evidence has a history.
+        """Since when the path's problem has been growing: its :attr:`episode` when
+        computed, else the earliest start among its suspect evidence with a history (among
+        its warn or bad evidence when none is suspect); None when no such evidence has a
+        history.
         """
+        if self.episode is not None:
+            return self.episode
         breaching = [e for e in self.evidence if e.breaching]
         chosen = [e for e in breaching if e.suspect] or breaching
         trends = [e.trend for e in chosen if e.trend is not None and e.trend.since is not None]

@@ -50,15 +50,17 @@ OVER_THE_LIMIT = {
 list only shrinks: lower an entry when its module shrinks, remove it when the module
 drops to the limit (the test says so), never add one."""
 
-KTOP_LINE_BUDGET = 49_400
+KTOP_LINE_BUDGET = 50_200
 """The most lines all of ktop/'s Python may have (``find ktop -name '*.py' | xargs cat | wc
 -l``). 46,517 when the architecture issue began; the hardening of recordings, secrets and
 input (bounded parsers, the record directory, redaction, escaping, option checks) and the
 first architecture steps (the area registry, the runner and one way to build a hub, typed
 reading handles, messages and reactives) brought it to 48,572: the registries replaced
 tables but added more than they removed. Raised since only by the new features of the
-first-minute and quit issues, each stated in CHANGELOG.md (a one-shot's look-back, the
-headline's critical findings and place, the connecting state, a bounded stop).
+first-minute and quit issues, each stated in CHANGELOG.md (a one-shot's look-back and
+onsets, lost etcd members, baselines and held onsets, skew against peers and the lab's
+rolling restart, the headline's critical findings and place, the connecting state, a
+bounded stop): 50,140 lines then.
 Registries replace tables, so ktop/ should shrink: when it has, lower this to the new
 count plus about 100 lines. Raised only by a feature's own new code, never for a
 refactoring."""

@@ -9,6 +9,7 @@ from ktop.model.events import ApfLevelDump
 from ktop.model.histogram import Buckets, merge_buckets
 from ktop.model.series import TargetSeries
 from ktop.model.series_window import Key
+from ktop.model.since_start import rate_by_since_start
 from ktop.model.snapshot_apf import ApfRow, ApfSnapshot
 from ktop.model.values import Val, sum_vals
 
@@ -87,7 +88,7 @@ def _flows(ts: TargetSeries) -> dict[Key, _Acc]:
         acc(k).seats.append(v)
     for k, v in ts.rate_by(DISPATCHED, PL_FS).items():
         acc(k).dispatched.append(v)
-    for (pl, fs, reason), v in ts.rate_by(REJECTED, (*PL_FS, "reason")).items():
+    for (pl, fs, reason), v in rate_by_since_start(ts, REJECTED, (*PL_FS, "reason")).items():
         acc((pl, fs)).rejected.setdefault(reason, []).append(v)
     for k, b in ts.buckets_by(WAIT, PL_FS).items():
         acc(k).wait.append(b)

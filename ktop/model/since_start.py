@@ -17,7 +17,9 @@ happened.
 
 from __future__ import annotations
 
-from ktop.model.series_window import IDENTITY, SeriesWindow
+from collections.abc import Sequence
+
+from ktop.model.series_window import IDENTITY, Key, SeriesWindow
 from ktop.model.values import Val
 
 
@@ -60,3 +62,25 @@ def increase_since_start(
     if counted is None or (seen.value is not None and seen.value >= counted):
         return seen, None
     return Val.of(counted), started_within(ts)
+
+
+def rate_by_since_start(ts: SeriesWindow, name: str, by: Sequence[str]) -> dict[Key, Val]:
+    """Counter ``name``'s rate per group over the window; for a process that started
+    within the window, where its count since that start is more than ktop's own scrapes
+    saw, that count over the seconds it has run (a one-shot after an APF flood that ended
+    before it: the rejections the apiserver counted since it started, not the none of
+    ktop's last seconds).
+    """
+    seen = ts.rate_by(name, by)
+    start = started_within(ts)
+    if start is None or ts.last_at is None or ts.last_at <= start:
+        return seen
+    ran_s = ts.last_at - start
+    out = dict(seen)
+    for k, total in ts.gauge_by(name, by).items():
+        if total.value is None:
+            continue
+        own = seen.get(k)
+        if own is None or own.value is None or own.value < total.value / ran_s:
+            out[k] = Val.of(total.value / ran_s)
+    return out

@@ -308,3 +308,49 @@ def test_a_bundle_is_judged_over_the_look_back_before_its_capture(
     row = next(r for r in doc["signals"]["etcd"] if r["instance"] == "minikube")
     seen = _independent(LEADER, CHANGES)
     assert row["leader_changes"] == (seen - 1 if since_start else seen)
+
+
+# ------------------------------------------------ APF rejections since an apiserver started
+
+APISERVER = "nri-k8s-1.35_kube-apiserver_metrics.prom"
+"""kube-apiserver 1.35: no rejection counted; one is added below, as a flood leaves it."""
+REJECTED = "apiserver_flowcontrol_rejected_requests_total"
+
+
+def _apiserver(at: float, rejected: float) -> ClusterSnapshot:
+    """One scrape at ``at`` of the real apiserver dump, with ``rejected`` rejections of
+    the global-default level counted since its start, in a model of the look-back."""
+    parsed = parse_exposition((FIXTURES / APISERVER).read_text(), FAMILIES[Component.APISERVER])
+    assert parsed.errors == () and not any(s.name == REJECTED for s in parsed.samples)
+    flood = Sample(
+        REJECTED,
+        (
+            ("flow_schema", "global-default"),
+            ("priority_level", "global-default"),
+            ("reason", "queue-full"),
+        ),
+        rejected,
+    )
+    model = ClusterModel(ModelConfig(window_s=LOOK_BACK_S))
+    target = Target(Component.APISERVER, "apiserver-0:6443")
+    model.apply(MetricsScraped(at, target, (*parsed.samples, flood)))
+    return model.observe()
+
+
+def _rejected_per_s(snap: ClusterSnapshot) -> float | None:
+    level = next(r for r in snap.apf.levels if r.priority_level == "global-default")
+    return level.rejected_total_per_s.value
+
+
+def test_rejections_an_apiserver_counted_since_it_started_within_the_look_back_count() -> None:
+    """An APF flood that ended before the one-shot: its one scrape shows none in ktop's
+    own seconds, but the apiserver counted them since it started, within the look-back."""
+    started = _independent(APISERVER, "process_start_time_seconds")
+    snap = _apiserver(started + 120.0, rejected=600.0)
+    assert _rejected_per_s(snap) == pytest.approx(600.0 / 120.0)
+
+
+def test_rejections_of_an_apiserver_started_before_the_look_back_need_two_scrapes() -> None:
+    started = _independent(APISERVER, "process_start_time_seconds")
+    snap = _apiserver(started + LOOK_BACK_S + 60.0, rejected=600.0)
+    assert _rejected_per_s(snap) is None  # a lifetime count is not a rate over the look-back

@@ -303,6 +303,16 @@ NORMAL_QUANTILE = 0.25
 has grown through part of them does not yet raise it."""
 
 
+def first_reading(view: HistoryView, signal_key: str, now: float) -> float | None:
+    """The signal's oldest point older than :data:`NORMAL_GAP_S` before ``now``: what
+    it read before the newest scrapes, while the history is too short for a recent
+    normal (None with no such point).
+    """
+    for at, value in view.points(signal_key):
+        return value if at <= now - NORMAL_GAP_S else None
+    return None
+
+
 def recent_normal(view: HistoryView, signal_key: str, now: float) -> float | None:
     """A signal's recent normal: the lower quartile of the oldest half (by time) of its
     points older than :data:`NORMAL_GAP_S` before ``now`` (the history ktop keeps and any

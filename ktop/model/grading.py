@@ -92,9 +92,13 @@ class Threshold:
         return f"{self.name}: " + ", ".join(parts)
 
 
+WARMING_UP = "warming up"
+"""The words that open every warm-up reason (panels let such a note yield its row)."""
+
+
 def warming_up(span_s: float) -> str:
     """``warming up (42 s of data)``: why a reading with too little data is not graded."""
-    return f"warming up ({max(0.0, span_s):.0f} s of data)"
+    return f"{WARMING_UP} ({max(0.0, span_s):.0f} s of data)"
 
 
 @dataclass(frozen=True, slots=True)

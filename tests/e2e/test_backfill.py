@@ -103,7 +103,10 @@ def test_first_frame_equals_prometheus_rate_and_histogram_quantile(lab: Lab, pro
     # counter in the window started from zero (where PromQL clamps its extrapolation).
     wait_for_two_windows(lab, prom_url)
     at = float(int(time.time()) - 2)
-    backfill = PrometheusBackfill(prom_url, time.time, window_s=WINDOW_S, history_s=300, step_s=5)
+    # the history's rate window as the frame's (the dashboard's): its last point is the frame's
+    backfill = PrometheusBackfill(
+        prom_url, time.time, window_s=WINDOW_S, signal_window_s=WINDOW_S, history_s=300, step_s=5
+    )
     events = backfill.read(PrometheusConnect(url=prom_url), at)
     assert not backfill.errors
     scrapes = [e for e in events if isinstance(e, MetricsScraped)]

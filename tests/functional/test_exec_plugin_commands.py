@@ -94,10 +94,11 @@ def _run(name: str, tmp_path: Path) -> tuple[str, int | None, float, str]:
     env = base_env(KTOP_CACHE_DIR=str(case / "cache"), KTOP_CASE=str(case))
     full = ktop_argv(*argv, "--kubeconfig", str(kubeconfig))
     if name in ON_A_TERMINAL:
-        # The fleet shows a failed cell's reason on one line of its screen and goes on
-        # with the other cells: wide enough for the whole line.
+        # The fleet shows a failed cell's reason on its screen and goes on with the other
+        # cells: wide enough for the whole line, pytest's long temporary path in it (a
+        # wrapped line is split by the sequences that draw its next row).
         run = run_in_pty(
-            full, env=env, size=(200, 40), seconds=LIMIT_S + START_ALLOWANCE_S, until=_exited
+            full, env=env, size=(400, 40), seconds=LIMIT_S + START_ALLOWANCE_S, until=_exited
         )
         text = run.output.decode(errors="replace")
         code = run.returncode

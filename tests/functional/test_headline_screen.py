@@ -16,7 +16,9 @@ from ktop.sources.sim.simulator import Simulator
 from ktop.ui.app import KtopApp
 from ktop.ui.render.level import SYMBOL, Level
 from ktop.ui.widgets.status_bar import StatusBar
+from tests.functional.factories import StaticHub
 from tests.functional.screen import screen_text
+from tests.unit.played import critical_without_cause
 
 SIZES = [(80, 24), (200, 60)]
 IDS = ["80x24", "200x60"]
@@ -59,11 +61,10 @@ async def test_before_the_source_starts_the_screen_says_connecting(size: tuple[i
 async def test_a_critical_finding_without_a_cause_is_no_probable_cause_yet(
     size: tuple[int, int],
 ) -> None:
-    hub = zone_outage_hub(80)
-    published = hub.latest
+    published = critical_without_cause()
     assert published.triage.cause is None
     assert any(f.severity is Severity.CRITICAL for f in published.findings)
-    app = KtopApp(hub)
+    app = KtopApp(StaticHub(published.snapshot, published.findings))
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         line = headline_of(app)

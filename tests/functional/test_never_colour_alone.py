@@ -97,6 +97,8 @@ def apf_checks(app: KtopApp, snap: ClusterSnapshot) -> Iterator[Check]:
 def apiserver_checks(app: KtopApp, snap: ClusterSnapshot) -> Iterator[Check]:
     header, rows = panel_rows(app, Area.APISERVERS)
     for row, inst in zip(rows, snap.apiservers.instances, strict=False):
+        if row[0].startswith("+"):  # "+2 more": the rows after it are not shown
+            break
         start = inst.start_time.value
         up = Val.of(snap.at - start) if start is not None else inst.start_time
         token = cell(header, row, "up")

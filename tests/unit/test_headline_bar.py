@@ -17,6 +17,7 @@ from ktop.sources.sim.scenarios import BY_NAME, SCENARIOS
 from ktop.sources.sim.simulator import Simulator
 from ktop.ui.render.level import STYLE, Level
 from ktop.ui.render.triage import headline_bar
+from tests.unit.played import critical_without_cause
 from tests.unit.played import played as play
 
 
@@ -98,14 +99,8 @@ def test_since_when_shows_whole_before_the_first_direction_and_the_title_always(
 
 
 def test_a_critical_finding_without_a_suspect_path_is_no_probable_cause_yet() -> None:
-    """The zone outage 75 s in: the Lease lag is critical before the zone is judged."""
-    sim = Simulator("zone-outage", nodes=2000, zones=3, seed=4)
-    hub = Hub()
-    hub.ingest(sim.start())
-    for _ in range(16):
-        hub.ingest(sim.advance(5.0))
-        hub.publish(force=True)
-    published = hub.latest
+    """A critical Lease lag that no triage path explains: never "No incident"."""
+    published = critical_without_cause()
     critical = [f for f in published.findings if f.severity is Severity.CRITICAL]
     assert critical and published.triage.cause is None  # the moment of the bug report
     for width in (80, 120, 400):

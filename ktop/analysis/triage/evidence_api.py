@@ -281,9 +281,16 @@ def api_restart(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     detail = f"{name} started at {fmt_clock(t)} UTC, {up:.0f} s before the snapshot"
     if up >= ctx.snap.window_s:
         return EvidenceReading(Severity.OK, up, f"{detail}: before the {look_back} look-back")
-    # the process' own start time is when it restarted: an onset that needs no history
+    # the process' own start time is when it restarted: an onset that needs no history;
+    # a rolling restart is one event from its first restart on (its onset does not move
+    # with each instance restarted after it)
+    restarted = sorted(t for _, t in known if ctx.snap.at - t < ctx.snap.window_s)
     detail += f": a restart within the {look_back} look-back"
-    return EvidenceReading(Severity.WARNING, up, detail, onset=t)
+    if len(restarted) > 1:
+        detail += (
+            f" ({len(restarted)} instances restarted, the first at {fmt_clock(restarted[0])} UTC)"
+        )
+    return EvidenceReading(Severity.WARNING, up, detail, onset=restarted[0])
 
 
 def api_reachable(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:

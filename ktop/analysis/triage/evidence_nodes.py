@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from ktop.analysis import catalogue as c
 from ktop.analysis.findings import Severity
-from ktop.analysis.trends import recent_normal
+from ktop.analysis.trends import first_reading, recent_normal
 from ktop.analysis.triage.evidence import (
     Context,
     EvidenceReading,
@@ -110,7 +110,8 @@ duration while this share of the nodes is already not Ready is theirs, not news.
 def nodes_lease(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``nodes.lease_lag_p99``: past the lease duration it is critical (suspect:
     the nodes about to turn NotReady) when that is new, its recent normal under the lease
-    duration (with no history: fewer than 1 % of the nodes not Ready); a chronic lag, the
+    duration (or, with too short a history, its first reading; with no history: fewer
+    than 1 % of the nodes not Ready); a chronic lag, the
     Leases of nodes long NotReady, is a warning.
     """
     n = ctx.snap.nodes
@@ -123,7 +124,11 @@ def nodes_lease(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     r = graded(spec, lag, f"p99 {lag.or_(0):.0f} s").on(key)
     if r.severity is not Severity.CRITICAL or spec.threshold is None:
         return r
-    normal = recent_normal(ctx.snap.history, key, ctx.snap.at)
+    history = ctx.snap.history
+    # a history too short for a normal still says what the lag read before it rose
+    normal = recent_normal(history, key, ctx.snap.at)
+    if normal is None:
+        normal = first_reading(history, key, ctx.snap.at)
     unhealthy = n.not_ready + n.unknown
     if normal is not None:
         chronic = spec.threshold.grade(normal) is Severity.CRITICAL

@@ -16,7 +16,7 @@ from ktop.model.text import fmt_clock, truncate
 from ktop.ui.render import apf, apiservers, etcd, metrics_only, nodes, scheduler
 from ktop.ui.render.cost import cost_line
 from ktop.ui.render.level import STYLE, Level
-from ktop.ui.render.reasons import drill_reason_lines, input_errors, panel_note
+from ktop.ui.render.reasons import drill_reason_lines, input_errors, only_warming_up, panel_note
 from ktop.ui.render.status import (
     CONNECTING_STYLE,
     CONNECTING_WORD,
@@ -26,7 +26,7 @@ from ktop.ui.render.status import (
     state_words,
 )
 from ktop.ui.render.trend import AREA_CHARTS, WINDOWS, ChartData, chart_data
-from ktop.ui.render.view import DrillView, PanelView, title
+from ktop.ui.render.view import DrillView, PanelView, cuts_rows, title
 
 PanelFn = Callable[[ClusterSnapshot, "Text | None", int, int, bool], PanelView]
 """An area's overview panel: snapshot, note, rows, width, whether the area's data is
@@ -191,6 +191,9 @@ def overview_panel(
     """
     note = panel_note(snapshot, area, width)  # walks the area: once, for both fits below
     view = _panel(snapshot, area, rows, width, note)
+    if note is not None and cuts_rows(view) and only_warming_up(snapshot, area):
+        note = None  # rows before "warming up": the drill-down keeps the note
+        view = _panel(snapshot, area, rows, width, note)
     if not sparks or width < SPARK_MIN_WIDTH or rows < 2:
         return view
     if len(view.lines) >= rows:

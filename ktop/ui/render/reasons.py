@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from rich.text import Text
 
 from ktop.model.events import Area
+from ktop.model.grading import WARMING_UP
 from ktop.model.snapshot import ClusterSnapshot, Freshness
 from ktop.model.snapshot_apf import ApfSnapshot, TalkersView
 from ktop.model.text import fmt_age, short_instance, truncate
@@ -174,6 +175,22 @@ def _area_reasons(snapshot: ClusterSnapshot, area: Area) -> tuple[str, ...]:
         if not covered:
             seen.setdefault(reason, None)
     return tuple(seen)
+
+
+def only_warming_up(snapshot: ClusterSnapshot, area: Area) -> bool:
+    """True when every reason of the area is a reading still warming up: no input
+    failed and nothing is unknown for any other reason. Such a note is not a gap in what
+    ktop can see (the reading is graded once it has enough data), so an overview panel
+    lets it yield its row to a data row; the drill-down keeps it.
+    """
+    if any(f.error for f in snapshot.area_freshness(area)):
+        return False
+    found = area_reasons(snapshot, area)
+    return bool(found) and all(_warming_up(r) for r in found)
+
+
+def _warming_up(reason: str) -> bool:
+    return reason.startswith(WARMING_UP) or f": {WARMING_UP} (" in reason
 
 
 def panel_note(snapshot: ClusterSnapshot, area: Area, width: int) -> Text | None:

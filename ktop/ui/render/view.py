@@ -218,8 +218,17 @@ def fit(
     if room < len(shown) + unbuilt:
         keep = max(0, room - 1)
         hidden = len(shown) + unbuilt - keep
-        shown = [*shown[:keep], Text(f"  +{hidden} more", style="dim")] if room > 0 else []
+        shown = [*shown[:keep], Text(f"  +{hidden}{MORE}", style="dim")] if room > 0 else []
     return tuple([*top, *shown, *tail][:rows])
+
+
+MORE = " more"
+"""The end of the line that counts body lines a panel had no room for (``  +2 more``)."""
+
+
+def cuts_rows(view: PanelView) -> bool:
+    """True when ``view`` hides body lines behind a ``+N more`` line."""
+    return any(line.plain.startswith("  +") and line.plain.endswith(MORE) for line in view.lines)
 
 
 def degrade(level: Level, failing: bool) -> Level:

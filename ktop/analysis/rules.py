@@ -105,10 +105,6 @@ def _fold(found: Iterable[tuple[str, Finding]]) -> Iterator[Finding]:
             yield replace(first, title=_names([subject for subject, _ in same]) + rest)
 
 
-def _ms(v: Val) -> str:
-    return "?" if v.value is None else f"{v.value * 1000:.0f} ms"
-
-
 def apf(s: ClusterSnapshot) -> Iterator[Finding]:
     """KT-APF-*."""
     a = s.apf

@@ -263,13 +263,6 @@ class ReplayPlayer:
 
     # ---------------------------------------------------------- controls
 
-    def toggle_pause(self) -> None:
-        """Pause or resume (resuming at the end starts again from the beginning)."""
-        restart = self.toggle()
-        if restart is not None:
-            self.seek(restart)
-            self.paused = False
-
     def toggle(self) -> float | None:
         """Pause or resume; resuming at the end is starting again: the start, to seek to."""
         restart = self.paused and self.at_end

@@ -1,6 +1,6 @@
 """The lab's apiserver-skew scenario sizes its load to pass the critical skew limit.
 
-The expected counts are worked out by hand from the published limit (5x) and floor (10).
+The expected counts are worked out by hand from the published limit (5x) and floor (50).
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ def test_the_watches_an_apiserver_holds_are_its_watch_gauges_summed() -> None:
 
 
 def test_enough_watches_to_pass_twice_the_critical_limit() -> None:
-    assert (API_SKEW.critical, SKEW_FLOOR, SKEW_AIM) == (5.0, 10.0, 2.0)
+    assert (API_SKEW.critical, SKEW_FLOOR, SKEW_AIM) == (5.0, 50.0, 2.0)
     # the healthy lab: 180 held, the peer 100: 10 x 100 - 180
     assert watches_to_open(180.0, [100.0]) == 820
-    # a peer at rest under the floor counts as the floor: 10 x 10 - 0
-    assert watches_to_open(0.0, [0.0]) == 100
+    # a peer at rest under the floor counts as the floor: 10 x 50 - 0
+    assert watches_to_open(0.0, [0.0]) == 500
     # several peers: against their mean, (100 + 300) / 2 = 200 -> 2000 - 500
     assert watches_to_open(500.0, [100.0, 300.0]) == 1500
     # already skewed enough: nothing to open; never past the cap

@@ -147,11 +147,6 @@ def results_to_samples(family: str, results: list[dict[str, Any]]) -> dict[str, 
     return out
 
 
-def instances_of(names: Iterable[str]) -> list[Target]:
-    """Apiserver targets of these instance names."""
-    return [Target(Component.APISERVER, n) for n in names]
-
-
 def given_apiservers(
     given: Sequence[str], seen: Iterable[str], resolve: Resolve
 ) -> Callable[[Target], Target | None]:

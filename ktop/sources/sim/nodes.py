@@ -138,13 +138,6 @@ class SimNodes:
         """The kubelet of node ``i`` stops renewing from ``at_el`` on."""
         self.halt_at[i] = at_el
 
-    def resume(self, i: int, at_el: float) -> None:
-        """The kubelet of node ``i`` renews again from ``at_el`` on."""
-        self.halt_at.pop(i, None)
-        if self.silent.pop(i, "absent") is None:
-            self.next_renew[i] = at_el
-            self._wheel.setdefault(math.ceil(at_el), []).append(i)
-
     def update(self, i: int, el: float, out: list[Event], **changes: object) -> NodeRecord:
         """Replace node ``i``'s record and emit ``NodeUpserted``; keeps zone counts."""
         old = self.records[i]
@@ -168,7 +161,3 @@ class SimNodes:
         want = Readiness.TRUE if ready else Readiness.FALSE
         if self.records[i].ready is not want:
             self.update(i, el, out, ready=want, ready_since=float(round(self.start_at + el)))
-
-    def ready_count(self) -> int:
-        """Nodes whose Ready condition is True."""
-        return len(self.names) - len(self.unhealthy)

@@ -130,11 +130,6 @@ def styled(text: str, level: Level, sep: str = "") -> Text:
     return Text(marked(text, level, sep), style=STYLE[level])
 
 
-def badge(level: Level) -> Text:
-    """The level's symbol, styled."""
-    return styled(SYMBOL[level], level)
-
-
 GRADE_LEVEL: dict[Severity, Level] = {Severity.CRITICAL: Level.CRIT, Severity.WARNING: Level.WARN}
 """The level a graded reading shows (below its warning limit it is plain)."""
 

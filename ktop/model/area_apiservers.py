@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ktop.model.events import SloDayCounted
+from ktop.model.events import LOAD_BALANCED, SloDayCounted
 from ktop.model.limits import SKEW_FLOOR
 from ktop.model.list_sizes import build_list_sizes
 from ktop.model.series import TargetSeries
@@ -129,10 +129,24 @@ def peers(rows: Sequence[ApiserverRow], load: Callable[[ApiserverRow], Val]) -> 
     return Peers(busiest, most, others)
 
 
+BEHIND_A_LOAD_BALANCER = (
+    "read through a load balancer, one instance per scrape: skew and per-instance figures "
+    "cannot be measured from here (give each apiserver's URL with --apiserver, or --prometheus)"
+)
+"""Why per-instance comparisons are unknown when only the load-balanced address is read."""
+
+
 def skew(rows: Sequence[ApiserverRow], load: Callable[[ApiserverRow], Val]) -> Val:
-    """:attr:`Peers.skew` of ``load``; unknown with fewer than two instances with data."""
+    """:attr:`Peers.skew` of ``load``; unknown with fewer than two instances with data
+    (saying so plainly when the one row is the load-balanced address: whichever instance
+    answered is no peer of another).
+    """
     p = peers(rows, load)
-    return Val.unknown("needs two instances with data") if p is None else Val.of(p.skew)
+    if p is not None:
+        return Val.of(p.skew)
+    if rows and all(r.instance == LOAD_BALANCED for r in rows):
+        return Val.unknown(BEHIND_A_LOAD_BALANCER)
+    return Val.unknown("needs two instances with data")
 
 
 def build_apiservers(

@@ -14,6 +14,7 @@ import pytest
 from ktop.analysis.findings import Severity
 from ktop.analysis.rules import apiservers
 from ktop.model.area_apiservers import REQUEST_LOAD, WATCH_LOAD, skew
+from ktop.model.events import LOAD_BALANCED
 from ktop.model.limits import API_SKEW, SKEW_FLOOR
 from ktop.model.snapshot_apiservers import ApiserverRow
 from ktop.model.values import Val
@@ -83,3 +84,15 @@ def test_the_findings_name_the_busiest_instance_and_its_peers() -> None:
     found = [f for f in apiservers(replace(s, apiservers=api)) if f.code == "KT-API-001"]
     assert [f.severity for f in found] == [Severity.CRITICAL]
     assert found[0].title == "request skew 9.0x: apiserver-0 900 req/s, the others 100 on average"
+
+
+def test_behind_a_load_balancer_skew_is_unknown_and_says_why() -> None:
+    """One row read through the kubeconfig's address: whichever instance answered is no
+    peer of another, so the skew is unknown, with the load balancer named as the reason."""
+    row = replace(apiserver(0, rps=100, start=AT - 86400), instance=LOAD_BALANCED)
+    for load in (REQUEST_LOAD, WATCH_LOAD):
+        got = skew((row,), load.of)
+        assert got.value is None and "load balancer" in got.reason, got
+    # one real instance alone: a different reason (the others may come)
+    alone = skew(_rows(100.0), WATCH_LOAD.of)
+    assert alone.value is None and "load balancer" not in alone.reason

@@ -18,8 +18,9 @@ from typing import Any, Protocol
 
 from ktop import __version__, bounds
 from ktop.bounds import OneLineErrorParser, bounded_float, bounded_size
-from ktop.commands.options import directory, prometheus_address, url
+from ktop.commands.options import directory, prometheus_address, provider_name, url
 from ktop.config import Config, ConfigError, config_path
+from ktop.model.providers import Provider
 from ktop.scrub import Secrets
 from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 
@@ -57,6 +58,7 @@ DEFAULTS: dict[str, Any] = {
     "cluster_label": DEFAULT_CLUSTER_LABEL,
     "cluster": None,
     "no_find_components": False,
+    "provider": None,
     "apiserver": [],
     "etcd_metrics": [],
     "etcd_cert": None,
@@ -267,6 +269,13 @@ def _live_options(g: _Group) -> None:
         action="store_true",
         default=s,
         help="do not look for static scheduler/controller-manager/etcd pods (pod proxy)",
+    )
+    g.add_argument(
+        "--provider",
+        type=provider_name,
+        default=s,
+        metavar="|".join(p.value for p in Provider),
+        help="who runs the control plane (default: detected): where the components are read",
     )
     g.add_argument(
         "--apiserver",

@@ -197,9 +197,6 @@ def _hub(config: ModelConfig, policy: HubPolicy) -> Hub:
     return Hub(ClusterModel(config), policy)
 
 
-# ---------------------------------------------------------------------------- options
-
-
 def live_options(args: argparse.Namespace) -> LiveOptions:
     """The live source's options from the resolved command-line options."""
     from ktop.sources.live.components import TlsFiles
@@ -228,6 +225,7 @@ def live_options(args: argparse.Namespace) -> LiveOptions:
         ),
         prometheus_s=every,
         find_components=not opt("no_find_components", False),
+        provider=opt("provider"),
         etcd_metrics=tuple(opt("etcd_metrics", [])),
         etcd_tls=TlsFiles(opt("etcd_cert"), opt("etcd_key"), opt("etcd_ca")),
         scheduler_metrics=tuple(opt("scheduler_metrics", [])),

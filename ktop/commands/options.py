@@ -84,6 +84,18 @@ def look_back_words(source: Mapping[str, Any]) -> str:
     return f"the last {fmt_duration(seconds)}, judged from {source.get('look_back_from', '?')}"
 
 
+def provider_name(text: str) -> str:
+    """An argparse ``type=`` for ``--provider`` (and ``provider`` in config.toml): one of
+    :class:`~ktop.model.providers.Provider`'s values.
+    """
+    from ktop.model.providers import Provider
+
+    names = [p.value for p in Provider]
+    if text not in names:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: expected one of {', '.join(names)}")
+    return text
+
+
 def url(text: str) -> str:
     """An argparse ``type=`` for an http(s) URL to read (``--apiserver``, the component
     URLs): a scheme, a host, a port from 1 to 65535, no whitespace or control characters.

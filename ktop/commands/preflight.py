@@ -34,6 +34,7 @@ LIVE = (
     "cluster_label",
     "cluster",
     "no_find_components",
+    "provider",
     "apiserver",
     "etcd_metrics",
     "etcd_cert",

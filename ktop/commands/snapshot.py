@@ -28,6 +28,7 @@ from ktop.commands.options import (
 from ktop.compose import Demo, Live, OpenedSource, live_options, with_source
 from ktop.hub import Hub, Published
 from ktop.model.events import FEED_PROMETHEUS_BACKFILL, Area
+from ktop.model.providers import provider_words
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.printable import printable
 from ktop.record.frames import FrameTaker
@@ -162,6 +163,8 @@ def render(
         banner=banner,
         headline=headline(report).text(),
     )
+    if provider := provider_words(snapshot.provider, snapshot.provider_because):
+        text += f"\n\nprovider: {provider}"
     if look_back:
         text += f"\n\nlook-back: {look_back}"
     missing = [*errors, *missing_inputs(snapshot)]

@@ -21,6 +21,7 @@ from ktop import bounds
 from ktop.analysis.triage.report import error_json, to_json
 from ktop.bounds import bounded_float
 from ktop.commands.options import look_back_option, look_back_s, look_back_words
+from ktop.model.providers import provider_words
 from ktop.printable import printable
 from ktop.scrub import Secrets
 from ktop.ui.render.triage_text import to_markdown, to_text
@@ -82,6 +83,8 @@ def render(sampled: Sampled, output: str) -> tuple[str, int]:
     """
     report, timeline = sampled.published.triage, sampled.published.timeline
     look_back = look_back_words(sampled.source)  # a live one-shot's or a bundle's
+    snap = sampled.published.snapshot
+    provider = provider_words(snap.provider, snap.provider_because)
     if output == "json":
         doc = to_json(
             report,
@@ -93,9 +96,11 @@ def render(sampled: Sampled, output: str) -> tuple[str, int]:
         )
         text = json.dumps(doc, indent=2, sort_keys=False) + "\n"
     elif output == "markdown":  # names and messages come from the input: no control characters
-        text = printable(to_markdown(report, sampled.errors, timeline, look_back), newlines=True)
+        md = to_markdown(report, sampled.errors, timeline, look_back, provider)
+        text = printable(md, newlines=True)
     else:
-        text = printable(to_text(report, sampled.errors, timeline, look_back), newlines=True)
+        plain = to_text(report, sampled.errors, timeline, look_back, provider)
+        text = printable(plain, newlines=True)
     # an independent suspect and explained consequences always come with a probable cause
     return text, EXIT_SUSPECT if report.incident else EXIT_CLEAR
 

@@ -47,6 +47,8 @@ class ClusterModel(AreaViews):
         from the source's cadence)."""
         self.context = ""
         self.source_detail = ""
+        self.provider = ""
+        self.provider_because = ""
         self.series: dict[Target, TargetSeries] = {}
         self.targets: dict[Target, InputHealth] = {}
         self.apf_dumps: dict[str, tuple[ev.ApfLevelDump, ...]] = {}
@@ -273,6 +275,9 @@ class ClusterModel(AreaViews):
             if e.first_data_due_s is not None:
                 self.first_data_due_s = e.first_data_due_s
 
+    def _provider(self, e: ev.ProviderDetected) -> None:
+        self.provider, self.provider_because = e.provider, e.because
+
     def _feed_ok(self, feed: str, at: float) -> None:
         h = self.feeds.get(feed)
         if h is None:
@@ -353,6 +358,7 @@ _HANDLED: dict[type, str] = {
     ev.QuotaDeleted: "_quota_deleted",
     ev.ApiserverIdentities: "_identities",
     ev.SourceStarted: "_source",
+    ev.ProviderDetected: "_provider",
     ev.FeedSynced: "_feed_synced",
     ev.FeedProgress: "_feed_progress",
     ev.FeedFailed: "_feed_failed",

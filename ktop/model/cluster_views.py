@@ -46,6 +46,8 @@ class AreaViews:
     source_kind: str
     context: str
     source_detail: str
+    provider: str
+    provider_because: str
     started_at: float | None
     first_data_due_s: float
     series: dict[Target, TargetSeries]
@@ -317,6 +319,8 @@ class AreaViews:
             source_kind=self.source_kind,
             context=self.context,
             source_detail=self.source_detail,
+            provider=self.provider,
+            provider_because=self.provider_because,
             started_at=self.started_at,
             first_data_due_s=self.first_data_due_s,
             apf=self._cache[Area.APF],

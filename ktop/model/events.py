@@ -83,6 +83,7 @@ from ktop.model.source_events import (
     MetricsOnlyMode,
     NodeReadinessByLabel,
     ObjectsSkipped,
+    ProviderDetected,
     SelfCost,
     SimPace,
     SloDayCounted,
@@ -108,6 +109,7 @@ Event = (
     | QuotaDeleted
     | ApiserverIdentities
     | SourceStarted
+    | ProviderDetected
     | FeedSynced
     | FeedFailed
     | FeedProgress
@@ -170,6 +172,7 @@ __all__ = [
     "PendingPodRecord",
     "PendingPodUpserted",
     "PodWait",
+    "ProviderDetected",
     "QuotaDeleted",
     "QuotaRecord",
     "QuotaUpserted",

@@ -64,6 +64,7 @@ _EVENT_SCRUBBERS: dict[type, _Scrubber] = {
     ev.ApfDumpFailed: _text_field("reason"),
     ev.ApfRequestsFailed: _text_field("reason"),
     ev.SourceStarted: _text_field("detail"),
+    ev.ProviderDetected: _text_field("because"),
     ev.WarningEvent: _text_field("message"),
     ev.ObjectsSkipped: _text_field("example"),
     ev.MetricsScraped: _parse_errors,

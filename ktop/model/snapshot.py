@@ -98,6 +98,11 @@ class ClusterSnapshot:
     """How fast the source's clock moves against the asked speed (the simulator only)."""
     history: HistoryView = EMPTY_HISTORY
     """Every signal's recent past (``ktop/model/signals.py``), this snapshot included."""
+    provider: str = ""
+    """Who runs the control plane (a :class:`~ktop.model.providers.Provider` value);
+    empty before it is known and for sources that do not say."""
+    provider_because: str = ""
+    """The fact that named the provider (``apiserver version v1.30.4-eks-…``)."""
     leaders: tuple[LeaderStatus, ...] = ()
     """Who leads the scheduler and the controller-manager (``ktop/model/leaders.py``)."""
     started_at: float | None = None

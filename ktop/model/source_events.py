@@ -26,6 +26,18 @@ class SourceStarted:
 
 
 @dataclass(frozen=True, slots=True)
+class ProviderDetected:
+    """Who runs the control plane (``ktop/model/providers.py``), and the fact that said
+    so (or ``--provider``): where the components are read from follows from it.
+    """
+
+    at: float
+    provider: str
+    """A :class:`~ktop.model.providers.Provider` value."""
+    because: str
+
+
+@dataclass(frozen=True, slots=True)
 class FeedSynced:
     """A feed (e.g. ``nodes``, ``leases``, ``pending-pods``) finished its initial list."""
 

@@ -207,6 +207,8 @@ def export_state(model: ClusterModel) -> dict[str, Plain]:
         "source_kind": model.source_kind,
         "context": model.context,
         "source_detail": model.source_detail,
+        "provider": model.provider,
+        "provider_because": model.provider_because,
         "started_at": model.started_at,
         "first_data_due_s": model.first_data_due_s,
         "series": [series_out(ts) for ts in model.series.values()],
@@ -266,6 +268,8 @@ def import_state(state: dict[str, Plain], config: ModelConfig | None = None) -> 
     m.source_kind = state.get("source_kind", "")
     m.context = state.get("context", "")
     m.source_detail = state.get("source_detail", "")
+    m.provider = str(state.get("provider", ""))
+    m.provider_because = str(state.get("provider_because", ""))
     started = state.get("started_at")
     m.started_at = float(started) if isinstance(started, int | float) else None
     due = state.get("first_data_due_s")

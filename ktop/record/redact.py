@@ -71,6 +71,7 @@ VERBATIM_FIELDS = frozenset(
         ("WarningEvent", "reason"),
         ("WarningEvent", "object_kind"),
         ("SourceStarted", "kind"),
+        ("ProviderDetected", "provider"),
         ("FeedSynced", "feed"),
         ("FeedProgress", "feed"),
         ("FeedFailed", "feed"),
@@ -459,6 +460,7 @@ class Redactor:
                 | ev.ClockTick()
                 | ev.FeedSynced()
                 | ev.FeedProgress()
+                | ev.ProviderDetected()
                 | ev.LeasesSampled()
                 | ev.SimPace()
             ):

@@ -37,7 +37,7 @@ class Allowance(NamedTuple):
 
 OVER_THE_LIMIT = {
     "ktop/compose.py": Allowance(
-        505, "the composition root: it shrinks as registries replace its tables"
+        503, "the composition root: it shrinks as registries replace its tables"
     ),
     "benchmarks/scale/run.py": Allowance(
         624, "a benchmark driver written before the limit; split it when it next changes"
@@ -50,7 +50,7 @@ OVER_THE_LIMIT = {
 list only shrinks: lower an entry when its module shrinks, remove it when the module
 drops to the limit (the test says so), never add one."""
 
-KTOP_LINE_BUDGET = 50_200
+KTOP_LINE_BUDGET = 50_850
 """The most lines all of ktop/'s Python may have (``find ktop -name '*.py' | xargs cat | wc
 -l``). 46,517 when the architecture issue began; the hardening of recordings, secrets and
 input (bounded parsers, the record directory, redaction, escaping, option checks) and the
@@ -60,7 +60,9 @@ tables but added more than they removed. Raised since only by the new features o
 first-minute and quit issues, each stated in CHANGELOG.md (a one-shot's look-back and
 onsets, lost etcd members, baselines and held onsets, skew against peers and the lab's
 rolling restart, the headline's critical findings and place, the connecting state, a
-bounded stop): 50,140 lines then.
+bounded stop): 50,140 lines then. Five dead helpers removed (50,190), then the provider
+profiles of the providers issue (detection, OpenShift's and EKS's component locations,
+the reasons on GKE and AKS, their generated doc: about 630 lines): 50,819.
 Registries replace tables, so ktop/ should shrink: when it has, lower this to the new
 count plus about 100 lines. Raised only by a feature's own new code, never for a
 refactoring."""

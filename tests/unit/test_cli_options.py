@@ -38,6 +38,7 @@ COMMON: list[tuple[list[str], str, Any]] = [
     (["--cluster-label", "k8s_cluster"], "cluster_label", "k8s_cluster"),
     (["--cluster", "prod-cell-a"], "cluster", "prod-cell-a"),
     (["--no-find-components"], "no_find_components", True),
+    (["--provider", "openshift"], "provider", "openshift"),
     (["--apiserver", "https://a:6443"], "apiserver", ["https://a:6443"]),
     (["--etcd-metrics", "https://e:2381"], "etcd_metrics", ["https://e:2381"]),
     (["--etcd-cert", "c.pem"], "etcd_cert", "c.pem"),

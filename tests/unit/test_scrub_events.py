@@ -50,6 +50,7 @@ EXEMPT: dict[str, str] = {
     "ApiserverIdentities.identities": IDENTIFIER + " (apiserver identity Lease names)",
     "SourceStarted.kind": "one of ktop's own source kinds (live, demo, bundle, replay)",
     "SourceStarted.context": IDENTIFIER + " (the kubeconfig context's name)",
+    "ProviderDetected.provider": "one of ktop's own provider names (model.providers.Provider)",
     "FeedSynced.feed": "one of ktop's own feed names (events.FEED_*)",
     "FeedProgress.feed": "one of ktop's own feed names (events.FEED_*)",
     "FeedFailed.feed": "one of ktop's own feed names (events.FEED_*)",

@@ -29,7 +29,7 @@ from ktop.model.values import Val
 
 JSON_VERSION = 1
 """Changes only when a field changes meaning or disappears."""
-JSON_MINOR_VERSION = 9
+JSON_MINOR_VERSION = 10
 """Counts the additions since (1: evidence ``note``, top-level ``error``, the error document;
 2: ``headline``, ``cause``, ``independent``, the paths' ``role``, ``explained_by``, ``onset``;
 3: ``timeline``; 4: ``top_talkers``, the apiservers' ``slo`` and ``errors_5xx_per_s``;
@@ -37,7 +37,7 @@ JSON_MINOR_VERSION = 9
 7: an infinite metric value written as the string ``"+Inf"`` or ``"-Inf"`` where a number
 may be, where the report could not be made before; 8: a live source's ``look_back_s`` and
 ``look_back_from``; 9: the APF levels' ``wait_p99_reason``, and their ``wait_p99_s`` null,
-not 0, when no request waited in the window)."""
+not 0, when no request waited in the window; 10: ``provider``)."""
 
 
 def _f(v: Val) -> float | None:
@@ -295,6 +295,7 @@ def to_json(
         "version": JSON_VERSION,
         "minor_version": JSON_MINOR_VERSION,
         "source": dict(source),
+        "provider": provider_json(snap),
         "at": snap.at,
         "baseline": report.baseline,
         "error": None,
@@ -312,6 +313,15 @@ def to_json(
         "signals": signals(snap, windows),
     }
     return dict(finite_json(doc))
+
+
+def provider_json(snap: ClusterSnapshot) -> dict[str, str] | None:
+    """Who runs the control plane and what said so (``provider``); None when the source
+    does not say (the simulator, a bundle, a recording made before it was recorded).
+    """
+    if not snap.provider:
+        return None
+    return {"name": snap.provider, "because": snap.provider_because}
 
 
 def talkers_json(t: TalkersView) -> dict[str, Any]:
@@ -350,6 +360,7 @@ def error_json(error: str, source: Mapping[str, Any]) -> dict[str, Any]:
         "version": JSON_VERSION,
         "minor_version": JSON_MINOR_VERSION,
         "source": dict(source),
+        "provider": None,
         "at": None,
         "baseline": None,
         "error": error,

@@ -115,6 +115,8 @@ class Connection:
     refresher: asyncio.Task[None] | None = None
     refresh_error: str = ""
     """Why the last credential refresh failed (scrubbed), else empty."""
+    git_version: str = ""
+    """The server's ``gitVersion``, once :func:`probe` read it (it names the provider)."""
     meter: CostMeter = field(default_factory=CostMeter)
     """Counts every request made with this connection, from the first probe on (the
     source that reads the cluster counts with the same meter)."""
@@ -309,7 +311,8 @@ async def probe(conn: Connection, timeout_s: float = PROBE_TIMEOUT_S) -> str:
         raise ConnectError(f"{conn.server} did not answer /version with JSON") from exc
     if not isinstance(body, dict):
         raise ConnectError(f"{conn.server} did not answer /version with a JSON object")
-    return str(body.get("gitVersion", "?"))
+    conn.git_version = str(body.get("gitVersion", "?"))
+    return conn.git_version
 
 
 async def node_count(conn: Connection, timeout_s: float = PROBE_TIMEOUT_S) -> int | None:

@@ -1,6 +1,8 @@
 """etcd, scheduler and controller-manager metrics: the endpoints given by URL, or else
-the static pods in ``kube-system`` found now and then, read through the apiserver's pod
-proxy (only the leader's, when the component elects one). A component that Prometheus
+where the cluster's provider keeps them (``ktop/model/providers.py``, detected once or
+given with ``--provider``): static pods found now and then, read through the apiserver's
+pod proxy (only the leader's, when the component elects one), paths the apiservers serve
+(EKS), or the provider's reason they cannot be read. A component that Prometheus
 already serves is not read at all.
 """
 
@@ -19,9 +21,20 @@ from ktop.model.events import (
     Component,
     FeedFailed,
     FeedSynced,
+    ProviderDetected,
     ScrapeFailed,
     Target,
     TargetGone,
+)
+from ktop.model.providers import (
+    PROFILES,
+    ApiPath,
+    Detected,
+    Location,
+    NotExposed,
+    Provider,
+    ProviderProfile,
+    detect,
 )
 from ktop.sources.base import Emit
 from ktop.sources.live.client import Connection
@@ -29,9 +42,11 @@ from ktop.sources.live.components import http_fetcher
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.options import LiveOptions
 from ktop.sources.live.prometheus import PrometheusMetrics
+from ktop.sources.live.provider_facts import cluster_facts
 from ktop.sources.live.scrape import scrape_metrics_loop
 from ktop.sources.live.static_pods import (
     STATIC_COMPONENTS,
+    Found,
     ProxyTarget,
     discover_component,
     proxy_placeholder,
@@ -73,6 +88,9 @@ class ComponentReader:
         self.proxied: dict[Component, tuple[ProxyTarget, ...]] = {}
         """The static pods read through the proxy, per component."""
         self._placeholders: set[Component] = set()
+        self._groups: frozenset[str] | None = None
+        """The API groups discovery listed (None: not read, as with ``--provider``)."""
+        self._git_version = ""
 
     def start(
         self, t: KubeTransport, conn: Connection, session: aiohttp.ClientSession, emit: Emit
@@ -81,6 +99,7 @@ class ComponentReader:
         of the components not given (unless metrics-only, or the search is off).
         """
         self._session = session
+        self._git_version = conn.git_version
 
         groups = (
             (Component.ETCD, self.o.etcd_metrics, self.o.etcd_tls, None),
@@ -129,28 +148,30 @@ class ComponentReader:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(FIRST_POLL_WAIT_S + BACKFILL_TIMEOUT_S):
                     await self.state.prometheus_polled()
+        profile = await self._profile(t, emit)
         while True:
             failures: list[str] = []
             p = self.state.prometheus
-            for spec in STATIC_COMPONENTS:
+            for component, where in profile.components.items():
                 if (
                     self.o.prometheus
                     and not self.state.prometheus_missing
                     and (p is None or not p.healthy)
                 ):
                     continue  # Prometheus' own failure is the reason; look when it answers
-                if spec.component in given or self._from_prometheus(spec.component):
-                    self._set_proxied(spec.component, (), emit, "read from Prometheus")
+                if component in given or self._from_prometheus(component):
+                    self._set_proxied(component, (), emit, "read from Prometheus")
                     continue
-                found = await discover_component(t, spec)
+                found = await self._locate(t, where)
                 if found.reason:
-                    failures.append(f"{spec.component}: {found.reason}")
-                    self._set_proxied(spec.component, (), emit, found.reason)
-                    target = Target(spec.component, proxy_placeholder(spec.component))
+                    if not isinstance(where, NotExposed):  # the provider's fact: no failure
+                        failures.append(f"{component}: {found.reason}")
+                    self._set_proxied(component, (), emit, found.reason)
+                    target = Target(component, proxy_placeholder(component))
                     emit([ScrapeFailed(self.clock(), target, found.reason)])
-                    self._placeholders.add(spec.component)
+                    self._placeholders.add(component)
                     continue
-                self._set_proxied(spec.component, found.targets, emit, "no longer the leader")
+                self._set_proxied(component, found.targets, emit, "no longer the leader")
                 self._stop_unreachable(found.targets, emit)
                 for pt in found.targets:
                     if pt.path:
@@ -161,6 +182,33 @@ class ComponentReader:
             else:
                 emit([FeedSynced(now, FEED_COMPONENTS)])
             await asyncio.sleep(self.o.discovery_s)
+
+    async def _profile(self, t: KubeTransport, emit: Emit) -> ProviderProfile:
+        """The provider's profile: ``--provider``'s, or detected from the cluster (and
+        said in a :class:`ProviderDetected` event either way).
+        """
+        if self.o.provider:
+            detected = Detected(Provider(self.o.provider), "--provider")
+        else:
+            facts, unread = await cluster_facts(t, self._git_version)
+            self._groups = facts.api_groups if facts.api_groups else None
+            detected = detect(facts)
+            if unread:
+                detected = Detected(detected.provider, f"{detected.because} ({'; '.join(unread)})")
+        emit([ProviderDetected(self.clock(), detected.provider.value, detected.because)])
+        return PROFILES[detected.provider]
+
+    async def _locate(self, t: KubeTransport, where: Location) -> Found:
+        """Where one component is read now: its pods, the apiservers' path, or why not."""
+        if isinstance(where, NotExposed):
+            return Found(where.component, (), where.reason)
+        if isinstance(where, ApiPath):
+            if self._groups is not None and where.group not in self._groups:
+                why = f"API group {where.group} not served here (EKS serves it from 1.28 on)"
+                return Found(where.component, (), why)
+            pt = ProxyTarget(where.component, where.instance, where.instance, where.path)
+            return Found(where.component, (pt,))
+        return await discover_component(t, where)
 
     def _set_proxied(
         self,

@@ -40,6 +40,8 @@ class LiveOptions:
     component_scrape_s: float = 15.0
     find_components: bool = True
     """Find components not given by URL as static pods, through the pod proxy."""
+    provider: str | None = None
+    """``--provider``: who runs the control plane, instead of detecting it."""
     apiservers: tuple[str, ...] = ()
     """Instance base URLs to use instead of discovering them."""
     watch_timeout_s: int = 300

@@ -109,24 +109,39 @@ APF_REQUESTS_MAX_BYTES = 2 << 20
 """Of a request dump only this much is read (about 8,000 requests): enough to name who
 holds a saturated level, and a bounded cost when thousands are queued."""
 VERSION = "/version"
-NON_RESOURCE_READS: frozenset[str] = frozenset({METRICS, APF_DUMP, APF_REQUESTS, VERSION})
+API_GROUPS = "/apis"
+"""The API group list (discovery), read once: it names the provider's own groups."""
+NON_RESOURCE_READS: frozenset[str] = frozenset(
+    {METRICS, APF_DUMP, APF_REQUESTS, VERSION, API_GROUPS}
+)
 """Non-resource URLs ktop GETs: ``/metrics`` and the APF dumps (priority levels, requests)
-from each apiserver instance, ``/version`` once from the kubeconfig's server (the
-connection probe)."""
+from each apiserver instance, ``/version`` from the kubeconfig's server (the connection
+probe, and once more with ``/apis`` to name the provider)."""
 
 # Optional reads: without them a pane says what is missing, the rest works.
-SYSTEM_PODS = "/api/v1/namespaces/kube-system/pods"
-"""Listed (a selector per component) to find static control-plane pods."""
-POD_PROXY = "/api/v1/namespaces/kube-system/pods/{pod}/proxy/metrics"
+COMPONENT_PODS = "/api/v1/namespaces/{namespace}/pods"
+"""Listed (a selector per component) to find control-plane pods, in the namespace the
+provider keeps them in (``ktop/model/providers.py``)."""
+COMPONENT_POD_PROXY = "/api/v1/namespaces/{namespace}/pods/{pod}/proxy/metrics"
 """A control-plane pod's metrics through the apiserver's pod proxy (``{pod}`` is
 ``https:NAME:PORT``)."""
-SYSTEM_LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/{name}"
+COMPONENT_LEASE = "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}"
 """The leader-election Lease of the scheduler or controller-manager."""
+SYSTEM_PODS = COMPONENT_PODS.format(namespace="kube-system")
+POD_PROXY = COMPONENT_POD_PROXY.replace("{namespace}", "kube-system")
+SYSTEM_LEASE = COMPONENT_LEASE.replace("{namespace}", "kube-system")
+ONE_NODE = "/api/v1/nodes"
+"""Read once with ``limit=1``: one node's providerID and labels name the provider."""
+EKS_METRICS = (
+    "/apis/metrics.eks.amazonaws.com/v1/ksh/container/metrics",
+    "/apis/metrics.eks.amazonaws.com/v1/kcm/container/metrics",
+)
+"""EKS's scheduler and controller-manager metrics, served by its apiservers."""
 SERVICES = "/api/v1/services"
 """Listed (by label) when asked to find Prometheus."""
 SERVICE_PROXY = "/api/v1/namespaces/{namespace}/services/{service}/proxy"
 """Prometheus through the apiserver's service proxy (``k8s://namespace/service:port``)."""
-OPTIONAL_GETS: tuple[str, ...] = (POD_PROXY, SYSTEM_LEASE, SERVICE_PROXY)
+OPTIONAL_GETS: tuple[str, ...] = (POD_PROXY, SYSTEM_LEASE, SERVICE_PROXY, *EKS_METRICS)
 OPTIONAL_LISTS: tuple[str, ...] = (SYSTEM_PODS, SERVICES)
 
 _PATH = re.compile(

@@ -1,11 +1,12 @@
 """Control-plane components found through the apiserver, without flags.
 
 On clusters that run the scheduler, controller-manager and etcd as static pods
-in ``kube-system`` (kubeadm and most self-managed clusters), ktop finds their
-pods by label, reads the leader from the components' leader-election Leases,
-and reads metrics through the apiserver's pod proxy::
+(in ``kube-system`` on kubeadm and most self-managed clusters, in namespaces of their
+own on OpenShift: ``ktop/model/providers.py``), ktop finds their pods by label, reads
+the leader from the components' leader-election Leases, and reads metrics through the
+apiserver's pod proxy::
 
-    /api/v1/namespaces/kube-system/pods/https:NAME:PORT/proxy/metrics
+    /api/v1/namespaces/NAMESPACE/pods/https:NAME:PORT/proxy/metrics
 
 Only the leader of the scheduler and controller-manager is read (the others
 hold no scheduling queue and no zone states); every etcd member is read. The
@@ -24,39 +25,19 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ktop.model.events import Component
+from ktop.model.providers import SELF_MANAGED, PodLocation
 from ktop.sources.convert import ObjectError, mapping, sequence, text
 from ktop.sources.live.errors import ApiError
-from ktop.sources.live.reads import POD_PROXY, SYSTEM_LEASE, SYSTEM_PODS
+from ktop.sources.live.reads import COMPONENT_LEASE, COMPONENT_POD_PROXY, COMPONENT_PODS
 from ktop.sources.live.transport import KubeTransport
 
+StaticComponent = PodLocation
+"""How to find one component's pods and its metrics port (the provider's data)."""
 
-@dataclass(frozen=True, slots=True)
-class StaticComponent:
-    """How to find one component's pods and its metrics port."""
-
-    component: Component
-    selector: str
-    """Label selector of its pods in kube-system (kubeadm labels)."""
-    port_flag: str
-    default_port: int
-    scheme: str
-    lease: str
-    """Its leader-election Lease in kube-system; empty for etcd (no leader Lease)."""
-
-
-STATIC_COMPONENTS: tuple[StaticComponent, ...] = (
-    StaticComponent(
-        Component.SCHEDULER, "component=kube-scheduler", "--secure-port", 10259, "https",
-        "kube-scheduler",
-    ),
-    StaticComponent(
-        Component.CONTROLLER_MANAGER, "component=kube-controller-manager", "--secure-port",
-        10257, "https", "kube-controller-manager",
-    ),
-    StaticComponent(
-        Component.ETCD, "component=etcd", "--listen-metrics-urls", 2381, "http", "",
-    ),
-)  # fmt: skip
+STATIC_COMPONENTS: tuple[PodLocation, ...] = tuple(
+    loc for loc in SELF_MANAGED.components.values() if isinstance(loc, PodLocation)
+)
+"""The components a self-managed (kubeadm-like) cluster runs as static pods."""
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
@@ -91,9 +72,9 @@ def _flags(pod: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def proxy_path(pod: str, scheme: str, port: int) -> str:
+def proxy_path(pod: str, scheme: str, port: int, namespace: str = "kube-system") -> str:
     """The pod-proxy path of a pod's ``/metrics``."""
-    return POD_PROXY.format(pod=f"{scheme}:{pod}:{port}")
+    return COMPONENT_POD_PROXY.format(namespace=namespace, pod=f"{scheme}:{pod}:{port}")
 
 
 def proxy_target(spec: StaticComponent, pod: Mapping[str, Any]) -> ProxyTarget:
@@ -120,7 +101,8 @@ def proxy_target(spec: StaticComponent, pod: Mapping[str, Any]) -> ProxyTarget:
             )  # fmt: skip
         u = urlsplit(reachable[0])
         port = u.port or spec.default_port
-        return ProxyTarget(spec.component, name, name, proxy_path(name, u.scheme, port))
+        path = proxy_path(name, u.scheme, port, spec.namespace)
+        return ProxyTarget(spec.component, name, name, path)
     bind = flags.get("--bind-address", "")
     raw_port = flags.get(spec.port_flag, str(spec.default_port))
     if not raw_port.isdigit() or not 0 < int(raw_port) < 65536:
@@ -134,7 +116,9 @@ def proxy_target(spec: StaticComponent, pod: Mapping[str, Any]) -> ProxyTarget:
             spec.component, name, name, "",
             f"{name} listens on {bind} only (--bind-address); the pod proxy cannot reach it",
         )  # fmt: skip
-    return ProxyTarget(spec.component, name, name, proxy_path(name, spec.scheme, port))
+    return ProxyTarget(
+        spec.component, name, name, proxy_path(name, spec.scheme, port, spec.namespace)
+    )
 
 
 def leader_node(lease: Mapping[str, Any]) -> str:
@@ -166,23 +150,26 @@ class Found:
 
 async def discover_component(t: KubeTransport, spec: StaticComponent) -> Found:
     """One component's pods (the leader's only, when it has a Lease), or the reason."""
+    ns = spec.namespace
     query: list[tuple[str, str | int]] = [("labelSelector", spec.selector), ("limit", 50)]
     try:
-        pods = sequence((await t.get(SYSTEM_PODS, query)).json(), "items")
+        pods = sequence((await t.get(COMPONENT_PODS.format(namespace=ns), query)).json(), "items")
     except ApiError as e:
-        what = f"pods in kube-system ({spec.selector})"
+        what = f"pods in {ns} ({spec.selector})"
         return Found(
             spec.component, (), str(ApiError(e.status, "list", what, e.message, e.from_kubernetes))
         )
     except ObjectError as e:
-        return Found(spec.component, (), f"pods in kube-system ({spec.selector}): {e}")
+        return Found(spec.component, (), f"pods in {ns} ({spec.selector}): {e}")
     if not pods:
-        return Found(spec.component, (), f"no static pod labelled {spec.selector} in kube-system")
+        return Found(spec.component, (), f"no static pod labelled {spec.selector} in {ns}")
     if spec.lease:
+        lease_ns, lease_name = spec.lease_namespace, spec.lease_name
         try:
-            lease = (await t.get(SYSTEM_LEASE.format(name=spec.lease))).json()
+            path = COMPONENT_LEASE.format(namespace=lease_ns, name=lease_name)
+            lease = (await t.get(path)).json()
         except ApiError as e:
-            what = f"lease kube-system/{spec.lease}"
+            what = f"lease {spec.lease}"
             return Found(
                 spec.component,
                 (),
@@ -192,11 +179,11 @@ async def discover_component(t: KubeTransport, spec: StaticComponent) -> Found:
             node = leader_node(lease)
             pod = leader_pod(pods, node)
         except ObjectError as e:
-            return Found(spec.component, (), f"lease kube-system/{spec.lease} or its pod: {e}")
+            return Found(spec.component, (), f"lease {spec.lease} or its pod: {e}")
         if pod is None:
             return Found(
                 spec.component, (),
-                f"leader {node or '(none)'} of lease {spec.lease} runs no pod labelled "
+                f"leader {node or '(none)'} of lease {lease_name} runs no pod labelled "
                 f"{spec.selector}",
             )  # fmt: skip
         pods = [pod]

@@ -14,6 +14,7 @@ from ktop.analysis.findings import Finding
 from ktop.model.areas import AREAS
 from ktop.model.clock import CLOCK_STEP_S
 from ktop.model.events import Area, SimPace
+from ktop.model.providers import short_name
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.text import fmt_age, fmt_clock, truncate
 from ktop.ui.render.cost import cost_segment
@@ -233,6 +234,8 @@ def status_line(
         # Room for ktop's own load: the age segment carries it.
         age_text = Text.assemble(age_text, (SEP, "dim"), cost)
     source = f"{snapshot.source_kind or 'no source'} {snapshot.context}".strip()
+    if provider := short_name(snapshot.provider):
+        source += f" ({provider})"  # cut first when the line is narrow
     sep = SEP
     for sep in (SEP, "│"):
         room = width - len(clock_text) - len(age_text) - len(tail) - 3 * len(sep)

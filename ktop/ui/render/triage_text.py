@@ -63,6 +63,7 @@ def to_text(
     errors: Sequence[str] = (),
     timeline: Sequence[TimelineEvent] = (),
     look_back: str = "",
+    provider: str = "",
 ) -> str:
     """Plain text: the diagnosis' line, then the cause, its consequences and any
     independent suspect with their evidence, then the other verdicts, then the incident
@@ -93,6 +94,8 @@ def to_text(
     out.append("capacity:")
     for c in report.capacity:
         out.append(f"    {c.title}: {_capacity_value(c)} ({c.detail})")
+    if provider:
+        out.append(f"provider: {provider}")
     if look_back:
         out.append(f"look-back: {look_back}")
     out.append(f"baseline: {report.baseline}")
@@ -110,6 +113,7 @@ def to_markdown(
     errors: Sequence[str] = (),
     timeline: Sequence[TimelineEvent] = (),
     look_back: str = "",
+    provider: str = "",
 ) -> str:
     """Markdown: the diagnosis' line, a table of the paths in its order, each non-clear
     path's evidence, then the incident timeline (and ``look_back``, as :func:`to_text`).
@@ -158,6 +162,8 @@ def to_markdown(
     )
     out += ["", "## Capacity", ""]
     out += [f"- {c.title}: {_capacity_value(c)} ({_md(c.detail)})" for c in report.capacity]
+    if provider:
+        out += ["", f"Provider: {_md(provider)}"]
     if look_back:
         out += ["", f"Look-back: {_md(look_back)}"]
     out += ["", f"Baseline: {_md(report.baseline)}"]

@@ -32,6 +32,11 @@ def _parser() -> argparse.ArgumentParser:
         help="lay the control plane out as kubeadm does (an address per host; needs root)",
     )
     up.add_argument(
+        "--openshift-layout",
+        action="store_true",
+        help="with --kubeadm-hosts: the components' pods where OpenShift keeps them",
+    )
+    up.add_argument(
         "--etcd-fsync",
         action="store_true",
         help="etcd fsyncs its WAL as a real cluster does (default: --unsafe-no-fsync)",
@@ -84,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
                 nodes=args.nodes,
                 etcd_members=args.etcd_members,
                 prometheus=not args.no_prometheus,
-                kubeadm_hosts=args.kubeadm_hosts,
+                kubeadm_hosts=args.kubeadm_hosts or args.openshift_layout,
+                openshift_layout=args.openshift_layout,
                 etcd_unsafe_no_fsync=not args.etcd_fsync,
             )
             lab = Lab(args.dir, cfg)

@@ -21,6 +21,9 @@ from ktop.lab.binaries import Binaries, find_binaries
 from ktop.lab.config import CONTEXT, LOW_USER, LabConfig, Layout, Tokens, write_kubeconfig
 from ktop.lab.control_plane import (
     CONTROL_PLANE_HOSTS,
+    KUBEADM_PODS,
+    OPENSHIFT_PODS,
+    OPENSHIFT_SCHEDULER_NS,
     control_plane_nodes,
     control_plane_pods,
     kubeadm_endpoints,
@@ -244,7 +247,10 @@ class Lab:
         _log(f"starting scheduler, controller-manager, kwok x{len(kwoks)}, prometheus")
         kcm_argv = comp.controller_manager_argv(bins, layout, cfg, kcm)
         self._spawn(kcm.name, self._on_host(kcm.host, kcm_argv, restart=True))
-        sched_argv = comp.scheduler_argv(bins, layout, sched, kubeadm=cfg.kubeadm_hosts)
+        lease_ns = OPENSHIFT_SCHEDULER_NS if cfg.openshift_layout else ""
+        sched_argv = comp.scheduler_argv(
+            bins, layout, sched, kubeadm=cfg.kubeadm_hosts, lease_ns=lease_ns
+        )
         self._spawn(sched.name, self._on_host(sched.host, sched_argv, restart=True))
         for i, (zone, ep) in enumerate(kwoks.items()):
             self._spawn(ep.name, comp.kwok_argv(bins, layout, cfg, zone, i, ep))
@@ -279,11 +285,14 @@ class Lab:
             await kube.create_nodes(api, manifests)
             if self.cfg.kubeadm_hosts:
                 etcd, apis, sched, kcm = self._endpoints
+                style = OPENSHIFT_PODS if self.cfg.openshift_layout else KUBEADM_PODS
                 await kube.create_control_plane(
                     api,
                     control_plane_nodes(self.hosts, self.cfg.zones),
-                    control_plane_pods(self.hosts, etcd, apis, sched, kcm),
+                    control_plane_pods(self.hosts, etcd, apis, sched, kcm, style),
                 )
+                if self.cfg.openshift_layout:
+                    await kube.serve_openshift_config_group(api)
 
     async def _all_ready(self) -> bool:
         for ep_name in (f"kwok-{z}" for z in self.cfg.zones):

@@ -174,10 +174,14 @@ def _election(kubeadm: bool) -> list[str]:
 
 
 def scheduler_argv(
-    bins: Binaries, layout: Layout, ep: Endpoint, *, kubeadm: bool = False
+    bins: Binaries, layout: Layout, ep: Endpoint, *, kubeadm: bool = False, lease_ns: str = ""
 ) -> list[str]:
-    """kube-scheduler command line (secure metrics port, delegated authn/authz)."""
+    """kube-scheduler command line (secure metrics port, delegated authn/authz); its
+    leader-election Lease in ``lease_ns`` when given (OpenShift's scheduler keeps it in
+    its own namespace).
+    """
     kubeconfig = layout.component_kubeconfig("kube-scheduler")
+    lease = [f"--leader-elect-resource-namespace={lease_ns}"] if lease_ns else []
     return [
         bins.kube_scheduler,
         f"--kubeconfig={kubeconfig}",
@@ -187,6 +191,7 @@ def scheduler_argv(
         f"--secure-port={ep.port}",
         f"--cert-dir={layout.data(ep.name)}",
         *_election(kubeadm),
+        *lease,
         "--kube-api-qps=200",
         "--kube-api-burst=400",
         "--v=1",

@@ -51,6 +51,11 @@ class LabConfig:
     #: control-plane host its own address and kubeadm's ports, leader election on, and
     #: the components' pods in kube-system on control-plane nodes (needs root)
     kubeadm_hosts: bool = False
+    #: with ``kubeadm_hosts``: the components' pods laid out as OpenShift lays its static
+    #: pods (its namespaces, labels and names, the scheduler's Lease in its namespace) and
+    #: the ``config.openshift.io`` API group served (its ClusterVersion CRD), so that a
+    #: client detects OpenShift and looks where OpenShift keeps them
+    openshift_layout: bool = False
     #: start etcd with ``--unsafe-no-fsync`` (a throwaway lab on a small VM: fsync costs
     #: seconds under load and buys nothing). Off, etcd fsyncs its WAL as a real cluster
     #: does, so its WAL fsync histogram is observed

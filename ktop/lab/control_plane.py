@@ -12,6 +12,7 @@ machine, not in those pods: the pods only say where they are, as mirror pods do.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ktop.lab import components as comp
@@ -84,16 +85,60 @@ def control_plane_nodes(hosts: list[str], zones: tuple[str, ...]) -> list[dict[s
     return nodes
 
 
-def _pod(component: str, host: str, command: list[str]) -> dict[str, Any]:
-    """A kubeadm static pod's mirror: ``COMPONENT-NODE`` in kube-system, host network."""
+@dataclass(frozen=True)
+class PodStyle:
+    """How a distribution lays out one component's static pod: its namespace, labels and
+    name (``PREFIX-NODE``), and whether its command line names its metrics port.
+    """
+
+    namespace: str
+    labels: dict[str, str]
+    prefix: str
+    flags: bool = True
+    """False: the port comes from a config file (OpenShift), the client uses the default."""
+
+
+KUBEADM_PODS: dict[str, PodStyle] = {
+    c: PodStyle(KUBE_SYSTEM, {"component": c, "tier": "control-plane"}, c)
+    for c in ("etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager")
+}
+"""kubeadm's static pods: kube-system, labelled ``component=NAME``."""
+OPENSHIFT_SCHEDULER_NS = "openshift-kube-scheduler"
+OPENSHIFT_PODS: dict[str, PodStyle] = {
+    "etcd": PodStyle("openshift-etcd", {"app": "etcd", "k8s-app": "etcd", "etcd": "true"}, "etcd"),
+    "kube-apiserver": PodStyle(
+        "openshift-kube-apiserver",
+        {"app": "openshift-kube-apiserver", "apiserver": "true"},
+        "kube-apiserver",
+    ),
+    "kube-scheduler": PodStyle(
+        OPENSHIFT_SCHEDULER_NS,
+        {"app": "openshift-kube-scheduler", "scheduler": "true"},
+        "openshift-kube-scheduler",
+        flags=False,
+    ),
+    "kube-controller-manager": PodStyle(
+        "openshift-kube-controller-manager",
+        {"app": "kube-controller-manager", "kube-controller-manager": "true"},
+        "kube-controller-manager",
+        flags=False,
+    ),
+}
+"""OpenShift 4's static pods (the cluster-*-operator repositories' bindata): a namespace
+per component, ``app=`` labels, the scheduler's and controller-manager's ports from their
+config files (10259 and 10257, kubeadm's too)."""
+
+
+def _pod(component: str, host: str, command: list[str], style: PodStyle) -> dict[str, Any]:
+    """A static pod's mirror: ``PREFIX-NODE`` in the style's namespace, host network."""
     node = node_of(host)
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
-            "name": f"{component}-{node}",
-            "namespace": KUBE_SYSTEM,
-            "labels": {"component": component, "tier": "control-plane"},
+            "name": f"{style.prefix}-{node}",
+            "namespace": style.namespace,
+            "labels": dict(style.labels),
         },
         "spec": {
             "nodeName": node,
@@ -116,6 +161,7 @@ def control_plane_pods(
     apis: list[comp.Endpoint],
     sched: comp.Endpoint,
     kcm: comp.Endpoint,
+    styles: dict[str, PodStyle] = KUBEADM_PODS,
 ) -> list[dict[str, Any]]:
     """The components' pods, with the flags a client reads to find their metrics."""
     pods = [
@@ -130,6 +176,7 @@ def control_plane_pods(
                 f"--listen-peer-urls={m.peer_url}",
                 f"--listen-metrics-urls=http://{m.host}:{m.metrics_port}",
             ],
+            styles["etcd"],
         )
         for m in etcd
     ]
@@ -138,20 +185,14 @@ def control_plane_pods(
             "kube-apiserver",
             a.host,
             ["kube-apiserver", f"--advertise-address={a.host}", f"--secure-port={a.port}"],
+            styles["kube-apiserver"],
         )
         for a in apis
     ]
     for component, ep in (("kube-scheduler", sched), ("kube-controller-manager", kcm)):
-        pods.append(
-            _pod(
-                component,
-                ep.host,
-                [
-                    component,
-                    f"--bind-address={ep.host}",
-                    f"--secure-port={ep.port}",
-                    "--leader-elect=true",
-                ],
-            )
-        )
+        style = styles[component]
+        ports = [f"--bind-address={ep.host}", f"--secure-port={ep.port}"] if style.flags else []
+        config = [] if style.flags else [f"--config=/etc/kubernetes/{component}/config.yaml"]
+        command = [component, *config, *ports, "--leader-elect=true"]
+        pods.append(_pod(component, ep.host, command, style))
     return pods

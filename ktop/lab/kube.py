@@ -20,6 +20,7 @@ from ktop.lab.config import (
     REGION_LABEL,
     ZONE_LABEL,
 )
+from ktop.lab.util import LabError
 
 FAKE_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 
@@ -220,6 +221,12 @@ async def create_control_plane(
     await create_nodes(api, nodes)
     core = client.CoreV1Api(api)
     namespaces = {p["metadata"]["namespace"] for p in pods}
+    for ns in sorted(namespaces - {"kube-system", "default"}):
+        try:
+            await core.create_namespace(body({"metadata": {"name": ns}}))
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
     for ns in sorted(namespaces):
         try:
             await core.create_namespaced_service_account(
@@ -234,3 +241,51 @@ async def create_control_plane(
         except ApiException as exc:
             if exc.status != 409:
                 raise
+
+
+OPENSHIFT_CONFIG_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "clusterversions.config.openshift.io"},
+    "spec": {
+        "group": "config.openshift.io",
+        "scope": "Cluster",
+        "names": {
+            "plural": "clusterversions",
+            "singular": "clusterversion",
+            "kind": "ClusterVersion",
+        },
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    }
+                },
+            }
+        ],
+    },
+}
+"""OpenShift's ClusterVersion, a CRD there too: with it the apiservers list the
+``config.openshift.io`` group, as an OpenShift cluster's do."""
+
+
+async def serve_openshift_config_group(api: client.ApiClient) -> None:
+    """Create the ClusterVersion CRD (idempotent) and wait until discovery lists its group."""
+    ext = client.ApiextensionsV1Api(api)
+    try:
+        await ext.create_custom_resource_definition(body(OPENSHIFT_CONFIG_CRD))
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+    group = OPENSHIFT_CONFIG_CRD["spec"]["group"]
+    for _ in range(120):
+        groups = await client.ApisApi(api).get_api_versions()
+        if any(g.name == group for g in groups.groups or []):
+            return
+        await asyncio.sleep(0.5)
+    raise LabError(f"the apiservers never listed the API group {group}")

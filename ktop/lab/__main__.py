@@ -37,6 +37,12 @@ def _parser() -> argparse.ArgumentParser:
         help="with --kubeadm-hosts: the components' pods where OpenShift keeps them",
     )
     up.add_argument(
+        "--eks-layout",
+        action="store_true",
+        help="with --kubeadm-hosts: no component pods; scheduler and controller-manager "
+        "metrics through an aggregated metrics.eks.amazonaws.com API, as on EKS",
+    )
+    up.add_argument(
         "--etcd-fsync",
         action="store_true",
         help="etcd fsyncs its WAL as a real cluster does (default: --unsafe-no-fsync)",
@@ -89,8 +95,9 @@ def main(argv: list[str] | None = None) -> int:
                 nodes=args.nodes,
                 etcd_members=args.etcd_members,
                 prometheus=not args.no_prometheus,
-                kubeadm_hosts=args.kubeadm_hosts or args.openshift_layout,
+                kubeadm_hosts=args.kubeadm_hosts or args.openshift_layout or args.eks_layout,
                 openshift_layout=args.openshift_layout,
+                eks_layout=args.eks_layout,
                 etcd_unsafe_no_fsync=not args.etcd_fsync,
             )
             lab = Lab(args.dir, cfg)

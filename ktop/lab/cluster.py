@@ -32,8 +32,12 @@ from ktop.lab.control_plane import (
 from ktop.lab.pki import write_pki
 from ktop.lab.util import LabError, free_ports, http_get, http_ok, tail, wait_for
 
+EKS_METRICS_PORT = 10443
+"""Where the lab's EKS metrics API backend listens, on its last control-plane host."""
+
 #: stop order: load generators and clients first, storage last
 STOP_ORDER_PREFIXES = (
+    "eks-metrics",
     "prometheus",
     "kwok-",
     "kube-scheduler",
@@ -259,6 +263,8 @@ class Lab:
 
         self._wait(kcm.name, lambda: http_ok(f"{kcm.url}/healthz", tokens.admin), 60)
         self._wait(sched.name, lambda: http_ok(f"{sched.url}/healthz", tokens.admin), 60)
+        if cfg.eks_layout:
+            self._start_eks_metrics(sched, kcm)
         if cfg.prometheus:
             self._wait(prom.name, lambda: http_ok(f"{prom.url}/-/ready"), 60)
         _log("waiting for all nodes Ready")
@@ -286,10 +292,11 @@ class Lab:
             if self.cfg.kubeadm_hosts:
                 etcd, apis, sched, kcm = self._endpoints
                 style = OPENSHIFT_PODS if self.cfg.openshift_layout else KUBEADM_PODS
+                pods = control_plane_pods(self.hosts, etcd, apis, sched, kcm, style)
                 await kube.create_control_plane(
                     api,
                     control_plane_nodes(self.hosts, self.cfg.zones),
-                    control_plane_pods(self.hosts, etcd, apis, sched, kcm, style),
+                    [] if self.cfg.eks_layout else pods,  # EKS shows no component pod
                 )
                 if self.cfg.openshift_layout:
                     await kube.serve_openshift_config_group(api)
@@ -303,6 +310,29 @@ class Lab:
             self._last_ready = (ready, total)
             _log(f"{ready}/{total} nodes Ready without condition taints")
         return total >= self.cfg.nodes and ready == total
+
+    def _start_eks_metrics(self, sched: comp.Endpoint, kcm: comp.Endpoint) -> None:
+        """The scheduler's and controller-manager's metrics as EKS serves them: the
+        aggregated API's backend on the last control-plane host, registered with the
+        apiservers (``ktop/lab/eks_metrics.py``).
+        """
+        host, pki = self.hosts[-1], self.layout.pki
+        argv = [
+            sys.executable, "-m", "ktop.lab.eks_metrics",
+            f"--listen={host}:{EKS_METRICS_PORT}",
+            f"--cert={pki / 'extension.crt'}", f"--key={pki / 'extension.key'}",
+            f"--scheduler={sched.url}/metrics", f"--controller-manager={kcm.url}/metrics",
+        ]  # fmt: skip
+        self._spawn("eks-metrics", argv)
+        probe = f"https://{host}:{EKS_METRICS_PORT}/apis/metrics.eks.amazonaws.com/v1"
+        self._wait("eks-metrics", lambda: http_ok(probe), 30)
+        ca = (pki / "ca.crt").read_bytes()
+
+        async def register() -> None:
+            async with kube.api_client(self.layout.kubeconfig) as api:
+                await kube.register_eks_metrics(api, host, EKS_METRICS_PORT, ca)
+
+        asyncio.run(register())
 
     # -- helpers -------------------------------------------------------------------------
     def _on_host(self, host: str, argv: list[str], *, restart: bool = False) -> list[str]:

@@ -56,6 +56,11 @@ class LabConfig:
     #: the ``config.openshift.io`` API group served (its ClusterVersion CRD), so that a
     #: client detects OpenShift and looks where OpenShift keeps them
     openshift_layout: bool = False
+    #: with ``kubeadm_hosts``: laid out as EKS shows its control plane to a client: no
+    #: component pods, the scheduler's and controller-manager's metrics served through the
+    #: apiservers by an aggregated ``metrics.eks.amazonaws.com`` API
+    #: (``ktop/lab/eks_metrics.py``)
+    eks_layout: bool = False
     #: start etcd with ``--unsafe-no-fsync`` (a throwaway lab on a small VM: fsync costs
     #: seconds under load and buys nothing). Off, etcd fsyncs its WAL as a real cluster
     #: does, so its WAL fsync histogram is observed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Iterable
 from pathlib import Path
@@ -20,6 +21,7 @@ from ktop.lab.config import (
     REGION_LABEL,
     ZONE_LABEL,
 )
+from ktop.lab.pki import EKS_METRICS_SERVICE
 from ktop.lab.util import LabError
 
 FAKE_NODE_ANNOTATION = "kwok.x-k8s.io/node"
@@ -289,3 +291,51 @@ async def serve_openshift_config_group(api: client.ApiClient) -> None:
             return
         await asyncio.sleep(0.5)
     raise LabError(f"the apiservers never listed the API group {group}")
+
+
+async def register_eks_metrics(api: client.ApiClient, host: str, port: int, ca: bytes) -> None:
+    """Serve ``metrics.eks.amazonaws.com`` through the apiservers: a Service without a
+    selector, its Endpoints at ``host:port``, and the APIService (idempotent); returns
+    once the APIService is Available.
+    """
+    ns, name = EKS_METRICS_SERVICE
+    core = client.CoreV1Api(api)
+    service = {
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"ports": [{"name": "https", "port": 443, "targetPort": port}]},
+    }
+    endpoints = {
+        "metadata": {"name": name, "namespace": ns},
+        "subsets": [{"addresses": [{"ip": host}], "ports": [{"name": "https", "port": port}]}],
+    }
+    apiservice = {
+        "apiVersion": "apiregistration.k8s.io/v1",
+        "kind": "APIService",
+        "metadata": {"name": "v1.metrics.eks.amazonaws.com"},
+        "spec": {
+            "group": "metrics.eks.amazonaws.com",
+            "version": "v1",
+            "service": {"namespace": ns, "name": name, "port": 443},
+            "caBundle": base64.b64encode(ca).decode(),
+            "groupPriorityMinimum": 100,
+            "versionPriority": 100,
+        },
+    }
+    for create in (
+        core.create_namespaced_service(ns, body(service)),
+        core.create_namespaced_endpoints(ns, body(endpoints)),
+        client.ApiregistrationV1Api(api).create_api_service(body(apiservice)),
+    ):
+        try:
+            await create
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+    reg = client.ApiregistrationV1Api(api)
+    for _ in range(120):
+        got = await reg.read_api_service("v1.metrics.eks.amazonaws.com")
+        conditions = (got.status.conditions if got.status else None) or []
+        if any(c.type == "Available" and c.status == "True" for c in conditions):
+            return
+        await asyncio.sleep(0.5)
+    raise LabError("the metrics.eks.amazonaws.com APIService never became Available")

@@ -33,10 +33,18 @@ def _name(common_name: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
+EKS_METRICS_SERVICE = ("kube-system", "eks-metrics")
+"""The Service (namespace, name) of the lab's aggregated EKS metrics API."""
+EXTENSION_SERVICE_DNS = f"{EKS_METRICS_SERVICE[1]}.{EKS_METRICS_SERVICE[0]}.svc"
+"""The name the apiservers check an aggregated API backend's certificate for: its
+Service's."""
+
+
 def write_pki(pki_dir: Path, hosts: tuple[str, ...] = ()) -> dict[str, Path]:
     """Create ca.crt/ca.key, apiserver.crt/.key (127.0.0.1, localhost, the service IP and
-    the control-plane ``hosts``) and sa.key/sa.pub under `pki_dir`; return their paths by
-    short name.
+    the control-plane ``hosts``), front-proxy-client.crt/.key, extension.crt/.key (an
+    aggregated API's backend) and sa.key/sa.pub under
+    `pki_dir`; return their paths by short name.
     """
     pki_dir.mkdir(parents=True, exist_ok=True)
     now = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
@@ -94,6 +102,43 @@ def write_pki(pki_dir: Path, hosts: tuple[str, ...] = ()) -> dict[str, Path]:
         .sign(ca_key, hashes.SHA256())
     )
 
+    # an aggregated API's backend, as the apiservers dial it: by its Service's name
+    ext_key = ec.generate_private_key(ec.SECP256R1())
+    ext_sans: list[x509.GeneralName] = [
+        x509.DNSName(EXTENSION_SERVICE_DNS),
+        *(x509.IPAddress(ipaddress.ip_address(h)) for h in hosts),
+    ]
+    ext_cert = (
+        x509.CertificateBuilder()
+        .subject_name(_name(EXTENSION_SERVICE_DNS))
+        .issuer_name(ca_cert.subject)
+        .public_key(ext_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(now + _VALIDITY)
+        .add_extension(x509.SubjectAlternativeName(ext_sans), critical=False)
+        .add_extension(
+            x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    # the apiservers' identity towards aggregated APIs (--proxy-client-cert-file), which
+    # their --requestheader-allowed-names accepts
+    proxy_key = ec.generate_private_key(ec.SECP256R1())
+    proxy_cert = (
+        x509.CertificateBuilder()
+        .subject_name(_name("front-proxy-client"))
+        .issuer_name(ca_cert.subject)
+        .public_key(proxy_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(now + _VALIDITY)
+        .add_extension(
+            x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+
     sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     paths = {
         "ca_crt": pki_dir / "ca.crt",
@@ -102,7 +147,15 @@ def write_pki(pki_dir: Path, hosts: tuple[str, ...] = ()) -> dict[str, Path]:
         "apiserver_key": pki_dir / "apiserver.key",
         "sa_key": pki_dir / "sa.key",
         "sa_pub": pki_dir / "sa.pub",
+        "front_proxy_crt": pki_dir / "front-proxy-client.crt",
+        "front_proxy_key": pki_dir / "front-proxy-client.key",
+        "extension_crt": pki_dir / "extension.crt",
+        "extension_key": pki_dir / "extension.key",
     }
+    _write_cert(paths["extension_crt"], ext_cert)
+    _write_key(paths["extension_key"], ext_key)
+    _write_cert(paths["front_proxy_crt"], proxy_cert)
+    _write_key(paths["front_proxy_key"], proxy_key)
     _write_cert(paths["ca_crt"], ca_cert)
     _write_key(paths["ca_key"], ca_key)
     _write_cert(paths["apiserver_crt"], srv_cert)

@@ -180,6 +180,16 @@ async def read_marker(api: client.ApiClient) -> str | None:
     return str(value) if value else None
 
 
+async def created(*creates: Awaitable[Any]) -> None:
+    """Await each create in turn; one that finds its object there already (409) is done."""
+    for create in creates:
+        try:
+            await create
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+
+
 async def grant_low_user_read(api: client.ApiClient, user: str = LOW_USER) -> None:
     """Let the low-privilege `user` get/list/watch everything (it floods LISTs in
     apf-saturation).
@@ -202,15 +212,9 @@ async def grant_low_user_read(api: client.ApiClient, user: str = LOW_USER) -> No
         },
         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
     }
-    for create in (
-        rbac.create_cluster_role(body(role)),
-        rbac.create_cluster_role_binding(body(binding)),
-    ):
-        try:
-            await create
-        except ApiException as exc:
-            if exc.status != 409:
-                raise
+    await created(
+        rbac.create_cluster_role(body(role)), rbac.create_cluster_role_binding(body(binding))
+    )
 
 
 async def create_control_plane(
@@ -223,26 +227,17 @@ async def create_control_plane(
     await create_nodes(api, nodes)
     core = client.CoreV1Api(api)
     namespaces = {p["metadata"]["namespace"] for p in pods}
-    for ns in sorted(namespaces - {"kube-system", "default"}):
-        try:
-            await core.create_namespace(body({"metadata": {"name": ns}}))
-        except ApiException as exc:
-            if exc.status != 409:
-                raise
-    for ns in sorted(namespaces):
-        try:
-            await core.create_namespaced_service_account(
+    new = sorted(namespaces - {"kube-system", "default"})
+    await created(*(core.create_namespace(body({"metadata": {"name": ns}})) for ns in new))
+    await created(
+        *(
+            core.create_namespaced_service_account(
                 ns, body({"metadata": {"name": "default", "namespace": ns}})
             )
-        except ApiException as exc:
-            if exc.status != 409:
-                raise
-    for pod in pods:
-        try:
-            await core.create_namespaced_pod(pod["metadata"]["namespace"], body(pod))
-        except ApiException as exc:
-            if exc.status != 409:
-                raise
+            for ns in sorted(namespaces)
+        )
+    )
+    await created(*(core.create_namespaced_pod(p["metadata"]["namespace"], body(p)) for p in pods))
 
 
 OPENSHIFT_CONFIG_CRD: dict[str, Any] = {
@@ -279,11 +274,7 @@ OPENSHIFT_CONFIG_CRD: dict[str, Any] = {
 async def serve_openshift_config_group(api: client.ApiClient) -> None:
     """Create the ClusterVersion CRD (idempotent) and wait until discovery lists its group."""
     ext = client.ApiextensionsV1Api(api)
-    try:
-        await ext.create_custom_resource_definition(body(OPENSHIFT_CONFIG_CRD))
-    except ApiException as exc:
-        if exc.status != 409:
-            raise
+    await created(ext.create_custom_resource_definition(body(OPENSHIFT_CONFIG_CRD)))
     group = OPENSHIFT_CONFIG_CRD["spec"]["group"]
     for _ in range(120):
         groups = await client.ApisApi(api).get_api_versions()
@@ -321,16 +312,11 @@ async def register_eks_metrics(api: client.ApiClient, host: str, port: int, ca: 
             "versionPriority": 100,
         },
     }
-    for create in (
+    await created(
         core.create_namespaced_service(ns, body(service)),
         core.create_namespaced_endpoints(ns, body(endpoints)),
         client.ApiregistrationV1Api(api).create_api_service(body(apiservice)),
-    ):
-        try:
-            await create
-        except ApiException as exc:
-            if exc.status != 409:
-                raise
+    )
     reg = client.ApiregistrationV1Api(api)
     for _ in range(120):
         got = await reg.read_api_service("v1.metrics.eks.amazonaws.com")

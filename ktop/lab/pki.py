@@ -76,7 +76,29 @@ def write_pki(pki_dir: Path, hosts: tuple[str, ...] = ()) -> dict[str, Path]:
         .sign(ca_key, hashes.SHA256())
     )
 
-    srv_key = ec.generate_private_key(ec.SECP256R1())
+    def leaf(
+        cn: str, sans: list[x509.GeneralName], usage: x509.ObjectIdentifier
+    ) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+        key = ec.generate_private_key(ec.SECP256R1())
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(_name(cn))
+            .issuer_name(ca_cert.subject)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now)
+            .not_valid_after(now + _VALIDITY)
+            .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+        )
+        if sans:
+            builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        return builder.sign(ca_key, hashes.SHA256()), key
+
+    server, client = (
+        x509.oid.ExtendedKeyUsageOID.SERVER_AUTH,
+        x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH,
+    )
+    host_ips = [x509.IPAddress(ipaddress.ip_address(h)) for h in hosts]
     sans: list[x509.GeneralName] = [
         x509.DNSName("localhost"),
         x509.DNSName("kubernetes"),
@@ -85,59 +107,15 @@ def write_pki(pki_dir: Path, hosts: tuple[str, ...] = ()) -> dict[str, Path]:
         x509.DNSName("kubernetes.default.svc.cluster.local"),
         x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
         x509.IPAddress(ipaddress.ip_address("10.96.0.1")),
-        *(x509.IPAddress(ipaddress.ip_address(h)) for h in hosts),
+        *host_ips,
     ]
-    srv_cert = (
-        x509.CertificateBuilder()
-        .subject_name(_name("kube-apiserver"))
-        .issuer_name(ca_cert.subject)
-        .public_key(srv_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now)
-        .not_valid_after(now + _VALIDITY)
-        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        .add_extension(
-            x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
-
+    srv_cert, srv_key = leaf("kube-apiserver", sans, server)
     # an aggregated API's backend, as the apiservers dial it: by its Service's name
-    ext_key = ec.generate_private_key(ec.SECP256R1())
-    ext_sans: list[x509.GeneralName] = [
-        x509.DNSName(EXTENSION_SERVICE_DNS),
-        *(x509.IPAddress(ipaddress.ip_address(h)) for h in hosts),
-    ]
-    ext_cert = (
-        x509.CertificateBuilder()
-        .subject_name(_name(EXTENSION_SERVICE_DNS))
-        .issuer_name(ca_cert.subject)
-        .public_key(ext_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now)
-        .not_valid_after(now + _VALIDITY)
-        .add_extension(x509.SubjectAlternativeName(ext_sans), critical=False)
-        .add_extension(
-            x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
+    ext_sans: list[x509.GeneralName] = [x509.DNSName(EXTENSION_SERVICE_DNS), *host_ips]
+    ext_cert, ext_key = leaf(EXTENSION_SERVICE_DNS, ext_sans, server)
     # the apiservers' identity towards aggregated APIs (--proxy-client-cert-file), which
     # their --requestheader-allowed-names accepts
-    proxy_key = ec.generate_private_key(ec.SECP256R1())
-    proxy_cert = (
-        x509.CertificateBuilder()
-        .subject_name(_name("front-proxy-client"))
-        .issuer_name(ca_cert.subject)
-        .public_key(proxy_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now)
-        .not_valid_after(now + _VALIDITY)
-        .add_extension(
-            x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
+    proxy_cert, proxy_key = leaf("front-proxy-client", [], client)
 
     sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     paths = {

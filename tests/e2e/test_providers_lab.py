@@ -1,13 +1,21 @@
-"""A control plane laid out as OpenShift lays one out, read with nothing but a kubeconfig.
+"""Control planes laid out as OpenShift and EKS lay theirs out, read with nothing but a
+kubeconfig.
 
-The kubeadm-like lab (``ktop/lab/hosts.py``) with ``openshift_layout``: the components'
-pods in OpenShift's namespaces with OpenShift's labels and names, the scheduler's Lease
-in its own namespace, the scheduler's and controller-manager's ports from a config file
-(not on their command lines), and the ``config.openshift.io`` group served by its real
-ClusterVersion CRD. A one-shot ``ktop triage`` (docs/rbac.yaml's reader and its optional
-role) must detect OpenShift from that group, read the scheduler and controller-manager
-where OpenShift keeps them, say why etcd is not read (its metrics need etcd's client
-certificate on OpenShift), give no incident on the healthy lab, and name an injected
+The kubeadm-like lab (``ktop/lab/hosts.py``) in two layouts, one lab at a time:
+
+- ``openshift_layout``: the components' pods in OpenShift's namespaces with OpenShift's
+  labels and names, the scheduler's Lease in its own namespace, the scheduler's and
+  controller-manager's ports from a config file (not on their command lines), and the
+  ``config.openshift.io`` group served by its real ClusterVersion CRD;
+- ``eks_layout``: no component pod at all, and the scheduler's and controller-manager's
+  metrics served through the apiservers by a real aggregated API,
+  ``metrics.eks.amazonaws.com`` (an APIService backed by ``ktop/lab/eks_metrics.py``,
+  which relays the lab's real components), under the apiservers' authentication and
+  RBAC, as EKS documents it.
+
+A one-shot ``ktop triage`` (docs/rbac.yaml's reader and its optional role) must detect
+the provider from its API group, read the scheduler where that provider keeps it, say
+why etcd is not read there, give no incident on the healthy lab, and name an injected
 scheduler backlog.
 """
 
@@ -28,7 +36,7 @@ import pytest
 from ktop.commands.triage import DEFAULT_WINDOW_S
 from ktop.lab import Lab, inject, recover, resolve_target
 from ktop.model.events import Component
-from ktop.model.providers import OPENSHIFT, NotExposed
+from ktop.model.providers import EKS, OPENSHIFT, NotExposed, ProviderProfile
 from tests.e2e.cadence import PROBE_LIMIT_S, PROCESS_START_S, REQUEST_LIMIT_S, deadline, steps
 from tests.e2e.helpers import e2e_lab_config, running_lab
 from tests.e2e.live import account
@@ -36,35 +44,33 @@ from tests.e2e.live import account
 COMPONENTS_ROLE = "ktop-components"
 TRIAGE_LIMIT_S = deadline(PROCESS_START_S, PROBE_LIMIT_S, DEFAULT_WINDOW_S, REQUEST_LIMIT_S)
 """How long one ``ktop triage`` may take: start, reach the cluster, its window, a request."""
+LAYOUTS: dict[str, tuple[dict[str, bool], ProviderProfile, str]] = {
+    "openshift": ({"openshift_layout": True}, OPENSHIFT, "API group config.openshift.io"),
+    "eks": ({"eks_layout": True}, EKS, "API group metrics.eks.amazonaws.com"),
+}
+"""Each layout: the lab's switch, the profile ktop must use, and what must name it."""
 
 
-@pytest.fixture(scope="module")
-def openshift_lab(
-    binaries_present: None, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Lab]:
-    cfg = replace(e2e_lab_config(), kubeadm_hosts=True, openshift_layout=True)
-    with running_lab(tmp_path_factory.mktemp("ktop-lab-openshift"), cfg) as lab:
-        yield lab
-
-
-@pytest.fixture(scope="module")
-def kubeconfig(openshift_lab: Lab) -> Path:
-    return asyncio.run(account(openshift_lab, "ktop-openshift", also=(COMPONENTS_ROLE,)))
+@pytest.fixture(scope="module", params=list(LAYOUTS))
+def provider_lab(
+    request: pytest.FixtureRequest,
+    binaries_present: None,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[str, Lab, Path]]:
+    """One layout's lab and a reader's kubeconfig (one lab at a time: the module's tests
+    run layout by layout)."""
+    name: str = request.param
+    cfg = replace(e2e_lab_config(), kubeadm_hosts=True, **LAYOUTS[name][0])
+    with running_lab(tmp_path_factory.mktemp(f"ktop-lab-{name}"), cfg) as lab:
+        kubeconfig = asyncio.run(account(lab, f"ktop-{name}", also=(COMPONENTS_ROLE,)))
+        yield name, lab, kubeconfig
 
 
 def one_shot(kubeconfig: Path) -> tuple[int, dict[str, Any]]:
     """``ktop --kubeconfig K triage --output json``, as a user runs it."""
+    cmd = [sys.executable, "-m", "ktop", "--kubeconfig", str(kubeconfig), "triage"]
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ktop",
-            "--kubeconfig",
-            str(kubeconfig),
-            "triage",
-            "--output",
-            "json",
-        ],
+        [*cmd, "--output", "json"],
         capture_output=True,
         text=True,
         check=False,
@@ -79,16 +85,19 @@ def evidence(doc: dict[str, Any], evidence_id: str) -> dict[str, Any]:
     return next(e for p in doc["paths"] for e in p["evidence"] if e["id"] == evidence_id)
 
 
-def test_openshift_is_detected_and_read_where_it_keeps_its_components(kubeconfig: Path) -> None:
+def test_the_provider_is_detected_and_read_where_it_keeps_its_components(
+    provider_lab: tuple[str, Lab, Path],
+) -> None:
+    name, _, kubeconfig = provider_lab
+    _, profile, because = LAYOUTS[name]
     code, doc = one_shot(kubeconfig)
-    assert doc["provider"] == {"name": "openshift", "because": "API group config.openshift.io"}
-    # the scheduler's queues and its leader, read through the pod proxy in
-    # openshift-kube-scheduler (the port from the default: no flag names it)
+    assert doc["provider"] == {"name": profile.provider.value, "because": because}
+    # the scheduler's queues and its leader, read where the provider keeps them
     for read in ("sched.active_queue", "ha.scheduler_leader"):
         e = evidence(doc, read)
         assert e["status"] != "unknown", e
     # etcd is not read, and the pane says why and where else to look
-    etcd = OPENSHIFT.components[Component.ETCD]
+    etcd = profile.components[Component.ETCD]
     assert isinstance(etcd, NotExposed)
     has_leader = evidence(doc, "etcd.has_leader")
     assert has_leader["status"] == "unknown" and etcd.why in has_leader["detail"], has_leader
@@ -96,10 +105,9 @@ def test_openshift_is_detected_and_read_where_it_keeps_its_components(kubeconfig
     assert (code, doc["cause"]) == (0, None), doc["headline"]
 
 
-def test_a_scheduler_backlog_is_named_on_the_openshift_layout(
-    openshift_lab: Lab, kubeconfig: Path
-) -> None:
-    target = resolve_target(openshift_lab.layout.kubeconfig)
+def test_a_scheduler_backlog_is_named(provider_lab: tuple[str, Lab, Path]) -> None:
+    _, lab, kubeconfig = provider_lab
+    target = resolve_target(lab.layout.kubeconfig)
     asyncio.run(inject("scheduler-backlog", target))
     try:
         # the scheduler's first attempt at each pod and its status writes (two steps), then

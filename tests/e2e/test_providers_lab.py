@@ -22,9 +22,6 @@ scheduler backlog.
 from __future__ import annotations
 
 import asyncio
-import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -33,17 +30,14 @@ from typing import Any
 
 import pytest
 
-from ktop.commands.triage import DEFAULT_WINDOW_S
 from ktop.lab import Lab, inject, recover, resolve_target
 from ktop.model.events import Component
 from ktop.model.providers import EKS, OPENSHIFT, NotExposed, ProviderProfile
-from tests.e2e.cadence import PROBE_LIMIT_S, PROCESS_START_S, REQUEST_LIMIT_S, deadline, steps
+from tests.e2e.cadence import steps
 from tests.e2e.helpers import e2e_lab_config, running_lab
 from tests.e2e.live import account
+from tests.e2e.test_triage_truth import COMPONENTS_ROLE, TRIAGE_LIMIT_S, one_shot
 
-COMPONENTS_ROLE = "ktop-components"
-TRIAGE_LIMIT_S = deadline(PROCESS_START_S, PROBE_LIMIT_S, DEFAULT_WINDOW_S, REQUEST_LIMIT_S)
-"""How long one ``ktop triage`` may take: start, reach the cluster, its window, a request."""
 LAYOUTS: dict[str, tuple[dict[str, bool], ProviderProfile, str]] = {
     "openshift": ({"openshift_layout": True}, OPENSHIFT, "API group config.openshift.io"),
     "eks": ({"eks_layout": True}, EKS, "API group metrics.eks.amazonaws.com"),
@@ -66,18 +60,10 @@ def provider_lab(
         yield name, lab, kubeconfig
 
 
-def one_shot(kubeconfig: Path) -> tuple[int, dict[str, Any]]:
-    """``ktop --kubeconfig K triage --output json``, as a user runs it."""
-    cmd = [sys.executable, "-m", "ktop", "--kubeconfig", str(kubeconfig), "triage"]
-    done = subprocess.run(
-        [*cmd, "--output", "json"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=TRIAGE_LIMIT_S,
-    )
-    assert done.stdout, done.stderr
-    return done.returncode, json.loads(done.stdout)
+def triaged(kubeconfig: Path) -> tuple[int, dict[str, Any]]:
+    """``ktop --kubeconfig K triage --output json``, as a user runs it: exit code, report."""
+    t = asyncio.run(one_shot(kubeconfig))
+    return t.code, t.doc
 
 
 def evidence(doc: dict[str, Any], evidence_id: str) -> dict[str, Any]:
@@ -90,7 +76,7 @@ def test_the_provider_is_detected_and_read_where_it_keeps_its_components(
 ) -> None:
     name, _, kubeconfig = provider_lab
     _, profile, because = LAYOUTS[name]
-    code, doc = one_shot(kubeconfig)
+    code, doc = triaged(kubeconfig)
     assert doc["provider"] == {"name": profile.provider.value, "because": because}
     # the scheduler's queues and its leader, read where the provider keeps them
     for read in ("sched.active_queue", "ha.scheduler_leader"):
@@ -114,7 +100,7 @@ def test_a_scheduler_backlog_is_named(provider_lab: tuple[str, Lab, Path]) -> No
         # one more whole triage
         ends = time.monotonic() + steps(2) + TRIAGE_LIMIT_S
         while True:
-            code, doc = one_shot(kubeconfig)
+            code, doc = triaged(kubeconfig)
             if doc["cause"] and doc["cause"]["id"] == "P2":
                 assert code == 1
                 break

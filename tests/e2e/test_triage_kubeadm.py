@@ -255,7 +255,18 @@ async def test_healthy_kubeadm_lab_is_no_incident_from_the_kubeconfig_alone(
     kubeadm_lab: Lab, kubeconfig: Path
 ) -> None:
     code, doc = await _triage(kubeconfig)
-    suspects = [p["id"] for p in doc["paths"] if p["verdict"] == "suspect"]
+    suspects = [
+        (
+            p["id"],
+            [
+                (e["id"], e["status"], e["detail"][:160])
+                for e in p["evidence"]
+                if e["status"] in ("warn", "bad")
+            ],
+        )
+        for p in doc["paths"]
+        if p["verdict"] == "suspect"
+    ]
     assert code == 0 and doc["cause"] is None, (suspects, doc["headline"])
     # every component was found and read without its URL
     etcd = doc["signals"]["etcd"]

@@ -246,3 +246,20 @@ def test_docs_list_every_provider_and_every_sign() -> None:
     for profile in (SELF_MANAGED, OPENSHIFT, EKS, GKE, AKS):
         assert f"### {profile.title}" in md
     assert "`node.openshift.io/os_id`" in md and "`-eks-`" in md
+
+
+async def test_a_fact_that_cannot_be_read_is_left_out_with_its_reason() -> None:
+    """A refused or timed-out read leaves its fact empty and says why; the others still
+    name the provider (here the version the probe read)."""
+
+    def route(c: Call) -> Answer:
+        if c.path == reads.API_GROUPS:
+            raise TimeoutError("no answer")
+        return Answer(403, {"kind": "Status", "code": 403, "message": "nodes is forbidden"})
+
+    t = KubeTransport(FakeApi(route), CostMeter())  # type: ignore[arg-type]
+    facts, unread = await cluster_facts(t, "v1.30.5-gke.1014001")
+    assert facts.api_groups == frozenset() and facts.node_labels == {}
+    assert [line.split(":", 1)[0] for line in unread] == [reads.API_GROUPS, reads.ONE_NODE]
+    assert "TimeoutError" in unread[0] and "403" in unread[1]
+    assert detect(facts).provider is Provider.GKE

@@ -2,7 +2,8 @@
 
 Three small reads, once per session: the API group list (``/apis``), the apiserver's
 ``/version``, and one node (``limit=1``: its ``providerID`` and labels). A read that
-fails leaves its fact empty; detection then goes by the others. Everything here but
+fails (refused, timed out, unreadable) leaves its fact empty, with its reason; detection
+then goes by the others. Everything here but
 :func:`cluster_facts` is pure.
 """
 
@@ -38,6 +39,13 @@ def first_node(body: Any) -> tuple[str, dict[str, str]]:
     return provider_id, {str(k): str(v) for k, v in labels.items()}
 
 
+def _why(e: Exception) -> str:
+    """A failed read's reason: the API's words, else the exception's kind and message."""
+    if isinstance(e, ApiError | ObjectError):
+        return str(e)
+    return f"{type(e).__name__}: {e}".rstrip(": ")
+
+
 async def cluster_facts(
     t: KubeTransport, version: str = ""
 ) -> tuple[ClusterFacts, tuple[str, ...]]:
@@ -50,15 +58,15 @@ async def cluster_facts(
     labels: dict[str, str] = {}
     try:
         groups = api_groups((await t.get(API_GROUPS)).json())
-    except (ApiError, ObjectError) as e:
-        failed.append(f"{API_GROUPS}: {e}")
+    except Exception as e:  # any failure leaves this fact out, with its reason
+        failed.append(f"{API_GROUPS}: {_why(e)}")
     if not version:
         try:
             version = git_version((await t.get(VERSION)).json())
-        except (ApiError, ObjectError) as e:
-            failed.append(f"{VERSION}: {e}")
+        except Exception as e:
+            failed.append(f"{VERSION}: {_why(e)}")
     try:
         provider_id, labels = first_node((await t.get(ONE_NODE, [("limit", 1)])).json())
-    except (ApiError, ObjectError) as e:
-        failed.append(f"{ONE_NODE}: {e}")
+    except Exception as e:
+        failed.append(f"{ONE_NODE}: {_why(e)}")
     return ClusterFacts(groups, version, provider_id, labels), tuple(failed)

@@ -148,8 +148,13 @@ async def _inject_and_triage(lab: Lab, kubeconfig: Path, scenario: str) -> dict[
     target = resolve_target(lab.layout.kubeconfig)
     began = time.monotonic()
     # as `python -m ktop.lab inject` does: a flood lasts its watchable default; the
-    # triage runs beside it
+    # triage runs beside it. A rolling restart's imbalance lasts until the clients'
+    # watches time out (minutes): the load stays on the instance that stayed up through
+    # the last one-shot's window (held from the restarted one's readiness on), which must
+    # find the incident still under way
     duration = WATCH_FLOOD_S if scenario in DURATION_SCENARIOS else None
+    if scenario == "apiserver-skew":
+        duration = MOMENTS_S[-1] + DEFAULT_WINDOW_S + REQUEST_LIMIT_S
     injected = asyncio.create_task(inject(scenario, target, duration_s=duration))
     seen: dict[float, Triaged] = {}
     try:

@@ -54,7 +54,13 @@ def provider_lab(
     """One layout's lab and a reader's kubeconfig (one lab at a time: the module's tests
     run layout by layout)."""
     name: str = request.param
-    cfg = replace(e2e_lab_config(), kubeadm_hosts=True, **LAYOUTS[name][0])
+    layout = LAYOUTS[name][0]
+    cfg = replace(
+        e2e_lab_config(),
+        kubeadm_hosts=True,
+        openshift_layout=layout.get("openshift_layout", False),
+        eks_layout=layout.get("eks_layout", False),
+    )
     with running_lab(tmp_path_factory.mktemp(f"ktop-lab-{name}"), cfg) as lab:
         kubeconfig = asyncio.run(account(lab, f"ktop-{name}", also=(COMPONENTS_ROLE,)))
         yield name, lab, kubeconfig

@@ -40,6 +40,7 @@ from ktop.sources.live import reads
 from ktop.sources.live.control_plane import ComponentReader
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.options import LiveOptions
+from ktop.sources.live.prometheus import PrometheusMetrics
 from ktop.sources.live.provider_facts import api_groups, cluster_facts, first_node
 from ktop.sources.live.static_pods import discover_component
 from ktop.sources.live.supervisor import Supervisor
@@ -124,7 +125,8 @@ def _openshift_pod(kind: str, node: str) -> dict[str, Any]:
     cmd = pod["spec"]["containers"][0]["command"]
     cmd[:] = [a for a in cmd if not a.startswith("--bind-address")]
     pod["spec"]["nodeName"] = node
-    return pod
+    out: dict[str, Any] = pod
+    return out
 
 
 async def test_openshift_components_are_found_in_their_own_namespaces() -> None:
@@ -155,7 +157,7 @@ async def test_openshift_components_are_found_in_their_own_namespaces() -> None:
 
 
 class _Prometheus:
-    prometheus = None
+    prometheus: PrometheusMetrics | None = None
     prometheus_missing = False
 
     async def prometheus_polled(self) -> None:

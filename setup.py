@@ -8,6 +8,6 @@ Everything else is in pyproject.toml.
 from setuptools import find_packages, setup
 
 setup(
-    packages=[*find_packages(include=["ktop", "ktop.*"]), "ktop.themes"],
+    packages=[*find_packages(include=["ktop", "ktop.*"]), "ktop.themes", "ktop.model.data"],
     package_dir={"ktop.themes": "themes"},
 )

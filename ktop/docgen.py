@@ -144,6 +144,7 @@ BLOCKS: tuple[Block, ...] = (
     Block("docs/recording-format.md", "recording-settings", "ktop.record.doc:settings_md"),
     Block("docs/panes.md", "signals", "ktop.model.signals:markdown_table"),
     Block("docs/providers.md", "providers", "ktop.model.providers:providers_markdown"),
+    Block("docs/audit-logs.md", "audit-bounds", "ktop.model.audit_digest:bounds_markdown"),
     Block("docs/security.md", "file-limits", "ktop.files:limits_markdown"),
     Block("docs/security.md", "input-limits", "ktop.input_limits:limits_markdown"),
     Block(BENCH, "scale-meta", f"{TABLES}:meta_block", ("results:scale",)),

@@ -26,6 +26,7 @@ from ktop.analysis.triage.baseline import HistoryKind, baseline_source
 from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.timeline import TimelineEvent, incident_timeline
 from ktop.analysis.triage.types import Capacity, TriageReport
+from ktop.model.audit_digest import AuditDigest
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import ClockTick, Event, FeedSynced, SelfCost
 from ktop.model.model_inputs import ModelConfig
@@ -55,6 +56,8 @@ class Published:
     """The recording's markers (time, note) known when it was published."""
     capacity: tuple[Capacity, ...] = ()
     """Sizes the report carries beside its verdicts (a bundle's full LIST sizes)."""
+    audit: AuditDigest | None = None
+    """What the apiservers' audit logs say about the same time (``--audit-log``)."""
 
     @cached_property
     def triage(self) -> TriageReport:
@@ -64,7 +67,8 @@ class Published:
         """
         baseline = None if self.history is None else baseline_source(self.snapshot, self.history)
         critical = tuple(f for f in self.findings if f.severity is Severity.CRITICAL)
-        return replace(triage(self.snapshot, baseline, self.capacity), critical=critical)
+        report = triage(self.snapshot, baseline, self.capacity, self.audit)
+        return replace(report, critical=critical)
 
     @cached_property
     def timeline(self) -> tuple[TimelineEvent, ...]:

@@ -21,18 +21,22 @@ from ktop.analysis.triage.baseline import HistoryKind
 from ktop.analysis.triage.types import Capacity
 from ktop.compose import Bundle, Live, OpenedSource, live_options, open_recording, open_source
 from ktop.hub import Hub, HubPolicy, Published
+from ktop.model.audit_digest import AuditDigest
 from ktop.model.events import (
     FEED_PROMETHEUS,
     FEED_PROMETHEUS_BACKFILL,
+    ClockTick,
     Event,
     FeedFailed,
     FeedSynced,
     MetricsScraped,
+    SourceStarted,
     Target,
 )
 from ktop.record.frames import walk
 from ktop.runner import Deadline, EndOfSource, Verdict, run_until, running
 from ktop.scrub import Secrets
+from ktop.sources.bundle.layout import FEEDS
 from ktop.sources.live.timing import BACKFILL_TIMEOUT_S
 from ktop.sources.replay import parse_time
 
@@ -49,6 +53,7 @@ SCRAPES_PER_WINDOW = 3
 FIRST_ROUND = "every configured target scraped once; sampling continues"
 """Said on standard error once the first scrape of every configured target arrived."""
 BACKFILL_WAIT = "waiting for the Prometheus history backfill (the baseline)"
+AUDIT_ONLY = "not read: audit logs alone were given (add --context or --bundle)"
 
 
 @dataclass(slots=True)
@@ -236,3 +241,21 @@ async def _sample(
     published = hub.publish(force=True)
     assert published is not None
     return Sampled(published, source_info, [], windows)
+
+
+def audit_only(audit: AuditDigest, secrets: Secrets) -> Sampled:
+    """A report from audit logs alone: no cluster read, so every input but the audit
+    logs is unknown (said so, never taken for healthy), at the logs' last request.
+    """
+    at = audit.last if audit.last is not None else time.time()
+    hub = Hub(policy=HubPolicy(secrets, None))
+    hub.ingest([SourceStarted(at - 1.0, "audit-log", "", AUDIT_ONLY, first_data_due_s=0.0)])
+    hub.ingest(
+        [FeedFailed(at, feed, AUDIT_ONLY) for feeds in FEEDS.values() for feed in feeds]
+        + [ClockTick(at)]
+    )
+    published = hub.publish(force=True)
+    assert published is not None
+    return Sampled(
+        replace(published, audit=audit), {"kind": "audit-log", "files": list(audit.files)}
+    )

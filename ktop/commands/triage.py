@@ -15,15 +15,18 @@ import argparse
 import asyncio
 import json
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ktop import bounds
 from ktop.analysis.triage.report import error_json, to_json
 from ktop.bounds import bounded_float
 from ktop.commands.options import look_back_option, look_back_s, look_back_words
+from ktop.commands.triage_audit import add_audit_options, audit_misuse, read_audit
 from ktop.model.providers import provider_words
 from ktop.printable import printable
 from ktop.scrub import Secrets
+from ktop.ui.render.audit_text import audit_markdown, audit_text
 from ktop.ui.render.triage_text import to_markdown, to_text
 
 if TYPE_CHECKING:
@@ -71,6 +74,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help=f"live sampling window, {bounds.TRIAGE_WINDOW.text()} (default {DEFAULT_WINDOW_S:g})",
     )
     look_back_option(p)
+    add_audit_options(p)
     p.add_argument(
         "--output", choices=("text", "json", "markdown"), default="text", help="report format"
     )
@@ -85,6 +89,7 @@ def render(sampled: Sampled, output: str) -> tuple[str, int]:
     look_back = look_back_words(sampled.source)  # a live one-shot's or a bundle's
     snap = sampled.published.snapshot
     provider = provider_words(snap.provider, snap.provider_because)
+    audit = sampled.published.audit
     if output == "json":
         doc = to_json(
             report,
@@ -93,13 +98,16 @@ def render(sampled: Sampled, output: str) -> tuple[str, int]:
             errors=sampled.errors,
             windows=sampled.windows,
             timeline=timeline,
+            audit=audit,
         )
         text = json.dumps(doc, indent=2, sort_keys=False) + "\n"
     elif output == "markdown":  # names and messages come from the input: no control characters
         md = to_markdown(report, sampled.errors, timeline, look_back, provider)
+        md += audit_markdown(audit) if audit is not None else ""
         text = printable(md, newlines=True)
     else:
         plain = to_text(report, sampled.errors, timeline, look_back, provider)
+        plain += audit_text(audit) if audit is not None else ""
         text = printable(plain, newlines=True)
     # an independent suspect and explained consequences always come with a probable cause
     return text, EXIT_SUSPECT if report.incident else EXIT_CLEAR
@@ -113,6 +121,8 @@ def _asked(args: argparse.Namespace, given: list[str]) -> dict[str, Any]:
         return {"kind": "recording", "path": args.recording}
     if args.bundle:
         return {"kind": "bundle", "path": args.bundle}
+    if args.audit_log and not args.context:
+        return {"kind": "audit-log", "paths": list(args.audit_log)}
     return {"kind": "live", "context": args.context}
 
 
@@ -135,12 +145,22 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
         return _fail(args, source, "--at goes with --recording")
     if args.look_back is not None and args.recording:
         return _fail(args, source, "--look-back goes with a live cluster or a bundle")
+    if misuse := audit_misuse(args):
+        return _fail(args, source, misuse)
     from ktop.compose import SourceError
     from ktop.record.format import FormatError
-    from ktop.sampling import from_bundle, from_recording, sample_live
+    from ktop.sampling import audit_only, from_bundle, from_recording, sample_live
+    from ktop.sources.audit_log import AuditInputError
+    from ktop.structured import InputRefusedError
 
     try:
-        if args.recording:
+        audit = read_audit(args) if args.audit_log else None
+    except (AuditInputError, InputRefusedError, OSError) as exc:
+        return _fail(args, source, f"--audit-log: {secrets.scrub(exc)}")
+    try:
+        if audit is not None and not given:
+            sampled = audit_only(audit, secrets)
+        elif args.recording:
             sampled = from_recording(args.recording, args.at, secrets)
         elif args.bundle:
             sampled = asyncio.run(
@@ -154,6 +174,8 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
         return _fail(args, source, str(exc))
     except (FormatError, OSError, RuntimeError, ValueError) as exc:
         return _fail(args, source, secrets.scrub(exc))
+    if audit is not None:
+        sampled.published = replace(sampled.published, audit=audit)
     text, code = render(sampled, args.output)
     sys.stdout.write(text)
     for err in sampled.errors:

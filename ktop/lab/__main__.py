@@ -43,6 +43,11 @@ def _parser() -> argparse.ArgumentParser:
         "metrics through an aggregated metrics.eks.amazonaws.com API, as on EKS",
     )
     up.add_argument(
+        "--audit-log",
+        action="store_true",
+        help="the apiservers keep an audit log (paths in cluster-info.json's audit_logs)",
+    )
+    up.add_argument(
         "--etcd-fsync",
         action="store_true",
         help="etcd fsyncs its WAL as a real cluster does (default: --unsafe-no-fsync)",
@@ -99,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                 openshift_layout=args.openshift_layout,
                 eks_layout=args.eks_layout,
                 etcd_unsafe_no_fsync=not args.etcd_fsync,
+                audit_log=args.audit_log,
             )
             lab = Lab(args.dir, cfg)
             info = lab.start()

@@ -160,6 +160,7 @@ class Lab:
         users += [f"kwok-controller-{z}" for z in cfg.zones]
         tokens = Tokens.generate(users)
         tokens.write_csv(layout.tokens_file)
+        layout.audit_policy.write_text(comp.AUDIT_POLICY, encoding="utf-8")
         (self.dir / "admin.token").write_text(tokens.admin, encoding="utf-8")
         (self.dir / "admin.token").chmod(0o600)
         ca = layout.pki / "ca.crt"
@@ -219,6 +220,7 @@ class Lab:
             ],
             "prometheus_url": prom.url if cfg.prometheus else None,
             "tokens_file": str(layout.tokens_file),
+            "audit_logs": [str(layout.audit_log(a.name)) for a in apis] if cfg.audit_log else [],
             "admin_token": tokens.admin,
             "low_user": {"name": LOW_USER, "token": tokens.low},
             "zones": list(cfg.zones),

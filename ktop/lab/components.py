@@ -117,6 +117,29 @@ def etcd_argv(
     ]
 
 
+AUDIT_POLICY = """\
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+"""
+"""Every request at Metadata level (who, what, how it ended, when), each once complete."""
+
+
+def audit_flags(layout: Layout, api: Endpoint) -> list[str]:
+    """An audit log as production apiservers keep one (who called: ``ktop triage
+    --audit-log`` reads it), rotated small: a lab runs for minutes.
+    """
+    return [
+        f"--audit-policy-file={layout.audit_policy}",
+        f"--audit-log-path={layout.audit_log(api.name)}",
+        "--audit-log-format=json",
+        "--audit-log-maxsize=64",
+        "--audit-log-maxbackup=2",
+    ]
+
+
 def apiserver_argv(
     bins: Binaries,
     layout: Layout,
@@ -155,6 +178,7 @@ def apiserver_argv(
             else []
         ),
         f"--token-auth-file={layout.tokens_file}",
+        *(audit_flags(layout, api) if cfg.audit_log else []),
         "--authorization-mode=Node,RBAC",
         "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
         f"--service-account-key-file={pki / 'sa.pub'}",

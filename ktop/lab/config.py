@@ -65,6 +65,10 @@ class LabConfig:
     #: seconds under load and buys nothing). Off, etcd fsyncs its WAL as a real cluster
     #: does, so its WAL fsync histogram is observed
     etcd_unsafe_no_fsync: bool = True
+    #: the apiservers keep an audit log (every request at Metadata level, JSON lines, in
+    #: their data directories; ``cluster-info.json``'s ``audit_logs``), as production
+    #: apiservers do: what ``ktop triage --audit-log`` reads
+    audit_log: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,15 @@ class Layout:
     @property
     def tokens_file(self) -> Path:  # noqa: D102
         return self.root / "tokens.csv"
+
+    @property
+    def audit_policy(self) -> Path:
+        """The apiservers' audit policy (every request at Metadata level)."""
+        return self.root / "audit-policy.yaml"
+
+    def audit_log(self, apiserver: str) -> Path:
+        """Where apiserver ``apiserver`` writes its audit log (JSON lines)."""
+        return self.data(apiserver) / "audit.log"
 
     @property
     def kubeconfig(self) -> Path:

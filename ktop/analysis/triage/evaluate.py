@@ -13,6 +13,7 @@ from ktop.analysis.triage.capacity import capacity, given_sizes
 from ktop.analysis.triage.diagnosis import diagnose
 from ktop.analysis.triage.evidence import Context, EvidenceReading
 from ktop.analysis.triage.evidence_api import busiest_talker
+from ktop.analysis.triage.evidence_audit import AUDIT_EVIDENCE, named_client
 from ktop.analysis.triage.onset import with_episode
 from ktop.analysis.triage.paths import PATHS, EvidenceSpec, PathSpec
 from ktop.analysis.triage.readers import READERS
@@ -25,6 +26,7 @@ from ktop.analysis.triage.types import (
     TriageReport,
     Verdict,
 )
+from ktop.model.audit_digest import AuditDigest
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.text import counted
@@ -101,6 +103,8 @@ def read_evidence(spec: PathSpec, ctx: Context) -> tuple[Evidence, ...]:
     """
     out = []
     for e in spec.evidence:
+        if ctx.audit is None and e.id in AUDIT_EVIDENCE:
+            continue  # shown only when audit logs were given
         r = READERS[e.id](ctx, e)
         status = STATUS_OF[r.severity]
         suspect = (
@@ -302,16 +306,24 @@ def p4(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
 
 
 def api429(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
-    """That client, and whether it retries without back-off."""
-    v = default_verdict(ev)
+    """That client, and whether it retries without back-off; the 429s audit logs record
+    make the path suspect as the live rejections do.
+    """
+    e = _by_id(ev)
+    audit = e.get("audit.rejected")
+    v = Verdict.SUSPECT if audit is not None and audit.suspect else default_verdict(ev)
     if v is not Verdict.SUSPECT:
         return v, _plain(v, ev)
-    e = _by_id(ev)
     flow = e["apf.dominant_flow"]
     if flow.status in (Status.WARN, Status.BAD):
         return v, (
             f"{flow.detail}: that client; check whether it retries 429s without back-off "
             f"({e['apf.rejected'].detail})"
+        )
+    if audit is not None and audit.suspect:
+        return v, (
+            f"audit logs: {e['audit.top_client'].detail}: that client; check whether it "
+            f"retries 429s without back-off ({audit.detail})"
         )
     return v, _suspects(ev)
 
@@ -424,13 +436,14 @@ def triage(
     snap: ClusterSnapshot,
     baseline: BaselineSource | None = None,
     extra_capacity: tuple[Capacity, ...] = (),
+    audit: AuditDigest | None = None,
 ) -> TriageReport:
     """Every path's verdict in the diagnosis' order (the probable cause, the consequences
     it explains, independent suspects, unknown and clear paths); capacity arithmetic; the
-    baseline used.
+    baseline used. ``audit``: what the apiservers' audit logs say about the same time.
     """
     used = NO_BASELINE if baseline is None else baseline.describe()
-    ctx = Context(snap, baseline)
+    ctx = Context(snap, baseline, audit)
     results = diagnose(evaluate_path(p, ctx) for p in PATHS)
     # figures measured by the caller (a bundle's List files) win over the estimates
     given = {c.id for c in extra_capacity}
@@ -444,7 +457,7 @@ def triage(
         estimated + extra_capacity,
         used,
         snap.at,
-        _talker(snap, results),
+        _talker(snap, results) or _audit_talker(audit, results),
         _named(snap, results),
     )
 
@@ -473,3 +486,14 @@ def _talker(snap: ClusterSnapshot, results: Sequence[PathResult]) -> str:
     )
     top = busiest_talker(snap) if dominant else None
     return top.sentence() if top is not None else ""
+
+
+def _audit_talker(audit: AuditDigest | None, results: Sequence[PathResult]) -> str:
+    """The client the audit logs name, when their evidence says it dominates."""
+    dominant = any(
+        e.id == "audit.top_client" and e.status in (Status.WARN, Status.BAD)
+        for p in results
+        for e in p.evidence
+    )
+    named = named_client(audit) if dominant and audit is not None else None
+    return f"{named[0].sentence()} (audit logs)" if named is not None else ""

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from ktop.analysis.findings import Severity
 from ktop.analysis.triage.baseline import BaselineSource
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
+from ktop.model.audit_digest import AuditDigest
 from ktop.model.reading import key as signal_key
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_apiservers import ApiserverRow
@@ -56,10 +57,14 @@ class EvidenceReading:
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """What the readers read: the snapshot and, when there is one, its baseline."""
+    """What the readers read: the snapshot and, when there are, its baseline and the
+    audit logs' digest.
+    """
 
     snap: ClusterSnapshot
     baseline: BaselineSource | None = None
+    audit: AuditDigest | None = None
+    """What the apiservers' audit logs say about the same time, when they were given."""
 
 
 Reader = Callable[[Context, EvidenceSpec], EvidenceReading]

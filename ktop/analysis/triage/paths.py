@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ktop.analysis.triage.evidence_audit import AUDIT_CLIENT, AUDIT_REJECTED
 from ktop.analysis.triage.evidence_specs import (
     APF_FLOW,
     APF_REJECTED,
@@ -110,6 +111,7 @@ PATHS: tuple[PathSpec, ...] = (
             replace(API_CPU, first_line=False),
             API_WEBHOOKS,
             APF_TALKER,
+            AUDIT_CLIENT,
             API_SLO,
             API_SLO_BUDGET,
         ),
@@ -212,7 +214,7 @@ PATHS: tuple[PathSpec, ...] = (
         "API-LIST",
         "LIST drives memory and latency spikes",
         "apiserver memory and latency spike together",
-        (API_MEMORY, API_REQUESTS, APF_WAIT, APF_TALKER),
+        (API_MEMORY, API_REQUESTS, APF_WAIT, APF_TALKER, AUDIT_CLIENT),
         "suspect when memory is well above its baseline; needs a baseline",
         "narrow scope, paginate or stream, stagger client start-up",
         "triage-paths API symptoms (000 §4.1, 004 §2)",
@@ -226,9 +228,10 @@ PATHS: tuple[PathSpec, ...] = (
         "API-429",
         "Queueing and more 429s",
         "clients see 429 and queue",
-        (APF_REJECTED, APF_FLOW, API_THROTTLED, APF_TALKER),
-        "suspect when a priority level rejects; the conclusion names the flow schema that "
-        "dominates its queue (the client to classify and limit)",
+        (APF_REJECTED, APF_FLOW, API_THROTTLED, APF_TALKER, AUDIT_REJECTED, AUDIT_CLIENT),
+        "suspect when a priority level rejects (or, given audit logs, when they record 429s "
+        "past the 429 rate's warning); the conclusion names the flow schema that dominates "
+        "its queue, or the client the audit logs name (the client to classify and limit)",
         "classify and limit, client back-off, freeze non-critical changes",
         "triage-paths API symptoms (000 §4.1, §4.3)",
         explains=(

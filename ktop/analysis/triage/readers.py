@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ktop.analysis.triage.evidence import Reader, not_collected
 from ktop.analysis.triage.evidence_api import API_READERS
+from ktop.analysis.triage.evidence_audit import AUDIT_READERS
 from ktop.analysis.triage.evidence_etcd import ETCD_READERS
 from ktop.analysis.triage.evidence_ha import HA_READERS
 from ktop.analysis.triage.evidence_nodes import NODE_READERS
@@ -28,6 +29,7 @@ READERS: dict[str, Reader] = {
     **NODE_READERS,
     **dict.fromkeys(NOT_COLLECTED_IDS, not_collected),
     **HA_READERS,
+    **AUDIT_READERS,
     **{e.id: reading_evidence for p in PATHS for e in p.evidence if e.reading},
 }
 """Evidence ID -> reader."""

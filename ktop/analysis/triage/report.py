@@ -14,9 +14,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ktop.analysis.trends import Trend
+from ktop.analysis.triage.audit_json import audit_json
 from ktop.analysis.triage.diagnosis import Headline, headline
 from ktop.analysis.triage.timeline import TimelineEvent
 from ktop.analysis.triage.types import Evidence, PathResult, Role, TriageReport
+from ktop.model.audit_digest import AuditDigest
 from ktop.model.extractors import member_value
 from ktop.model.reading import JsonKind
 from ktop.model.signals import MEMBER_READINGS
@@ -29,7 +31,7 @@ from ktop.model.values import Val
 
 JSON_VERSION = 1
 """Changes only when a field changes meaning or disappears."""
-JSON_MINOR_VERSION = 10
+JSON_MINOR_VERSION = 11
 """Counts the additions since (1: evidence ``note``, top-level ``error``, the error document;
 2: ``headline``, ``cause``, ``independent``, the paths' ``role``, ``explained_by``, ``onset``;
 3: ``timeline``; 4: ``top_talkers``, the apiservers' ``slo`` and ``errors_5xx_per_s``;
@@ -37,7 +39,7 @@ JSON_MINOR_VERSION = 10
 7: an infinite metric value written as the string ``"+Inf"`` or ``"-Inf"`` where a number
 may be, where the report could not be made before; 8: a live source's ``look_back_s`` and
 ``look_back_from``; 9: the APF levels' ``wait_p99_reason``, and their ``wait_p99_s`` null,
-not 0, when no request waited in the window; 10: ``provider``)."""
+not 0, when no request waited in the window; 10: ``provider``; 11: ``audit``)."""
 
 
 def _f(v: Val) -> float | None:
@@ -288,8 +290,11 @@ def to_json(
     errors: Sequence[str] = (),
     windows: Mapping[str, float | None] | None = None,
     timeline: Sequence[TimelineEvent] = (),
+    audit: AuditDigest | None = None,
 ) -> dict[str, Any]:
-    """The version-1 JSON document (infinities as strings: :func:`finite_json`)."""
+    """The version-1 JSON document (infinities as strings: :func:`finite_json`);
+    ``audit``: the audit logs' digest, when they were given.
+    """
     line = headline(report)
     doc = {
         "version": JSON_VERSION,
@@ -306,6 +311,7 @@ def to_json(
         "paths": [_path_json(p) for p in report.paths],
         "timeline": timeline_json(timeline),
         "top_talkers": talkers_json(snap.apf.talkers),
+        "audit": audit_json(audit),
         "capacity": [
             {"id": c.id, "title": c.title, "value": c.value, "unit": c.unit, "detail": c.detail}
             for c in report.capacity
@@ -371,6 +377,7 @@ def error_json(error: str, source: Mapping[str, Any]) -> dict[str, Any]:
         "paths": [],
         "timeline": [],
         "top_talkers": None,
+        "audit": None,
         "capacity": [],
         "signals": None,
     }

@@ -1,0 +1,100 @@
+"""``ktop triage``'s audit-log options and their reading: ``--audit-log FILE...``,
+``--flowschemas FILE``, ``--start`` and ``--end`` (docs/audit-logs.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ktop.model.audit_digest import AuditDigest
+from ktop.sources.audit_log import MUST_GATHER_FLOWSCHEMAS, load_flowschemas, read_audit_logs
+from ktop.sources.bundle.layout import API_DIR
+
+
+def audit_time(text: str) -> float:
+    """A moment: RFC 3339 (``2026-12-07T03:05:00Z``; without a zone, UTC) or Unix seconds."""
+    t = text.strip()
+    try:
+        value = float(t)
+    except ValueError:
+        try:
+            when = datetime.fromisoformat(t)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"not a time: {t[:40]!r} (RFC 3339, e.g. 2026-12-07T03:05:00Z, or Unix seconds)"
+            ) from None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return when.timestamp()
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a time: {t[:40]!r}")
+    return value
+
+
+def add_audit_options(p: argparse.ArgumentParser) -> None:
+    """Register the audit-log options."""
+    p.add_argument(
+        "--audit-log",
+        nargs="+",
+        action="extend",
+        metavar="FILE",
+        help="apiserver audit logs (JSON lines, gzipped or not; a directory, or a "
+        "must-gather's): the clients that called, their 429s and latencies, as evidence "
+        "on the APF paths; alone, or with --bundle, --recording or a live cluster",
+    )
+    p.add_argument(
+        "--flowschemas",
+        metavar="FILE",
+        help="with --audit-log: the cluster's FlowSchemas ('kubectl get flowschemas -o "
+        "json') to give each client its APF level (default: a --bundle's or must-gather's, "
+        "else Kubernetes' defaults)",
+    )
+    p.add_argument(
+        "--start", type=audit_time, metavar="TIME", help="with --audit-log: count from TIME"
+    )
+    p.add_argument(
+        "--end", type=audit_time, metavar="TIME", help="with --audit-log: count until TIME"
+    )
+
+
+def audit_misuse(args: argparse.Namespace) -> str:
+    """Why the audit options given cannot be used together (empty when they can)."""
+    if not args.audit_log and (args.flowschemas or args.start is not None or args.end is not None):
+        return "--flowschemas, --start and --end go with --audit-log"
+    if args.start is not None and args.end is not None and args.end <= args.start:
+        return "--end must be after --start"
+    return ""
+
+
+def _flowschemas_file(args: argparse.Namespace) -> str:
+    """Where the cluster's FlowSchemas are: given, a bundle's, a must-gather's; else ""."""
+    if args.flowschemas:
+        return str(args.flowschemas)
+    if args.bundle and (f := Path(args.bundle) / API_DIR / "flowschemas.json").is_file():
+        return str(f)
+    for raw in args.audit_log:
+        p = Path(raw)
+        for d in (p / MUST_GATHER_FLOWSCHEMAS, *p.glob(f"*/{MUST_GATHER_FLOWSCHEMAS}")):
+            if p.is_dir() and d.is_dir():
+                return str(d)
+    return ""
+
+
+def read_audit(args: argparse.Namespace) -> AuditDigest:
+    """The audit logs of ``--audit-log``, classified by the cluster's FlowSchemas where
+    they are found (:class:`~ktop.sources.audit_log.AuditInputError`,
+    :class:`~ktop.structured.InputRefusedError` or :class:`OSError` when they cannot be
+    read).
+    """
+    where = _flowschemas_file(args)
+    schemas = load_flowschemas(where) if where else None
+    return read_audit_logs(
+        args.audit_log,
+        schemas,
+        f"the cluster's FlowSchemas ({where})" if where else "",
+        args.start,
+        args.end,
+    )

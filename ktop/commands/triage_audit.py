@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ktop.model.audit_digest import AuditDigest
+from ktop.printable import printable
 from ktop.sources.audit_log import MUST_GATHER_FLOWSCHEMAS, load_flowschemas, read_audit_logs
 from ktop.sources.bundle.layout import API_DIR
 
@@ -97,4 +99,5 @@ def read_audit(args: argparse.Namespace) -> AuditDigest:
         f"the cluster's FlowSchemas ({where})" if where else "",
         args.start,
         args.end,
+        lambda words: print(f"ktop triage: {printable(words)}", file=sys.stderr, flush=True),
     )

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ktop.model.audit_event import AuditRecord
+from ktop.model.audit_event import MAX_FIELD_CHARS, MAX_LINE_BYTES, AuditRecord
 from ktop.model.flow_match import Classification, RequestFacts
 
 MAX_CLIENTS = 4096
@@ -287,8 +287,6 @@ class AuditFold:
 
 def bounds_markdown() -> str:
     """The bounds above as a Markdown table (docs/audit-logs.md)."""
-    from ktop.model.audit_event import MAX_FIELD_CHARS, MAX_LINE_BYTES
-
     rows = [
         ("clients tallied at once", f"{MAX_CLIENTS:,}", "the quietest quarter is dropped"),
         ("clients kept per minute", f"{MINUTE_CLIENTS:,}", "the quietest quarter is dropped"),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -90,11 +90,16 @@ def _lines(stream: IO[bytes]) -> Iterator[bytes | None]:
         yield line
 
 
+PROGRESS_EVERY_LINES = 1 << 20
+"""How often a long read says how far it is (about half a minute of reading)."""
+
+
 class _Reader:
     """Folds files one by one, keeping every problem's words (the first few)."""
 
-    def __init__(self, fold: AuditFold) -> None:
+    def __init__(self, fold: AuditFold, progress: Callable[[str], None] | None) -> None:
         self.fold = fold
+        self.progress = progress
         self.problems: list[str] = []
         self.malformed = 0
         self.other_stages = 0
@@ -110,6 +115,8 @@ class _Reader:
             with path.open("rb") as raw:
                 for n, line in enumerate(_lines(_decoded(raw)), 1):
                     self._line(path, n, line)
+                    if self.progress is not None and not n % PROGRESS_EVERY_LINES:
+                        self.progress(f"{path}: {n:,} lines read")
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
             self.problem(
                 f"{path}: cut or corrupt after line {n} ({exc}); the lines before it are counted"
@@ -181,15 +188,16 @@ def read_audit_logs(
     flowschemas_from: str = "",
     start: float | None = None,
     end: float | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> AuditDigest:
     """Read every audit log in ``paths`` (files or directories) into one digest, the
     requests received in ``[start, end)`` counted; :class:`AuditInputError` when none of
-    them could be read.
+    them could be read; ``progress`` hears how far a long read is.
     """
     schemas = flowschemas if flowschemas is not None else bootstrap()
     words = flowschemas_from if flowschemas is not None else BOOTSTRAP_WORDS
     files, found_problems = audit_files(paths)
-    reader = _Reader(AuditFold(schemas.classify, start, end))
+    reader = _Reader(AuditFold(schemas.classify, start, end), progress)
     for problem in found_problems:
         reader.problem(problem)
     for problem in schemas.problems:

@@ -46,7 +46,7 @@ from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 if TYPE_CHECKING:
     from ktop.record.reader import Recording
     from ktop.record.recording_set import RecordingSet
-    from ktop.sources.bundle.reader import BundleRead
+    from ktop.sources.bundle.parts import BundleRead
     from ktop.sources.live.client import Connection
     from ktop.sources.live.cost import CostMeter
     from ktop.sources.live.options import LiveOptions

@@ -140,6 +140,7 @@ BLOCKS: tuple[Block, ...] = (
         ("results:triage-sim-latency",),
     ),
     Block("docs/bundle-format.md", "bundle-format", "ktop.sources.bundle.doc:bundle_format_md"),
+    Block("docs/bundle-format.md", "must-gather", "ktop.sources.bundle.doc:must_gather_md"),
     Block("docs/recording-format.md", "recording-events", "ktop.record.doc:events_md"),
     Block("docs/recording-format.md", "recording-settings", "ktop.record.doc:settings_md"),
     Block("docs/panes.md", "signals", "ktop.model.signals:markdown_table"),

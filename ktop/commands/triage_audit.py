@@ -77,7 +77,7 @@ def _flowschemas_file(args: argparse.Namespace) -> str:
         return str(args.flowschemas)
     if args.bundle and (f := Path(args.bundle) / API_DIR / "flowschemas.json").is_file():
         return str(f)
-    for raw in args.audit_log:
+    for raw in [*([args.bundle] if args.bundle else []), *args.audit_log]:
         p = Path(raw)
         for d in (p / MUST_GATHER_FLOWSCHEMAS, *p.glob(f"*/{MUST_GATHER_FLOWSCHEMAS}")):
             if p.is_dir() and d.is_dir():

@@ -24,13 +24,12 @@ from ktop.files import BUNDLE_FILE, read_bounded
 from ktop.model.audit_digest import MAX_PROBLEMS, AuditDigest, AuditFold
 from ktop.model.audit_event import MAX_LINE_BYTES, AuditLineError, parse_line
 from ktop.model.flow_match import FlowSchemaError, FlowSchemas, bootstrap
+from ktop.sources.bundle.must_gather import AUDIT_LOGS, FLOWSCHEMAS_DIR
 from ktop.structured import InputRefusedError, load_json
 
-MUST_GATHER_AUDIT = Path("audit_logs") / "kube-apiserver"
+MUST_GATHER_AUDIT = Path(AUDIT_LOGS)
 """Where a must-gather (``gather_audit_logs``) keeps the kube-apiservers' audit logs."""
-MUST_GATHER_FLOWSCHEMAS = (
-    Path("cluster-scoped-resources") / "flowcontrol.apiserver.k8s.io" / "flowschemas"
-)
+MUST_GATHER_FLOWSCHEMAS = Path(FLOWSCHEMAS_DIR)
 BOOTSTRAP_WORDS = (
     "Kubernetes' default FlowSchemas (the cluster's own were not given: --flowschemas FILE)"
 )

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from ktop.sources.bundle import must_gather as mg
 from ktop.sources.bundle.layout import (
     APF_DIR,
     APF_REQUESTS_DIR,
@@ -122,3 +123,42 @@ def bundle_format_md() -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def must_gather_md() -> str:
+    """The section on reading a must-gather as a bundle: the paths read, from the reader's
+    own constants.
+    """
+    rows = [
+        f"| `{mg.TIMESTAMP}` | the bundle's time (its first time; the APF dumps are taken then) |",
+        f"| `{mg.NODES_DIR}/<node>.yaml` | nodes (one object per file) |",
+        *(f"| `{pattern}` | {name} |" for name, pattern in mg.NAMESPACED.items()),
+        f"| `{mg.APF_DUMPS}/priority_levels` | an APF dump per kube-apiserver pod |",
+        f"| `{mg.APF_DUMPS}/requests` | the same pod's request dump (no user names: "
+        "gathered without request details, so clients are flow distinguishers) |",
+        f"| `{mg.FLOWSCHEMAS_DIR}/*.yaml` | with `--audit-log`: the FlowSchemas that classify "
+        "each client |",
+        f"| `{mg.AUDIT_LOGS}/*` | with `--audit-log DIR` (the must-gather): the "
+        "kube-apiservers' audit logs (docs/audit-logs.md) |",
+    ]
+    return (
+        "\n".join(
+            [
+                "`ktop triage --bundle DIR` also reads an OpenShift must-gather as it is, with no",
+                "conversion: `DIR` is the `must-gather.local.<id>/` directory or the image",
+                f"directory inside it (the one with the `{mg.TIMESTAMP}` file). Read:",
+                "",
+                "| path | what it gives |",
+                "|---|---|",
+                *rows,
+                "",
+                "A part it lacks is listed in `missing` and its evidence is unknown with the",
+                "reason: Leases are gathered only with every namespace inspected, pods and events",
+                "only of the namespaces inspected; a file that is not YAML is named with its line",
+                "and the rest is read. Not read yet: `etcd_info/` (etcdctl's member list, status,",
+                "health and alarms) and `monitoring/metrics/metrics.openmetrics`, so the etcd,",
+                "apiserver and other metric readings of a must-gather are unknown.",
+            ]
+        )
+        + "\n"
+    )

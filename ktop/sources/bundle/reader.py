@@ -12,8 +12,8 @@ the first and the last, one gives lifetime values.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,8 @@ from ktop.sources.bundle.layout import (
     METRICS_DIR,
     METRICS_SUFFIX,
 )
+from ktop.sources.bundle.must_gather import gather, must_gather_root, source_of
+from ktop.sources.bundle.parts import BundleError, BundleRead
 from ktop.sources.convert import mapping, node_record, parse_time, text
 from ktop.sources.live.handlers import (
     LeasesHandler,
@@ -56,40 +58,6 @@ _REFUSED = re.compile(r"^.*? line (\d+): (.*)$", re.S)
 
 class BundleNotFoundError(Exception):
     """The directory does not exist or holds none of the bundle's parts."""
-
-
-@dataclass(frozen=True, slots=True)
-class BundleError:
-    """A malformed part of a bundle."""
-
-    file: str
-    """Path relative to the bundle directory."""
-    line: int | None
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line is not None else self.file
-        return f"{where}: {self.message}"
-
-
-@dataclass(slots=True)
-class BundleRead:
-    """What a bundle gave: events in time order, errors, and its clock."""
-
-    events: list[Event] = field(default_factory=list)
-    errors: list[BundleError] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
-    at: float = 0.0
-    """The bundle's time: the latest scrape or dump, else the API files' write time."""
-    scrape_windows: dict[Target, tuple[float, float, int]] = field(default_factory=dict)
-    """Per metrics target: first and last scrape time and the number of scrapes."""
-    list_sizes: dict[str, tuple[int, int]] = field(default_factory=dict)
-    """Per API file: objects and bytes of the List as kubectl printed it (full-LIST size)."""
-
-    @property
-    def window_s(self) -> float:
-        """The longest span between a target's first and last scrape (0 with single scrapes)."""
-        return max((b - a for a, b, _ in self.scrape_windows.values()), default=0.0)
 
 
 def _unix_name(path: Path, suffix: str) -> float | None:
@@ -227,9 +195,13 @@ def _dump_texts(
                 yield t, inst_dir.name, f, text
 
 
-def _read_apf(root: Path, out: BundleRead) -> list[Event]:
+Dumps = Iterable[tuple[float, str, Path, str]]
+"""``(time, instance, file, text)`` of APF dumps."""
+
+
+def _read_apf(root: Path, out: BundleRead, dumps: Dumps) -> list[Event]:
     found: list[Event] = []
-    for t, inst, f, body in _dump_texts(root, out, APF_DIR):
+    for t, inst, f, body in dumps:
         try:
             found.append(ev.ApfDumpRead(t, inst, parse_priority_levels(body)))
         except ApfDumpError as exc:
@@ -240,10 +212,10 @@ def _read_apf(root: Path, out: BundleRead) -> list[Event]:
     return found
 
 
-def _read_apf_requests(root: Path, out: BundleRead) -> list[Event]:
+def _read_apf_requests(root: Path, out: BundleRead, dumps: Dumps) -> list[Event]:
     """``apf-requests/<instance>/<unix-seconds>.txt``: request dumps (top talkers)."""
     found: list[Event] = []
-    for t, inst, f, body in _dump_texts(root, out, APF_REQUESTS_DIR):
+    for t, inst, f, body in dumps:
         try:
             dump = parse_requests(body, t)
         except ApfRequestsError as exc:
@@ -394,26 +366,40 @@ class BundleSource:
 
 
 def read_bundle(directory: str | Path, rack_label: str = "topology.ktop.dev/rack") -> BundleRead:
-    """Every event a bundle gives, in time order, and what was wrong with it."""
+    """Every event a bundle (or a must-gather) gives, in time order, and what was wrong
+    with it.
+    """
     root = Path(directory)
     if not root.is_dir():
         raise BundleNotFoundError(f"{directory}: not a directory")
-    parts = [root / API_DIR, root / METRICS_DIR, root / APF_DIR]
-    if not any(p.is_dir() for p in parts):
-        raise BundleNotFoundError(
-            f"{directory}: no {API_DIR}/, {METRICS_DIR}/ or {APF_DIR}/ directory; "
-            "see docs/bundle-format.md"
-        )
     out = BundleRead()
-    timed = _read_metrics(root, out) + _read_apf(root, out) + _read_apf_requests(root, out)
-    loaded = {name: _load_list(root, name, out) for name in API_RESOURCES}
+    gathered_root = must_gather_root(root)
+    if gathered_root is not None:
+        g = gather(gathered_root, out)
+        root = gathered_root
+        timed = _read_apf(root, out, g.apf) + _read_apf_requests(root, out, g.requests)
+        loaded = g.lists
+    else:
+        parts = [root / API_DIR, root / METRICS_DIR, root / APF_DIR]
+        if not any(p.is_dir() for p in parts):
+            raise BundleNotFoundError(
+                f"{directory}: no {API_DIR}/, {METRICS_DIR}/ or {APF_DIR}/ directory, and "
+                "not a must-gather; see docs/bundle-format.md"
+            )
+        timed = _read_metrics(root, out)
+        timed += _read_apf(root, out, _dump_texts(root, out, APF_DIR))
+        timed += _read_apf_requests(root, out, _dump_texts(root, out, APF_REQUESTS_DIR))
+        loaded = {name: _load_list(root, name, out) for name in API_RESOURCES}
     # API objects carry no capture time: read them at a provisional time, then re-time them.
     provisional = {
         name: _api_events(name, items, float("inf"), rack_label)
         for name, items in loaded.items()
         if not isinstance(items, str)
     }
-    at = out.at = _bundle_time(timed, [e for evs in provisional.values() for e in evs])
+    at = _bundle_time(timed, [e for evs in provisional.values() for e in evs])
+    if gathered_root is not None and g.at is not None:
+        at = g.at
+    out.at = at
     events: list[Event] = [ev.SourceStarted(at, "bundle", root.name, str(directory))]
     events += sorted(timed, key=lambda e: e.at)
     for name, items in loaded.items():
@@ -423,7 +409,7 @@ def read_bundle(directory: str | Path, rack_label: str = "topology.ktop.dev/rack
             continue
         skipped: list[str] = []
         events += _api_events(name, items, at, rack_label, skipped)
-        rel = f"{API_DIR}/{name}.json"
+        rel = source_of(name) if gathered_root is not None else f"{API_DIR}/{name}.json"
         out.errors += [BundleError(rel, None, why) for why in skipped]
         if skipped:
             events += [

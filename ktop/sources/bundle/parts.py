@@ -1,0 +1,43 @@
+"""What reading a bundle gives and what went wrong, shared by the bundle's readers (its
+own layout, and a must-gather read as one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ktop.model.events import Event, Target
+
+
+@dataclass(frozen=True, slots=True)
+class BundleError:
+    """A malformed part of a bundle."""
+
+    file: str
+    """Path relative to the bundle directory."""
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{where}: {self.message}"
+
+
+@dataclass(slots=True)
+class BundleRead:
+    """What a bundle gave: events in time order, errors, and its clock."""
+
+    events: list[Event] = field(default_factory=list)
+    errors: list[BundleError] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    at: float = 0.0
+    """The bundle's time: the latest scrape or dump, else the API files' write time."""
+    scrape_windows: dict[Target, tuple[float, float, int]] = field(default_factory=dict)
+    """Per metrics target: first and last scrape time and the number of scrapes."""
+    list_sizes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Per API file: objects and bytes of the List as kubectl printed it (full-LIST size)."""
+
+    @property
+    def window_s(self) -> float:
+        """The longest span between a target's first and last scrape (0 with single scrapes)."""
+        return max((b - a for a, b, _ in self.scrape_windows.values()), default=0.0)

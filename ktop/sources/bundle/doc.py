@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from ktop.sources.bundle import must_gather as mg
+from ktop.sources.bundle.etcd_info import ENDPOINT_HEALTH, ENDPOINT_STATUS, ETCD_INFO, MEMBER_LIST
 from ktop.sources.bundle.layout import (
     APF_DIR,
     APF_REQUESTS_DIR,
@@ -136,6 +137,9 @@ def must_gather_md() -> str:
         f"| `{mg.APF_DUMPS}/priority_levels` | an APF dump per kube-apiserver pod |",
         f"| `{mg.APF_DUMPS}/requests` | the same pod's request dump (no user names: "
         "gathered without request details, so clients are flow distinguishers) |",
+        f"| `{ETCD_INFO}/{MEMBER_LIST}`, `{ENDPOINT_STATUS}`, `{ENDPOINT_HEALTH}` | each etcd "
+        "member's leader, database size and use, quota (etcd 3.6), version and health "
+        "(etcdctl `-w json`), as one scrape at the must-gather's time |",
         f"| `{mg.FLOWSCHEMAS_DIR}/*.yaml` | with `--audit-log`: the FlowSchemas that classify "
         "each client |",
         f"| `{mg.AUDIT_LOGS}/*` | with `--audit-log DIR` (the must-gather): the "
@@ -155,9 +159,10 @@ def must_gather_md() -> str:
                 "A part it lacks is listed in `missing` and its evidence is unknown with the",
                 "reason: Leases are gathered only with every namespace inspected, pods and events",
                 "only of the namespaces inspected; a file that is not YAML is named with its line",
-                "and the rest is read. Not read yet: `etcd_info/` (etcdctl's member list, status,",
-                "health and alarms) and `monitoring/metrics/metrics.openmetrics`, so the etcd,",
-                "apiserver and other metric readings of a must-gather are unknown.",
+                "and the rest is read. An etcd member that failed its health check, or gave no",
+                "status, is lost. Not read yet: `etcd_info/alarm_list.json` and",
+                "`monitoring/metrics/metrics.openmetrics`, so the apiservers', scheduler's and",
+                "controller-manager's readings, and etcd's latencies and counters, are unknown.",
             ]
         )
         + "\n"

@@ -21,6 +21,9 @@ from typing import Any
 import yaml
 
 from ktop.files import BUNDLE_FILE, read_bounded
+from ktop.model import events as ev
+from ktop.model.events import Component, Event, Target
+from ktop.sources.bundle.etcd_info import read_etcd_info
 from ktop.sources.bundle.parts import BundleError, BundleRead
 
 TIMESTAMP = "timestamp"
@@ -92,6 +95,8 @@ class Gathered:
     """``(time, instance, file, text)`` of every ``priority_levels`` dump."""
     requests: list[tuple[float, str, Path, str]] = field(default_factory=list)
     """The same of every ``requests`` dump."""
+    etcd: list[Event] = field(default_factory=list)
+    """Each etcd member's gauges from ``etcd_info/``, or why it has none."""
 
 
 def _rel(root: Path, p: Path) -> str:
@@ -178,4 +183,13 @@ def gather(root: Path, out: BundleRead) -> Gathered:
         g.requests = list(_dumps(root, at, out, "requests"))
         if not g.apf:
             out.missing.append(f"{APF_DUMPS}/ (gather_priority_and_fairness)")
+        info = read_etcd_info(root, out)
+        g.etcd = [
+            ev.MetricsScraped(at, Target(Component.ETCD, name), samples)
+            for name, samples in info.samples.items()
+        ]
+        g.etcd += [
+            ev.ScrapeFailed(at, Target(Component.ETCD, name), why)
+            for name, why in info.failed.items()
+        ]
     return g

@@ -377,7 +377,7 @@ def read_bundle(directory: str | Path, rack_label: str = "topology.ktop.dev/rack
     if gathered_root is not None:
         g = gather(gathered_root, out)
         root = gathered_root
-        timed = _read_apf(root, out, g.apf) + _read_apf_requests(root, out, g.requests)
+        timed = _read_apf(root, out, g.apf) + _read_apf_requests(root, out, g.requests) + g.etcd
         loaded = g.lists
     else:
         parts = [root / API_DIR, root / METRICS_DIR, root / APF_DIR]

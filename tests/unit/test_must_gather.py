@@ -143,3 +143,58 @@ def test_its_flowschemas_and_audit_logs_feed_the_audit_triage(tmp_path: Path) ->
     (client,) = doc["audit"]["clients"]
     assert (client["priority_level"], client["flow_schema"]) == ("shared", "everyone")
     assert "flowschemas" in doc["audit"]["classified_by"]
+
+
+ETCD_INFO = FIXTURES / "etcdctl-3.6.16_etcd_info"
+
+
+def _with_etcd_info(tmp_path: Path, case: str) -> Path:
+    root = must_gather(tmp_path)
+    inner = must_gather_root(root)
+    assert inner is not None
+    (inner / "etcd_info").mkdir()
+    for f in (ETCD_INFO / case).glob("*.json"):
+        shutil.copyfile(f, inner / "etcd_info" / f.name)
+    return root
+
+
+def test_etcd_info_gives_each_members_leader_and_size(tmp_path: Path) -> None:
+    _, doc, _ = triage_json("--bundle", str(_with_etcd_info(tmp_path, "")))
+    status = json.loads((ETCD_INFO / "endpoint_status.json").read_text())
+    names = {
+        m["ID"]: m["name"]
+        for m in json.loads((ETCD_INFO / "member_list.json").read_text())["members"]
+    }
+    expected = {
+        names[s["Status"]["header"]["member_id"]]: (
+            s["Status"]["leader"] == s["Status"]["header"]["member_id"],
+            s["Status"]["dbSize"],
+            s["Status"]["dbSizeInUse"],
+            s["Status"]["dbSizeQuota"],
+        )
+        for s in status
+    }
+    got = {
+        m["instance"]: (m["is_leader"], m["db_size_bytes"], m["db_in_use_bytes"], m["quota_bytes"])
+        for m in doc["signals"]["etcd"]
+    }
+    assert got == expected
+    assert sum(leader for leader, *_ in got.values()) == 1
+
+
+def test_a_member_that_failed_its_health_check_is_lost(tmp_path: Path) -> None:
+    _, doc, _ = triage_json("--bundle", str(_with_etcd_info(tmp_path, "one-stopped")))
+    health = json.loads((ETCD_INFO / "one-stopped" / "endpoint_health.json").read_text())
+    (sick,) = [h for h in health if not h["health"]]
+    members = json.loads((ETCD_INFO / "one-stopped" / "member_list.json").read_text())["members"]
+    (name,) = [m["name"] for m in members if sick["endpoint"] in m["clientURLs"]]
+    rows = {m["instance"]: m for m in doc["signals"]["etcd"]}
+    assert sick["error"] in rows[name]["error"] and rows[name]["db_size_bytes"] is None
+    lost = next(
+        e
+        for p in doc["paths"]
+        if p["id"] == "ETCD"
+        for e in p["evidence"]
+        if e["id"] == "etcd.members_lost"
+    )
+    assert f"not read: {name}" in lost["detail"]

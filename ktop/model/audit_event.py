@@ -80,6 +80,11 @@ def _resource_words(group: str, resource: str, subresource: str) -> str:
     return f"{name}/{subresource}" if subresource else name
 
 
+def _facts(user: Any, verb: str, **request: Any) -> RequestFacts:
+    """What APF classifies by: ``user``'s name and groups, the verb, and ``request``."""
+    return RequestFacts(user=_text(user, "username"), groups=_groups(user), verb=verb, **request)
+
+
 def _code(event: dict[str, Any]) -> int | None:
     status = event.get("responseStatus")
     code = status.get("code") if isinstance(status, dict) else None
@@ -116,10 +121,9 @@ def parse_event(event: Any) -> AuditRecord | None:
             _text(ref, "resource"),
             _text(ref, "subresource"),
         )
-        facts = RequestFacts(
-            user=_text(effective, "username"),
-            groups=_groups(effective),
-            verb=verb,
+        facts = _facts(
+            effective,
+            verb,
             resource_request=True,
             api_group=group,
             resource=resource,
@@ -129,13 +133,7 @@ def parse_event(event: Any) -> AuditRecord | None:
         words = _resource_words(group, resource, sub)
         long_running = verb == "watch" or sub in LONG_RUNNING_SUBRESOURCES
     else:
-        facts = RequestFacts(
-            user=_text(effective, "username"),
-            groups=_groups(effective),
-            verb=verb,
-            resource_request=False,
-            path=path,
-        )
+        facts = _facts(effective, verb, resource_request=False, path=path)
         words, long_running = path or "(no path)", verb == "watch"
     latency = None
     if not long_running and "stageTimestamp" in event:

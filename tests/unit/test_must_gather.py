@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from ktop.sources.bundle.must_gather import gathered_at, must_gather_root
 from tests.unit.bundles import FIXTURES
 from tests.unit.test_audit import T0, event, stamp
+from tests.unit.test_triage_audit import flow_schema
 from tests.unit.test_triage_json_errors import triage_json
 
 NODES = FIXTURES / "openshift-insights_gcp-3zone_nodelist.json"
@@ -120,21 +120,8 @@ def test_its_flowschemas_and_audit_logs_feed_the_audit_triage(tmp_path: Path) ->
     assert inner is not None
     fs_dir = inner / "cluster-scoped-resources" / "flowcontrol.apiserver.k8s.io" / "flowschemas"
     fs_dir.mkdir(parents=True)
-    schema: dict[str, Any] = {
-        "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
-        "kind": "FlowSchema",
-        "metadata": {"name": "everyone"},
-        "spec": {
-            "matchingPrecedence": 100,
-            "priorityLevelConfiguration": {"name": "shared"},
-            "rules": [
-                {
-                    "subjects": [{"kind": "Group", "group": {"name": "system:authenticated"}}],
-                    "resourceRules": [{**ANY, "namespaces": ["*"]}],
-                }
-            ],
-        },
-    }
+    everyone = {"kind": "Group", "group": {"name": "system:authenticated"}}
+    schema = flow_schema("everyone", "shared", 100, everyone)
     (fs_dir / "everyone.yaml").write_text(yaml.safe_dump(schema))
     logs = inner / "audit_logs" / "kube-apiserver"
     logs.mkdir(parents=True)

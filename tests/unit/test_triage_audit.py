@@ -53,6 +53,20 @@ BATCH_ACCOUNTS = {"namespace": "batch", "name": "*"}
 ANY = {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}
 
 
+def flow_schema(name: str, level: str, precedence: int, subject: dict[str, Any]) -> dict[str, Any]:
+    """A FlowSchema putting ``subject``'s requests of every resource in ``level``."""
+    return {
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+        "kind": "FlowSchema",
+        "metadata": {"name": name},
+        "spec": {
+            "matchingPrecedence": precedence,
+            "priorityLevelConfiguration": {"name": level},
+            "rules": [{"subjects": [subject], "resourceRules": [{**ANY, "namespaces": ["*"]}]}],
+        },
+    }
+
+
 def _paths(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {p["id"]: p for p in doc["paths"]}
 
@@ -104,33 +118,8 @@ def test_beside_a_healthy_bundle_the_audit_log_adds_its_evidence(tmp_path: Path)
 def test_the_clusters_flowschemas_classify_the_clients(tmp_path: Path) -> None:
     bundle = tmp_path / "bundle"
     healthy_control_plane(bundle)
-    batch = {
-        "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
-        "kind": "FlowSchema",
-        "metadata": {"name": "batch-reporters"},
-        "spec": {
-            "matchingPrecedence": 500,
-            "priorityLevelConfiguration": {"name": "batch-low"},
-            "rules": [
-                {
-                    "subjects": [
-                        {
-                            "kind": "ServiceAccount",
-                            "serviceAccount": {"namespace": "batch", "name": "*"},
-                        }
-                    ],
-                    "resourceRules": [
-                        {
-                            "verbs": ["*"],
-                            "apiGroups": ["*"],
-                            "resources": ["*"],
-                            "namespaces": ["*"],
-                        }
-                    ],
-                }
-            ],
-        },
-    }
+    accounts = {"kind": "ServiceAccount", "serviceAccount": BATCH_ACCOUNTS}
+    batch = flow_schema("batch-reporters", "batch-low", 500, accounts)
     write_list(bundle, "flowschemas", "FlowSchemaList", [batch])
     flood_log(tmp_path / "audit.log")
     _, doc, _ = triage_json("--bundle", str(bundle), "--audit-log", str(tmp_path / "audit.log"))

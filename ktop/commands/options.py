@@ -5,7 +5,9 @@ the look-back of a one-shot.
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from ktop import bounds
@@ -143,3 +145,23 @@ def directory(text: str) -> str:
     if not str(text).strip():
         raise argparse.ArgumentTypeError(f"expected a directory, got {text!r}")
     return text
+
+
+def moment(text: str) -> float:
+    """A moment: RFC 3339 (``2026-12-07T03:05:00Z``; without a zone, UTC) or Unix seconds."""
+    t = text.strip()
+    try:
+        value = float(t)
+    except ValueError:
+        try:
+            when = datetime.fromisoformat(t)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"not a time: {t[:40]!r} (RFC 3339, e.g. 2026-12-07T03:05:00Z, or Unix seconds)"
+            ) from None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return when.timestamp()
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a time: {t[:40]!r}")
+    return value

@@ -16,13 +16,14 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ktop.bounds import bounded_size
+from ktop.commands.record_out import recorder, stopped, summary
 from ktop.compose import Demo, Live, OpenedSource, SourcePlan, live_options, with_source
 from ktop.hub import Hub, HubPolicy
 from ktop.model.cluster import ClusterModel
 from ktop.printable import printable
 from ktop.record.redact import Redactor
 from ktop.record.session import Recorder
-from ktop.runner import Duration, EndOfSource, Signals, StopCondition, Verdict, run_until
+from ktop.runner import Duration, EndOfSource, Signals, StopCondition, run_until
 from ktop.scrub import Secrets
 from ktop.sources.base import Emit
 
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add ``record`` to the subcommands."""
     from ktop import bounds
-    from ktop.commands.options import simulator_options
+    from ktop.commands.options import moment, simulator_options, url
 
     p: argparse.ArgumentParser = sub.add_parser(
         "record",
@@ -50,6 +51,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="FILE",
         help="copy an existing recording (with --redact: a shareable copy of it)",
     )
+    p.add_argument(
+        "--from-prometheus",
+        type=url,
+        metavar="URL",
+        help="rebuild a past span from Prometheus history (--start, --end; --cluster and "
+        "the --prometheus-* credentials apply): docs/history.md",
+    )
+    p.add_argument("--start", type=moment, metavar="TIME", help="with --from-prometheus: from")
+    p.add_argument("--end", type=moment, metavar="TIME", help="with --from-prometheus: until")
     simulator_options(p, when="with --demo")
     p.add_argument(
         "--speed",
@@ -95,8 +105,16 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace, secrets: Secrets) -> int:
     """Record until the duration, the size limit or a signal; 0 when the file is complete."""
-    if args.demo is not None and args.from_file is not None:
-        return _fail("--demo and --from cannot be combined")
+    sources = (("--demo", args.demo), ("--from", args.from_file))
+    given = [o for o, v in (*sources, ("--from-prometheus", args.from_prometheus)) if v]
+    if len(given) > 1:
+        return _fail(f"{' and '.join(given)} cannot be combined")
+    if (args.start is not None or args.end is not None) and args.from_prometheus is None:
+        return _fail("--start and --end go with --from-prometheus")
+    if args.from_prometheus is not None:
+        from ktop.commands.record_history import record_history
+
+        return record_history(args, secrets)
     if args.demo is not None:
         from ktop.sources.sim.scenarios import SCENARIOS
 
@@ -119,55 +137,18 @@ def _plan(args: argparse.Namespace) -> SourcePlan:
     return Demo.from_args(args, args.demo, speed=args.speed, tick_s=min(1.0, 1.0 / args.speed))
 
 
-def _recorder(
-    args: argparse.Namespace, hub: Hub, source: dict[str, str], redactor: Redactor | None = None
-) -> Recorder | None:
-    try:
-        return Recorder(
-            args.output,
-            hub,
-            source=source,
-            redact=args.redact,
-            redactor=redactor,
-            max_size=args.max_size,
-        )
-    except FileExistsError:
-        print(f"ktop record: {args.output} exists; choose another name", file=sys.stderr)
-    except OSError as exc:
-        print(f"ktop record: cannot create {args.output}: {exc.strerror}", file=sys.stderr)
-    return None
-
-
-def _summary(rec: Recorder, started: float, now: float) -> int:
-    st = rec.status()
-    print(
-        f"ktop record: {st.events} events, {st.size / 1e6:.2f} MB, {now - started:.0f} s "
-        f"of source time to {st.path} ({st.stopped_because})",
-        file=sys.stderr,
-    )
-    if st.error:
-        print(f"ktop record: {st.error}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def _stopped(rec: Recorder) -> Verdict:
-    """The recorder's own stop (``--max-size``, a write error) as a stop condition."""
-    return Verdict(lambda: None if rec.active else rec.stopped_because)
-
-
 async def _record(args: argparse.Namespace, opened: OpenedSource) -> int:
     hub = opened.hub
-    rec = _recorder(args, hub, opened.info)
+    rec = recorder(args, hub, opened.info)
     if rec is None:
         return 2
     hub.add_sink(rec)
-    stops: list[StopCondition] = [_stopped(rec), Signals(), EndOfSource()]
+    stops: list[StopCondition] = [stopped(rec), Signals(), EndOfSource()]
     if args.duration is not None:
         stops.insert(0, Duration(args.duration, f"--duration {args.duration:g} s reached"))
     result = await run_until(opened.source, hub, *stops)
     rec.stop(result.reason)
-    return _summary(rec, hub.now if result.started is None else result.started, hub.now)
+    return summary(rec, hub.now if result.started is None else result.started, hub.now)
 
 
 def _copy(args: argparse.Namespace, secrets: Secrets) -> int:
@@ -184,14 +165,14 @@ def _copy(args: argparse.Namespace, secrets: Secrets) -> int:
         source = {str(k): str(v) for k, v in src.header.get("source", {}).items()}
         markers = sorted(src.markers, key=lambda m: m.at)
         redactor = _learnt(src, source, markers) if args.redact else None
-        rec = _recorder(args, hub, source, redactor)
+        rec = recorder(args, hub, source, redactor)
         if rec is None:
             return 2
         hub.add_sink(rec)
         copy = _Copy(src, markers, rec)
-        asyncio.run(run_until(copy, hub, _stopped(rec), EndOfSource()))
+        asyncio.run(run_until(copy, hub, stopped(rec), EndOfSource()))
         rec.stop(f"copied from {args.from_file}")
-        code = _summary(rec, src.start, hub.now)
+        code = summary(rec, src.start, hub.now)
         if src.gaps:
             print(
                 f"ktop record: {len(src.gaps)} gap(s) in the source were skipped", file=sys.stderr

@@ -5,35 +5,14 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
+from ktop.commands.options import moment
 from ktop.model.audit_digest import AuditDigest
 from ktop.printable import printable
 from ktop.sources.audit_log import MUST_GATHER_FLOWSCHEMAS, load_flowschemas, read_audit_logs
 from ktop.sources.bundle.layout import API_DIR
-
-
-def audit_time(text: str) -> float:
-    """A moment: RFC 3339 (``2026-12-07T03:05:00Z``; without a zone, UTC) or Unix seconds."""
-    t = text.strip()
-    try:
-        value = float(t)
-    except ValueError:
-        try:
-            when = datetime.fromisoformat(t)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"not a time: {t[:40]!r} (RFC 3339, e.g. 2026-12-07T03:05:00Z, or Unix seconds)"
-            ) from None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        return when.timestamp()
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"not a time: {t[:40]!r}")
-    return value
 
 
 def add_audit_options(p: argparse.ArgumentParser) -> None:
@@ -54,12 +33,8 @@ def add_audit_options(p: argparse.ArgumentParser) -> None:
         "json') to give each client its APF level (default: a --bundle's or must-gather's, "
         "else Kubernetes' defaults)",
     )
-    p.add_argument(
-        "--start", type=audit_time, metavar="TIME", help="with --audit-log: count from TIME"
-    )
-    p.add_argument(
-        "--end", type=audit_time, metavar="TIME", help="with --audit-log: count until TIME"
-    )
+    p.add_argument("--start", type=moment, metavar="TIME", help="with --audit-log: count from TIME")
+    p.add_argument("--end", type=moment, metavar="TIME", help="with --audit-log: count until TIME")
 
 
 def audit_misuse(args: argparse.Namespace) -> str:

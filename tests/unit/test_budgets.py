@@ -50,7 +50,7 @@ OVER_THE_LIMIT = {
 list only shrinks: lower an entry when its module shrinks, remove it when the module
 drops to the limit (the test says so), never add one."""
 
-KTOP_LINE_BUDGET = 53_040
+KTOP_LINE_BUDGET = 53_420
 """The most lines all of ktop/'s Python may have (``find ktop -name '*.py' | xargs cat | wc
 -l``). 46,517 when the architecture issue began; the hardening of recordings, secrets and
 input (bounded parsers, the record directory, redaction, escaping, option checks) and the
@@ -67,8 +67,9 @@ OpenShift-like and EKS-like layouts (about 370, the aggregated metrics API's bac
 among them): 51,187. Then the audit-log triage of the after-the-fact issue (the audit
 event reader and its bounded fold, the FlowSchema classifier, the source that streams
 files, its evidence, JSON and text, the command's options: about 1,500 lines): 52,684;
-and a must-gather read as a bundle (its paths, its time, its APF dumps: about 260):
-52,943.
+a must-gather read as a bundle (its paths, its time, its APF dumps, its etcd_info:
+about 380); and the rebuild of a past span from Prometheus history (its source and
+the record command's body, reusing the backfill's reads: about 170): 53,321.
 Registries replace tables, so ktop/ should shrink: when it has, lower this to the new
 count plus about 100 lines. Raised only by a feature's own new code, never for a
 refactoring."""

@@ -1,0 +1,80 @@
+"""``ktop record -o FILE --from-prometheus URL --start T --end T``: a recording of a past
+span rebuilt from Prometheus history (docs/history.md), replayed, rewound and triaged as
+any recording.
+
+The body: the history source (``ktop/sources/prometheus_history.py``) into a hub with
+the recorder as its sink, until the source has walked the span.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from ktop.bounds import RECORD_DURATION
+from ktop.commands.record_out import recorder, stopped, summary
+from ktop.compose import live_options
+from ktop.hub import Hub, HubPolicy
+from ktop.printable import printable
+from ktop.runner import EndOfSource, Signals, run_until
+from ktop.scrub import Secrets
+from ktop.sources.live.cost import CostMeter
+from ktop.sources.live.prometheus_connect import prometheus_client
+from ktop.sources.live.prometheus_queries import cluster_matcher
+from ktop.sources.prometheus_history import NOT_IN_HISTORY, PrometheusHistory
+
+QUERY_TIMEOUT_S = 60.0
+"""One chunk's query may take this long (a chunk of raw samples is large)."""
+
+
+def _say(words: str) -> None:
+    print(printable(f"ktop record: {words}"), file=sys.stderr, flush=True)
+
+
+def record_history(args: argparse.Namespace, secrets: Secrets) -> int:
+    """Rebuild ``--start`` to ``--end`` from ``--from-prometheus`` into ``-o``; 0 when the
+    whole span was read, 1 when it stopped early (the file keeps what was read), 2 on a
+    usage error.
+    """
+    if args.start is None or args.end is None:
+        _say("--from-prometheus needs --start and --end")
+        return 2
+    if not 0 < args.end - args.start <= RECORD_DURATION.high:
+        _say(f"--end must be after --start, and at most {RECORD_DURATION.text()} after it")
+        return 2
+    opts = live_options(args)
+    address = str(args.from_prometheus)
+    prom = prometheus_client(
+        address, CostMeter(), auth=opts.prometheus_auth, timeout_s=QUERY_TIMEOUT_S, secrets=secrets
+    )
+    source = PrometheusHistory(
+        prom,
+        address,
+        args.start,
+        args.end,
+        context=opts.cluster or address,
+        matcher=cluster_matcher(opts.cluster_label, opts.cluster),
+        progress=_say,
+        secrets=secrets,
+    )
+    hub = Hub(policy=HubPolicy(secrets))
+    info = {
+        "kind": "prometheus-history",
+        "context": source.context,
+        "prometheus": address,
+        "start": f"{args.start:.0f}",
+        "end": f"{args.end:.0f}",
+        "not_in_history": NOT_IN_HISTORY,
+    }
+    rec = recorder(args, hub, info)
+    if rec is None:
+        return 2
+    hub.add_sink(rec)
+    result = asyncio.run(run_until(source, hub, stopped(rec), Signals(), EndOfSource()))
+    rec.stop(source.error or result.reason)
+    code = summary(rec, args.start, hub.now)
+    if source.error:
+        _say(f"stopped before --end: {secrets.scrub(source.error)}")
+        return 1
+    return code

@@ -1,0 +1,123 @@
+"""A past incident rebuilt from Prometheus history: a source that emits, in time order,
+the raw samples Prometheus kept of every family ktop reads between two moments, as the
+scrapes they were (``ktop record --from-prometheus``).
+
+The same reads as the live backfill (``ktop/sources/live/backfill.py``), walked across
+the span: for each chunk, one instant query of a range selector per family and
+component returns the raw samples with their scrape times, thinned to the recording's
+cadence (the first and last of each chunk and every counter reset kept, so rates and
+quantiles are those of all of them). Before the first chunk, the hour before the start
+fills the history (the baseline triage compares with). Queries are bounded in time
+(chunks of ``chunk_s``) and run one at a time; the apiserver is never touched.
+
+What history cannot give is said once, as failed feeds with the reason, and in the
+recording's header: the API's objects (nodes, Leases, pending pods and their reasons,
+events, quotas) and the APF request dumps (top talkers) are not in Prometheus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ktop.model.events import ClockTick, Event, FeedFailed, SourceStarted
+from ktop.model.feeds import (
+    FEED_EVENTS,
+    FEED_IDENTITIES,
+    FEED_LEASES,
+    FEED_NODES,
+    FEED_PENDING_PODS,
+    FEED_PROMETHEUS_BACKFILL,
+    FEED_QUOTAS,
+)
+from ktop.scrub import Secrets
+from ktop.sources.base import Emit
+from ktop.sources.live.backfill import PrometheusBackfill
+from ktop.sources.live.scrape import failure_reason
+
+if TYPE_CHECKING:
+    from prometheus_api_client import PrometheusConnect
+
+NOT_IN_HISTORY = (
+    "not in Prometheus history: the API's objects (nodes, Leases, pending pods and their "
+    "reasons, events, quotas) and the APF request dumps (top talkers)"
+)
+HISTORY_FEEDS = (
+    FEED_NODES,
+    FEED_LEASES,
+    FEED_PENDING_PODS,
+    FEED_EVENTS,
+    FEED_QUOTAS,
+    FEED_IDENTITIES,
+)
+"""The feeds a history cannot fill (failed once, with :data:`NOT_IN_HISTORY`)."""
+DEFAULT_CHUNK_S = 300.0
+"""The span one query covers: a chunk's raw samples are series x chunk / scrape interval."""
+DEFAULT_STEP_S = 15.0
+"""The cadence kept: at most one scrape per target per step (as the live backfill)."""
+
+
+@dataclass
+class PrometheusHistory:
+    """Emits the raw samples Prometheus holds between ``start`` and ``end``."""
+
+    prom: PrometheusConnect
+    address: str
+    start: float
+    end: float
+    context: str = ""
+    """The cluster's name as the recording names it (``--cluster``, else the address)."""
+    matcher: str = ""
+    """Selects one cluster of a Prometheus that holds many (``cluster_matcher``)."""
+    chunk_s: float = DEFAULT_CHUNK_S
+    step_s: float = DEFAULT_STEP_S
+    progress: Callable[[str], None] | None = None
+    secrets: Secrets = field(default_factory=Secrets, repr=False)
+    error: str = ""
+    """Why the rebuild stopped before ``end`` (empty when it reached it)."""
+
+    @property
+    def name(self) -> str:
+        """``prometheus-history``."""
+        return "prometheus-history"
+
+    def reader(self, history_s: float = 3600.0) -> PrometheusBackfill:
+        """The backfill reads, over one chunk (and the baseline's hour)."""
+        return PrometheusBackfill(
+            self.address,
+            lambda: self.start,
+            window_s=self.chunk_s,
+            history_s=history_s,
+            step_s=self.step_s,
+            matcher=self.matcher,
+        )
+
+    async def run(self, emit: Emit) -> None:
+        """Emit the span chunk by chunk; a failed query stops it (the recording keeps what
+        came before, :attr:`error` says where it stopped, and so does a failed feed).
+        """
+        try:
+            await self._walk(emit)
+        except Exception as exc:  # any failure of the client or of Prometheus: said, kept
+            self.error = f"{self.address}: {failure_reason(exc, self.secrets)}"
+            emit([FeedFailed(self.start, FEED_PROMETHEUS_BACKFILL, self.error)])
+
+    async def _walk(self, emit: Emit) -> None:
+        read = self.reader()
+        detail = f"{self.address} from {self.start:.0f} to {self.end:.0f}; {NOT_IN_HISTORY}"
+        first: list[Event] = [SourceStarted(self.start, "prometheus-history", self.context, detail)]
+        first += [FeedFailed(self.start, feed, NOT_IN_HISTORY) for feed in HISTORY_FEEDS]
+        emit(first)
+        emit([await asyncio.to_thread(read.history_event, self.prom, self.start)])
+        at = self.start
+        chunks = max(1, int((self.end - self.start + self.chunk_s - 1) // self.chunk_s))
+        for n in range(1, chunks + 1):
+            at = min(self.start + n * self.chunk_s, self.end)
+            read.window_s = at - (self.start + (n - 1) * self.chunk_s)
+            events = await asyncio.to_thread(read.window_events, self.prom, at)
+            emit([*events, ClockTick(at)])
+            if self.progress is not None:
+                self.progress(f"{n} of {chunks} chunks read ({read.queries_total} queries)")
+        self.error = ""

@@ -93,6 +93,9 @@ class MinuteRow:
     rejected: int
     top: tuple[tuple[ClientKey, int, int], ...]
     """(client, requests, rejected), busiest first."""
+    users: tuple[tuple[str, int, int], ...] = ()
+    """(user, requests, rejected) of the clients the minute kept, summed per user, the
+    busiest and the most rejected first (a user's calls of several kinds are one user)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +144,19 @@ def _p99(buckets: list[int]) -> float | None:
         if seen >= rank:
             return LATENCY_EDGES_S[min(i, len(LATENCY_EDGES_S) - 1)]
     return LATENCY_EDGES_S[-1]
+
+
+def _users(per: dict[ClientKey, list[int]]) -> tuple[tuple[str, int, int], ...]:
+    """A minute's counts summed per user: the busiest, then the most rejected."""
+    users: dict[str, list[int]] = {}
+    for (user, *_), (n, r) in per.items():
+        u = users.setdefault(user, [0, 0])
+        u[0] += n
+        u[1] += r
+    busiest = sorted(users.items(), key=lambda kv: (-kv[1][0], kv[0]))[:TOP_PER_MINUTE]
+    rejected = sorted(users.items(), key=lambda kv: (-kv[1][1], kv[0]))[:TOP_PER_MINUTE]
+    chosen = dict(busiest + [kv for kv in rejected if kv[1][1]])
+    return tuple((u, n, r) for u, (n, r) in chosen.items())
 
 
 def _trim(tallies: dict[ClientKey, list[int]], keep: int) -> None:
@@ -258,7 +274,13 @@ class AuditFold:
             top = sorted(per.items(), key=lambda kv: (-kv[1][0], kv[0]))[:TOP_PER_MINUTE]
             requests, rejected = self._minutes[minute]
             minutes.append(
-                MinuteRow(float(minute), requests, rejected, tuple((k, n, r) for k, (n, r) in top))
+                MinuteRow(
+                    float(minute),
+                    requests,
+                    rejected,
+                    tuple((k, n, r) for k, (n, r) in top),
+                    _users(per),
+                )
             )
         ranked = sorted(self._clients.items(), key=lambda kv: (-kv[1].requests, kv[0]))
         chosen = ranked[:TOP_CLIENTS]

@@ -496,4 +496,4 @@ def _audit_talker(audit: AuditDigest | None, results: Sequence[PathResult]) -> s
         for e in p.evidence
     )
     named = named_client(audit) if dominant and audit is not None else None
-    return f"{named[0].sentence()} (audit logs)" if named is not None else ""
+    return f"{named.sentence()} (audit logs)" if named is not None else ""

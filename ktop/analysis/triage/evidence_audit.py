@@ -8,6 +8,7 @@ the live 429 rate does.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from ktop.analysis.findings import Severity
 from ktop.analysis.triage.evidence import Context, EvidenceReading, Reader, graded, unknown
@@ -50,8 +51,10 @@ def minute_words(minute: float) -> str:
     return time.strftime("%H:%M UTC", time.gmtime(minute))
 
 
-def client_words(row: ClientRow) -> str:
-    """A client with its counts, latency and APF level, in words."""
+def client_words(row: ClientRow, *, user: bool = True) -> str:
+    """A client with its counts, latency and APF level, in words (without its user when
+    ``user`` is false: its call and user agent).
+    """
     parts = [f"{row.requests:,}{'+' if row.at_least else ''} requests"]
     if row.peak_per_s:
         parts.append(f"{row.peak_per_s:.1f}/s at peak")
@@ -63,7 +66,9 @@ def client_words(row: ClientRow) -> str:
         parts.append(f"p99 <= {row.latency_p99_s:.2g} s")
     level = f"{row.priority_level} ({row.flow_schema})" if row.priority_level else "no APF level"
     parts.append(level)
-    return f"{row.sentence()}: {', '.join(parts)}"
+    agent = f" ({row.user_agent})" if row.user_agent else ""
+    who = row.sentence() if user else f"{row.verb} {row.resource}{agent}"
+    return f"{who}: {', '.join(parts)}"
 
 
 def worst_minute(d: AuditDigest) -> tuple[MinuteRow, bool] | None:
@@ -75,25 +80,44 @@ def worst_minute(d: AuditDigest) -> tuple[MinuteRow, bool] | None:
     return (peak, False) if peak is not None else None
 
 
-def named_client(d: AuditDigest) -> tuple[ClientRow, float, MinuteRow, bool] | None:
-    """The client the audit logs name (its row, its share of the worst minute, that
-    minute, whether the share is of 429s); None with no request counted.
+@dataclass(frozen=True, slots=True)
+class NamedClient:
+    """The user the audit logs name, with its calls (busiest or most rejected first)."""
+
+    user: str
+    calls: tuple[ClientRow, ...]
+    share: float
+    """Its share of the worst minute's 429s (``by_rejected``), else of its requests."""
+    minute: MinuteRow
+    by_rejected: bool
+
+    def sentence(self) -> str:
+        """``ktop-lab-low (python/3.11 aiohttp) list nodes, list pods, +2 more``."""
+        agent = next((c.user_agent for c in self.calls if c.user_agent), "")
+        kinds = [f"{c.verb} {c.resource}" for c in self.calls[:CALLS_SHOWN]]
+        more = len(self.calls) - CALLS_SHOWN
+        said = ", ".join(kinds) + (f", +{more} more" if more > 0 else "")
+        return f"{self.user}{f' ({agent})' if agent else ''} {said}".rstrip()
+
+
+CALLS_SHOWN = 3
+
+
+def named_client(d: AuditDigest) -> NamedClient | None:
+    """The user the audit logs name: the one with the most 429s in the minute with the
+    most (else the most requests in the busiest minute); None with no request counted.
     """
     worst = worst_minute(d)
-    if worst is None or not worst[0].top:
+    if worst is None or not worst[0].users:
         return None
     minute, by_rejected = worst
-    pick = max(minute.top, key=lambda t: (t[2], t[1])) if by_rejected else minute.top[0]
-    key, requests, rejected = pick
+    pick = max(minute.users, key=lambda u: (u[2], u[1])) if by_rejected else minute.users[0]
+    user, requests, rejected = pick
     total = minute.rejected if by_rejected else minute.requests
     share = (rejected if by_rejected else requests) / total if total else 0.0
-    row = next((r for r in d.clients if (r.user, r.user_agent, r.verb, r.resource) == key), None)
-    if row is None:  # busy in that minute only: its counts are that minute's
-        user, agent, verb, resource = key
-        row = ClientRow(
-            user, agent, verb, resource, requests, rejected, 0, requests / 60.0, None, "", ""
-        )
-    return row, share, minute, by_rejected
+    rank = (lambda r: (-r.rejected, -r.requests)) if by_rejected else (lambda r: -r.requests)
+    calls = tuple(sorted((r for r in d.clients if r.user == user), key=rank))
+    return NamedClient(user, calls, share, minute, by_rejected)
 
 
 def audit_rejected(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
@@ -127,10 +151,11 @@ def audit_client(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     named = named_client(d)
     if named is None:
         return unknown("the audit logs hold no request in the window")
-    row, share, minute, by_rejected = named
-    what = "429s" if by_rejected else "requests"
-    detail = f"{client_words(row)}; {share:.0%} of the {what} at {minute_words(minute.minute)}"
-    return graded(spec, Val.of(share), detail)
+    what = "429s" if named.by_rejected else "requests"
+    at = minute_words(named.minute.minute)
+    calls = "; ".join(client_words(c, user=False) for c in named.calls[:CALLS_SHOWN]) or "-"
+    detail = f"{named.user}: {named.share:.0%} of the {what} at {at}; its calls: {calls}"
+    return graded(spec, Val.of(named.share), detail)
 
 
 AUDIT_EVIDENCE = frozenset({AUDIT_REJECTED.id, AUDIT_CLIENT.id})

@@ -164,3 +164,22 @@ def test_audit_options_without_a_log_and_unreadable_logs_are_errors(tmp_path: Pa
     with pytest.raises(SystemExit) as stop:
         run(["triage", "--audit-log", str(bad), "--start", "yesterday"])
     assert stop.value.code == 2
+
+
+def test_a_user_spread_over_several_kinds_of_call_is_named(tmp_path: Path) -> None:
+    kinds = ("nodes", "pods", "events", "configmaps")
+    events = [
+        event(T0 + i * 0.05, user=FLOODER, resource=kinds[i % 4], code=429 if i % 3 else 200)
+        for i in range(800)
+    ]
+    events += [event(T0 + i * 0.5, user=f"quiet-{i % 7}") for i in range(80)]
+    log = tmp_path / "audit.log"
+    log.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    code, doc, _ = triage_json("--audit-log", str(log))
+    assert code == 1 and FLOODER in doc["headline"], doc["headline"]
+    (api429,) = [p for p in doc["paths"] if p["id"] == "API-429"]
+    (named,) = [e for e in api429["evidence"] if e["id"] == "audit.top_client"]
+    assert named["detail"].startswith(f"{FLOODER}: 100% of the 429s")
+    # its four kinds of call are each a quarter of its 429s: no one of them dominates alone
+    rows = [c for c in doc["audit"]["clients"] if c["user"] == FLOODER]
+    assert len(rows) == len(kinds)

@@ -54,7 +54,7 @@ def event(
         "kind": "Event",
         "apiVersion": "audit.k8s.io/v1",
         "level": "Metadata",
-        "auditID": f"id-{random.random()}",
+        "auditID": f"id-{t:.6f}-{user}-{verb}",
         "stage": stage,
         "requestURI": f"/api/v1/namespaces/{namespace}/{resource}?limit=500",
         "verb": verb,
@@ -137,6 +137,7 @@ def test_an_impersonated_request_counts_as_the_user_it_acts_as() -> None:
         (line({**event(), "user": {}}), "user.username is missing"),
         (line({**event(), "kind": "Pod"}), "not an audit Event"),
     ],
+    ids=["not-json", "not-object", "bad-stage", "no-verb", "bad-time", "no-user", "not-event"],
 )
 def test_a_malformed_line_says_what_is_wrong(raw: bytes, words: str) -> None:
     with pytest.raises(AuditLineError, match=words):

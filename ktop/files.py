@@ -14,12 +14,15 @@ refused like any other special file.
 
 from __future__ import annotations
 
+import gzip
 import os
 import select
 import stat
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, cast
 
 KiB = 1 << 10
 MiB = 1 << 20
@@ -214,3 +217,30 @@ def limits_markdown() -> str:
     """The table of :data:`LIMITS` for ``docs/security.md`` (``make docs`` writes it)."""
     rows = [f"| {lim.what} | {_size_text(lim.max_bytes)} |" for lim in LIMITS]
     return "\n".join(["| file | size limit |", "|---|---|", *rows])
+
+
+def gunzipped(raw: IO[bytes]) -> IO[bytes]:
+    """A seekable file's bytes, gunzipped when it is gzip (by its magic number, not its
+    name): a cut gzip file raises :class:`EOFError` where it ends.
+    """
+    magic = raw.read(2)
+    raw.seek(0)
+    if magic == b"\x1f\x8b":
+        return cast("IO[bytes]", gzip.GzipFile(fileobj=raw, mode="rb"))
+    return raw
+
+
+def bounded_lines(stream: IO[bytes], max_bytes: int) -> Iterator[bytes | None]:
+    """Each line of ``stream``; None for a line over ``max_bytes``, which is skipped
+    without being held (the next line is read after it).
+    """
+    while True:
+        line = stream.readline(max_bytes + 1)
+        if not line:
+            return
+        if len(line) > max_bytes and not line.endswith(b"\n"):
+            while (more := stream.readline(MiB)) and not more.endswith(b"\n"):
+                pass
+            yield None
+            continue
+        yield line

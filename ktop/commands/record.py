@@ -58,6 +58,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="rebuild a past span from Prometheus history (--start, --end; --cluster and "
         "the --prometheus-* credentials apply): docs/history.md",
     )
+    p.add_argument(
+        "--from-openmetrics",
+        metavar="FILE",
+        help="rebuild the span of a 'promtool tsdb dump-openmetrics' slice (gzipped or "
+        "not; a must-gather's monitoring/metrics/metrics.openmetrics): docs/history.md",
+    )
     p.add_argument("--start", type=moment, metavar="TIME", help="with --from-prometheus: from")
     p.add_argument("--end", type=moment, metavar="TIME", help="with --from-prometheus: until")
     simulator_options(p, when="with --demo")
@@ -105,7 +111,11 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace, secrets: Secrets) -> int:
     """Record until the duration, the size limit or a signal; 0 when the file is complete."""
-    sources = (("--demo", args.demo), ("--from", args.from_file))
+    sources = (
+        ("--demo", args.demo),
+        ("--from", args.from_file),
+        ("--from-openmetrics", args.from_openmetrics),
+    )
     given = [o for o, v in (*sources, ("--from-prometheus", args.from_prometheus)) if v]
     if len(given) > 1:
         return _fail(f"{' and '.join(given)} cannot be combined")
@@ -115,6 +125,10 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
         from ktop.commands.record_history import record_history
 
         return record_history(args, secrets)
+    if args.from_openmetrics is not None:
+        from ktop.commands.record_history import record_slice
+
+        return record_slice(args, secrets)
     if args.demo is not None:
         from ktop.sources.sim.scenarios import SCENARIOS
 

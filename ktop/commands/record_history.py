@@ -1,6 +1,6 @@
-"""``ktop record -o FILE --from-prometheus URL --start T --end T``: a recording of a past
-span rebuilt from Prometheus history (docs/history.md), replayed, rewound and triaged as
-any recording.
+"""``ktop record -o FILE --from-prometheus URL --start T --end T`` and ``--from-openmetrics
+FILE``: a recording of a past span rebuilt from Prometheus history or from a promtool
+slice (docs/history.md), replayed, rewound and triaged as any recording.
 
 The body: the history source (``ktop/sources/prometheus_history.py``) into a hub with
 the recorder as its sink, until the source has walked the span.
@@ -22,6 +22,7 @@ from ktop.scrub import Secrets
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.prometheus_connect import prometheus_client
 from ktop.sources.live.prometheus_queries import cluster_matcher
+from ktop.sources.openmetrics_slice import SliceError, SliceSource, read_slice
 from ktop.sources.prometheus_history import NOT_IN_HISTORY, PrometheusHistory
 
 QUERY_TIMEOUT_S = 60.0
@@ -78,3 +79,35 @@ def record_history(args: argparse.Namespace, secrets: Secrets) -> int:
         _say(f"stopped before --end: {secrets.scrub(source.error)}")
         return 1
     return code
+
+
+def record_slice(args: argparse.Namespace, secrets: Secrets) -> int:
+    """Rebuild the span of ``--from-openmetrics`` into ``-o``: 0 when the file is complete,
+    2 when the slice cannot be used.
+    """
+    try:
+        read = read_slice(args.from_openmetrics)
+    except SliceError as exc:
+        _say(secrets.scrub(exc))
+        return 2
+    for problem in read.problems:
+        _say(f"{args.from_openmetrics}: {problem}")
+    if read.first is None or read.last is None:
+        _say(f"{args.from_openmetrics}: no sample of a family ktop reads ({read.lines} lines)")
+        return 2
+    hub = Hub(policy=HubPolicy(secrets))
+    info = {
+        "kind": "openmetrics-slice",
+        "context": str(args.from_openmetrics),
+        "start": f"{read.first:.0f}",
+        "end": f"{read.last:.0f}",
+        "not_in_history": NOT_IN_HISTORY,
+    }
+    rec = recorder(args, hub, info)
+    if rec is None:
+        return 2
+    hub.add_sink(rec)
+    source = SliceSource(read, str(args.from_openmetrics))
+    result = asyncio.run(run_until(source, hub, stopped(rec), Signals(), EndOfSource()))
+    rec.stop(result.reason)
+    return summary(rec, read.first, hub.now)

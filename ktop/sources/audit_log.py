@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import gzip
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import Any
 
 import yaml
 
-from ktop.files import BUNDLE_FILE, read_bounded
+from ktop.files import BUNDLE_FILE, bounded_lines, gunzipped, read_bounded
 from ktop.model.audit_digest import MAX_PROBLEMS, AuditDigest, AuditFold
 from ktop.model.audit_event import MAX_LINE_BYTES, AuditLineError, parse_line
 from ktop.model.flow_match import FlowSchemaError, FlowSchemas, bootstrap
@@ -33,7 +33,6 @@ MUST_GATHER_FLOWSCHEMAS = Path(FLOWSCHEMAS_DIR)
 BOOTSTRAP_WORDS = (
     "Kubernetes' default FlowSchemas (the cluster's own were not given: --flowschemas FILE)"
 )
-_CHUNK = 1 << 20
 
 
 class AuditInputError(Exception):
@@ -66,29 +65,6 @@ def audit_files(paths: Sequence[str]) -> tuple[list[Path], list[str]]:
     return found, problems
 
 
-def _decoded(raw: IO[bytes]) -> IO[bytes]:
-    """The file's bytes, gunzipped when it is gzip (by its magic number, not its name)."""
-    magic = raw.read(2)
-    raw.seek(0)
-    if magic == b"\x1f\x8b":
-        return cast("IO[bytes]", gzip.GzipFile(fileobj=raw, mode="rb"))
-    return raw
-
-
-def _lines(stream: IO[bytes]) -> Iterator[bytes | None]:
-    """Each line; None for a line over :data:`MAX_LINE_BYTES` (skipped in bounded reads)."""
-    while True:
-        line = stream.readline(MAX_LINE_BYTES + 1)
-        if not line:
-            return
-        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-            while (more := stream.readline(_CHUNK)) and not more.endswith(b"\n"):
-                pass
-            yield None
-            continue
-        yield line
-
-
 PROGRESS_EVERY_LINES = 1 << 20
 """How often a long read says how far it is (about half a minute of reading)."""
 
@@ -112,7 +88,7 @@ class _Reader:
         n = 0
         try:
             with path.open("rb") as raw:
-                for n, line in enumerate(_lines(_decoded(raw)), 1):
+                for n, line in enumerate(bounded_lines(gunzipped(raw), MAX_LINE_BYTES), 1):
                     self._line(path, n, line)
                     if self.progress is not None and not n % PROGRESS_EVERY_LINES:
                         self.progress(f"{path}: {n:,} lines read")

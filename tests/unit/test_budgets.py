@@ -50,7 +50,7 @@ OVER_THE_LIMIT = {
 list only shrinks: lower an entry when its module shrinks, remove it when the module
 drops to the limit (the test says so), never add one."""
 
-KTOP_LINE_BUDGET = 53_420
+KTOP_LINE_BUDGET = 53_790
 """The most lines all of ktop/'s Python may have (``find ktop -name '*.py' | xargs cat | wc
 -l``). 46,517 when the architecture issue began; the hardening of recordings, secrets and
 input (bounded parsers, the record directory, redaction, escaping, option checks) and the
@@ -69,7 +69,9 @@ event reader and its bounded fold, the FlowSchema classifier, the source that st
 files, its evidence, JSON and text, the command's options: about 1,500 lines): 52,684;
 a must-gather read as a bundle (its paths, its time, its APF dumps, its etcd_info:
 about 380); and the rebuild of a past span from Prometheus history (its source and
-the record command's body, reusing the backfill's reads: about 170): 53,321.
+the record command's body, reusing the backfill's reads: about 170): 53,321; and a
+promtool OpenMetrics slice read as scrapes (its line parser, its streamed fold, its
+source and record body, the must-gather's slice: about 370): 53,687.
 Registries replace tables, so ktop/ should shrink: when it has, lower this to the new
 count plus about 100 lines. Raised only by a feature's own new code, never for a
 refactoring."""

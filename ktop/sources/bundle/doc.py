@@ -140,6 +140,8 @@ def must_gather_md() -> str:
         f"| `{ETCD_INFO}/{MEMBER_LIST}`, `{ENDPOINT_STATUS}`, `{ENDPOINT_HEALTH}` | each etcd "
         "member's leader, database size and use, quota (etcd 3.6), version and health "
         "(etcdctl `-w json`), as one scrape at the must-gather's time |",
+        f"| `{mg.METRICS_SLICE}` (or `.gz`) | with `gather_metrics`: the slice's scrapes of "
+        "the components (docs/history.md), so readings have a window |",
         f"| `{mg.FLOWSCHEMAS_DIR}/*.yaml` | with `--audit-log`: the FlowSchemas that classify "
         "each client |",
         f"| `{mg.AUDIT_LOGS}/*` | with `--audit-log DIR` (the must-gather): the "
@@ -160,9 +162,9 @@ def must_gather_md() -> str:
                 "reason: Leases are gathered only with every namespace inspected, pods and events",
                 "only of the namespaces inspected; a file that is not YAML is named with its line",
                 "and the rest is read. An etcd member that failed its health check, or gave no",
-                "status, is lost. Not read yet: `etcd_info/alarm_list.json` and",
-                "`monitoring/metrics/metrics.openmetrics`, so the apiservers', scheduler's and",
+                "status, is lost. Without the metrics slice the apiservers', scheduler's and",
                 "controller-manager's readings, and etcd's latencies and counters, are unknown.",
+                "Not read yet: `etcd_info/alarm_list.json`.",
             ]
         )
         + "\n"

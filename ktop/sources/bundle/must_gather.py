@@ -25,6 +25,7 @@ from ktop.model import events as ev
 from ktop.model.events import Component, Event, Target
 from ktop.sources.bundle.etcd_info import read_etcd_info
 from ktop.sources.bundle.parts import BundleError, BundleRead
+from ktop.sources.openmetrics_slice import SliceError, read_slice
 
 TIMESTAMP = "timestamp"
 NODES_DIR = "cluster-scoped-resources/core/nodes"
@@ -43,6 +44,8 @@ APF_DUMPS = (
 """One directory per kube-apiserver pod (``gather_priority_and_fairness``): the files
 ``priority_levels``, ``queues`` and ``requests`` (without request details)."""
 AUDIT_LOGS = "audit_logs/kube-apiserver"
+METRICS_SLICE = "monitoring/metrics/metrics.openmetrics"
+"""``gather_metrics``' slice (``promtool tsdb dump-openmetrics``), or the same ``.gz``."""
 _WHEN = re.compile(r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(\.\d+)?\s*(Z|[+-]\d\d:?\d\d)?")
 _WHY_MISSING = {
     "leases": "Leases are gathered only with every namespace inspected",
@@ -97,6 +100,8 @@ class Gathered:
     """The same of every ``requests`` dump."""
     etcd: list[Event] = field(default_factory=list)
     """Each etcd member's gauges from ``etcd_info/``, or why it has none."""
+    metrics: list[Event] = field(default_factory=list)
+    """The scrapes of the metrics slice, in time order."""
 
 
 def _rel(root: Path, p: Path) -> str:
@@ -192,4 +197,24 @@ def gather(root: Path, out: BundleRead) -> Gathered:
             ev.ScrapeFailed(at, Target(Component.ETCD, name), why)
             for name, why in info.failed.items()
         ]
+    g.metrics = _slice(root, out)
     return g
+
+
+def _slice(root: Path, out: BundleRead) -> list[Event]:
+    """The metrics slice's scrapes (``gather_metrics``), with its problems kept."""
+    found = [p for p in (root / METRICS_SLICE, root / f"{METRICS_SLICE}.gz") if p.is_file()]
+    if not found:
+        out.missing.append(f"{METRICS_SLICE} (gather_metrics)")
+        return []
+    try:
+        read = read_slice(found[0])
+    except SliceError as exc:
+        out.errors.append(BundleError(_rel(root, found[0]), None, str(exc)))
+        return []
+    out.errors += [BundleError(_rel(root, found[0]), None, p) for p in read.problems]
+    for e in read.events:
+        if isinstance(e, ev.MetricsScraped):
+            first, last, n = out.scrape_windows.get(e.target, (e.at, e.at, 0))
+            out.scrape_windows[e.target] = (min(first, e.at), max(last, e.at), n + 1)
+    return read.events

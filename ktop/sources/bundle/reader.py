@@ -377,7 +377,8 @@ def read_bundle(directory: str | Path, rack_label: str = "topology.ktop.dev/rack
     if gathered_root is not None:
         g = gather(gathered_root, out)
         root = gathered_root
-        timed = _read_apf(root, out, g.apf) + _read_apf_requests(root, out, g.requests) + g.etcd
+        timed = _read_apf(root, out, g.apf) + _read_apf_requests(root, out, g.requests)
+        timed += g.etcd + g.metrics
         loaded = g.lists
     else:
         parts = [root / API_DIR, root / METRICS_DIR, root / APF_DIR]
@@ -398,7 +399,7 @@ def read_bundle(directory: str | Path, rack_label: str = "topology.ktop.dev/rack
     }
     at = _bundle_time(timed, [e for evs in provisional.values() for e in evs])
     if gathered_root is not None and g.at is not None:
-        at = g.at
+        at = max(g.at, at)
     out.at = at
     events: list[Event] = [ev.SourceStarted(at, "bundle", root.name, str(directory))]
     events += sorted(timed, key=lambda e: e.at)

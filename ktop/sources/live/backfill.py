@@ -244,7 +244,7 @@ class PrometheusBackfill:
         seen = {e.target.instance for e in events if e.target.component is Component.APISERVER}
         rename = given_apiservers(self.apiservers, seen, self.resolve)
         kept = [replace(e, target=t) for e in events if (t := rename(e.target)) is not None]
-        return thinned(_merge_by_target(kept), self.step_s)
+        return thinned(merge_by_target(kept), self.step_s)
 
     def window_events(self, prom: PrometheusConnect, at: float) -> list[Event]:
         """The raw samples of the window ending at ``at``, as scrape events in time order."""
@@ -358,7 +358,7 @@ class PrometheusBackfill:
             emit([FeedSynced(self.clock(), FEED_PROMETHEUS_BACKFILL)])
 
 
-def _merge_by_target(events: list[MetricsScraped]) -> list[Event]:
+def merge_by_target(events: list[MetricsScraped]) -> list[Event]:
     """One event per (target, timestamp): families queried apart share a scrape."""
     merged: dict[tuple[Target, float], list[Sample]] = {}
     for e in events:

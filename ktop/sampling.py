@@ -33,10 +33,10 @@ from ktop.model.events import (
     SourceStarted,
     Target,
 )
+from ktop.model.feeds import OBJECT_FEEDS
 from ktop.record.frames import walk
 from ktop.runner import Deadline, EndOfSource, Verdict, run_until, running
 from ktop.scrub import Secrets
-from ktop.sources.bundle.layout import FEEDS
 from ktop.sources.live.timing import BACKFILL_TIMEOUT_S
 from ktop.sources.replay import parse_time
 
@@ -250,10 +250,7 @@ def audit_only(audit: AuditDigest, secrets: Secrets) -> Sampled:
     at = audit.last if audit.last is not None else time.time()
     hub = Hub(policy=HubPolicy(secrets, None))
     hub.ingest([SourceStarted(at - 1.0, "audit-log", "", AUDIT_ONLY, first_data_due_s=0.0)])
-    hub.ingest(
-        [FeedFailed(at, feed, AUDIT_ONLY) for feeds in FEEDS.values() for feed in feeds]
-        + [ClockTick(at)]
-    )
+    hub.ingest([FeedFailed(at, feed, AUDIT_ONLY) for feed in OBJECT_FEEDS] + [ClockTick(at)])
     published = hub.publish(force=True)
     assert published is not None
     return Sampled(

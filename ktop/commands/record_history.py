@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Callable
 
 from ktop.bounds import RECORD_DURATION
 from ktop.commands.record_out import recorder, stopped, summary
@@ -19,6 +20,7 @@ from ktop.hub import Hub, HubPolicy
 from ktop.printable import printable
 from ktop.runner import EndOfSource, Signals, run_until
 from ktop.scrub import Secrets
+from ktop.sources.base import Source
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.prometheus_connect import prometheus_client
 from ktop.sources.live.prometheus_queries import cluster_matcher
@@ -59,26 +61,35 @@ def record_history(args: argparse.Namespace, secrets: Secrets) -> int:
         progress=_say,
         secrets=secrets,
     )
-    hub = Hub(policy=HubPolicy(secrets))
-    info = {
-        "kind": "prometheus-history",
-        "context": source.context,
-        "prometheus": address,
-        "start": f"{args.start:.0f}",
-        "end": f"{args.end:.0f}",
-        "not_in_history": NOT_IN_HISTORY,
-    }
-    rec = recorder(args, hub, info)
-    if rec is None:
-        return 2
-    hub.add_sink(rec)
-    result = asyncio.run(run_until(source, hub, stopped(rec), Signals(), EndOfSource()))
-    rec.stop(source.error or result.reason)
-    code = summary(rec, args.start, hub.now)
+    header = {"kind": "prometheus-history", "context": source.context, "prometheus": address}
+    code = _record(args, secrets, source, header, args.start, args.end, lambda: source.error)
     if source.error:
         _say(f"stopped before --end: {secrets.scrub(source.error)}")
         return 1
     return code
+
+
+def _record(
+    args: argparse.Namespace,
+    secrets: Secrets,
+    source: Source,
+    header: dict[str, str],
+    start: float,
+    end: float,
+    error: Callable[[], str] = str,
+) -> int:
+    """``source`` into a hub with ``-o``'s recorder as its sink, until it ends; the header
+    says the span and what history cannot hold.
+    """
+    hub = Hub(policy=HubPolicy(secrets))
+    info = {**header, "start": f"{start:.0f}", "end": f"{end:.0f}"}
+    rec = recorder(args, hub, {**info, "not_in_history": NOT_IN_HISTORY})
+    if rec is None:
+        return 2
+    hub.add_sink(rec)
+    result = asyncio.run(run_until(source, hub, stopped(rec), Signals(), EndOfSource()))
+    rec.stop(error() or result.reason)
+    return summary(rec, start, hub.now)
 
 
 def record_slice(args: argparse.Namespace, secrets: Secrets) -> int:
@@ -95,19 +106,6 @@ def record_slice(args: argparse.Namespace, secrets: Secrets) -> int:
     if read.first is None or read.last is None:
         _say(f"{args.from_openmetrics}: no sample of a family ktop reads ({read.lines} lines)")
         return 2
-    hub = Hub(policy=HubPolicy(secrets))
-    info = {
-        "kind": "openmetrics-slice",
-        "context": str(args.from_openmetrics),
-        "start": f"{read.first:.0f}",
-        "end": f"{read.last:.0f}",
-        "not_in_history": NOT_IN_HISTORY,
-    }
-    rec = recorder(args, hub, info)
-    if rec is None:
-        return 2
-    hub.add_sink(rec)
+    header = {"kind": "openmetrics-slice", "context": str(args.from_openmetrics)}
     source = SliceSource(read, str(args.from_openmetrics))
-    result = asyncio.run(run_until(source, hub, stopped(rec), Signals(), EndOfSource()))
-    rec.stop(result.reason)
-    return summary(rec, read.first, hub.now)
+    return _record(args, secrets, source, header, read.first, read.last)

@@ -11,6 +11,16 @@ FEED_PENDING_PODS = "pending-pods"
 FEED_EVENTS = "events"
 FEED_QUOTAS = "resourcequotas"
 FEED_IDENTITIES = "apiserver-identities"
+OBJECT_FEEDS = (
+    FEED_NODES,
+    FEED_LEASES,
+    FEED_PENDING_PODS,
+    FEED_EVENTS,
+    FEED_QUOTAS,
+    FEED_IDENTITIES,
+)
+"""The feeds of the API's objects: what Prometheus history, a metrics slice or audit logs
+cannot fill (said so, never left to look healthy)."""
 FEED_DISCOVERY = "apiserver-discovery"
 """Finding apiserver instances (EndpointSlices, Prometheus targets)."""
 FEED_APF_NAMES = "apf-names"

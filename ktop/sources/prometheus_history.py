@@ -23,15 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ktop.model.events import ClockTick, Event, FeedFailed, SourceStarted
-from ktop.model.feeds import (
-    FEED_EVENTS,
-    FEED_IDENTITIES,
-    FEED_LEASES,
-    FEED_NODES,
-    FEED_PENDING_PODS,
-    FEED_PROMETHEUS_BACKFILL,
-    FEED_QUOTAS,
-)
+from ktop.model.feeds import FEED_PROMETHEUS_BACKFILL, OBJECT_FEEDS
 from ktop.scrub import Secrets
 from ktop.sources.base import Emit
 from ktop.sources.live.backfill import PrometheusBackfill
@@ -44,14 +36,7 @@ NOT_IN_HISTORY = (
     "not in Prometheus history: the API's objects (nodes, Leases, pending pods and their "
     "reasons, events, quotas) and the APF request dumps (top talkers)"
 )
-HISTORY_FEEDS = (
-    FEED_NODES,
-    FEED_LEASES,
-    FEED_PENDING_PODS,
-    FEED_EVENTS,
-    FEED_QUOTAS,
-    FEED_IDENTITIES,
-)
+HISTORY_FEEDS = OBJECT_FEEDS
 """The feeds a history cannot fill (failed once, with :data:`NOT_IN_HISTORY`)."""
 DEFAULT_CHUNK_S = 300.0
 """The span one query covers: a chunk's raw samples are series x chunk / scrape interval."""

@@ -154,7 +154,7 @@ def run(args: argparse.Namespace, secrets: Secrets) -> int:
     from ktop.structured import InputRefusedError
 
     try:
-        audit = read_audit(args) if args.audit_log else None
+        audit = read_audit(args, secrets) if args.audit_log else None
     except (AuditInputError, InputRefusedError, OSError) as exc:
         return _fail(args, source, f"--audit-log: {secrets.scrub(exc)}")
     try:

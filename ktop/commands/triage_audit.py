@@ -5,14 +5,18 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from pathlib import Path
 
 from ktop.commands.options import moment
 from ktop.model.audit_digest import AuditDigest
+from ktop.model.flow_match import FlowSchemas, bootstrap
 from ktop.printable import printable
+from ktop.scrub import Secrets
 from ktop.sources.audit_log import MUST_GATHER_FLOWSCHEMAS, load_flowschemas, read_audit_logs
 from ktop.sources.bundle.layout import API_DIR
+from ktop.sources.live.scrape import failure_reason
 
 
 def add_audit_options(p: argparse.ArgumentParser) -> None:
@@ -60,18 +64,40 @@ def _flowschemas_file(args: argparse.Namespace) -> str:
     return ""
 
 
-def read_audit(args: argparse.Namespace) -> AuditDigest:
+def _live_flowschemas(args: argparse.Namespace, secrets: Secrets) -> tuple[FlowSchemas, str]:
+    """The live cluster's FlowSchemas (``--context``), read once, and where they came from;
+    Kubernetes' own when they cannot be read, with why.
+    """
+    from ktop.sources.live.discovery import cluster_flowschemas
+
+    try:
+        items = asyncio.run(cluster_flowschemas(args.kubeconfig, args.context, secrets))
+        return FlowSchemas.from_objects(
+            items
+        ), f"the cluster's FlowSchemas (--context {args.context})"
+    except Exception as exc:  # any failure to read them: classify with the defaults, say why
+        why = secrets.scrub(failure_reason(exc, secrets))
+        return (
+            bootstrap(),
+            f"Kubernetes' default FlowSchemas (the cluster's could not be read: {why})",
+        )
+
+
+def read_audit(args: argparse.Namespace, secrets: Secrets) -> AuditDigest:
     """The audit logs of ``--audit-log``, classified by the cluster's FlowSchemas where
     they are found (:class:`~ktop.sources.audit_log.AuditInputError`,
     :class:`~ktop.structured.InputRefusedError` or :class:`OSError` when they cannot be
-    read).
+    read); with ``--context`` and no FlowSchemas file, the live cluster's.
     """
     where = _flowschemas_file(args)
     schemas = load_flowschemas(where) if where else None
+    words = f"the cluster's FlowSchemas ({where})" if where else ""
+    if schemas is None and args.context:
+        schemas, words = _live_flowschemas(args, secrets)
     return read_audit_logs(
         args.audit_log,
         schemas,
-        f"the cluster's FlowSchemas ({where})" if where else "",
+        words,
         args.start,
         args.end,
         lambda words: print(f"ktop triage: {printable(words)}", file=sys.stderr, flush=True),

@@ -34,9 +34,15 @@ import pytest
 from kubernetes_asyncio import client
 
 from ktop.lab import Lab, inject, kube, recover, resolve_target
-from ktop.lab.config import LOW_USER
+from ktop.lab.config import CONTEXT, LOW_USER
 from ktop.lab.scenarios_api import APF_NAME
-from tests.e2e.cadence import PROCESS_START_S, deadline, lab_cadence
+from tests.e2e.cadence import (
+    PROBE_LIMIT_S,
+    PROCESS_START_S,
+    REQUEST_LIMIT_S,
+    deadline,
+    lab_cadence,
+)
 from tests.e2e.helpers import e2e_lab_config, poll, promql, running_lab
 
 READ_LIMIT_S = deadline(PROCESS_START_S, 30.0)
@@ -155,3 +161,23 @@ def test_prometheus_history_rebuilds_the_flood_as_a_recording(
     unread = [e for e in p4["evidence"] if "not in Prometheus history" in e["detail"]]
     assert unread and all(e["status"] == "unknown" for e in unread), p4["evidence"]
     assert p4["verdict"] == "unknown"  # the nodes were not in history: never clear
+
+
+def test_with_a_live_cluster_its_own_flowschemas_classify_the_audit_logs(
+    flooded: Flooded,
+) -> None:
+    lab = flooded.lab
+    logs = [str(p) for p in (resolve_target(lab.layout.kubeconfig).info or {})["audit_logs"]]
+    done = ktop(
+        "--kubeconfig", str(lab.layout.kubeconfig), "triage", "--context", CONTEXT,
+        "--window", "5", "--audit-log", *logs, "--start", str(flooded.began),
+        "--output", "json",
+        limit_s=deadline(PROCESS_START_S, PROBE_LIMIT_S, 5.0, REQUEST_LIMIT_S),
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    audit = json.loads(done.stdout)["audit"]
+    assert audit["classified_by"] == f"the cluster's FlowSchemas (--context {CONTEXT})"
+    # the scenario's FlowSchema was removed at recovery: the cluster now puts the flooder
+    # where its default FlowSchemas put any authenticated user
+    mine = [c for c in audit["clients"] if c["user"] == LOW_USER]
+    assert mine and all(c["priority_level"] == "global-default" for c in mine), mine

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ktop.scrub import Secrets
 from ktop.sources.convert import ObjectError, mapping, sequence, text
+from ktop.sources.live.client import connect
 from ktop.sources.live.reads import ENDPOINT_SLICES, FLOW_SCHEMAS, PRIORITY_LEVELS, SERVICES
 from ktop.sources.live.transport import KubeTransport
 
@@ -45,6 +47,21 @@ async def apiserver_endpoints(t: KubeTransport) -> list[str]:
     return endpoints_from_slices((await t.get(ENDPOINT_SLICES, query)).json())
 
 
+async def listed(t: KubeTransport, path: str) -> list[Any]:
+    """Every object of a collection, read in pages of 500."""
+    items: list[Any] = []
+    cont = ""
+    while True:
+        query: list[tuple[str, str | int]] = [("limit", 500)]
+        if cont:
+            query.append(("continue", cont))
+        body = (await t.get(path, query)).json()
+        items += _items(body)
+        cont = _continue(body)
+        if not cont:
+            return items
+
+
 async def apf_object_names(t: KubeTransport) -> dict[str, str]:
     """UID to name for FlowSchemas and PriorityLevelConfigurations (paginated).
 
@@ -52,24 +69,26 @@ async def apf_object_names(t: KubeTransport) -> dict[str, str]:
     """
     names: dict[str, str] = {}
     for path in (FLOW_SCHEMAS, PRIORITY_LEVELS):
-        cont = ""
-        while True:
-            query: list[tuple[str, str | int]] = [("limit", 500)]
-            if cont:
-                query.append(("continue", cont))
-            body = (await t.get(path, query)).json()
-            for item in _items(body):
-                try:
-                    meta = mapping(item, "metadata")
-                    uid, name = text(meta, "uid"), text(meta, "name")
-                except ObjectError:
-                    continue
-                if uid:
-                    names[uid] = name
-            cont = _continue(body)
-            if not cont:
-                break
+        for item in await listed(t, path):
+            try:
+                meta = mapping(item, "metadata")
+                uid, name = text(meta, "uid"), text(meta, "name")
+            except ObjectError:
+                continue
+            if uid:
+                names[uid] = name
     return names
+
+
+async def cluster_flowschemas(
+    kubeconfig: str | None, context: str | None, secrets: Secrets
+) -> list[Any]:
+    """The cluster's FlowSchemas (one paginated LIST, as the dashboard reads their names)."""
+    conn = await connect(kubeconfig, context, secrets=secrets)
+    try:
+        return await listed(KubeTransport(conn.api, conn.meter), FLOW_SCHEMAS)
+    finally:
+        await conn.close()
 
 
 def _items(body: Any) -> list[Any]:

@@ -77,6 +77,7 @@ class PrometheusHistory:
             history_s=history_s,
             step_s=self.step_s,
             matcher=self.matcher,
+            secrets=self.secrets,
         )
 
     async def run(self, emit: Emit) -> None:

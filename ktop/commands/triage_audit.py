@@ -35,7 +35,7 @@ def add_audit_options(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="with --audit-log: the cluster's FlowSchemas ('kubectl get flowschemas -o "
         "json') to give each client its APF level (default: a --bundle's or must-gather's, "
-        "else Kubernetes' defaults)",
+        "the live cluster's with --context, else Kubernetes' defaults)",
     )
     p.add_argument("--start", type=moment, metavar="TIME", help="with --audit-log: count from TIME")
     p.add_argument("--end", type=moment, metavar="TIME", help="with --audit-log: count until TIME")

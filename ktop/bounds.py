@@ -64,6 +64,13 @@ SCRAPE_INTERVAL = Bound(
     "seconds",
     "faster scrapes load the apiservers; slower ones leave rates with no window",
 )
+PROMETHEUS_OFFSET = Bound(
+    "--prometheus-offset",
+    0.0,
+    600.0,
+    "seconds",
+    "a store that lags more than ten minutes shows an incident too late to act on",
+)
 TRIAGE_WINDOW = Bound(
     "--window",
     1.0,
@@ -177,6 +184,7 @@ ALL = (
     NODES,
     ZONES,
     SCRAPE_INTERVAL,
+    PROMETHEUS_OFFSET,
     TRIAGE_WINDOW,
     LOOK_BACK,
     BUNDLE_SCRAPES,

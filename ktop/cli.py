@@ -23,6 +23,7 @@ from ktop.config import Config, ConfigError, config_path
 from ktop.model.providers import Provider
 from ktop.scrub import Secrets
 from ktop.sources.live import DEFAULT_CLUSTER_LABEL
+from ktop.sources.live.prometheus_flags import PROMETHEUS_DEFAULTS, add_prometheus_flags
 
 DEFAULT_RACK_LABEL = "topology.ktop.dev/rack"
 DEFAULT_PROD_PATTERN = r"(?i)prod"
@@ -47,13 +48,7 @@ DEFAULTS: dict[str, Any] = {
     "context": None,
     "kubeconfig": None,
     "prometheus": None,
-    "prometheus_token_file": None,
-    "prometheus_user": None,
-    "prometheus_password_file": None,
-    "prometheus_ca": None,
-    "prometheus_cert": None,
-    "prometheus_key": None,
-    "prometheus_insecure": False,
+    **PROMETHEUS_DEFAULTS,
     "metrics_only": False,
     "cluster_label": DEFAULT_CLUSTER_LABEL,
     "cluster": None,
@@ -225,24 +220,7 @@ def _live_options(g: _Group) -> None:
         help="read metrics from Prometheus: a URL, k8s://NAMESPACE/SERVICE:PORT (through "
         "the apiserver's service proxy) or 'auto' (find kube-prometheus / the operator)",
     )
-    g.add_argument(
-        "--prometheus-token-file", default=s, metavar="FILE", help="bearer token for Prometheus"
-    )
-    g.add_argument(
-        "--prometheus-user", default=s, metavar="USER", help="basic-auth user for Prometheus"
-    )
-    g.add_argument("--prometheus-password-file", default=s, metavar="FILE", help="its password")
-    g.add_argument("--prometheus-ca", default=s, metavar="FILE", help="CA bundle for Prometheus")
-    g.add_argument(
-        "--prometheus-cert", default=s, metavar="FILE", help="client certificate for Prometheus"
-    )
-    g.add_argument("--prometheus-key", default=s, metavar="FILE", help="client key for Prometheus")
-    g.add_argument(
-        "--prometheus-insecure",
-        action="store_true",
-        default=s,
-        help="skip TLS verification of Prometheus",
-    )
+    add_prometheus_flags(g, s)
     g.add_argument(
         "--metrics-only",
         action="store_true",

@@ -201,7 +201,7 @@ def live_options(args: argparse.Namespace) -> LiveOptions:
     """The live source's options from the resolved command-line options."""
     from ktop.sources.live.components import TlsFiles
     from ktop.sources.live.options import LiveOptions
-    from ktop.sources.live.prometheus_connect import PrometheusAuth
+    from ktop.sources.live.prometheus_flags import prometheus_auth
 
     def opt(name: str, default: object = None) -> Any:
         return getattr(args, name, default)
@@ -214,15 +214,7 @@ def live_options(args: argparse.Namespace) -> LiveOptions:
         apiserver_scrape_s=every,
         apf_dump_s=every,
         prometheus=opt("prometheus"),
-        prometheus_auth=PrometheusAuth(
-            bearer_token_file=opt("prometheus_token_file"),
-            username=opt("prometheus_user"),
-            password_file=opt("prometheus_password_file"),
-            ca=opt("prometheus_ca"),
-            cert=opt("prometheus_cert"),
-            key=opt("prometheus_key"),
-            insecure=bool(opt("prometheus_insecure")),
-        ),
+        prometheus_auth=prometheus_auth(args),
         prometheus_s=every,
         find_components=not opt("no_find_components", False),
         provider=opt("provider"),

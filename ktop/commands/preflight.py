@@ -18,18 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ktop.scrub import Secrets, url_credentials
+from ktop.sources.live.prometheus_flags import PROMETHEUS_FLAGS
 
 LIVE = (
     "context",
     "kubeconfig",
     "prometheus",
-    "prometheus_token_file",
-    "prometheus_user",
-    "prometheus_password_file",
-    "prometheus_ca",
-    "prometheus_cert",
-    "prometheus_key",
-    "prometheus_insecure",
+    *(f.dest for f in PROMETHEUS_FLAGS),
     "metrics_only",
     "cluster_label",
     "cluster",

@@ -14,8 +14,9 @@ from ktop.model.audit_digest import AuditDigest
 from ktop.model.flow_match import FlowSchemas, bootstrap
 from ktop.printable import printable
 from ktop.scrub import Secrets
-from ktop.sources.audit_log import MUST_GATHER_FLOWSCHEMAS, load_flowschemas, read_audit_logs
+from ktop.sources.audit_log import load_flowschemas, read_audit_logs
 from ktop.sources.bundle.layout import API_DIR
+from ktop.sources.bundle.must_gather import FLOWSCHEMAS_DIR, gathered_dirs
 from ktop.sources.live.scrape import failure_reason
 
 
@@ -57,10 +58,8 @@ def _flowschemas_file(args: argparse.Namespace) -> str:
     if args.bundle and (f := Path(args.bundle) / API_DIR / "flowschemas.json").is_file():
         return str(f)
     for raw in [*([args.bundle] if args.bundle else []), *args.audit_log]:
-        p = Path(raw)
-        for d in (p / MUST_GATHER_FLOWSCHEMAS, *p.glob(f"*/{MUST_GATHER_FLOWSCHEMAS}")):
-            if p.is_dir() and d.is_dir():
-                return str(d)
+        if found := gathered_dirs(Path(raw), FLOWSCHEMAS_DIR):
+            return str(found[0])
     return ""
 
 

@@ -113,7 +113,20 @@ class Load:
     of: Callable[[ApiserverRow], Val]
 
 
-REQUEST_LOAD = Load("request", "req/s", lambda r: r.requests_per_s)
+def served_per_s(row: ApiserverRow) -> Val:
+    """Requests per second the instance answered with anything but 429: the load it carries.
+    A rejection costs an apiserver almost nothing, so a flood APF rejects (or one instance
+    rejecting faster than another takes the same flood) is no imbalance of load.
+    """
+    total, rejected = row.requests_per_s, row.throttled_per_s
+    if total.value is None:
+        return total
+    if rejected.value is None:
+        return rejected
+    return Val.of(max(0.0, total.value - rejected.value))
+
+
+REQUEST_LOAD = Load("request", "req/s", served_per_s)
 WATCH_LOAD = Load("watch", "watches", lambda r: r.watches)
 
 

@@ -222,8 +222,9 @@ class AuditFold:
         t.server_errors += r.code is not None and r.code >= 500
         if r.latency_s is not None:
             t.latency[bisect.bisect_left(LATENCY_EDGES_S, r.latency_s)] += 1
-        if len(t.classes) < 4 or self._classified(r.facts) in t.classes:
-            t.classes[self._classified(r.facts)] += 1
+        level = self._classified(r.facts)
+        if len(t.classes) < 4 or level in t.classes:
+            t.classes[level] += 1
         t.impersonated_by = t.impersonated_by or r.impersonated_by
         minute = int(r.at // 60 * 60)
         totals = self._minutes.setdefault(minute, [0, 0])

@@ -32,7 +32,11 @@ def select(name: str, extra: str = "") -> str:
 
 
 WATCHES = "sum by (instance) (" + select("apiserver_longrunning_requests", ',verb="WATCH"') + ")"
-REQUESTS_BY_INSTANCE = "sum by (instance) (rate(" + select("apiserver_request_total") + "[{w}s]))"
+REQUESTS_BY_INSTANCE = (
+    "sum by (instance) (rate(" + select("apiserver_request_total", ',code!="429"') + "[{w}s]))"
+)
+"""Requests answered per second and instance, 429s aside (the model's
+:func:`~ktop.model.area_apiservers.served_per_s`)."""
 
 
 def peer_skew(by_instance: str) -> str:

@@ -227,6 +227,17 @@ EKS = ProviderProfile(
     ),
 )
 
+GKE_PROMETHEUS = "https://monitoring.googleapis.com/v1/projects/PROJECT/location/global/prometheus"
+GKE_TOKEN_COMMAND = "gcloud auth print-access-token"
+"""Google Cloud Monitoring's PromQL endpoint, and the command that prints its OAuth token."""
+AKS_PROMETHEUS = "https://WORKSPACE.REGION.prometheus.monitor.azure.com"
+AKS_TOKEN_COMMAND = (
+    "az account get-access-token --resource https://prometheus.monitor.azure.com "
+    "--query accessToken -o tsv"
+)
+"""An Azure Monitor workspace's query endpoint, and the command that prints its Entra ID
+token."""
+
 GKE = ProviderProfile(
     Provider.GKE,
     "Google GKE",
@@ -236,7 +247,7 @@ GKE = ProviderProfile(
             c,
             f"GKE does not expose the {c.value}'s metrics to the cluster's clients",
             "they are in Cloud Monitoring when the control-plane metrics package is on: "
-            "query them with --prometheus and a token file",
+            "query them with --prometheus and --prometheus-token-command",
         )
         for c in (Component.SCHEDULER, Component.CONTROLLER_MANAGER)
     }
@@ -249,9 +260,14 @@ GKE = ProviderProfile(
     },
     "one address for the control plane: read through it",
     "managed storage: only the apiservers' side of it is readable",
-    "Cloud Monitoring's PromQL API (monitoring.googleapis.com/v1/projects/PROJECT/"
-    "location/global/prometheus) with an OAuth token in a file",
-    ("kubectl apply -f docs/rbac.yaml", "ktop --context CONTEXT"),
+    f"Cloud Monitoring's PromQL API ({GKE_PROMETHEUS}) with an OAuth token from "
+    f"'{GKE_TOKEN_COMMAND}'",
+    (
+        "kubectl apply -f docs/rbac.yaml",
+        "ktop --context CONTEXT",
+        f"ktop --context CONTEXT --prometheus {GKE_PROMETHEUS} "
+        f"--prometheus-token-command '{GKE_TOKEN_COMMAND}'",
+    ),
 )
 
 AKS = ProviderProfile(
@@ -263,7 +279,7 @@ AKS = ProviderProfile(
             c,
             f"AKS does not expose the {c.value}'s metrics to the cluster's clients",
             "they go to Azure Monitor's managed Prometheus (off by default): query its "
-            "workspace with --prometheus and a token file",
+            "workspace with --prometheus and --prometheus-token-command",
         )
         for c in (Component.SCHEDULER, Component.CONTROLLER_MANAGER)
     }
@@ -278,8 +294,13 @@ AKS = ProviderProfile(
     "one load-balanced address, one instance per scrape: no per-instance figures or skew",
     "managed etcd: only the apiservers' side of it is readable",
     "Azure Monitor's managed Prometheus (a workspace PromQL endpoint, an Entra ID token "
-    "in a file); its default profile keeps no request-latency histograms",
-    ("kubectl apply -f docs/rbac.yaml", "ktop --context CONTEXT"),
+    f"from '{AKS_TOKEN_COMMAND}'); its default profile keeps no request-latency histograms",
+    (
+        "kubectl apply -f docs/rbac.yaml",
+        "ktop --context CONTEXT",
+        f"ktop --context CONTEXT --prometheus {AKS_PROMETHEUS} "
+        f"--prometheus-token-command '{AKS_TOKEN_COMMAND}'",
+    ),
 )
 
 PROFILES: dict[Provider, ProviderProfile] = {

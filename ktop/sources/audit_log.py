@@ -24,12 +24,9 @@ from ktop.files import BUNDLE_FILE, bounded_lines, gunzipped, read_bounded
 from ktop.model.audit_digest import MAX_PROBLEMS, AuditDigest, AuditFold
 from ktop.model.audit_event import MAX_LINE_BYTES, AuditLineError, parse_line
 from ktop.model.flow_match import FlowSchemaError, FlowSchemas, bootstrap
-from ktop.sources.bundle.must_gather import AUDIT_LOGS, FLOWSCHEMAS_DIR
+from ktop.sources.bundle.must_gather import AUDIT_LOGS, FLOWSCHEMAS_DIR, gathered_dirs
 from ktop.structured import InputRefusedError, load_json
 
-MUST_GATHER_AUDIT = Path(AUDIT_LOGS)
-"""Where a must-gather (``gather_audit_logs``) keeps the kube-apiservers' audit logs."""
-MUST_GATHER_FLOWSCHEMAS = Path(FLOWSCHEMAS_DIR)
 BOOTSTRAP_WORDS = (
     "Kubernetes' default FlowSchemas (the cluster's own were not given: --flowschemas FILE)"
 )
@@ -54,10 +51,7 @@ def audit_files(paths: Sequence[str]) -> tuple[list[Path], list[str]]:
         if not p.is_dir():
             problems.append(f"{raw}: no such file or directory")
             continue
-        gathered = [
-            d for d in (p / MUST_GATHER_AUDIT, *p.glob(f"*/{MUST_GATHER_AUDIT}")) if d.is_dir()
-        ]
-        for d in gathered or [p]:
+        for d in gathered_dirs(p, AUDIT_LOGS) or [p]:
             files = sorted(f for f in d.iterdir() if f.is_file())
             if not files:
                 problems.append(f"{d}: no audit log files in it")
@@ -123,14 +117,7 @@ def load_flowschemas(path: str | Path) -> FlowSchemas:
     p = Path(path)
     items: list[Any] = []
     if p.is_dir():
-        root = next(
-            (
-                d
-                for d in (p / MUST_GATHER_FLOWSCHEMAS, *p.glob(f"*/{MUST_GATHER_FLOWSCHEMAS}"))
-                if d.is_dir()
-            ),
-            p,
-        )
+        root = next(iter(gathered_dirs(p, FLOWSCHEMAS_DIR)), p)
         for f in sorted(root.glob("*.yaml")):
             items.extend(_objects(f))
     else:

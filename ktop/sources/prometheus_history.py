@@ -101,8 +101,8 @@ class PrometheusHistory:
         chunks = max(1, int((self.end - self.start + self.chunk_s - 1) // self.chunk_s))
         for n in range(1, chunks + 1):
             at = min(self.start + n * self.chunk_s, self.end)
-            read.window_s = at - (self.start + (n - 1) * self.chunk_s)
-            events = await asyncio.to_thread(read.window_events, self.prom, at)
+            span = at - (self.start + (n - 1) * self.chunk_s)
+            events = await asyncio.to_thread(read.window_events, self.prom, at, span)
             emit([*events, ClockTick(at)])
             if self.progress is not None:
                 self.progress(f"{n} of {chunks} chunks read ({read.queries_total} queries)")

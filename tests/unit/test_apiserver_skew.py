@@ -86,6 +86,42 @@ def test_the_findings_name_the_busiest_instance_and_its_peers() -> None:
     assert found[0].title == "request skew 9.0x: apiserver-0 900 req/s, the others 100 on average"
 
 
+@pytest.mark.parametrize(
+    ("rates", "expected"),
+    [
+        # (requests/s, of them 429/s) per instance
+        (((900.0, 800.0), (100.0, 0.0)), 1.0),  # a flood one instance rejects: 100 vs 100
+        (((900.0, 0.0), (300.0, 200.0)), 9.0),  # the other rejects: 900 answered vs 100
+        (((600.0, 100.0), (100.0, 0.0)), 5.0),  # answered 500 against 100
+    ],
+)
+def test_request_skew_counts_the_requests_answered_and_not_the_429s(
+    rates: tuple[tuple[float, float], ...], expected: float
+) -> None:
+    """A rejection costs an apiserver almost nothing: a flood that APF rejects on one
+    instance (or one instance rejecting faster than another takes the same flood) is no
+    imbalance of the load carried.
+    """
+    rows = tuple(
+        replace(
+            apiserver(i, rps=total, start=AT - 86400),
+            requests_per_s=Val.of(total),
+            throttled_per_s=Val.of(rejected),
+        )
+        for i, (total, rejected) in enumerate(rates)
+    )
+    assert skew(rows, REQUEST_LOAD.of).value == pytest.approx(expected)
+
+
+def test_request_skew_without_the_429_rate_is_unknown() -> None:
+    rows = tuple(
+        replace(apiserver(i, rps=100, start=AT - 86400), throttled_per_s=Val.unknown("why"))
+        for i in range(2)
+    )
+    got = skew(rows, REQUEST_LOAD.of)
+    assert not got.known and got.reason == "needs two instances with data"
+
+
 def test_behind_a_load_balancer_skew_is_unknown_and_says_why() -> None:
     """One row read through the kubeconfig's address: whichever instance answered is no
     peer of another, so the skew is unknown, with the load balancer named as the reason."""

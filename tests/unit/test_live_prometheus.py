@@ -231,7 +231,7 @@ def test_service_proxy_uses_the_kubeconfig_credentials() -> None:
     [
         ("prom:9090", None, r"expected an http\(s\)://"),
         ("k8s://monitoring", None, "expected k8s://NAMESPACE/SERVICE:PORT"),
-        ("http://p:9090", PrometheusAuth(bearer_token_file="/t", username="u"), "not both"),
+        ("http://p:9090", PrometheusAuth(bearer_token_file="/t", username="u"), "one of a token"),
     ],
 )
 def test_bad_addresses_say_what_is_expected(

@@ -190,8 +190,8 @@ API_WEBHOOKS = EvidenceSpec(
 API_SKEW = EvidenceSpec(
     "api.request_skew",
     "Request rate skew across instances",
-    "apiserver_request_total per instance",
-    "the busiest instance's rate / the mean of the others'",
+    'apiserver_request_total{code!="429"} per instance',
+    "the busiest instance's rate of answered requests / the mean of the others' (429s aside)",
     "x",
     Area.APISERVERS,
     c.API_SKEW,

@@ -24,7 +24,7 @@ from ktop.files import BUNDLE_FILE, read_bounded
 from ktop.model import events as ev
 from ktop.model.events import Component, Event, Target
 from ktop.sources.bundle.etcd_info import read_etcd_info
-from ktop.sources.bundle.parts import BundleError, BundleRead
+from ktop.sources.bundle.parts import BundleError, BundleRead, relative
 from ktop.sources.openmetrics_slice import SliceError, read_slice
 
 TIMESTAMP = "timestamp"
@@ -70,6 +70,17 @@ def must_gather_root(directory: Path) -> Path | None:
     return None
 
 
+def gathered_dirs(directory: Path, part: str) -> list[Path]:
+    """The directories ``part`` (a must-gather's relative path, e.g. :data:`AUDIT_LOGS`) at
+    ``directory`` and one level down (the image directory ``oc`` writes), in that order;
+    empty when ``directory`` holds none. An audit-only gather has no resources beside its
+    ``timestamp``, so this does not ask for :func:`must_gather_root`.
+    """
+    if not directory.is_dir():
+        return []
+    return [d for d in (directory / part, *sorted(directory.glob(f"*/{part}"))) if d.is_dir()]
+
+
 def gathered_at(root: Path) -> float | None:
     """When the must-gather began, from its ``timestamp`` file (its first time; ``oc``
     writes Go's time format, ``2026-12-07 03:10:00.123 +0000 UTC``); None if unreadable.
@@ -104,22 +115,18 @@ class Gathered:
     """The scrapes of the metrics slice, in time order."""
 
 
-def _rel(root: Path, p: Path) -> str:
-    return p.relative_to(root).as_posix()
-
-
 def _yaml(root: Path, f: Path, out: BundleRead) -> Any:
     """One YAML file's document; None with the problem kept."""
     try:
         raw = read_bounded(f, BUNDLE_FILE)
         return yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except OSError as exc:
-        out.errors.append(BundleError(_rel(root, f), None, exc.strerror or str(exc)))
+        out.errors.append(BundleError(relative(root, f), None, exc.strerror or str(exc)))
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark is not None else None
-        out.errors.append(BundleError(_rel(root, f), line, f"not YAML: {exc.problem}"))
+        out.errors.append(BundleError(relative(root, f), line, f"not YAML: {exc.problem}"))
     except (yaml.YAMLError, RecursionError) as exc:
-        out.errors.append(BundleError(_rel(root, f), None, f"not YAML: {type(exc).__name__}"))
+        out.errors.append(BundleError(relative(root, f), None, f"not YAML: {type(exc).__name__}"))
     return None
 
 
@@ -127,13 +134,13 @@ def _items(root: Path, f: Path, doc: Any, out: BundleRead) -> list[dict[str, Any
     if isinstance(doc, dict) and isinstance(doc.get("items"), list):
         bad = [i for i, x in enumerate(doc["items"]) if not isinstance(x, dict)]
         out.errors += [
-            BundleError(_rel(root, f), None, f"items[{i}] is not an object") for i in bad
+            BundleError(relative(root, f), None, f"items[{i}] is not an object") for i in bad
         ]
         return [x for x in doc["items"] if isinstance(x, dict)]
     if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict):
         return [doc]
     if doc is not None:
-        out.errors.append(BundleError(_rel(root, f), None, "not a List or an object"))
+        out.errors.append(BundleError(relative(root, f), None, "not a List or an object"))
     return []
 
 
@@ -166,7 +173,7 @@ def _dumps(
         try:
             text = read_bounded(f, BUNDLE_FILE).decode("utf-8", errors="replace")
         except OSError as exc:
-            out.errors.append(BundleError(_rel(root, f), None, exc.strerror or str(exc)))
+            out.errors.append(BundleError(relative(root, f), None, exc.strerror or str(exc)))
             continue
         pod = d.parents[2].name
         yield at, pod, f, text
@@ -210,9 +217,9 @@ def _slice(root: Path, out: BundleRead) -> list[Event]:
     try:
         read = read_slice(found[0])
     except SliceError as exc:
-        out.errors.append(BundleError(_rel(root, found[0]), None, str(exc)))
+        out.errors.append(BundleError(relative(root, found[0]), None, str(exc)))
         return []
-    out.errors += [BundleError(_rel(root, found[0]), None, p) for p in read.problems]
+    out.errors += [BundleError(relative(root, found[0]), None, p) for p in read.problems]
     for e in read.events:
         if isinstance(e, ev.MetricsScraped):
             first, last, n = out.scrape_windows.get(e.target, (e.at, e.at, 0))

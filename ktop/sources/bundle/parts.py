@@ -5,8 +5,14 @@ own layout, and a must-gather read as one).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ktop.model.events import Event, Target
+
+
+def relative(root: Path, path: Path) -> str:
+    """``path`` as an error names it: relative to the bundle's root, with ``/``."""
+    return path.relative_to(root).as_posix()
 
 
 @dataclass(frozen=True, slots=True)

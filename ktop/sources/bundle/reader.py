@@ -38,7 +38,7 @@ from ktop.sources.bundle.layout import (
     METRICS_SUFFIX,
 )
 from ktop.sources.bundle.must_gather import gather, must_gather_root, source_of
-from ktop.sources.bundle.parts import BundleError, BundleRead
+from ktop.sources.bundle.parts import BundleError, BundleRead, relative
 from ktop.sources.convert import mapping, node_record, parse_time, text
 from ktop.sources.live.handlers import (
     LeasesHandler,
@@ -70,10 +70,6 @@ def _unix_name(path: Path, suffix: str) -> float | None:
     return at if 0 <= at <= MAX_CLOCK_S else None
 
 
-def _rel(root: Path, path: Path) -> str:
-    return path.relative_to(root).as_posix()
-
-
 NOT_READ = "not read: {where}"
 
 
@@ -84,7 +80,7 @@ def _stray(root: Path, d: Path, out: BundleRead, where: str) -> list[Path]:
         if p.is_dir():
             dirs.append(p)
         else:
-            out.errors.append(BundleError(_rel(root, p), None, NOT_READ.format(where=where)))
+            out.errors.append(BundleError(relative(root, p), None, NOT_READ.format(where=where)))
     return dirs
 
 
@@ -93,15 +89,15 @@ def _timed_files(root: Path, d: Path, suffix: str, out: BundleRead) -> list[tupl
     for f in sorted(d.iterdir()):
         if not f.is_file():
             if f.is_dir():  # the layout has no directory here: said, never read
-                why = NOT_READ.format(where=f"a directory inside {_rel(root, d)}/")
-                out.errors.append(BundleError(_rel(root, f), None, why))
+                why = NOT_READ.format(where=f"a directory inside {relative(root, d)}/")
+                out.errors.append(BundleError(relative(root, f), None, why))
             else:  # a FIFO, a device, a dangling link: said, never opened
-                out.errors.append(BundleError(_rel(root, f), None, "not a regular file"))
+                out.errors.append(BundleError(relative(root, f), None, "not a regular file"))
             continue
         t = _unix_name(f, suffix)
         if t is None:
             out.errors.append(
-                BundleError(_rel(root, f), None, f"name must be <unix-seconds>{suffix}")
+                BundleError(relative(root, f), None, f"name must be <unix-seconds>{suffix}")
             )
             continue
         files.append((t, f))
@@ -120,7 +116,7 @@ def _read_metrics(root: Path, out: BundleRead) -> list[Event]:
         if component is None:
             out.errors.append(
                 BundleError(
-                    _rel(root, comp_dir),
+                    relative(root, comp_dir),
                     None,
                     f"unknown component (expected one of {', '.join(COMPONENTS)})",
                 )
@@ -134,7 +130,7 @@ def _read_metrics(root: Path, out: BundleRead) -> list[Event]:
                 if text is None:
                     continue
                 parsed = parse_exposition(text, FAMILIES[component], check_all=True)
-                out.errors += _scrape_errors(_rel(root, f), comp_dir.name, parsed, text)
+                out.errors += _scrape_errors(relative(root, f), comp_dir.name, parsed, text)
                 found.append(ev.MetricsScraped(t, target, parsed.samples, parsed.errors))
                 times.append(t)
             if times:
@@ -169,7 +165,7 @@ def _read_text(root: Path, f: Path, out: BundleRead) -> str | None:
     try:
         return read_bounded(f, BUNDLE_FILE).decode("utf-8", errors="replace")
     except OSError as exc:
-        out.errors.append(BundleError(_rel(root, f), None, _os_reason(exc)))
+        out.errors.append(BundleError(relative(root, f), None, _os_reason(exc)))
         return None
 
 
@@ -207,8 +203,8 @@ def _read_apf(root: Path, out: BundleRead, dumps: Dumps) -> list[Event]:
         except ApfDumpError as exc:
             m = _LINE.match(str(exc))
             line, msg = (int(m.group(1)), m.group(2)) if m else (None, str(exc))
-            out.errors.append(BundleError(_rel(root, f), line, msg))
-            found.append(ev.ApfDumpFailed(t, inst, f"{_rel(root, f)}: {msg}"))
+            out.errors.append(BundleError(relative(root, f), line, msg))
+            found.append(ev.ApfDumpFailed(t, inst, f"{relative(root, f)}: {msg}"))
     return found
 
 
@@ -219,12 +215,12 @@ def _read_apf_requests(root: Path, out: BundleRead, dumps: Dumps) -> list[Event]
         try:
             dump = parse_requests(body, t)
         except ApfRequestsError as exc:
-            out.errors.append(BundleError(_rel(root, f), None, str(exc)))
-            found.append(ev.ApfRequestsFailed(t, inst, f"{_rel(root, f)}: {exc}"))
+            out.errors.append(BundleError(relative(root, f), None, str(exc)))
+            found.append(ev.ApfRequestsFailed(t, inst, f"{relative(root, f)}: {exc}"))
             continue
         if dump.skipped:
             why = f"{dump.skipped} request rows unreadable (wrong cell count or numbers)"
-            out.errors.append(BundleError(_rel(root, f), None, why))
+            out.errors.append(BundleError(relative(root, f), None, why))
         found.append(
             ev.ApfRequestsRead(
                 t, inst, dump.talkers, dump.requests, dump.executing_listed, skipped=dump.skipped
@@ -236,7 +232,7 @@ def _read_apf_requests(root: Path, out: BundleRead, dumps: Dumps) -> list[Event]
 def _load_list(root: Path, name: str, out: BundleRead) -> list[dict[str, Any]] | str:
     """The items of ``api/<name>.json``, or the reason they cannot be used."""
     f = root / API_DIR / f"{name}.json"
-    rel = _rel(root, f) if f.exists() else f"{API_DIR}/{name}.json"
+    rel = relative(root, f) if f.exists() else f"{API_DIR}/{name}.json"
     if not f.is_file() and not (f.exists() or f.is_symlink()):
         out.missing.append(rel)
         return f"{rel} is not in the bundle"

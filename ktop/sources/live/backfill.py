@@ -214,15 +214,18 @@ class PrometheusBackfill:
     secrets: Secrets = field(default_factory=Secrets, repr=False)
     """The session's credentials, which a failure's reason is scrubbed with."""
 
-    def window_reads(self) -> list[tuple[Component, str]]:
-        """The window's queries: one range selector per family (and component)."""
+    def window_reads(self, window_s: float | None = None) -> list[tuple[Component, str]]:
+        """The window's queries: one range selector per family (and component), over
+        ``window_s`` (default :attr:`window_s`).
+        """
+        span = self.window_s if window_s is None else window_s
         out: list[tuple[Component, str]] = []
         for component, families in FAMILIES.items():
             job_re = self.jobs.get(component)
             if not job_re:
                 continue
             for family in families:
-                for sel in window_selectors(family, job_re, self.window_s, self.matcher):
+                for sel in window_selectors(family, job_re, span, self.matcher):
                     out.append((component, sel))
         return out
 
@@ -246,10 +249,14 @@ class PrometheusBackfill:
         kept = [replace(e, target=t) for e in events if (t := rename(e.target)) is not None]
         return thinned(merge_by_target(kept), self.step_s)
 
-    def window_events(self, prom: PrometheusConnect, at: float) -> list[Event]:
-        """The raw samples of the window ending at ``at``, as scrape events in time order."""
+    def window_events(
+        self, prom: PrometheusConnect, at: float, window_s: float | None = None
+    ) -> list[Event]:
+        """The raw samples of the window ending at ``at`` (``window_s`` long, default
+        :attr:`window_s`), as scrape events in time order.
+        """
         events: list[MetricsScraped] = []
-        for component, selector in self.window_reads():
+        for component, selector in self.window_reads(window_s):
             events.extend(self.window_read(prom, component, selector, at))
         return self.window_merged(events)
 

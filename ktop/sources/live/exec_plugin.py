@@ -54,7 +54,9 @@ class ExecCredential:
 
 
 @dataclass(frozen=True, slots=True)
-class _Output:
+class CommandOutput:
+    """What a bounded command gave: its status, its output (bounded) and its errors."""
+
     code: int
     stdout: bytes
     stdout_truncated: bool
@@ -78,9 +80,13 @@ async def _drain(stream: asyncio.StreamReader | None, limit: int) -> tuple[bytes
             truncated = True
 
 
-async def _run(
+async def run_bounded(
     argv: Sequence[str], env: Mapping[str, str], timeout_s: float, interactive: bool
-) -> _Output:
+) -> CommandOutput:
+    """Run ``argv`` within ``timeout_s`` (stopped with everything it started past it),
+    keeping at most :data:`STDOUT_LIMIT` and :data:`STDERR_LIMIT` bytes of its output;
+    :class:`ExecPluginError` when it cannot start or does not finish in time.
+    """
     name = os.path.basename(argv[0])
     try:
         # An interactive plugin talks to the user on the terminal, as under kubectl;
@@ -115,7 +121,7 @@ async def _run(
     finally:
         if not finished:
             await _stop(proc, group=not interactive)
-    return _Output(code, out, truncated, err)
+    return CommandOutput(code, out, truncated, err)
 
 
 KILL_GRACE_S = 2.0
@@ -188,9 +194,9 @@ async def run_exec_plugin(
     env["KUBERNETES_EXEC_INFO"] = exec_info(api_version, interactive)
     name = os.path.basename(command)
     limit = max(timeout_s, INTERACTIVE_TIMEOUT_S) if interactive else timeout_s
-    out = await _run([command, *args], env, limit, interactive)
+    out = await run_bounded([command, *args], env, limit, interactive)
     if out.code != 0:
-        detail = _stderr_line(out.stderr, secrets)
+        detail = stderr_line(out.stderr, secrets)
         raise ExecPluginError(
             f"credential plugin {name!r} exited with status {out.code}"
             + (f": {detail}" if detail else "")
@@ -203,7 +209,7 @@ async def run_exec_plugin(
     return parse_exec_credential(out.stdout, name, api_version, secrets)
 
 
-def _stderr_line(stderr: bytes, secrets: Secrets) -> str:
+def stderr_line(stderr: bytes, secrets: Secrets) -> str:
     """The last non-empty line of a plugin's stderr, token-like words masked."""
     lines = [ln.strip() for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
     if not lines:

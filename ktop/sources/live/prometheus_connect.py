@@ -10,6 +10,8 @@ imported when the first client is built, not by a session without Prometheus.
 
 from __future__ import annotations
 
+import re
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,6 +32,8 @@ from ktop.sources.live.reads import SERVICE_PROXY
 if TYPE_CHECKING:
     from prometheus_api_client import PrometheusConnect
 
+    from ktop.sources.live.token_command import TokenCommand
+
 DESTINATION = "prometheus"
 """The cost meter's name for requests to Prometheus."""
 DESTINATION_PROXIED = "prometheus via apiserver"
@@ -47,12 +51,36 @@ class PrometheusAuth:
 
     bearer_token_file: str | None = None
     """Read before every request (projected tokens rotate)."""
+    token_command: tuple[str, ...] = ()
+    """A command that prints the token (:class:`~.token_command.TokenCommand`)."""
+    headers: tuple[str, ...] = ()
+    """``NAME:VALUE`` headers sent with every request (a tenant: ``X-Scope-OrgID``)."""
+    offset_s: float = 0.0
+    """Queries ktop evaluates at "now" are evaluated this long before (a lagging store)."""
     username: str | None = None
     password_file: str | None = None
     ca: str | None = None
     cert: str | None = None
     key: str | None = None
     insecure: bool = False
+
+
+HEADER_EXPECTED = "NAME:VALUE (a header name, a colon, its value)"
+_TOKEN_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+"""An HTTP header name (RFC 9110's token)."""
+CREDENTIAL_HEADER = re.compile(r"authorization|cookie|token|key|secret|auth|password", re.I)
+"""A header whose value is recorded as a secret (a tenant name is not one)."""
+
+
+def split_header(text: str) -> tuple[str, str] | None:
+    """``("X-Scope-OrgID", "tenant-a")`` from ``X-Scope-OrgID: tenant-a``; None when it is
+    not a header (no colon, a name that is not a token, a line break in it).
+    """
+    name, colon, value = text.partition(":")
+    name, value = name.strip(), value.strip()
+    if not colon or not _TOKEN_NAME.match(name) or any(c in value for c in "\r\n\0"):
+        return None
+    return name, value
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +139,27 @@ def _file_token(path: str, secrets: Secrets) -> Callable[[], str]:
     return header
 
 
+def _token_command(argv: tuple[str, ...], secrets: Secrets) -> TokenCommand:
+    """The command's token source; refused now when the command cannot be found."""
+    from ktop.sources.live.token_command import OPTION, TokenCommand  # noqa: PLC0415
+
+    if shutil.which(argv[0]) is None:
+        raise PrometheusConfigError(f"{OPTION}: {argv[0]!r}: no such command")
+    return TokenCommand(argv, secrets)
+
+
+def _headers(into: Any, headers: tuple[str, ...], secrets: Secrets) -> None:
+    """Set each ``NAME:VALUE`` on ``into``; a credential-like one's value is a secret."""
+    for text in headers:
+        split = split_header(text)
+        if split is None:
+            raise PrometheusConfigError(f"--prometheus-header: expected {HEADER_EXPECTED}")
+        name, value = split
+        if CREDENTIAL_HEADER.search(name):
+            secrets.add(value)
+        into[name] = value
+
+
 def prometheus_client(
     address: str,
     meter: CostMeter,
@@ -159,17 +208,23 @@ def prometheus_client(
         session.verify = False if auth.insecure else (auth.ca or True)
         if auth.cert:
             session.cert = (auth.cert, auth.key) if auth.key else auth.cert
-        if auth.bearer_token_file and auth.username is not None:
+        given = [auth.bearer_token_file, auth.token_command, auth.username is not None]
+        if sum(map(bool, given)) > 1:
             raise PrometheusConfigError(
-                "give a bearer token or basic auth for Prometheus, not both"
+                "give one of a token file, a token command and basic auth for Prometheus"
             )
         if auth.bearer_token_file:
             bearer = _file_token(auth.bearer_token_file, secrets)
+        if auth.token_command:
+            command = _token_command(auth.token_command, secrets)
+            bearer, session.on_refused = command.header, command.refused
         if auth.username is not None:
             password = ""
             if auth.password_file:
                 password = _secret_from("--prometheus-password-file", auth.password_file, secrets)
             basic = (auth.username, password)
+    _headers(session.headers, auth.headers, secrets)
+    session.offset_s = auth.offset_s
     client_auth: Any = basic if basic is not None else (bearer_auth(bearer) if bearer else None)
     return PrometheusConnect(
         url=url,

@@ -132,7 +132,8 @@ def from_recording(path: str, at: str | None, secrets: Secrets) -> Sampled:
             errors.append("the file was cut: it ends at its last complete chunk")
         errors = [secrets.scrub(e) for e in errors]
         source = {"kind": "recording", "path": path, "at": when, "recorded": rec.describe()}
-    return Sampled(published, source, errors)
+        windows = {t.instance: ts.span_s for t, ts in cursor.model.series.items()}
+    return Sampled(published, source, errors, windows)
 
 
 def model_window_s(look_back_s: float, window_s: float) -> float:

@@ -160,6 +160,19 @@ class SeriesWindow:
         return len(times) >= 2 and times[-1] == self.last_at and values[-1] != values[-2]
 
     @property
+    def span_s(self) -> float | None:
+        """Seconds from the oldest point kept to the last scrape: what the window's values
+        cover (None before a second scrape).
+        """
+        if self.last_at is None or self.scrapes < 2:
+            return None
+        oldest = min(
+            (s.times[0] for by in self._series.values() for s in by.values() if s.times),
+            default=self.last_at,
+        )
+        return self.last_at - oldest if oldest < self.last_at else None
+
+    @property
     def counters_unknown(self) -> str:
         """Why no counter of this target has a rate yet (empty when they can have one)."""
         if self.switched:

@@ -134,7 +134,7 @@ def test_a_must_gather_with_a_slice_gets_rates_over_it(tmp_path: Path) -> None:
 
 def test_a_slice_recorded_replays_and_triages(tmp_path: Path) -> None:
     f = tmp_path / "metrics.openmetrics"
-    _, t2 = etcd_slice(f)
+    t1, t2 = etcd_slice(f)
     out = tmp_path / "slice.ktrec"
     code, _, err = run(["record", "-o", str(out), "--from-openmetrics", str(f)])
     assert code == 0, err
@@ -143,6 +143,8 @@ def test_a_slice_recorded_replays_and_triages(tmp_path: Path) -> None:
     (member,) = doc["signals"]["etcd"]
     # every counter grew by 10 between the two scrapes: the window's count, not the lifetime's
     assert member["leader_changes"] == 10 and member["wal_fsync_p99_s"] is not None
+    # ... and the JSON says so: the two scrapes' span, not "lifetime"
+    assert member["window"] == pytest.approx(t2 - t1)
     p4 = next(p for p in doc["paths"] if p["id"] == "P4")
     assert p4["verdict"] == "unknown"
     assert any("not in a metrics slice" in e["detail"] for e in p4["evidence"])

@@ -59,7 +59,7 @@ MAX_RECORDING_SPAN = InputLimit(
 MAX_INFLATE_RATIO = InputLimit(
     "decompressed size",
     64,
-    "bytes per stored byte (and 64 KiB)",
+    "bytes per stored byte (and 8 MiB)",
     "recordings: each compressed frame (ktop's own compress about 18 to 1)",
     "a frame decompressing to at most 64 bytes per stored byte",
 )
@@ -91,7 +91,7 @@ one frame's decoded values, and its decompressed payload twice (at most
 :data:`MAX_INFLATE_RATIO` per stored byte)."""
 READ_MEMORY_FLOOR = 32 << 20
 """The memory reading a recording may take whatever its size: the model it rebuilds, and
-the floors of one frame (64 KiB decompressed, :data:`VALUES_FLOOR` values)."""
+the floors of one frame (8 MiB decompressed, twice; :data:`VALUES_FLOOR` values)."""
 
 MAX_JOURNAL_EVENTS = InputLimit(
     "journal event count",

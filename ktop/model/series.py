@@ -210,6 +210,7 @@ class TargetSeries(SeriesWindow):
                     # this zero, everything it counted before it was first seen is lost.
                     series.append(self.last_at, 0.0)
             series.append(at, value)
+        self.scrape_times.append(at)
         self._prune(horizon)
         self.last_at = at
         self.scrapes += 1
@@ -284,6 +285,7 @@ class TargetSeries(SeriesWindow):
                 ]
                 if lasts:
                     stale[name] = max(lasts)
+        self.scrape_times.extend(ats)
         self._prune(ats[-1] - self.window_s)
         self.last_at = ats[-1]
         self.scrapes += len(ats)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -112,6 +113,8 @@ class SeriesWindow:
         """Sample name -> labels -> points: a query reads only its own family."""
         self.last_at: float | None = None
         self.scrapes = 0
+        self.scrape_times: deque[float] = deque()
+        """When each scrape still inside the window came (oldest first)."""
         self._memo: dict[tuple[object, ...], dict[Key, Any]] = {}
         """Query results since the last scrape: every query reads only what ``ingest``
         wrote, so a result holds until the next scrape (areas fed by several targets are
@@ -133,6 +136,9 @@ class SeriesWindow:
 
     def _prune(self, horizon: float) -> None:
         """Drop the points older than ``horizon``, and the series left without any."""
+        times_in = self.scrape_times
+        while times_in and times_in[0] < horizon:
+            times_in.popleft()
         for name, by_labels in list(self._series.items()):
             for labels, series in list(by_labels.items()):
                 times = series.times
@@ -161,16 +167,11 @@ class SeriesWindow:
 
     @property
     def span_s(self) -> float | None:
-        """Seconds from the oldest point kept to the last scrape: what the window's values
-        cover (None before a second scrape).
+        """Seconds from the oldest scrape in the window to the last: what the window's
+        values cover (None before a second scrape in it).
         """
-        if self.last_at is None or self.scrapes < 2:
-            return None
-        oldest = min(
-            (s.times[0] for by in self._series.values() for s in by.values() if s.times),
-            default=self.last_at,
-        )
-        return self.last_at - oldest if oldest < self.last_at else None
+        times_in = self.scrape_times
+        return times_in[-1] - times_in[0] if len(times_in) >= 2 else None
 
     @property
     def counters_unknown(self) -> str:
@@ -220,15 +221,27 @@ class SeriesWindow:
         self, name: str, by: Sequence[str], match: Match | None, per_s: bool
     ) -> dict[Key, Val]:
         acc: dict[Key, tuple[float, float]] = {}
+        latest: dict[Key, float] = {}
         for labels, s in self._select(name, match):
             times = s.times
             k = group_key(labels, by)
             inc, span = acc.get(k, (0.0, 0.0))
             span = max(span, times[-1] - times[0]) if len(times) > 1 else span
             acc[k] = (inc + _increase(s.values), span)
+            latest[k] = max(latest.get(k, times[-1]), times[-1])
+        last_at, in_window = self.last_at, len(self.scrape_times)
+
+        def gone(k: Key) -> bool:
+            return in_window >= 2 and last_at is not None and latest[k] < last_at
+
         out: dict[Key, Val] = {}
         for k, (inc, span) in acc.items():
-            if span <= 0:
+            if span <= 0 and not self.switched and gone(k):
+                # Its series stopped being exposed (the process restarted, the label value
+                # went away) and one point of it is left in a window of two or more
+                # scrapes: it counted nothing in the window, as PromQL's rate leaves it out.
+                out[k] = Val.of(0.0)
+            elif span <= 0:
                 out[k] = Val.unknown(SWITCHED if self.switched else NEEDS_TWO)
             elif not math.isfinite(inc):
                 out[k] = Val.unknown(f"{name} is NaN or infinite: {NO_RATE}")

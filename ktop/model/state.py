@@ -84,6 +84,7 @@ def _series_in(v: list[Any]) -> TargetSeries:
     ts.last_at = None if last_at is None else float(last_at)
     ts.scrapes = int(scrapes)
     ftimes = list(map(float, times))
+    ts.scrape_times = deque(ftimes)  # every point's time: the scrapes in the window
     for name, labels, where, values in rows:
         key = tuple([(str(k), str(val)) for k, val in labels])
         if isinstance(where, int) and where >= 0 and where + len(values) <= len(ftimes):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 from array import array
+from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -91,6 +92,7 @@ def series_in(v: list[Any]) -> TargetSeries:
     ts.last_at = None if last_at is None else float(last_at)
     ts.scrapes = int(scrapes)
     ftimes = list(map(float, times))
+    ts.scrape_times = deque(ftimes)  # every point's time: the scrapes in the window
     values = unpack_doubles(packed).tolist()
     at = 0
     for name, labels, where, count in rows:

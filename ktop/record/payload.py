@@ -16,7 +16,12 @@ import msgpack
 import zstandard
 
 from ktop.files import MiB
-from ktop.input_limits import MAX_VALUES_PER_BYTE, VALUES_FLOOR
+from ktop.input_limits import (
+    MAX_EVENTS_PER_BYTE,
+    MAX_INFLATE_RATIO,
+    MAX_VALUES_PER_BYTE,
+    VALUES_FLOOR,
+)
 from ktop.record.strict import RecordError
 
 DECODE_ERRORS = (
@@ -128,6 +133,51 @@ def stream(payload: bytes, stored: int | None = None) -> Iterator[Any]:
         yield from unpacker
     except ValueError as exc:
         raise budget.checked(exc) from None
+
+
+INFLATE_FLOOR = 8 * MiB
+"""What any compressed frame may decompress to, however small (:data:`MAX_INFLATE_RATIO`
+per stored byte beyond): twice the records at which the writer cuts a chunk, so that a
+chunk of repetitive events (a Prometheus poll every two seconds compresses over 64 to 1)
+is read back."""
+
+
+def most_inflated(stored: int) -> int:
+    """The most a compressed frame of ``stored`` bytes may decompress to."""
+    return MAX_INFLATE_RATIO.value * stored + INFLATE_FLOOR
+
+
+EVENTS_FLOOR = 1_000
+"""The events any chunk may declare, however small (:data:`MAX_EVENTS_PER_BYTE` per stored
+byte beyond)."""
+
+
+def most_events(stored: int) -> int:
+    """The most events a chunk of ``stored`` bytes may declare."""
+    return MAX_EVENTS_PER_BYTE.value * stored + EVENTS_FLOOR
+
+
+def readable_compressed(raw: bytes, stored: int, events: int | None) -> bool:
+    """Whether a reader takes ``raw`` (a chunk's records when ``events`` is their count,
+    else one value) stored compressed in ``stored`` bytes: within what it inflates, the
+    events it may declare and the values it decodes. ktop's own writer stores a frame
+    that is not uncompressed instead, so that what it wrote is never refused.
+    """
+    if len(raw) > most_inflated(stored):
+        return False
+    if events is not None and events > most_events(stored):
+        return False
+    if len(raw) <= most_values(stored):
+        return True  # every value takes a byte at least
+    try:
+        if events is None:
+            unpack(raw, stored)
+        else:
+            for _ in stream(raw, stored):
+                pass
+    except RecordError:
+        return False
+    return True
 
 
 def inflate(dctx: zstandard.ZstdDecompressor, raw: bytes, limit: int) -> bytes:

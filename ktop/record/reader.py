@@ -34,7 +34,7 @@ from typing import Any
 
 import zstandard
 
-from ktop.files import RECORDING, KiB, MiB, check_regular
+from ktop.files import RECORDING, MiB, check_regular
 from ktop.input_limits import MAX_EVENTS_PER_BYTE, MAX_INFLATE_RATIO, MAX_RECORDING_SPAN
 from ktop.model.cluster import ClusterModel
 from ktop.model.model_inputs import ModelConfig
@@ -57,7 +57,7 @@ from ktop.record.format import (
 )
 from ktop.record.frames import walk
 from ktop.record.header import check_header, model_config
-from ktop.record.payload import DECODE_ERRORS, inflate, unpack
+from ktop.record.payload import DECODE_ERRORS, inflate, most_events, most_inflated, unpack
 from ktop.record.strict import RecordError, array, expected, finite_time
 
 MAX_PLAIN_BYTES = 64 * MiB
@@ -68,22 +68,6 @@ MAX_KEYFRAME_BYTES = 1024 * MiB
 """The largest keyframe read, uncompressed (a keyframe of 100,000 nodes is far smaller)."""
 LIMITS = {Kind.CHUNK: MAX_CHUNK_BYTES, Kind.KEYFRAME: MAX_KEYFRAME_BYTES}
 """The most a frame of each kind may hold uncompressed (others: :data:`MAX_PLAIN_BYTES`)."""
-INFLATE_FLOOR = 64 * KiB
-"""What any compressed frame may decompress to, however small (:data:`MAX_INFLATE_RATIO`
-per stored byte beyond)."""
-EVENTS_FLOOR = 1_000
-"""The events any chunk may declare, however small (:data:`MAX_EVENTS_PER_BYTE` per stored
-byte beyond)."""
-
-
-def most_inflated(stored: int) -> int:
-    """The most a compressed frame of ``stored`` bytes may decompress to."""
-    return MAX_INFLATE_RATIO.value * stored + INFLATE_FLOOR
-
-
-def most_events(stored: int) -> int:
-    """The most events a chunk of ``stored`` bytes may declare."""
-    return MAX_EVENTS_PER_BYTE.value * stored + EVENTS_FLOOR
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from ktop.record.format import (
     pack_trailer,
 )
 from ktop.record.journal import Journal
+from ktop.record.payload import readable_compressed
 from ktop.record.recdir import link_unnamed, unnamed
 
 ZSTD_LEVEL = 6
@@ -210,7 +211,10 @@ class RecordingWriter:
 
     def _frame(self, kind: Kind, raw: bytes, count: int, first: float, last: float) -> None:
         offset = self.size
-        self._write(pack_frame(kind, Codec.ZSTD, self._cctx.compress(raw), count, first, last))
+        packed, codec = self._cctx.compress(raw), Codec.ZSTD
+        if not readable_compressed(raw, len(packed), count if kind is Kind.CHUNK else None):
+            packed, codec = raw, Codec.NONE  # compressed past what a reader takes: plain
+        self._write(pack_frame(kind, codec, packed, count, first, last))
         self._index.append(_IndexEntry(kind, offset, first, last, count))
         os.fsync(self._file.fileno())  # on disk, not only in the page cache: survives power loss
 

@@ -18,6 +18,7 @@ import zstandard
 
 from ktop.cli import main
 from ktop.model import events as ev
+from ktop.record import payload as payload_module
 from ktop.record import reader as reader_module
 from ktop.record.format import FRAME_SIZE, PREAMBLE, Codec, FormatError, Kind, pack_frame
 from ktop.record.reader import Recording
@@ -168,7 +169,7 @@ def test_a_frame_declaring_more_than_the_limit_is_not_decompressed(
     frames: list[Frame], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(reader_module.LIMITS, Kind.CHUNK, 1 << 20)
-    monkeypatch.setattr(reader_module, "INFLATE_FLOOR", 1 << 30)  # the kind's limit, not the ratio
+    monkeypatch.setattr(payload_module, "INFLATE_FLOOR", 1 << 30)  # the kind's limit, not the ratio
     bomb = zstandard.ZstdCompressor(level=19).compress(b"\0" * (8 << 20))  # 8 MiB of zeros
     crafted = copy.deepcopy(frames)
     victim = next(i for i, f in enumerate(crafted) if f.kind is Kind.CHUNK and i > 4)
@@ -259,7 +260,7 @@ def _decoded(records: list[Any]) -> list[ev.Event]:
 def test_a_storm_of_events_beyond_the_declared_count_is_cut_there(
     frames: list[Frame], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(reader_module, "INFLATE_FLOOR", 1 << 30)  # the count, not the ratio
+    monkeypatch.setattr(payload_module, "INFLATE_FLOOR", 1 << 30)  # the count, not the ratio
     crafted = copy.deepcopy(frames)
     victim = _chunk_positions(crafted)[1]
     f = crafted[victim]

@@ -14,6 +14,9 @@ ETCD = Target(Component.ETCD, "e0")
 API = Target(Component.APISERVER, "a0")
 
 
+REQS = "apiserver_request_total"
+
+
 def _counter(v: float) -> list[Sample]:
     return [Sample("etcd_server_proposals_failed_total", (), v)]
 
@@ -115,6 +118,27 @@ def test_a_counter_first_seen_after_the_first_scrape_counts_from_zero() -> None:
     # a gauge first seen later is not back-filled
     ts.ingest(20, [other, Sample("apiserver_flowcontrol_current_inqueue_requests", labels[:2], 7)])
     assert ts.gauge("apiserver_flowcontrol_current_inqueue_requests").value == 7
+
+
+def test_a_counter_no_longer_exposed_counted_nothing_in_the_window() -> None:
+    """A restarted apiserver exposes no 429 series until it rejects again: the old
+    process's series is left with one point in the window, which counts nothing (PromQL's
+    rate leaves it out); it is never "needs two scrapes" on a target scraped every 10 s.
+    """
+    code_200 = (("code", "200"), ("verb", "GET"))
+    code_429 = (("code", "429"), ("verb", "LIST"))
+    ts = TargetSeries(API, 30)
+    for at, total in ((0, 10), (10, 20)):
+        ts.ingest(at, [Sample(REQS, code_200, total), Sample(REQS, code_429, 5)])
+    for at, total in ((20, 1), (30, 4), (38, 8)):  # restarted: counters from zero, no 429
+        ts.ingest(at, [Sample(REQS, code_200, total)])
+    # in the window (8, 38]: the 429 series' one point, at 10
+    assert ts.rate(REQS, {"code": "429"}).value == 0.0
+    assert ts.span_s == 28.0  # the scrapes at 10 ... 38
+    # a series seen once at the only scrape of a window is still unknown
+    once = TargetSeries(API, 30)
+    once.ingest(0, [Sample(REQS, code_429, 5)])
+    assert once.rate(REQS, {"code": "429"}).reason == NEEDS_TWO and once.span_s is None
 
 
 def test_a_counter_of_a_target_scraped_once_stays_lifetime() -> None:

@@ -20,6 +20,7 @@ import pytest
 import requests
 
 from ktop.cli import parse_args
+from ktop.model.events import MetricsScraped
 from ktop.scrub import Secrets
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.prometheus import PrometheusMetrics
@@ -184,8 +185,13 @@ def test_tenant_headers_token_and_offset_go_with_every_request(tmp_path: Path) -
     client._session.clock = lambda: PROM_TIME + 30.0
     http = FakeHttp(apiserver_answer)
     faked(client, http)
-    prom, _ = _poll(client)
+    prom = PrometheusMetrics(client, "https://prom.example", lambda: 1000.0, offset_s=30.0)
+    emit = Recorder()
+    asyncio.run(prom.poll_once(emit))
     assert prom.healthy and http.seen
+    # its scrapes are stamped the offset back: a pane's age counts it
+    scraped = [e for e in emit.events if isinstance(e, MetricsScraped)]
+    assert scraped and all(e.at == 1000.0 - 30.0 for e in scraped)
     for r in http.seen:
         assert r.headers["X-Scope-OrgID"] == "cell-a"
         assert r.headers["X-Api-Key"] == "key-value-456"

@@ -97,6 +97,9 @@ class PrometheusMetrics:
     """:func:`cluster_matcher`: selects one cluster of a Prometheus that holds many."""
     readiness_labels: tuple[str, ...] = ()
     """Node labels to read readiness per value of from kube-state-metrics (metrics-only)."""
+    offset_s: float = 0.0
+    """``--prometheus-offset``: the polls read Prometheus this long back, so their scrapes
+    are stamped that much earlier (a pane's age then counts it)."""
     apiservers: tuple[str, ...] = ()
     """The apiserver instances given (``--apiserver``): when set, the only ones. Prometheus'
     instances are named as the given one at the same address (one row each whatever the
@@ -261,7 +264,7 @@ class PrometheusMetrics:
             self.last_error = (
                 f"Prometheus at {self.where} failed: {failure_reason(exc, self.secrets)}"
             )
-            now = self.clock()
+            now = self.clock() - self.offset_s
             emit(
                 [
                     ScrapeFailed(now, t, self.last_error)
@@ -277,7 +280,7 @@ class PrometheusMetrics:
         self.polled.set()
         if changed and self.on_instances is not None:
             self.on_instances()
-        now = self.clock()
+        now = self.clock() - self.offset_s
         events: list[Event] = []
         for target, samples in polled.items():
             if samples:

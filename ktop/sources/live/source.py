@@ -315,6 +315,7 @@ class LiveSource:
             apiservers=given,
             seen=set(self.backfill.targets),
             secrets=self.secrets,
+            offset_s=self.o.prometheus_auth.offset_s,
         )
         await self.prometheus.run(emit)
 

@@ -129,6 +129,20 @@ per component, ``app=`` labels, the scheduler's and controller-manager's ports f
 config files (10259 and 10257, kubeadm's too)."""
 
 
+MIRROR_CONDITIONS = ("PodScheduled", "Initialized", "ContainersReady", "Ready")
+
+
+def mirror_status(host: str) -> dict[str, Any]:
+    """Running and Ready, as a kubelet posts a static pod's mirror (the lab, not kwok)."""
+    return {
+        "phase": "Running",
+        "hostIP": host,
+        "podIP": host,
+        "podIPs": [{"ip": host}],
+        "conditions": [{"type": t, "status": "True"} for t in MIRROR_CONDITIONS],
+    }
+
+
 def _pod(component: str, host: str, command: list[str], style: PodStyle) -> dict[str, Any]:
     """A static pod's mirror: ``PREFIX-NODE`` in the style's namespace, host network."""
     node = node_of(host)
@@ -152,6 +166,7 @@ def _pod(component: str, host: str, command: list[str], style: PodStyle) -> dict
                 {"name": component, "image": f"registry.k8s.io/{component}", "command": command}
             ],
         },
+        "status": mirror_status(host),
     }
 
 

@@ -222,7 +222,7 @@ async def create_control_plane(
 ) -> None:
     """Create the control-plane nodes, then their components' pods (idempotent; the
     namespace's ``default`` ServiceAccount first, which admission wants before the
-    controller-manager would make it).
+    controller-manager would make it), and post each pod's ``status`` as its kubelet would.
     """
     await create_nodes(api, nodes)
     core = client.CoreV1Api(api)
@@ -238,6 +238,12 @@ async def create_control_plane(
         )
     )
     await created(*(core.create_namespaced_pod(p["metadata"]["namespace"], body(p)) for p in pods))
+    for p in pods:  # the kubelet's part for a static pod's mirror: its status
+        if status := p.get("status"):
+            meta = p["metadata"]
+            await core.patch_namespaced_pod_status(
+                meta["name"], meta["namespace"], body({"status": status})
+            )
 
 
 OPENSHIFT_CONFIG_CRD: dict[str, Any] = {

@@ -80,6 +80,21 @@ def test_ktop_finds_every_component_where_the_lab_starts_it(tmp_path: Path) -> N
             assert target.path.endswith(f"/{scheme}:{pod['metadata']['name']}:{port}/proxy/metrics")
 
 
+def test_each_pod_carries_the_status_its_kubelet_would_post() -> None:
+    """Running and Ready at its node's address (host network), posted by the lab itself."""
+    etcd, apis, sched, kcm = kubeadm_endpoints(HOSTS, 3)
+    for pod in control_plane_pods(HOSTS, etcd, apis, sched, kcm):
+        status = pod["status"]
+        node = pod["spec"]["nodeName"]
+        host = next(h for h in HOSTS if node_of(h) == node)
+        assert status["phase"] == "Running" and status["podIP"] == status["hostIP"] == host
+        assert {"type": "Ready", "status": "True"} in status["conditions"]
+        for spec in STATIC_COMPONENTS:  # the pod is read as running where ktop reads it
+            key, _, value = spec.selector.partition("=")
+            if pod["metadata"]["labels"].get(key) == value:
+                assert proxy_target(spec, pod).reason == ""
+
+
 def test_a_leader_lease_held_as_the_host_names_its_pod() -> None:
     etcd, apis, sched, kcm = kubeadm_endpoints(HOSTS, 3)
     pods = control_plane_pods(HOSTS, etcd, apis, sched, kcm)

@@ -237,9 +237,8 @@ class SeriesWindow:
         out: dict[Key, Val] = {}
         for k, (inc, span) in acc.items():
             if span <= 0 and not self.switched and gone(k):
-                # Its series stopped being exposed (the process restarted, the label value
-                # went away) and one point of it is left in a window of two or more
-                # scrapes: it counted nothing in the window, as PromQL's rate leaves it out.
+                # No longer exposed (a restart), one point left in a window of two scrapes
+                # or more: it counted nothing there, as PromQL's rate leaves it out.
                 out[k] = Val.of(0.0)
             elif span <= 0:
                 out[k] = Val.unknown(SWITCHED if self.switched else NEEDS_TWO)

@@ -80,8 +80,15 @@ async def _drain(stream: asyncio.StreamReader | None, limit: int) -> tuple[bytes
             truncated = True
 
 
+PLUGIN = "credential plugin"  # how messages name the command (a token command: itself)
+
+
 async def run_bounded(
-    argv: Sequence[str], env: Mapping[str, str], timeout_s: float, interactive: bool
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    timeout_s: float,
+    interactive: bool,
+    what: str = PLUGIN,
 ) -> CommandOutput:
     """Run ``argv`` within ``timeout_s`` (stopped with everything it started past it),
     keeping at most :data:`STDOUT_LIMIT` and :data:`STDERR_LIMIT` bytes of its output;
@@ -103,7 +110,7 @@ async def run_bounded(
         )
     except OSError as exc:
         raise ExecPluginError(
-            f"credential plugin {name!r} could not be started: {exc.strerror or exc}"
+            f"{what} {name!r} could not be started: {exc.strerror or exc}"
         ) from None
     finished = False
     try:
@@ -115,7 +122,7 @@ async def run_bounded(
             finished = True
     except TimeoutError:
         raise ExecPluginError(
-            f"credential plugin {name!r} did not answer within {timeout_s:g}s "
+            f"{what} {name!r} did not answer within {timeout_s:g}s "
             f"({'interactive ' if interactive else ''}exec plugin time limit); it was stopped"
         ) from None
     finally:
@@ -218,7 +225,7 @@ def stderr_line(stderr: bytes, secrets: Secrets) -> str:
 
 
 def parse_exec_credential(
-    stdout: bytes, name: str, api_version: str, secrets: Secrets
+    stdout: bytes, name: str, api_version: str, secrets: Secrets, what: str = PLUGIN
 ) -> ExecCredential:
     """An ExecCredential from a plugin's output; ExecPluginError saying what is wrong.
 
@@ -229,27 +236,26 @@ def parse_exec_credential(
         data = load_json(stdout, "")
     except InputRefusedError as exc:  # its words never quote the output (the credential)
         raise ExecPluginError(
-            f"credential plugin {name!r} printed {len(stdout)} bytes that are not JSON "
+            f"{what} {name!r} printed {len(stdout)} bytes that are not JSON "
             f"ktop reads:{str(exc).removeprefix(':')}"
         ) from None
     if not isinstance(data, dict):
         raise ExecPluginError(
-            f"credential plugin {name!r} printed a JSON {type(data).__name__}, "
-            "not an ExecCredential object"
+            f"{what} {name!r} printed a JSON {type(data).__name__}, not an ExecCredential object"
         )
     status = data.get("status")
     if isinstance(status, dict):
         for secret_field in ("token", "clientKeyData"):
             secrets.add(status.get(secret_field))
     if data.get("kind") != "ExecCredential":
-        raise ExecPluginError(f"credential plugin {name!r} did not print an ExecCredential")
+        raise ExecPluginError(f"{what} {name!r} did not print an ExecCredential")
     if data.get("apiVersion") != api_version:
         raise ExecPluginError(
-            f"credential plugin {name!r} answered with apiVersion "
+            f"{what} {name!r} answered with apiVersion "
             f"{str(data.get('apiVersion'))[:80]!r}, not {api_version!r}"
         )
     if not isinstance(status, dict):
-        raise ExecPluginError(f"credential plugin {name!r} printed no 'status' object")
+        raise ExecPluginError(f"{what} {name!r} printed no 'status' object")
     token = status.get("token")
     cert = status.get("clientCertificateData")
     key = status.get("clientKeyData")
@@ -259,28 +265,29 @@ def parse_exec_credential(
         ("clientKeyData", key),
     ):
         if value is not None and not isinstance(value, str):
-            raise ExecPluginError(f"credential plugin {name!r}: status.{field_name} is not text")
+            raise ExecPluginError(f"{what} {name!r}: status.{field_name} is not text")
     if not token and not (cert and key):
         raise ExecPluginError(
-            f"credential plugin {name!r} returned neither a token nor a client certificate and key"
+            f"{what} {name!r} returned neither a token nor a client certificate and key"
         )
     return ExecCredential(
-        token or None, cert or None, key or None, _expiry(status.get("expirationTimestamp"), name)
+        token or None,
+        cert or None,
+        key or None,
+        _expiry(status.get("expirationTimestamp"), name, what),
     )
 
 
-def _expiry(value: object, name: str) -> datetime | None:
+def _expiry(value: object, name: str, what: str) -> datetime | None:
     """The expiry as an aware UTC time (a time without an offset is UTC)."""
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise ExecPluginError(
-            f"credential plugin {name!r}: expirationTimestamp is not an RFC 3339 time"
-        )
+        raise ExecPluginError(f"{what} {name!r}: expirationTimestamp is not an RFC 3339 time")
     try:
         parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
         raise ExecPluginError(
-            f"credential plugin {name!r}: expirationTimestamp is not an RFC 3339 time"
+            f"{what} {name!r}: expirationTimestamp is not an RFC 3339 time"
         ) from None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

@@ -66,9 +66,8 @@ class PrometheusAuth:
 
 
 HEADER_EXPECTED = "NAME:VALUE (a header name, a colon, its value)"
-_TOKEN_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-"""An HTTP header name (RFC 9110's token)."""
-CREDENTIAL_HEADER = re.compile(r"authorization|cookie|token|key|secret|auth|password", re.I)
+_TOKEN_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # a header name: RFC 9110's token
+CREDENTIAL_HEADER = re.compile(r"auth|cookie|token|key|secret|password", re.I)
 """A header whose value is recorded as a secret (a tenant name is not one)."""
 
 

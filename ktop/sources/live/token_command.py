@@ -35,8 +35,7 @@ from ktop.structured import InputRefusedError, load_json
 
 OPTION = "--prometheus-token-command"
 PLAIN_TOKEN_REUSE_S = 300.0
-"""How long a token printed alone (no expiry given) is reused: well inside the hour a
-cloud CLI's access token lasts, and one run of the command every five minutes."""
+"""How long a token printed alone is reused: well inside a cloud CLI token's hour."""
 REFRESH_BEFORE_S = 60.0
 """A token whose expiry is known is asked for again this long before it (or halfway to
 it, for a token that lives shorter than twice this)."""
@@ -115,11 +114,11 @@ class TokenCommand:
         self.runs += 1
         started = self.clock()
         try:
-            out = _blocking(lambda: run_bounded(self.argv, os.environ, self.timeout_s, False))
+            out = _blocking(
+                lambda: run_bounded(self.argv, os.environ, self.timeout_s, False, OPTION)
+            )
         except ExecPluginError as exc:
-            raise TokenCommandError(
-                f"{OPTION} {self.name!r}: " + str(exc).replace("credential plugin ", "")
-            ) from None
+            raise TokenCommandError(str(exc)) from None
         if out.code != 0:
             detail = stderr_line(out.stderr, self.secrets)
             raise TokenCommandError(
@@ -151,11 +150,9 @@ class TokenCommand:
         version = data.get("apiVersion") if isinstance(data, dict) else None
         api_version = version if version in API_VERSIONS else API_VERSIONS[0]
         try:
-            cred = parse_exec_credential(printed, self.name, str(api_version), self.secrets)
+            cred = parse_exec_credential(printed, self.name, str(api_version), self.secrets, OPTION)
         except ExecPluginError as exc:
-            raise TokenCommandError(
-                f"{OPTION}: " + str(exc).replace("credential plugin ", "")
-            ) from None
+            raise TokenCommandError(str(exc)) from None
         if not cred.token:
             raise TokenCommandError(f"{OPTION} {self.name!r} printed no token (status.token)")
         if cred.expires is None:

@@ -235,6 +235,7 @@ CATALOGUE: tuple[Rule, ...] = (
     ),
     _graded("KT-ETCD-007"),
     _graded("KT-ETCD-008"),
+    _graded("KT-ETCD-009"),
     Rule(
         "KT-ETCD-010",
         Area.ETCD,

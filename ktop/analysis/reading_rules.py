@@ -103,6 +103,18 @@ def _member(text: Callable[[str, Val], str]) -> Describe:
     return describe
 
 
+def _alarms(s: ClusterSnapshot, name: str, v: Val) -> tuple[str, ...] | None:
+    member = next((m for m in s.etcd.answering if m.instance == name), None)
+    if member is None:
+        return None
+    kinds = " and ".join(member.alarm_types) or "an"
+    return (
+        f"{name}: {kinds} alarm standing ({v.or_(0):.0f})",
+        "NOSPACE refuses every write until the space is freed and the alarm disarmed "
+        "(etcdctl alarm disarm); CORRUPT refuses reads and writes",
+    )
+
+
 def _lease_lag(_s: ClusterSnapshot, _subject: str, v: Val) -> tuple[str, ...]:
     t = NODES_LEASE_LAG_P99_S.threshold
     assert t is not None
@@ -155,6 +167,9 @@ READING_RULES: tuple[ReadingRule, ...] = (
     ReadingRule(
         "KT-ETCD-008", "etcd.peer_rtt_p99_s", "Peer round trips are slow", _ETCD,
         _member(lambda m, v: f"{m} peer round-trip p99 {ms(v)}"), fold=True,
+    ),
+    ReadingRule(
+        "KT-ETCD-009", "etcd.alarms", "An etcd alarm stands", _ETCD, _alarms, fold=True,
     ),
     ReadingRule(
         "KT-NODE-004", "nodes.lease_lag_p99_s", "Node heartbeats (Leases) lag", "triage P4",

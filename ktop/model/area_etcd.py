@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import fields
+from typing import Any
 
 from ktop.model.series import TargetSeries
 from ktop.model.since_start import increase_since_start
@@ -24,6 +25,41 @@ def _defrag(ts: TargetSeries) -> Val:
     if v.known:
         return v
     return Val.unknown(f"{DEFRAG_INFLIGHT} not exposed (added in {DEFRAG_SINCE})")
+
+
+ALARMS = "etcd_debugging_server_alarms"
+ALARMS_SINCE = (3, 6)
+"""The first etcd release exposing :data:`ALARMS` (etcd CHANGELOG-3.6, etcd#14276)."""
+
+
+def _alarms(ts: TargetSeries) -> tuple[Val, tuple[str, ...]]:
+    """How many alarms stand as the member applied them, and their types.
+
+    etcd moves the gauge when it applies an alarm's activation or disarming, never at its
+    start: a 3.6 member's own metrics (they carry ``process_start_time_seconds``) without
+    a series have applied none since it started, which is 0; an alarm raised before a
+    restart and still standing is only in ``etcdctl alarm list`` (a must-gather's
+    ``etcd_info/alarm_list.json``, whose every type is given, 0 included). Unknown,
+    saying why, for an older member or samples that are not the member's own metrics.
+    """
+    by_type = ts.gauge_by(ALARMS, ("alarm_type",))
+    standing = {k[0]: v.or_(0) for k, v in by_type.items() if v.or_(0) > 0}
+    if standing:
+        return Val.of(sum(standing.values())), tuple(sorted(standing))
+    versions = ts.label_values("etcd_server_version", "server_version")
+    own = ts.gauge("process_start_time_seconds").known
+    if by_type or (own and any(_at_least(v, ALARMS_SINCE) for v in versions)):
+        return Val.of(0.0), ()
+    since = ".".join(map(str, ALARMS_SINCE))
+    return Val.unknown(f"{ALARMS} not exposed (etcd {since}+) and no etcdctl alarm list"), ()
+
+
+def _at_least(version: str, wanted: tuple[int, ...]) -> bool:
+    parts = version.split(".")[: len(wanted)]
+    try:
+        return tuple(int(p) for p in parts) >= wanted
+    except ValueError:
+        return False
 
 
 def _fragmentation(in_use: Val, total: Val) -> Val:
@@ -57,7 +93,7 @@ def member_row(
     """One member's row; every value unknown (with ``error``) if never scraped."""
     if ts is None:
         u = Val.unknown(error or "never scraped")
-        vals = {f.name: u for f in fields(EtcdMemberRow) if f.type in ("Val", Val)}
+        vals: dict[str, Any] = {f.name: u for f in fields(EtcdMemberRow) if f.type in ("Val", Val)}
         return EtcdMemberRow(
             instance=instance, last_ok=last_ok, error=error, leader_changes_since=None, **vals
         )
@@ -66,6 +102,7 @@ def member_row(
         db = ts.gauge(DB_SIZE_OLD)
     in_use = ts.gauge("etcd_mvcc_db_total_size_in_use_in_bytes")
     leader_changes, changes_since = _leader_changes(ts)
+    alarms, alarm_types = _alarms(ts)
     return EtcdMemberRow(
         instance=instance,
         is_leader=ts.gauge("etcd_server_is_leader"),
@@ -84,6 +121,8 @@ def member_row(
         fragmentation=_fragmentation(in_use, db),
         peer_rtt_p99_s=ts.quantile(0.99, "etcd_network_peer_round_trip_time_seconds"),
         defrag_inflight=_defrag(ts),
+        alarms=alarms,
+        alarm_types=alarm_types,
         last_ok=last_ok,
         error=error,
     )

@@ -118,6 +118,12 @@ ETCD_DEFRAG_INFLIGHT = Threshold(
     "etcd maintenance guide: a member blocks reads and writes while it defragments",
     warn=0.0,
 )
+ETCD_ALARMS = Threshold(
+    "etcd alarms standing (etcd_debugging_server_alarms)",
+    "count",
+    "etcd maintenance guide: a NOSPACE alarm makes the cluster refuse writes until disarmed",
+    critical=0.0,
+)
 ETCD_FAILED_PROPOSALS = Threshold(
     "failed proposals per second",
     "/s",

@@ -166,6 +166,18 @@ ETCD_DEFRAG_INFLIGHT = Reading(
     threshold=limits.ETCD_DEFRAG_INFLIGHT,
 )
 
+ETCD_ALARMS = Reading(
+    "etcd.alarms",
+    "alarms",
+    "",
+    _ETCD,
+    INST,
+    f"sum by ({INST}) ({select('etcd_debugging_server_alarms')})",
+    area=Area.ETCD,
+    extract=per_member("alarms"),
+    threshold=limits.ETCD_ALARMS,
+)
+
 ETCD_HAS_LEADER = Reading(
     "etcd.has_leader",
     "has leader",
@@ -203,6 +215,7 @@ ETCD_SIGNALS: tuple[Reading, ...] = (
     ETCD_RECLAIMABLE_BYTES,
     ETCD_PEER_RTT_P99_S,
     ETCD_DEFRAG_INFLIGHT,
+    ETCD_ALARMS,
     ETCD_HAS_LEADER,
     ETCD_SLOW_APPLIES_PER_S,
 )

@@ -49,6 +49,13 @@ class EtcdMemberRow:
     slow_applies_per_s: Val = NOT_READ
     """Rate of ``etcd_server_slow_apply_total``: applies slower than etcd's 100 ms warning
     (a slow disk or an overloaded member)."""
+    alarms: Val = NOT_READ
+    """Alarms standing in the cluster as this member applied them since it started
+    (``etcd_debugging_server_alarms``, etcd 3.6+; a must-gather's alarm list): NOSPACE
+    refuses every write until an operator disarms it, CORRUPT refuses reads and
+    writes."""
+    alarm_types: tuple[str, ...] = ()
+    """The standing alarms' types (``NOSPACE``, ``CORRUPT``)."""
 
     @property
     def defragmenting(self) -> bool:

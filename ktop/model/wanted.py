@@ -65,6 +65,7 @@ ETCD_FAMILIES: Mapping[str, KeptLabels] = {
     "etcd_disk_wal_fsync_duration_seconds": (),
     "etcd_disk_backend_commit_duration_seconds": (),
     "etcd_disk_defrag_inflight": (),
+    "etcd_debugging_server_alarms": ("alarm_type",),
     "etcd_server_proposals_pending": (),
     "etcd_server_proposals_failed_total": (),
     "etcd_server_slow_apply_total": (),

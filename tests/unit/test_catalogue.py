@@ -117,6 +117,8 @@ BOUNDARIES: list[tuple[str, Make, list[tuple[float, Severity]]]] = [
     ("KT-ETCD-006", _frag_in_use, [(104857600, OK), (104857601, WARN)]),
     ("KT-ETCD-007", lambda x: with_etcd(proposals_failed_per_s=x), [(0, OK), (0.01, WARN)]),
     ("KT-ETCD-008", lambda x: with_etcd(peer_rtt_p99_s=x), [(0.15, OK), (0.151, WARN)]),
+    # etcd maintenance guide: a standing alarm (NOSPACE) makes the cluster refuse writes
+    ("KT-ETCD-009", lambda x: with_etcd(alarms=x, alarm_types=("NOSPACE",)), [(0, OK), (1, CRIT)]),
     ("KT-NODE-004", _lease, [(20, OK), (20.5, WARN), (40, WARN), (40.5, CRIT)]),
 ]
 

@@ -383,13 +383,18 @@ def axis(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
 
 
 def etcd(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
-    """A defragmenting member that stalls is named first, before the disk it stalls."""
-    defrag = _by_id(ev)["etcd.defrag_inflight"]
-    if not defrag.suspect:
+    """A standing alarm is named first (NOSPACE: no write is accepted), then a
+    defragmenting member that stalls, before the disk it stalls. Neither is first-line
+    (an etcd before 3.6 cannot show its alarms; most members never defragment), so
+    neither keeps the path from clear while it cannot be read.
+    """
+    by = _by_id(ev)
+    lead = next((by[i] for i in ("etcd.alarms", "etcd.defrag_inflight") if by[i].suspect), None)
+    if lead is None:
         v = default_verdict(ev)
         return v, _plain(v, ev)
-    others = "; ".join(f"{e.title}: {e.detail}" for e in ev if e.suspect and e is not defrag)
-    return Verdict.SUSPECT, defrag.detail + (f"; {others}" if others else "")
+    others = "; ".join(f"{e.title}: {e.detail}" for e in ev if e.suspect and e is not lead)
+    return Verdict.SUSPECT, lead.detail + (f"; {others}" if others else "")
 
 
 def ha(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:

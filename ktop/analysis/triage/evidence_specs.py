@@ -276,6 +276,16 @@ ETCD_QUOTA = of_reading(
     "etcd_mvcc_db_total_size_in_bytes, etcd_server_quota_backend_bytes",
     "size / quota; the fullest member",
 )
+ETCD_ALARMS = of_reading(
+    "etcd.alarms",
+    "etcd alarms",
+    "etcd.alarms",
+    "etcd_debugging_server_alarms (etcd 3.6+; a must-gather's etcdctl alarm list)",
+    "alarms standing as each member applied them since it started (etcd sets the gauge "
+    "when it applies an alarm: one raised before a member's restart is only in etcdctl "
+    "alarm list); the member that sees the most; critical makes the path suspect",
+    first_line=False,
+)
 ETCD_FRAG = of_reading(
     "etcd.fragmentation",
     "Database fragmentation",

@@ -30,6 +30,7 @@ from ktop.analysis.triage.evidence_specs import (
     API_WEBHOOKS,
     API_WRITE,
     DNS,
+    ETCD_ALARMS,
     ETCD_CHANGES,
     ETCD_COMMIT,
     ETCD_DEFRAG,
@@ -304,13 +305,15 @@ PATHS: tuple[PathSpec, ...] = (
             ETCD_DEFRAG,
             ETCD_FSYNC,
             ETCD_COMMIT,
+            ETCD_ALARMS,
             ETCD_QUOTA,
             ETCD_FRAG,
             ETCD_PROPOSALS,
         ),
-        "suspect when a member is lost or has no leader, the leader changed, a latency or quota "
-        "reading passes its critical threshold, or a defragmenting member stalls; the "
-        "conclusion then names the defragmentation before the disk",
+        "suspect when a member is lost or has no leader, the leader changed, an alarm stands "
+        "(NOSPACE: no write is accepted), a latency or quota reading passes its critical "
+        "threshold, or a defragmenting member stalls; the "
+        "conclusion then names the alarm, then the defragmentation, before the disk",
         "find who writes before tuning; defrag one member at a time, the leader last",
         "triage-paths etcd health (000 §4.4, 003 §6)",
         explains=(

@@ -7,7 +7,13 @@
 from __future__ import annotations
 
 from ktop.sources.bundle import must_gather as mg
-from ktop.sources.bundle.etcd_info import ENDPOINT_HEALTH, ENDPOINT_STATUS, ETCD_INFO, MEMBER_LIST
+from ktop.sources.bundle.etcd_info import (
+    ALARM_LIST,
+    ENDPOINT_HEALTH,
+    ENDPOINT_STATUS,
+    ETCD_INFO,
+    MEMBER_LIST,
+)
 from ktop.sources.bundle.layout import (
     APF_DIR,
     APF_REQUESTS_DIR,
@@ -137,9 +143,10 @@ def must_gather_md() -> str:
         f"| `{mg.APF_DUMPS}/priority_levels` | an APF dump per kube-apiserver pod |",
         f"| `{mg.APF_DUMPS}/requests` | the same pod's request dump (no user names: "
         "gathered without request details, so clients are flow distinguishers) |",
-        f"| `{ETCD_INFO}/{MEMBER_LIST}`, `{ENDPOINT_STATUS}`, `{ENDPOINT_HEALTH}` | each etcd "
-        "member's leader, database size and use, quota (etcd 3.6), version and health "
-        "(etcdctl `-w json`), as one scrape at the must-gather's time |",
+        f"| `{ETCD_INFO}/{MEMBER_LIST}`, `{ENDPOINT_STATUS}`, `{ENDPOINT_HEALTH}`, "
+        f"`{ALARM_LIST}` | each etcd member's leader, database size and use, quota (etcd "
+        "3.6), version, health and the alarms standing (NOSPACE, CORRUPT; etcdctl `-w "
+        "json`), as one scrape at the must-gather's time |",
         f"| `{mg.METRICS_SLICE}` (or `.gz`) | with `gather_metrics`: the slice's scrapes of "
         "the components (docs/history.md), so readings have a window |",
         f"| `{mg.FLOWSCHEMAS_DIR}/*.yaml` | with `--audit-log`: the FlowSchemas that classify "
@@ -164,7 +171,8 @@ def must_gather_md() -> str:
                 "and the rest is read. An etcd member that failed its health check, or gave no",
                 "status, is lost. Without the metrics slice the apiservers', scheduler's and",
                 "controller-manager's readings, and etcd's latencies and counters, are unknown.",
-                "Not read yet: `etcd_info/alarm_list.json`.",
+                "A member whose health check failed only because an alarm stands is read,",
+                "and the alarm is the finding (KT-ETCD-009).",
             ]
         )
         + "\n"

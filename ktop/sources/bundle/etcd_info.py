@@ -1,10 +1,12 @@
 """A must-gather's ``etcd_info/`` (``gather_etcd``: ``etcdctl member list``, ``endpoint
-status`` and ``endpoint health``, each ``-w json``) read as one scrape per member of the
-etcd gauges ktop reads: whether it has a leader and is it, its database size and the part
-in use, its quota (etcd 3.6's status carries it), its version. A member whose health
-check failed, or that is listed but gave no status, is a failed scrape with etcdctl's
-reason: lost, never healthy. Histograms and counters (fsync, commit, leader changes) are
-not in these files and stay unknown.
+status``, ``endpoint health`` and ``alarm list``, each ``-w json``) read as one scrape per
+member of the etcd gauges ktop reads: whether it has a leader and is it, its database
+size and the part in use, its quota (etcd 3.6's status carries it), its version, and the
+alarms standing in the cluster (every member applies every alarm, so each member's scrape
+carries them all, each type given, 0 included). A member whose health check failed for
+another reason than a standing alarm, or that is listed but gave no status, is a failed
+scrape with etcdctl's reason: lost, never healthy. Histograms and counters (fsync,
+commit, leader changes) are not in these files and stay unknown.
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ ETCD_INFO = "etcd_info"
 MEMBER_LIST = "member_list.json"
 ENDPOINT_STATUS = "endpoint_status.json"
 ENDPOINT_HEALTH = "endpoint_health.json"
+ALARM_LIST = "alarm_list.json"
+ALARM_TYPES = {1: "NOSPACE", 2: "CORRUPT"}
+"""etcd's ``AlarmType`` values (``etcdserverpb``), as ``etcdctl -w json`` writes them."""
+ALARM_HEALTH = "Active Alarm(s)"
+"""How ``etcdctl endpoint health`` begins its error for a member that answers while an
+alarm stands: the alarm is read from the alarm list, the member is not lost."""
+ALARMS_METRIC = "etcd_debugging_server_alarms"
 
 
 @dataclass(slots=True)
@@ -97,6 +106,21 @@ def _status_samples(status: Mapping[str, Any]) -> tuple[Sample, ...]:
     return tuple(out)
 
 
+def _alarm_samples(listed: Any, out: BundleRead) -> tuple[Sample, ...] | None:
+    """One sample per alarm type, the count of members raising it; None when unreadable."""
+    if not isinstance(listed, Mapping):
+        return None
+    counts = dict.fromkeys(ALARM_TYPES.values(), 0)
+    for a in listed.get("alarms") or []:
+        kind = ALARM_TYPES.get(a.get("alarm", 0)) if isinstance(a, Mapping) else None
+        if kind is None:
+            why = f"an alarm ktop does not know: {a!r}"[:200]
+            out.errors.append(BundleError(f"{ETCD_INFO}/{ALARM_LIST}", None, why))
+            continue
+        counts[kind] += 1
+    return tuple(Sample(ALARMS_METRIC, (("alarm_type", k),), float(n)) for k, n in counts.items())
+
+
 def read_etcd_info(root: Path, out: BundleRead) -> EtcdInfo:
     """The members' samples and failures (an absent ``etcd_info/`` is one missing part)."""
     info = EtcdInfo()
@@ -119,10 +143,15 @@ def read_etcd_info(root: Path, out: BundleRead) -> EtcdInfo:
     for entry in health if isinstance(health, list) else []:
         if not isinstance(entry, Mapping) or entry.get("health") is not False:
             continue
+        if str(entry.get("error", "")).startswith(ALARM_HEALTH):
+            continue
         host = _host(str(entry.get("endpoint", "")))
         name = by_host.get(host, host)
         info.samples.pop(name, None)
         info.failed[name] = f"etcdctl endpoint health: {entry.get('error') or 'unhealthy'}"
     for name in sorted(set(by_id.values()) - set(info.samples) - set(info.failed)):
         info.failed[name] = "listed by etcdctl member list, but gave no endpoint status"
+    alarms = _alarm_samples(_load(root, ALARM_LIST, out), out)
+    if alarms is not None:
+        info.samples = {name: (*samples, *alarms) for name, samples in info.samples.items()}
     return info

@@ -383,11 +383,7 @@ def axis(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
 
 
 def etcd(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
-    """A standing alarm is named first (NOSPACE: no write is accepted), then a
-    defragmenting member that stalls, before the disk it stalls. Neither is first-line
-    (an etcd before 3.6 cannot show its alarms; most members never defragment), so
-    neither keeps the path from clear while it cannot be read.
-    """
+    """An alarm (NOSPACE: no write), then a stalling defragmentation, before the disk."""
     by = _by_id(ev)
     lead = next((by[i] for i in ("etcd.alarms", "etcd.defrag_inflight") if by[i].suspect), None)
     if lead is None:

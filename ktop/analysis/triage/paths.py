@@ -30,16 +30,6 @@ from ktop.analysis.triage.evidence_specs import (
     API_WEBHOOKS,
     API_WRITE,
     DNS,
-    ETCD_ALARMS,
-    ETCD_CHANGES,
-    ETCD_COMMIT,
-    ETCD_DEFRAG,
-    ETCD_FRAG,
-    ETCD_FSYNC,
-    ETCD_LEADER,
-    ETCD_LOST,
-    ETCD_PROPOSALS,
-    ETCD_QUOTA,
     HA_APISERVERS,
     HA_CONTROLLER_MANAGER,
     HA_ETCD,
@@ -60,6 +50,18 @@ from ktop.analysis.triage.evidence_specs import (
     SCHED_UNSCHEDULABLE,
     UTILISATION,
     EvidenceSpec,
+)
+from ktop.analysis.triage.evidence_specs_etcd import (
+    ETCD_ALARMS,
+    ETCD_CHANGES,
+    ETCD_COMMIT,
+    ETCD_DEFRAG,
+    ETCD_FRAG,
+    ETCD_FSYNC,
+    ETCD_LEADER,
+    ETCD_LOST,
+    ETCD_PROPOSALS,
+    ETCD_QUOTA,
 )
 
 __all__ = ["BY_ID", "PATHS", "EvidenceSpec", "Explains", "PathSpec"]

@@ -1,4 +1,5 @@
-"""``ktop replay FILE``: the live UI on a recording, with today's analysis.
+"""``ktop replay FILE``: the live UI on a recording, with today's analysis (a bundle or
+must-gather directory is rebuilt as one first: ``ktop/commands/replay_bundle.py``).
 
 ``--info`` prints what the file holds (source, time range, size per hour, markers,
 gaps, unreadable frames) without the UI, for scripts and bug reports; for a record
@@ -36,8 +37,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "file",
         metavar="FILE",
-        help="a recording made by 'ktop record' or the app, or a --record-dir directory "
-        "(its recordings as one timeline)",
+        help="a recording made by 'ktop record' or the app, a --record-dir directory "
+        "(its recordings as one timeline), or a bundle or OpenShift must-gather directory "
+        "(its scrapes and objects as a timeline; docs/bundle-format.md)",
     )
     p.add_argument(
         "--speed",
@@ -132,8 +134,12 @@ def dir_info(files: RecordingSet) -> str:
 def run(args: argparse.Namespace, secrets: Secrets) -> int:
     """Open the recording and replay it (or describe it with ``--info``)."""
     from ktop.commands.dashboard import run_dashboard
+    from ktop.commands.replay_bundle import replay_bundle
     from ktop.compose import Replay, SourceError, open_record_dir, open_recording
+    from ktop.sources.bundle.timeline import is_bundle
 
+    if is_bundle(Path(args.file)):
+        return replay_bundle(args, secrets, info)
     if args.info:
         try:
             if Path(args.file).is_dir():

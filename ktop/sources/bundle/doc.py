@@ -173,6 +173,13 @@ def must_gather_md() -> str:
                 "controller-manager's readings, and etcd's latencies and counters, are unknown.",
                 "A member whose health check failed only because an alarm stands is read,",
                 "and the alarm is the finding (KT-ETCD-009).",
+                "",
+                "`ktop replay DIR` plays a bundle or a must-gather as it is: its scrapes (the",
+                "metrics slice) and dumps in time order from the first, its objects at its",
+                "time, the end; it is rebuilt as a recording in a temporary directory, removed",
+                "when the replay ends, so it seeks and rewinds as any recording does. What it",
+                "lacks is said first (and by `--info`) and, on screen, by each pane that needed",
+                "it. A must-gather without a slice is one moment.",
             ]
         )
         + "\n"

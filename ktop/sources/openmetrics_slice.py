@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from ktop.files import bounded_lines, gunzipped
-from ktop.model.events import ClockTick, Component, Event, FeedFailed, MetricsScraped, SourceStarted
+from ktop.model.events import ClockTick, Component, Event, MetricsScraped, SourceStarted
 from ktop.model.openmetrics_line import SliceLineError, parse_sample
 from ktop.model.wanted import FAMILIES, HISTOGRAMS
 from ktop.sources.base import Emit
 from ktop.sources.live.backfill import matrix_to_events, merge_by_target, thinned
 from ktop.sources.live.prometheus_queries import DEFAULT_JOBS
-from ktop.sources.prometheus_history import HISTORY_FEEDS, NOT_IN_HISTORY
+from ktop.sources.prometheus_history import NOT_IN_HISTORY, from_metrics
 
 MAX_SAMPLES = 20_000_000
 """Samples kept from one slice (about 1.5 GB folded); past it the slice is refused."""
@@ -170,7 +170,7 @@ class SliceSource:
         start = self.read.first if self.read.first is not None else 0.0
         why = NOT_IN_HISTORY.replace("Prometheus history", "a metrics slice")
         emit([SourceStarted(start, "openmetrics-slice", self.path, why)])
-        emit([FeedFailed(start, feed, why) for feed in HISTORY_FEEDS])
+        emit(from_metrics(start, "a metrics slice"))
         batch: list[Event] = []
         edge = start + self.batch_s
         for e in self.read.events:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ktop.model.events import ClockTick, Event, FeedFailed, SourceStarted
+from ktop.model.events import ClockTick, Event, FeedFailed, MetricsOnlyMode, SourceStarted
 from ktop.model.feeds import FEED_PROMETHEUS_BACKFILL, OBJECT_FEEDS
 from ktop.scrub import Secrets
 from ktop.sources.base import Emit
@@ -38,6 +38,19 @@ NOT_IN_HISTORY = (
 )
 HISTORY_FEEDS = OBJECT_FEEDS
 """The feeds a history cannot fill (failed once, with :data:`NOT_IN_HISTORY`)."""
+
+
+def from_metrics(at: float, what: str) -> list[Event]:
+    """What a span rebuilt from metrics (``what``: where they come from) says at its start:
+    nodes and pending pods are known only from the control plane's metrics, as in
+    metrics-only mode (zone states from the node lifecycle controller's gauges), and the
+    feeds of objects are failed with the reason.
+    """
+    why = NOT_IN_HISTORY.replace("Prometheus history", what)
+    failed: list[Event] = [FeedFailed(at, feed, why) for feed in HISTORY_FEEDS]
+    return [MetricsOnlyMode(at, f"rebuilt from {what}"), *failed]
+
+
 DEFAULT_CHUNK_S = 300.0
 """The span one query covers: a chunk's raw samples are series x chunk / scrape interval."""
 DEFAULT_STEP_S = 15.0
@@ -94,7 +107,7 @@ class PrometheusHistory:
         read = self.reader()
         detail = f"{self.address} from {self.start:.0f} to {self.end:.0f}; {NOT_IN_HISTORY}"
         first: list[Event] = [SourceStarted(self.start, "prometheus-history", self.context, detail)]
-        first += [FeedFailed(self.start, feed, NOT_IN_HISTORY) for feed in HISTORY_FEEDS]
+        first += from_metrics(self.start, "Prometheus history")
         emit(first)
         emit([await asyncio.to_thread(read.history_event, self.prom, self.start)])
         at = self.start

@@ -158,9 +158,13 @@ def test_prometheus_history_rebuilds_the_flood_as_a_recording(
     assert code == 1 and doc["cause"]["id"] == "API-429", doc["headline"]
     assert doc["source"]["kind"] == "recording"
     p4 = next(p for p in doc["paths"] if p["id"] == "P4")
-    unread = [e for e in p4["evidence"] if "not in Prometheus history" in e["detail"]]
+    unread = [e for e in p4["evidence"] if "rebuilt from Prometheus history" in e["detail"]]
     assert unread and all(e["status"] == "unknown" for e in unread), p4["evidence"]
-    assert p4["verdict"] == "unknown"  # the nodes were not in history: never clear
+    # the zones, from the node lifecycle controller's gauges Prometheus holds: all Normal
+    zones = next(e for e in p4["evidence"] if e["id"] == "nodes.zone_disruption")
+    assert zones["status"] == "ok", zones
+    assert "from the node lifecycle controller's metrics" in zones["detail"]
+    assert p4["verdict"] == "unknown"  # the Leases were not in history: never clear
 
 
 def test_with_a_live_cluster_its_own_flowschemas_classify_the_audit_logs(

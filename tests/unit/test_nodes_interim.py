@@ -242,3 +242,22 @@ def test_history_and_fleet_read_the_controllers_count_meanwhile() -> None:
     row = summarize("cell", snap, evaluate(snap), triage(snap))
     assert (row.nodes_total.value, row.not_ready.value) == (100_000, 44_000)
     assert dict(row.zones)["a"] is ZoneState.FULL_DISRUPTION
+
+
+def test_a_disruption_the_controller_counts_makes_p4_suspect_while_the_list_loads() -> None:
+    """A one-shot triage on a large cluster, its node list still loading: the controller's
+    zone states name the zone down (zone a: 30,000 of 30,000 not Ready, FullDisruption by
+    the controller's rule), instead of waiting for ktop's own count."""
+    from ktop.analysis.triage.evaluate import triage
+    from ktop.analysis.triage.types import Status, Verdict
+
+    report = triage(_model(_scrape(_cm_text(ZONES)), LISTING).snapshot())
+    p4 = next(p for p in report.paths if p.id == "P4")
+    zone = next(e for e in p4.evidence if e.id == "nodes.zone_disruption")
+    unhealthy = sum(u for _, u in ZONES.values())
+    total = sum(size for size, _ in ZONES.values())
+    assert zone.status is Status.BAD
+    assert f"{unhealthy} of {total} nodes not Ready" in zone.detail
+    assert "a FullDisruption" in zone.detail and "node list loading" in zone.detail
+    assert p4.verdict is Verdict.SUSPECT
+    assert "30000 of 30000 nodes NotReady in zone a" in p4.conclusion

@@ -147,7 +147,7 @@ def test_a_slice_recorded_replays_and_triages(tmp_path: Path) -> None:
     assert member["window"] == pytest.approx(t2 - t1)
     p4 = next(p for p in doc["paths"] if p["id"] == "P4")
     assert p4["verdict"] == "unknown"
-    assert any("not in a metrics slice" in e["detail"] for e in p4["evidence"])
+    assert any("rebuilt from a metrics slice" in e["detail"] for e in p4["evidence"])
 
 
 def test_a_slice_without_a_family_ktop_reads_is_refused(tmp_path: Path) -> None:
@@ -155,3 +155,35 @@ def test_a_slice_without_a_family_ktop_reads_is_refused(tmp_path: Path) -> None:
     code, _, err = run(["record", "-o", str(out), "--from-openmetrics", str(PROMTOOL[0])])
     assert code == 2 and "no sample of a family ktop reads" in err
     assert not out.exists()
+
+
+def test_a_zone_outage_in_a_slice_is_named_from_the_controllers_gauges(tmp_path: Path) -> None:
+    """Nodes are not in a slice, but the node lifecycle controller's zone gauges are: the
+    span is read as metrics-only mode reads a cluster, and a zone the controller counts
+    all down is the probable cause (P4), named with its count."""
+    sizes = {"zone-a": (12, 0), "zone-b": (12, 12), "zone-c": (12, 1)}
+    job = 'instance="10.0.0.9:10257",job="kube-controller-manager"'
+    lines = []
+    for at in (T1, T1 + 15, T1 + 30):
+        for zone, (size, down) in sizes.items():
+            labels = f'{job},zone="{zone}"'
+            lines += [
+                f"node_collector_zone_size{{{labels}}} {size} {at:.3f}",
+                f"node_collector_unhealthy_nodes_in_zone{{{labels}}} {down} {at:.3f}",
+                f"node_collector_zone_health{{{labels}}} {100 * (size - down) / size} {at:.3f}",
+            ]
+    f = tmp_path / "metrics.openmetrics"
+    f.write_text("\n".join(sorted(lines, key=lambda line: line.split(" ")[0])) + "\n# EOF\n")
+    out = tmp_path / "zones.ktrec"
+    code, _, err = run(["record", "-o", str(out), "--from-openmetrics", str(f)])
+    assert code == 0, err
+    code, doc, _ = triage_json("--recording", str(out))
+    assert code == 1 and doc["cause"]["id"] == "P4", doc["headline"]
+    p4 = next(p for p in doc["paths"] if p["id"] == "P4")
+    zone = next(e for e in p4["evidence"] if e["id"] == "nodes.zone_disruption")
+    down = sum(d for _, d in sizes.values())
+    assert f"{down} of {sum(s for s, _ in sizes.values())} nodes not Ready" in zone["detail"]
+    assert "zone-b FullDisruption" in zone["detail"] and zone["status"] == "bad"
+    assert "12 of 12 nodes NotReady in zone zone-b" in p4["conclusion"]
+    lease = next(e for e in p4["evidence"] if e["id"] == "nodes.lease_lag_p99")
+    assert lease["status"] == "unknown" and "rebuilt from a metrics slice" in lease["detail"]

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from ktop.sources.prometheus_history import NOT_IN_HISTORY
 from tests.unit.test_triage_json_errors import run, triage_json
 
 T0 = 1_796_612_400.0
@@ -62,5 +61,6 @@ def test_an_unreachable_prometheus_leaves_a_file_that_says_why(tmp_path: Path) -
     assert triage_code == 0 and doc["cause"] is None
     assert all(p["verdict"] == "unknown" for p in doc["paths"])
     p4 = next(p for p in doc["paths"] if p["id"] == "P4")
-    assert any(NOT_IN_HISTORY in e["detail"] for e in p4["evidence"])
+    # nodes are known only from the control plane's metrics, as in metrics-only mode
+    assert any("rebuilt from Prometheus history" in e["detail"] for e in p4["evidence"])
     assert "prometheus-history" in str(doc["source"]["recorded"])

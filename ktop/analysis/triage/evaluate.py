@@ -14,6 +14,7 @@ from ktop.analysis.triage.diagnosis import diagnose
 from ktop.analysis.triage.evidence import Context, EvidenceReading
 from ktop.analysis.triage.evidence_api import busiest_talker
 from ktop.analysis.triage.evidence_audit import AUDIT_EVIDENCE, named_client
+from ktop.analysis.triage.evidence_nodes import DISRUPTED, controller_conclusion
 from ktop.analysis.triage.onset import with_episode
 from ktop.analysis.triage.paths import PATHS, EvidenceSpec, PathSpec
 from ktop.analysis.triage.readers import READERS
@@ -28,7 +29,6 @@ from ktop.analysis.triage.types import (
 )
 from ktop.model.audit_digest import AuditDigest
 from ktop.model.snapshot import ClusterSnapshot
-from ktop.model.snapshot_nodes import ZoneState
 from ktop.model.text import counted
 
 STATUS_OF = {
@@ -262,8 +262,10 @@ def p4(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
     cp_bad = e["cp.apiservers"].status is Status.BAD or e["etcd.has_leader"].status is Status.BAD
     cp_unknown = Status.UNKNOWN in (e["cp.apiservers"].status, e["etcd.has_leader"].status)
     n = s.nodes
+    plane = "unhealthy" if cp_bad else ("unknown" if cp_unknown else "healthy")
+    if not n.zones and (told := controller_conclusion(n, plane)):  # the controller's zones
+        return v, told
     if not n.zones:  # suspect from the control plane alone: no node zone is known
-        plane = "unhealthy" if cp_bad else ("unknown" if cp_unknown else "healthy")
         return v, (
             f"node zones not known ({n.nodes_reason or 'nodes not listed'}) while the "
             f"control plane is {plane}: look at the control path (apiservers, etcd, "
@@ -279,9 +281,7 @@ def p4(s: ClusterSnapshot, ev: tuple[Evidence, ...]) -> tuple[Verdict, str]:
         )
     worst = max(n.zones, key=lambda z: z.unhealthy)
     share = e["nodes.domain_share"].value or 0.0
-    disrupted = [
-        z for z in n.zones if z.state in (ZoneState.PARTIAL_DISRUPTION, ZoneState.FULL_DISRUPTION)
-    ]
+    disrupted = [z for z in n.zones if z.state in DISRUPTED]
     if len(n.zones) > 1 and share >= CONFINED and not cp_bad:
         others = [z for z in n.zones if z is not worst]
         lag_elsewhere = max((z.lease_lag_max_s.or_(0.0) for z in others), default=0.0)

@@ -19,21 +19,66 @@ from ktop.analysis.triage.evidence import (
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
 from ktop.model.events import FEED_LEASES
 from ktop.model.reading import key as signal_key
-from ktop.model.snapshot_nodes import DomainRollup, NodesSnapshot, ZoneState
+from ktop.model.snapshot_nodes import DomainRollup, NodesSnapshot, ZoneHealth, ZoneState
 from ktop.model.text import fmt_clock
 from ktop.model.zones import zone_state
+
+DISRUPTED = (ZoneState.PARTIAL_DISRUPTION, ZoneState.FULL_DISRUPTION)
+
+
+def controller_zones(n: NodesSnapshot) -> tuple[tuple[ZoneHealth, ...], str] | None:
+    """The node lifecycle controller's zones and where they come from, when ktop's own
+    node list is not there: metrics-only mode (a span rebuilt from metrics too), or a
+    node list still loading while they show a disruption; None otherwise.
+    """
+    if n.metrics_only is not None and n.metrics_only.zones and not n.metrics_only.zones_reason:
+        return n.metrics_only.zones, "the node lifecycle controller's metrics"
+    if n.interim is not None and any(z.state in DISRUPTED for z in n.interim.zones):
+        # while ktop's list loads, the controller's count names a disruption, never "ok"
+        return n.interim.zones, f"the {n.interim.source}'s metrics, ktop's node list loading"
+    return None
+
+
+def controller_conclusion(n: NodesSnapshot, plane: str) -> str:
+    """P4's conclusion from the controller's zones (ktop's own node list not there): the
+    worst disrupted zone's shared parts, or the control path while it is unhealthy; ""
+    when those zones are not known or none is disrupted.
+    """
+    told = controller_zones(n)
+    bad = [z for z in told[0] if z.state in DISRUPTED] if told is not None else []
+    if told is None or not bad:
+        return ""
+    worst = max(bad, key=lambda z: z.unhealthy)
+    said = f"{worst.unhealthy} of {worst.size} nodes NotReady in zone {worst.zone or '(none)'}"
+    said += f" ({worst.state}, from {told[1]}), control plane {plane}"
+    if plane == "unhealthy" and len(bad) > 1:
+        return f"{said}: suspect the control path (apiservers, etcd, network to them) first"
+    return f"{said}: suspect that zone's shared parts (network, power, top-of-rack)"
+
+
+def _controller_disruption(zones: tuple[ZoneHealth, ...], where: str) -> EvidenceReading:
+    bad = [z for z in zones if z.state in DISRUPTED]
+    unhealthy, total = sum(z.unhealthy for z in zones), sum(z.size for z in zones)
+    detail = f"{unhealthy} of {total} nodes not Ready, from {where}" + "".join(
+        f"; {z.zone or '(no zone)'} {z.state}" for z in bad
+    )
+    sev = Severity.CRITICAL if bad else (Severity.WARNING if unhealthy else Severity.OK)
+    return EvidenceReading(sev, float(len(bad)), detail)
 
 
 def nodes_disruption(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``nodes.zone_disruption``."""
     n = ctx.snap.nodes
     if not n.nodes_known:
-        return unknown(n.nodes_reason or "nodes not listed")
+        told = controller_zones(n)
+        return (
+            unknown(n.nodes_reason or "nodes not listed")
+            if told is None
+            else (_controller_disruption(*told))
+        )
     if n.total == 0:  # "0 of 0 nodes not Ready" would read as healthy
         return unknown("the node list holds no node")
-    bad = [
-        z for z in n.zones if z.state in (ZoneState.PARTIAL_DISRUPTION, ZoneState.FULL_DISRUPTION)
-    ]
+    bad = [z for z in n.zones if z.state in DISRUPTED]
     unhealthy = n.not_ready + n.unknown
     onsets = {z.zone: disruption_onset(n, z) for z in bad}
     detail = f"{unhealthy} of {n.total} nodes not Ready" + (
@@ -77,20 +122,25 @@ def disruption_onset(n: NodesSnapshot, zone: DomainRollup) -> float | None:
 def nodes_domain(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``nodes.domain_share``."""
     n = ctx.snap.nodes
-    if not n.nodes_known:
-        return unknown(n.nodes_reason or "nodes not listed")
+    zones = [(z.zone, z.unhealthy) for z in n.zones]
     unhealthy = n.not_ready + n.unknown
-    if unhealthy == 0 or not n.zones:
+    if not n.nodes_known:
+        told = controller_zones(n)
+        if told is None:
+            return unknown(n.nodes_reason or "nodes not listed")
+        zones = [(z.zone, z.unhealthy) for z in told[0]]
+        unhealthy = sum(count for _, count in zones)
+    if unhealthy == 0 or not zones:
         return EvidenceReading(Severity.OK, None, "no node is not Ready")
-    worst = max(n.zones, key=lambda z: z.unhealthy)
-    share = worst.unhealthy / unhealthy
-    detail = f"{worst.unhealthy} of {unhealthy} not-Ready nodes in {worst.zone or '(no zone)'}"
+    zone, most = max(zones, key=lambda z: z[1])
+    share = most / unhealthy
+    detail = f"{most} of {unhealthy} not-Ready nodes in {zone or '(no zone)'}"
     assert spec.threshold is not None
     if not spec.threshold.grade(share):
         return EvidenceReading(Severity.OK, share, f"{detail}: spread over zones")
     # confined to one zone: a pointer at that zone's shared parts, never an ok mark (and
     # never a suspect alone); too few nodes or a single zone say nothing of a domain
-    if len(n.zones) < 2:
+    if len(zones) < 2:
         return EvidenceReading(Severity.INFO, share, f"{detail}: a note, the only zone known")
     if unhealthy < c.NODE_DOMAIN_MIN_UNHEALTHY:
         return EvidenceReading(

@@ -30,8 +30,9 @@ else
     echo "Go not found: end-to-end tests will be skipped (see docs/testing.md)."
 fi
 
-# Two workers (pytest-xdist): every end-to-end test in one of them (one group, sharing its
-# labs), everything else spread over both. KTOP_TEST_WORKERS=0 runs in one process.
+# Two workers (pytest-xdist): the end-to-end tests in two groups, one per worker (the
+# session lab's tests; the kubeadm-like labs' modules), everything else spread over both
+# as each group ends (tests/e2e/conftest.py). KTOP_TEST_WORKERS=0 runs in one process.
 step "pytest (${KTOP_TEST_WORKERS:-2} workers; the slowest 20 tests listed at the end)"
 "$BIN/pytest" -q -p no:cacheprovider --durations=20 \
     -n "${KTOP_TEST_WORKERS:-2}" --dist loadgroup "$@"

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from ktop.files import bounded_lines, gunzipped
-from ktop.model.events import ClockTick, Component, Event, MetricsScraped, SourceStarted
+from ktop.model.events import Component, Event, MetricsScraped, SourceStarted
 from ktop.model.openmetrics_line import SliceLineError, parse_sample
 from ktop.model.wanted import FAMILIES, HISTOGRAMS
-from ktop.sources.base import Emit
+from ktop.sources.base import Emit, emit_batched
 from ktop.sources.live.backfill import matrix_to_events, merge_by_target, thinned
 from ktop.sources.live.prometheus_queries import DEFAULT_JOBS
 from ktop.sources.prometheus_history import NOT_IN_HISTORY, from_metrics
@@ -171,12 +171,4 @@ class SliceSource:
         why = NOT_IN_HISTORY.replace("Prometheus history", "a metrics slice")
         emit([SourceStarted(start, "openmetrics-slice", self.path, why)])
         emit(from_metrics(start, "a metrics slice"))
-        batch: list[Event] = []
-        edge = start + self.batch_s
-        for e in self.read.events:
-            if e.at >= edge and batch:
-                emit([*batch, ClockTick(batch[-1].at)])
-                batch, edge = [], e.at + self.batch_s
-            batch.append(e)
-        if batch:
-            emit([*batch, ClockTick(batch[-1].at)])
+        emit_batched(emit, self.read.events, start, self.batch_s)

@@ -13,7 +13,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,7 @@ from tests.e2e.cadence import (
 )
 from tests.e2e.helpers import poll_query, promql
 from tests.e2e.live import account, live, options
+from tests.e2e.test_after_the_fact_lab import HISTORY_LIMIT_S, ktop, triage
 
 OBJECT_PATHS = re.compile(r"/(nodes|leases|pods)(/|$)")
 ZONES = ("zone-a", "zone-b", "zone-c")
@@ -68,9 +71,13 @@ def _no_object_reads(meter: CostMeter) -> None:
     assert meter.open_watches == 0
 
 
-async def test_metrics_only_zone_states_equal_the_full_mode_and_prometheus(lab: Lab) -> None:
+async def test_metrics_only_zone_states_equal_the_full_mode_and_prometheus(
+    lab: Lab, tmp_path: Path
+) -> None:
     """Zone states read three ways (full mode, metrics only, Prometheus only) agree, before
-    and during a zone outage.
+    and during a zone outage; and after the fact, the span rebuilt from the lab's
+    Prometheus (``ktop record --from-prometheus``) names the outage from the node
+    lifecycle controller's gauges it holds.
 
     Slow: it waits for every zone to be Normal in all three views (an earlier test's outage
     healing at the node lifecycle controller's pace, Prometheus' backfill), then for the
@@ -114,6 +121,7 @@ async def test_metrics_only_zone_states_equal_the_full_mode_and_prometheus(lab: 
             what="all three views: every zone Normal",
         )
         assert glob.source.conn is None  # no kubeconfig at all
+        injected = time.time()
         await inject("zone-outage", target, zone="zone-a")
         try:
             f, k, g = await full.until(
@@ -140,6 +148,15 @@ async def test_metrics_only_zone_states_equal_the_full_mode_and_prometheus(lab: 
                 timeout_s=deadline(cycles(1, prometheus_cycle_s(KTOP_PROMETHEUS_S))),
                 what="health equal to Prometheus'",
             )
+            out = tmp_path / "outage.ktrec"
+            span = ("--start", str(injected - 60), "--end", str(p.evaluated_at + 1))
+            argv = ("record", "-o", str(out), "--from-prometheus", prom, *span)
+            done = await asyncio.to_thread(ktop, *argv, limit_s=HISTORY_LIMIT_S)
+            assert done.returncode == 0, done.stderr
+            code, doc = await asyncio.to_thread(triage, "--recording", str(out))
+            assert code == 1 and doc["cause"]["id"] == "P4", doc["headline"]
+            p4 = next(path for path in doc["paths"] if path["id"] == "P4")
+            assert "in zone zone-a (FullDisruption" in p4["conclusion"], p4["conclusion"]
         finally:
             await recover("zone-outage", target, zone="zone-a")
         # Every pane of the metrics-only sources says so; none read nodes, Leases or pods.

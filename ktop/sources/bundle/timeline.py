@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ktop.model.events import ClockTick, Event, SourceStarted
-from ktop.sources.base import Emit
+from ktop.model.events import SourceStarted
+from ktop.sources.base import Emit, emit_batched
 from ktop.sources.bundle.layout import APF_DIR, API_DIR, METRICS_DIR
 from ktop.sources.bundle.must_gather import must_gather_root
 from ktop.sources.bundle.parts import BundleRead
@@ -45,12 +45,4 @@ class BundleTimeline:
         head, *rest = self.read.events
         start = min((e.at for e in rest), default=head.at)
         emit([replace(head, at=start) if isinstance(head, SourceStarted) else head])
-        batch: list[Event] = []
-        edge = start + self.batch_s
-        for e in rest:
-            if e.at >= edge and batch:
-                emit([*batch, ClockTick(batch[-1].at)])
-                batch, edge = [], e.at + self.batch_s
-            batch.append(e)
-        if batch:
-            emit([*batch, ClockTick(batch[-1].at)])
+        emit_batched(emit, rest, start, self.batch_s)

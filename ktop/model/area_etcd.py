@@ -123,6 +123,7 @@ def member_row(
         defrag_inflight=_defrag(ts),
         alarms=alarms,
         alarm_types=alarm_types,
+        start_time=ts.gauge("process_start_time_seconds"),
         last_ok=last_ok,
         error=error,
     )

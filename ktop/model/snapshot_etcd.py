@@ -55,6 +55,8 @@ class EtcdMemberRow:
     refuses every write until an operator disarms it, CORRUPT refuses reads and
     writes."""
     alarm_types: tuple[str, ...] = ()
+    start_time: Val = NOT_READ
+    """``process_start_time_seconds``: when the member's process started."""
     """The standing alarms' types (``NOSPACE``, ``CORRUPT``)."""
 
     @property

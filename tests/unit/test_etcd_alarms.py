@@ -1,4 +1,5 @@
-"""etcd alarms (``etcd.alarms``, KT-ETCD-009) from real etcd output.
+"""etcd alarms (``etcd.alarms``, KT-ETCD-009) from real etcd output, and a member's
+recent restart (``etcd.recent_restart``) from its own start time.
 
 The fixtures are a real etcd v3.6.16 member filled past its quota until it raised NOSPACE
 (``tests/fixtures/etcdctl-3.6.16_etcd_info/nospace/``: its ``/metrics`` and etcdctl's
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,16 +20,19 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from ktop.analysis.rules import evaluate
 from ktop.analysis.triage.evaluate import triage
-from ktop.analysis.triage.types import Status, Verdict
+from ktop.analysis.triage.types import Evidence, Status, Verdict
 from ktop.model.cluster import ClusterModel
 from ktop.model.events import Component, MetricsScraped, Target
 from ktop.model.exposition import parse_exposition
 from ktop.model.scrape_targets import Sample
 from ktop.model.snapshot import ClusterSnapshot
-from ktop.model.snapshot_etcd import EtcdMemberRow
+from ktop.model.snapshot_etcd import NOT_READ, EtcdMemberRow
+from ktop.model.values import Val
 from ktop.model.wanted import FAMILIES
 from ktop.sources.bundle.etcd_info import read_etcd_info
 from ktop.sources.bundle.parts import BundleRead
+from tests.functional.factories import AT, member
+from tests.unit.snapshots import healthy
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 NOSPACE = FIXTURES / "etcdctl-3.6.16_etcd_info" / "nospace"
@@ -195,3 +200,28 @@ def test_a_standing_alarm_makes_etcd_the_suspect_path() -> None:
     )
     calm = next(p for p in triage(_snapshot(quiet)).paths if p.id == "ETCD")
     assert next(e for e in calm.evidence if e.id == "etcd.alarms").status is Status.OK
+
+
+def _restart(*starts: float | None) -> Evidence:
+    rows = tuple(
+        replace(member(f"etcd-{i}", leader=i == 0), start_time=Val.of(t) if t else NOT_READ)
+        for i, t in enumerate(starts)
+    )
+    s = healthy()
+    snap = replace(s, etcd=replace(s.etcd, members=rows))
+    etcd = next(p for p in triage(snap).paths if p.id == "ETCD")
+    return next(e for e in etcd.evidence if e.id == "etcd.recent_restart")
+
+
+def test_a_member_restarted_within_the_look_back_is_a_warning_with_its_start_as_onset() -> None:
+    """A one-shot run after a member was killed and restarted sees the restart from the
+    member's own start time, with no history: the latest start, and the first restart in
+    the look-back as the onset."""
+    window = healthy().window_s
+    e = _restart(AT - 10 * window, AT - 40, AT - 25)
+    assert (e.status, e.value) == (Status.WARN, 25.0)
+    assert "etcd-2 started at" in e.detail and "2 members restarted" in e.detail
+    assert e.trend is not None and e.trend.since == AT - 40
+    calm = _restart(AT - 10 * window, AT - 3 * window, AT - 2 * window)
+    assert calm.status is Status.OK and calm.value == 2 * window
+    assert _restart(None, None, None).status is Status.UNKNOWN

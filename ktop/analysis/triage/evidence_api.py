@@ -19,12 +19,12 @@ from ktop.analysis.triage.evidence import (
     worst_row,
 )
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
+from ktop.analysis.triage.restarts import recent_restart
 from ktop.model.area_apiservers import REQUEST_LOAD, WATCH_LOAD, Load, peers
 from ktop.model.reading import key as signal_key
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_apf import TalkerRow
 from ktop.model.snapshot_apiservers import ApiserverRow, SloRow
-from ktop.model.text import fmt_clock, fmt_duration
 from ktop.model.values import Val
 
 
@@ -271,26 +271,9 @@ def api_restart(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``api.recent_restart``."""
     if (u := _api_unknown(ctx)) is not None:
         return u
-    starts = [(r.instance, r.start_time.value) for r in api_rows(ctx)]
-    known = [(n, t) for n, t in starts if t is not None]
-    if not known:
-        return unknown("process_start_time_seconds not exposed")
-    name, t = max(known, key=lambda x: x[1])
-    up = max(0.0, ctx.snap.at - t)
-    look_back = fmt_duration(ctx.snap.window_s)
-    detail = f"{name} started at {fmt_clock(t)} UTC, {up:.0f} s before the snapshot"
-    if up >= ctx.snap.window_s:
-        return EvidenceReading(Severity.OK, up, f"{detail}: before the {look_back} look-back")
-    # the process' own start time is when it restarted: an onset that needs no history;
-    # a rolling restart is one event from its first restart on (its onset does not move
-    # with each instance restarted after it)
-    restarted = sorted(t for _, t in known if ctx.snap.at - t < ctx.snap.window_s)
-    detail += f": a restart within the {look_back} look-back"
-    if len(restarted) > 1:
-        detail += (
-            f" ({len(restarted)} instances restarted, the first at {fmt_clock(restarted[0])} UTC)"
-        )
-    return EvidenceReading(Severity.WARNING, up, detail, onset=restarted[0])
+    return recent_restart(
+        ctx, [(r.instance, r.start_time.value) for r in api_rows(ctx)], "instances"
+    )
 
 
 def api_reachable(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:

@@ -17,6 +17,7 @@ from ktop.analysis.triage.evidence import (
     worst_reading,
 )
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
+from ktop.analysis.triage.restarts import recent_restart
 from ktop.model.reading import key as signal_key
 from ktop.model.snapshot_etcd import EtcdMemberRow, EtcdQuorum
 from ktop.model.text import fmt_clock, fmt_duration
@@ -200,10 +201,19 @@ def etcd_defrag(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     return EvidenceReading(Severity.OK, 0.0, detail)
 
 
+def etcd_restart(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``etcd.recent_restart``: the answering members' start times."""
+    rows = _readable(ctx)
+    if isinstance(rows, EvidenceReading):
+        return rows
+    return recent_restart(ctx, [(m.instance, m.start_time.value) for m in rows], "members")
+
+
 ETCD_READERS: dict[str, Reader] = {
     "etcd.members_lost": etcd_lost,
     "etcd.has_leader": etcd_leader,
     "etcd.leader_changes": etcd_changes,
     "etcd.defrag_inflight": etcd_defrag,
+    "etcd.recent_restart": etcd_restart,
 }
 """Evidence ID -> reader, for etcd."""

@@ -101,3 +101,14 @@ ETCD_PROPOSALS = of_reading(
     "rate over the window; the worst member",
     first_line=False,
 )
+ETCD_RESTART = EvidenceSpec(
+    "etcd.recent_restart",
+    "Most recent etcd member restart",
+    "process_start_time_seconds per member",
+    "snapshot time - the latest start time among the members that answer; a warning when "
+    "that start is within the look-back, the first start in it its onset",
+    "s",
+    Area.ETCD,
+    first_line=False,
+    suspect_at=Severity.WARNING,
+)

@@ -62,6 +62,7 @@ from ktop.analysis.triage.evidence_specs_etcd import (
     ETCD_LOST,
     ETCD_PROPOSALS,
     ETCD_QUOTA,
+    ETCD_RESTART,
 )
 
 __all__ = ["BY_ID", "PATHS", "EvidenceSpec", "Explains", "PathSpec"]
@@ -304,6 +305,7 @@ PATHS: tuple[PathSpec, ...] = (
             ETCD_LOST,
             ETCD_LEADER,
             ETCD_CHANGES,
+            ETCD_RESTART,
             ETCD_DEFRAG,
             ETCD_FSYNC,
             ETCD_COMMIT,

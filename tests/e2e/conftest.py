@@ -28,16 +28,18 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 E2E_GROUP = "e2e"
-"""The one pytest-xdist group of every e2e test: they run in one worker, one after the
-other, sharing its labs, while the other worker runs the rest (``--dist loadgroup``)."""
+"""The pytest-xdist group of the e2e tests that share the session's lab (``--dist
+loadgroup``): they run in one worker, one after the other. A module that sets
+``XDIST_GROUP`` (``KUBEADM_GROUP``) runs in that group instead."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
     for item in items:
         if here in Path(str(item.fspath)).parents:
+            module = getattr(item, "module", None)
             item.add_marker(pytest.mark.e2e)
-            item.add_marker(pytest.mark.xdist_group(E2E_GROUP))
+            item.add_marker(pytest.mark.xdist_group(getattr(module, "XDIST_GROUP", E2E_GROUP)))
 
 
 def _binaries_or_skip() -> None:

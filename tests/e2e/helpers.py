@@ -18,6 +18,12 @@ from tests.e2e.cadence import POLL_EVERY_S
 
 T = TypeVar("T")
 
+KUBEADM_GROUP = "e2e-kubeadm"
+"""The pytest-xdist group of the modules that start labs of their own laid out as kubeadm
+lays one out (each such module sets ``XDIST_GROUP = KUBEADM_GROUP``). It runs in one
+worker while the session lab's group runs in the other: both mostly wait on their
+control planes' cadence, so together they take about as long as the longer one."""
+
 
 def e2e_lab_config() -> LabConfig:
     """The session lab's configuration: 3 etcd members, KTOP_E2E_NODES (default 200) nodes."""

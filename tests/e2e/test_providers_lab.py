@@ -34,9 +34,12 @@ from ktop.lab import Lab, inject, recover, resolve_target
 from ktop.model.events import Component
 from ktop.model.providers import EKS, OPENSHIFT, NotExposed, ProviderProfile
 from tests.e2e.cadence import steps
-from tests.e2e.helpers import e2e_lab_config, running_lab
+from tests.e2e.helpers import KUBEADM_GROUP, e2e_lab_config, running_lab
 from tests.e2e.live import account
 from tests.e2e.test_triage_truth import COMPONENTS_ROLE, TRIAGE_LIMIT_S, one_shot
+
+XDIST_GROUP = KUBEADM_GROUP
+"""Its labs are laid out as kubeadm lays one out: a worker of their own (tests/e2e/conftest.py)."""
 
 LAYOUTS: dict[str, tuple[dict[str, bool], ProviderProfile, str]] = {
     "openshift": ({"openshift_layout": True}, OPENSHIFT, "API group config.openshift.io"),

@@ -52,8 +52,11 @@ from tests.e2e.cadence import (
     lab_cadence,
     steps,
 )
-from tests.e2e.helpers import e2e_lab_config, running_lab
+from tests.e2e.helpers import KUBEADM_GROUP, e2e_lab_config, running_lab
 from tests.e2e.live import Running, account, live, options
+
+XDIST_GROUP = KUBEADM_GROUP
+"""Its labs are laid out as kubeadm lays one out: a worker of their own (tests/e2e/conftest.py)."""
 
 LATENCY_OUT = "KTOP_TRIAGE_LATENCY_OUT"
 """Where to write the measured seconds from injection to the headline (JSON), if set."""

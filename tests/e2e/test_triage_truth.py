@@ -39,8 +39,11 @@ from ktop.lab import Lab, inject, recover, resolve_target
 from ktop.lab.inject import DURATION_SCENARIOS
 from ktop.lab.scenarios_api import WATCH_FLOOD_S
 from tests.e2e.cadence import PROBE_LIMIT_S, PROCESS_START_S, REQUEST_LIMIT_S, deadline
-from tests.e2e.helpers import e2e_lab_config, running_lab
+from tests.e2e.helpers import KUBEADM_GROUP, e2e_lab_config, running_lab
 from tests.e2e.live import account
+
+XDIST_GROUP = KUBEADM_GROUP
+"""Its labs are laid out as kubeadm lays one out: a worker of their own (tests/e2e/conftest.py)."""
 
 MOMENTS_S = (30.0, 90.0)
 """When, after the injection began, the one-shot triage starts."""

@@ -171,8 +171,10 @@ def test_a_healthy_alarm_list_is_zero_and_a_missing_one_is_unknown(tmp_path: Pat
     [
         {"alarms": [{"memberID": 1, "alarm": 7}]},
         {"alarms": ["NOSPACE"]},
+        {"alarms": 5},
+        {"alarms": {"alarm": 1}},
     ],
-    ids=["unknown-type", "not-an-object"],
+    ids=["unknown-type", "not-an-object", "a-number", "an-object"],
 )
 def test_an_alarm_ktop_does_not_know_is_reported_not_dropped_silently(
     tmp_path: Path, listed: dict[str, object]

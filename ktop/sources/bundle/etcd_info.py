@@ -111,7 +111,11 @@ def _alarm_samples(listed: Any, out: BundleRead) -> tuple[Sample, ...] | None:
     if not isinstance(listed, Mapping):
         return None
     counts = dict.fromkeys(ALARM_TYPES.values(), 0)
-    for a in listed.get("alarms") or []:
+    alarms = listed.get("alarms") or []
+    if not isinstance(alarms, list):
+        out.errors.append(BundleError(f"{ETCD_INFO}/{ALARM_LIST}", None, "alarms is not a list"))
+        return None
+    for a in alarms:
         kind = ALARM_TYPES.get(a.get("alarm", 0)) if isinstance(a, Mapping) else None
         if kind is None:
             why = f"an alarm ktop does not know: {a!r}"[:200]

@@ -25,7 +25,7 @@ from ktop.model.signals_nodes import NODES_LEASE_LAG_P99_S
 from ktop.model.snapshot import ClusterSnapshot
 from ktop.model.snapshot_apf import ApfRow
 from ktop.model.snapshot_apiservers import ApiserverRow
-from ktop.model.text import fmt_duration
+from ktop.model.text import fmt_duration, fmt_whole
 from ktop.model.values import Val
 
 Describe = Callable[[ClusterSnapshot, str, Val], tuple[str, ...] | None]
@@ -109,7 +109,7 @@ def _alarms(s: ClusterSnapshot, name: str, v: Val) -> tuple[str, ...] | None:
         return None
     kinds = " and ".join(member.alarm_types) or "an"
     return (
-        f"{name}: {kinds} alarm standing ({v.or_(0):.0f})",
+        f"{name}: {kinds} alarm standing ({fmt_whole(v.or_(0))})",
         "NOSPACE refuses every write until the space is freed and the alarm disarmed "
         "(etcdctl alarm disarm); CORRUPT refuses reads and writes",
     )

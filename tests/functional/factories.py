@@ -142,6 +142,8 @@ def member(name: str, *, leader: bool = False, fsync: float = 0.004) -> EtcdMemb
         fragmentation=v(0.25),
         peer_rtt_p99_s=v(0.002),
         defrag_inflight=v(0),
+        alarms=v(0),
+        start_time=v(AT - 86_400),
         last_ok=AT - 5,
     )
 
@@ -165,6 +167,8 @@ def etcd() -> EtcdSnapshot:
         fragmentation=x,
         peer_rtt_p99_s=x,
         defrag_inflight=x,
+        alarms=x,
+        start_time=x,
         last_ok=AT - 120,
         error="connection refused",
     )

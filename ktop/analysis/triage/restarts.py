@@ -5,6 +5,8 @@ sees a restart that happened before it ran (apiservers, etcd members).
 
 from __future__ import annotations
 
+import math
+
 from ktop.analysis.findings import Severity
 from ktop.analysis.triage.evidence import Context, EvidenceReading, unknown
 from ktop.model.text import fmt_clock, fmt_duration
@@ -18,9 +20,10 @@ def recent_restart(
     first restart in it as its onset (a rolling restart is one event from its first
     restart on); unknown when no start time is exposed.
     """
-    known = [(n, t) for n, t in starts if t is not None]
+    known = [(n, t) for n, t in starts if t is not None and math.isfinite(t)]
     if not known:
-        return unknown("process_start_time_seconds not exposed")
+        exposed = any(t is not None for _, t in starts)
+        return unknown(f"process_start_time_seconds {'not a time' if exposed else 'not exposed'}")
     name, t = max(known, key=lambda x: x[1])
     up = max(0.0, ctx.snap.at - t)
     look_back = fmt_duration(ctx.snap.window_s)

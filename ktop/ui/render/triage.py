@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from rich.text import Text
 
 from ktop.analysis.trends import Direction, Trend, compact, since_words
@@ -9,7 +11,7 @@ from ktop.analysis.triage.diagnosis import Headline, explained_words
 from ktop.analysis.triage.diagnosis import headline as diagnosis_headline
 from ktop.analysis.triage.report import role_of
 from ktop.analysis.triage.types import Evidence, PathResult, Role, Status, TriageReport, Verdict
-from ktop.model.text import truncate
+from ktop.model.text import fmt_sig, truncate
 from ktop.ui.render.findings import DIRECTION_STYLE, styled_trend
 from ktop.ui.render.level import STYLE, SYMBOL, Level
 from ktop.ui.render.triage_text import ROLE_MARK, ROLE_WORD
@@ -42,6 +44,8 @@ def _value(e: Evidence) -> str:
     if e.value is None:
         return "?"
     unit = {"count": "", "ratio": "", "": ""}.get(e.unit, f" {e.unit}")
+    if not math.isfinite(e.value):
+        return fmt_sig(e.value) + unit
     if e.unit == "ratio":
         return f"{e.value * 100:.0f} %"
     return f"{e.value:.3g}{unit}"

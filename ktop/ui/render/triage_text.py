@@ -21,7 +21,7 @@ def _value(e: Evidence) -> str:
     if e.value is None:
         return "?"
     unit = "" if e.unit in ("count", "") else f" {e.unit}"
-    return f"{e.value:.4g}{unit}"
+    return f"{fmt_sig(e.value)}{unit}"
 
 
 def _since(t: Trend | None, at: float | None) -> str:

@@ -226,7 +226,7 @@ else
     k8s.io/kubernetes/cmd/kubectl
 fi
 [[ -x "$KUBECTL_DIR/kubectl" ]] || die "kubectl missing in $KUBECTL_DIR"
-log "kubectl: $("$KUBECTL_DIR/kubectl" version --client 2>/dev/null | head -n 1)"
+log "kubectl: $("$KUBECTL_DIR/kubectl" version --client 2>/dev/null | awk 'NR == 1')"
 
 # ---------------------------------------------------------------------------------------------
 cat > "$ENV_FILE.tmp" <<ENV

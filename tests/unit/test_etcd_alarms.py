@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 
+import tests.fuzzing  # noqa: F401  (registers and loads the profile)
 from ktop.analysis.rules import evaluate
 from ktop.analysis.triage.evaluate import triage
 from ktop.analysis.triage.types import Evidence, Status, Verdict
@@ -173,8 +177,10 @@ def test_a_healthy_alarm_list_is_zero_and_a_missing_one_is_unknown(tmp_path: Pat
         {"alarms": ["NOSPACE"]},
         {"alarms": 5},
         {"alarms": {"alarm": 1}},
+        {"alarms": [{"memberID": 1, "alarm": [1]}]},
+        {"alarms": [{"memberID": 1, "alarm": True}]},
     ],
-    ids=["unknown-type", "not-an-object", "a-number", "an-object"],
+    ids=["unknown-type", "not-an-object", "a-number", "an-object", "a-list-type", "a-flag"],
 )
 def test_an_alarm_ktop_does_not_know_is_reported_not_dropped_silently(
     tmp_path: Path, listed: dict[str, object]
@@ -227,3 +233,24 @@ def test_a_member_restarted_within_the_look_back_is_a_warning_with_its_start_as_
     calm = _restart(AT - 10 * window, AT - 3 * window, AT - 2 * window)
     assert calm.status is Status.OK and calm.value == 2 * window
     assert _restart(None, None, None).status is Status.UNKNOWN
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@given(alarms=JSON)
+def test_no_alarm_list_crashes_the_reader(alarms: object) -> None:
+    """Any JSON where the alarms go is read or named as an error, never a crash."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = _etcd_info(Path(tmp), NOSPACE)
+        listed = {"header": {}, "alarms": alarms}
+        (root / "etcd_info" / "alarm_list.json").write_text(json.dumps(listed))
+        out = BundleRead()
+        info = read_etcd_info(root, out)
+        assert set(info.samples) == {"default"}

@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ktop.files import BUNDLE_FILE, read_bounded
+from ktop.model.area_etcd import ALARMS
 from ktop.model.scrape_targets import Sample
 from ktop.sources.bundle.parts import BundleError, BundleRead
 from ktop.structured import InputRefusedError, load_json
@@ -32,7 +33,6 @@ ALARM_TYPES = {1: "NOSPACE", 2: "CORRUPT"}
 ALARM_HEALTH = "Active Alarm(s)"
 """How ``etcdctl endpoint health`` begins its error for a member that answers while an
 alarm stands: the alarm is read from the alarm list, the member is not lost."""
-ALARMS_METRIC = "etcd_debugging_server_alarms"
 
 
 @dataclass(slots=True)
@@ -116,13 +116,14 @@ def _alarm_samples(listed: Any, out: BundleRead) -> tuple[Sample, ...] | None:
         out.errors.append(BundleError(f"{ETCD_INFO}/{ALARM_LIST}", None, "alarms is not a list"))
         return None
     for a in alarms:
-        kind = ALARM_TYPES.get(a.get("alarm", 0)) if isinstance(a, Mapping) else None
+        value = a.get("alarm") if isinstance(a, Mapping) else None
+        kind = ALARM_TYPES.get(value) if type(value) is int else None
         if kind is None:
             why = f"an alarm ktop does not know: {a!r}"[:200]
             out.errors.append(BundleError(f"{ETCD_INFO}/{ALARM_LIST}", None, why))
             continue
         counts[kind] += 1
-    return tuple(Sample(ALARMS_METRIC, (("alarm_type", k),), float(n)) for k, n in counts.items())
+    return tuple(Sample(ALARMS, (("alarm_type", k),), float(n)) for k, n in counts.items())
 
 
 def read_etcd_info(root: Path, out: BundleRead) -> EtcdInfo:

@@ -17,10 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ktop.commands.record_out import stopped
 from ktop.hub import Hub, HubPolicy
 from ktop.printable import printable
 from ktop.record.session import Recorder
-from ktop.runner import EndOfSource, Signals, Verdict, run_until
+from ktop.runner import EndOfSource, Signals, run_until
 from ktop.scrub import Secrets
 from ktop.sources.bundle.parts import BundleRead
 from ktop.sources.bundle.reader import BundleNotFoundError, read_bundle
@@ -48,8 +49,9 @@ def rebuild(read: BundleRead, directory: str, path: Path, secrets: Secrets) -> s
     source = {"kind": "bundle", "context": Path(directory).name, "detail": directory}
     rec = Recorder(str(path), hub, source=source)
     hub.add_sink(rec)
-    stop = Verdict(lambda: None if rec.active else rec.stopped_because)
-    result = asyncio.run(run_until(BundleTimeline(read), hub, stop, Signals(), EndOfSource()))
+    result = asyncio.run(
+        run_until(BundleTimeline(read), hub, stopped(rec), Signals(), EndOfSource())
+    )
     rec.stop(result.reason)
     return rec.status().error
 

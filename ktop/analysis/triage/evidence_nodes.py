@@ -71,11 +71,9 @@ def nodes_disruption(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     n = ctx.snap.nodes
     if not n.nodes_known:
         told = controller_zones(n)
-        return (
-            unknown(n.nodes_reason or "nodes not listed")
-            if told is None
-            else (_controller_disruption(*told))
-        )
+        if told is None:
+            return unknown(n.nodes_reason or "nodes not listed")
+        return _controller_disruption(*told)
     if n.total == 0:  # "0 of 0 nodes not Ready" would read as healthy
         return unknown("the node list holds no node")
     bad = [z for z in n.zones if z.state in DISRUPTED]

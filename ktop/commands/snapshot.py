@@ -87,14 +87,18 @@ def missing_inputs(snapshot: ClusterSnapshot) -> list[str]:
         for f in inputs:
             if f.last_ok is None:
                 out.append(f"{area.value}: {f.name}: " + (f.error or "never delivered"))
+            elif f.listing:
+                out.append(f"{area.value}: {f.name}: its first list did not complete")
     return out
 
 
 def settled(snapshot: ClusterSnapshot) -> bool:
-    """Every area has inputs, and each delivered or failed."""
+    """Every area has inputs, and each delivered (a feed of objects: its whole first
+    list) or failed.
+    """
     for area in Area:
         inputs = snapshot.area_freshness(area)
-        if not inputs or any(f.last_ok is None and not f.error for f in inputs):
+        if not inputs or any((f.last_ok is None and not f.error) or f.listing for f in inputs):
             return False
     return True
 

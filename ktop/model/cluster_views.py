@@ -24,6 +24,7 @@ from ktop.model.area_scheduler import PendingPods, bindings_per_s, build_schedul
 from ktop.model.area_talkers import TalkerWindow
 from ktop.model.clock import clock_step
 from ktop.model.events import Area, Component, Target
+from ktop.model.feeds import OBJECT_FEEDS
 from ktop.model.history import History
 from ktop.model.leaders import ELECTED, build_leader
 from ktop.model.model_inputs import FEED_AREAS, INPUT_AREAS, InputHealth, ModelConfig
@@ -284,7 +285,9 @@ class AreaViews:
             # A synced watch without an error is current even when nothing changed:
             # a dead stream is detected by the source and reported as FeedFailed.
             last = self.now if (h.synced and not h.error) else h.last_ok
-            out.append(Freshness(feed, FEED_AREAS.get(feed, Area.NODES), last, h.error, h.note))
+            listing = feed in OBJECT_FEEDS and not h.synced and not h.error
+            area = FEED_AREAS.get(feed, Area.NODES)
+            out.append(Freshness(feed, area, last, h.error, h.note, listing=listing))
         return tuple(out)
 
     def _zone_of(self, node: str) -> str:

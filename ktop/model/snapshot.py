@@ -64,6 +64,8 @@ class Freshness:
     """The last error, empty when the last attempt succeeded."""
     note: str = ""
     """A problem that lost nothing but should be seen (e.g. malformed lines skipped)."""
+    listing: bool = False
+    """A feed of objects whose first list is under way: what it delivered is only part."""
 
     def age_s(self, now: float) -> float | None:
         """Seconds since the input last delivered data, or None if it never did."""

@@ -158,3 +158,31 @@ def test_far_into_a_scenario_is_the_same_model_as_one_batch(
     for f in evaluate(snapshot.snapshot):
         if f.severity.name != "OK":
             assert f.code in out
+
+
+def test_a_first_list_under_way_is_not_settled_and_is_named() -> None:
+    """The nodes delivered in part (their list's first batches folded, the list not yet
+    complete): the snapshot waits for the rest, and names it if the wait ends first.
+    """
+    from ktop.commands.snapshot import settled
+    from ktop.model.events import FeedSynced, NodeUpserted
+
+    sim = Simulator("steady", nodes=60, seed=1)
+    events = [*sim.start(), *sim.advance(30)]
+    nodes_synced = [e for e in events if isinstance(e, FeedSynced) and e.feed == FEED_NODES]
+    assert nodes_synced
+    upserts = [i for i, e in enumerate(events) if isinstance(e, NodeUpserted)]
+    half = upserts[len(upserts) // 2]
+    partial = [e for i, e in enumerate(events) if e not in nodes_synced and (
+        not isinstance(e, NodeUpserted) or i < half)]  # fmt: skip
+    hub = Hub()
+    hub.ingest(partial)
+    published = hub.publish(force=True)
+    assert published is not None
+    assert not settled(published.snapshot)
+    assert "nodes: nodes: its first list did not complete" in missing_inputs(published.snapshot)
+    hub = Hub()
+    hub.ingest(events)
+    whole = hub.publish(force=True)
+    assert whole is not None
+    assert settled(whole.snapshot), missing_inputs(whole.snapshot)

@@ -83,25 +83,30 @@ def _errors_5xx(ts: TargetSeries) -> Val:
 
 @dataclass(frozen=True, slots=True)
 class Peers:
-    """The busiest instance of one load (requests/s or watches) and its peers'."""
+    """The instance whose load (requests/s or watches) stands furthest from its peers':
+    the busiest, or the idlest (after a rolling restart the last instance back sits idle
+    while the others carry its clients), against the mean of every other instance.
+    """
 
-    busiest: str
-    """The instance with the most load."""
+    instance: str
+    """The busiest or the idlest instance, whichever is further from the others."""
     load: float
     others: float
     """The mean load of every other instance."""
 
     @property
     def skew(self) -> float:
-        """``load`` over ``others``, each counted as at least
-        :data:`~ktop.model.limits.SKEW_FLOOR`: against its peers, so that two instances
-        can show any imbalance (max / mean never passes 2 with two).
+        """The larger of ``load`` and ``others`` over the smaller, each counted as at
+        least :data:`~ktop.model.limits.SKEW_FLOOR`: against its peers, so that two
+        instances can show any imbalance (max / mean never passes 2 with two), and an idle
+        instance among busy ones shows as well as a busy one among idle ones.
         """
-        return max(self.load, SKEW_FLOOR) / max(self.others, SKEW_FLOOR)
+        mine, theirs = max(self.load, SKEW_FLOOR), max(self.others, SKEW_FLOOR)
+        return max(mine, theirs) / min(mine, theirs)
 
     def words(self, unit: str) -> str:
         """``apiserver-a 900 req/s, the others 80 on average``."""
-        return f"{self.busiest} {self.load:.0f} {unit}, the others {self.others:.0f} on average"
+        return f"{self.instance} {self.load:.0f} {unit}, the others {self.others:.0f} on average"
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,15 +136,21 @@ WATCH_LOAD = Load("watch", "watches", lambda r: r.watches)
 
 
 def peers(rows: Sequence[ApiserverRow], load: Callable[[ApiserverRow], Val]) -> Peers | None:
-    """The busiest of the instances that answer and have ``load``, against the others;
-    None with fewer than two such instances.
+    """Of the instances that answer and have ``load``, the busiest against the others or
+    the idlest against the others, whichever skew is larger (the busiest on a tie, as
+    with two instances, where both are the same); None with fewer than two such instances.
     """
     known = [(r.instance, v) for r in rows if not r.error and (v := load(r).value) is not None]
     if len(known) < 2:
         return None
-    busiest, most = max(known, key=lambda iv: (iv[1], iv[0]))
-    others = (sum(v for _, v in known) - most) / (len(known) - 1)
-    return Peers(busiest, most, others)
+
+    def against_the_others(instance: str, amount: float) -> Peers:
+        others = [v for i, v in known if i != instance]
+        return Peers(instance, amount, sum(others) / len(others))
+
+    high = against_the_others(*max(known, key=lambda iv: (iv[1], iv[0])))
+    low = against_the_others(*min(known, key=lambda iv: (iv[1], iv[0])))
+    return low if low.skew > high.skew else high
 
 
 BEHIND_A_LOAD_BALANCER = (

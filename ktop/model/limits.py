@@ -44,12 +44,12 @@ that noise near idle is no skew and one instance holding everything is a finite 
 10 a healthy lab's pair of apiservers (29 and 14 requests/s, every client on one) read
 2.1x and crossed 2.5x now and then: an imbalance that costs nothing."""
 API_SKEW = Threshold(
-    f"busiest instance / mean of the other instances (loads under {SKEW_FLOOR:g} count as "
-    f"{SKEW_FLOOR:g})",
+    f"busiest instance / mean of its peers, or mean of its peers / idlest instance, "
+    f"whichever is larger (loads under {SKEW_FLOOR:g} count as {SKEW_FLOOR:g})",
     "x",
     "triage: uneven apiserver load (003 §3.2); against its peers, so that two instances can "
     "show it: a healthy pair of apiservers splits up to about 64/36 (1.8x), a rolling "
-    "restart leaves one with nearly all (ktop starting point)",
+    "restart leaves one with nearly all and the last one back idle (ktop starting point)",
     warn=2.5,
     critical=5.0,
 )

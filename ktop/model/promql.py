@@ -40,13 +40,17 @@ REQUESTS_BY_INSTANCE = (
 
 
 def peer_skew(by_instance: str) -> str:
-    """The busiest instance's load over the mean of the others', each at least
+    """The busiest instance's load over the mean of the others', or the mean of the others'
+    over the idlest instance's, whichever is larger, each load at least
     :data:`~ktop.model.limits.SKEW_FLOOR` (the model's :func:`~ktop.model.area_apiservers.skew`);
     no value (NaN) with one instance.
     """
-    busiest = f"max({by_instance})"
-    others = f"(sum({by_instance}) - {busiest}) / (count({by_instance}) - 1)"
-    return f"clamp_min({busiest}, {SKEW_FLOOR:g}) / clamp_min({others}, {SKEW_FLOOR:g})"
+    floor = f"{SKEW_FLOOR:g}"
+    n = f"(count({by_instance}) - 1)"
+    busiest, idlest, total = f"max({by_instance})", f"min({by_instance})", f"sum({by_instance})"
+    high = f"clamp_min({busiest}, {floor}) / clamp_min(({total} - {busiest}) / {n}, {floor})"
+    low = f"clamp_min(({total} - {idlest}) / {n}, {floor}) / clamp_min({idlest}, {floor})"
+    return f"(({high}) >= ({low})) or ({low})"
 
 
 REQUEST_SKEW = peer_skew(REQUESTS_BY_INSTANCE)

@@ -1,8 +1,11 @@
-"""Skew across apiservers: the busiest instance against its peers.
+"""Skew across apiservers: the busiest instance against its peers, or its peers against the
+idlest instance, whichever is larger.
 
 Expected values are computed here by hand from the loads (the busiest load over the mean
-of the others, each at least the published floor), never through the function under
-test. Max / mean, the former measure, can never pass 2 with two instances.
+of the others, or the mean of the others over the idlest load, each at least the
+published floor), never through the function under test. Max / mean, the former
+measure, can never pass 2 with two instances; busiest / mean of the others alone reads
+2.0x when one of three has just restarted and its clients spread over the other two.
 """
 
 from __future__ import annotations
@@ -42,15 +45,19 @@ def _rows(*watches: float | None, error_at: int | None = None) -> tuple[Apiserve
         ((4.0, 0.0), 1.0),  # both under the floor: noise, not skew
         ((0.0, 0.0), 1.0),  # no load at all
         # three: against the mean of the other two
-        ((150.0, 150.0, 0.0), 150 / 75),  # one restarted, its clients spread over the others
-        ((200.0, 100.0, 0.0), 200 / 50),  # ... or piled onto one
+        # three: the busiest against the mean of the other two, or that of the other two
+        # against the idlest
+        ((150.0, 150.0, 0.0), 150 / SKEW_FLOOR),  # one restarted, its clients spread over
+        # the others: the idle one (busiest / others would read 150 / 75 = 2.0x)
+        ((200.0, 100.0, 0.0), 200 / SKEW_FLOOR),  # ... or piled onto one: both read 4.0x
         ((100.0, 100.0, 130.0), 1.3),
+        ((400.0, 400.0, 100.0), 4.0),  # the idlest is further: 400 / 100 against 400 / 250
         # many: one busy instance among nine even ones
         ((500.0, *([100.0] * 9)), 5.0),
         ((110.0, *([100.0] * 9)), 1.1),
     ],
 )
-def test_skew_is_the_busiest_against_the_mean_of_the_others(
+def test_skew_is_the_furthest_instance_against_the_mean_of_the_others(
     watches: tuple[float, ...], expected: float
 ) -> None:
     assert skew(_rows(*watches), WATCH_LOAD.of).value == pytest.approx(expected)
@@ -84,6 +91,23 @@ def test_the_findings_name_the_busiest_instance_and_its_peers() -> None:
     found = [f for f in apiservers(replace(s, apiservers=api)) if f.code == "KT-API-001"]
     assert [f.severity for f in found] == [Severity.CRITICAL]
     assert found[0].title == "request skew 9.0x: apiserver-0 900 req/s, the others 100 on average"
+
+
+def test_an_idle_instance_among_busy_ones_is_named() -> None:
+    """The last instance back after a rolling restart: 20 watches against 300 and 320
+    (its peers' mean 310, over the floor's 50: 6.2x, critical), where the busiest against
+    its peers reads 320 / 160 = 2.0x.
+    """
+    rows = _rows(300.0, 320.0, 20.0)
+    got = skew(rows, WATCH_LOAD.of)
+    assert got.value == pytest.approx(310 / SKEW_FLOOR)
+    s = healthy()
+    api = replace(s.apiservers, instances=rows, watch_skew=got)
+    found = [f for f in apiservers(replace(s, apiservers=api)) if f.code == "KT-API-002"]
+    assert [f.severity for f in found] == [Severity.CRITICAL]
+    assert found[0].title == (
+        f"watch skew 6.2x: {rows[2].instance} 20 watches, the others 310 on average"
+    )
 
 
 @pytest.mark.parametrize(

@@ -191,7 +191,8 @@ API_SKEW = EvidenceSpec(
     "api.request_skew",
     "Request rate skew across instances",
     'apiserver_request_total{code!="429"} per instance',
-    "the busiest instance's rate of answered requests / the mean of the others' (429s aside)",
+    "the busiest instance's rate of answered requests against the mean of the others', or "
+    "that mean against the idlest instance's, whichever is larger (429s aside)",
     "x",
     Area.APISERVERS,
     c.API_SKEW,
@@ -201,7 +202,8 @@ API_WATCH_SKEW = EvidenceSpec(
     "api.watch_skew",
     "Registered watch skew across instances",
     'apiserver_longrunning_requests{verb="WATCH"} per instance',
-    "the busiest instance's count / the mean of the others'",
+    "the busiest instance's count against the mean of the others', or that mean against the "
+    "idlest instance's, whichever is larger",
     "x",
     Area.APISERVERS,
     c.API_SKEW,

@@ -302,7 +302,7 @@ def summary_line(api: ApiserversSnapshot) -> Text:
     out.append(styled(fmt_val(api.request_skew, fmt_times), req))
     out.append(" · watch skew ")
     out.append(styled(fmt_val(api.watch_skew, fmt_times), watch))
-    out.append(" (the busiest reachable instance / the mean of the others)", style="dim")
+    out.append(" (the busiest or the idlest reachable instance against the others)", style="dim")
     if api.identities is not None:
         out.append(f" · {api.identities} apiserver identity lease(s) in kube-system")
         read = sum(1 for r in api.instances if r.instance != LOAD_BALANCED)

@@ -23,7 +23,7 @@ from ktop.scrub import Secrets
 from ktop.sources.base import Source
 from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.prometheus_connect import prometheus_client
-from ktop.sources.live.prometheus_queries import cluster_matcher
+from ktop.sources.live.prometheus_queries import cluster_matcher, readiness_labels
 from ktop.sources.openmetrics_slice import SliceError, SliceSource, read_slice
 from ktop.sources.prometheus_history import NOT_IN_HISTORY, PrometheusHistory
 
@@ -60,6 +60,7 @@ def record_history(args: argparse.Namespace, secrets: Secrets) -> int:
         matcher=cluster_matcher(opts.cluster_label, opts.cluster),
         progress=_say,
         secrets=secrets,
+        readiness_labels=readiness_labels(opts.rack_label),
     )
     header = {"kind": "prometheus-history", "context": source.context, "prometheus": address}
     code = _record(args, secrets, source, header, args.start, args.end, lambda: source.error)

@@ -12,21 +12,37 @@ fills the history (the baseline triage compares with). Queries are bounded in ti
 
 What history cannot give is said once, as failed feeds with the reason, and in the
 recording's header: the API's objects (nodes, Leases, pending pods and their reasons,
-events, quotas) and the APF request dumps (top talkers) are not in Prometheus.
+events, quotas) and the APF request dumps (top talkers) are not in Prometheus. Node
+readiness per zone and rack comes, as in metrics-only mode, from kube-state-metrics where
+Prometheus has it: one range query per label and chunk, at the recording's cadence.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from ktop.model.events import ClockTick, Event, FeedFailed, MetricsOnlyMode, SourceStarted
-from ktop.model.feeds import FEED_PROMETHEUS_BACKFILL, OBJECT_FEEDS
+from ktop.model.events import (
+    ClockTick,
+    Event,
+    FeedFailed,
+    MetricsOnlyMode,
+    NodeReadinessByLabel,
+    SourceStarted,
+)
+from ktop.model.feeds import FEED_KUBE_STATE_METRICS, FEED_PROMETHEUS_BACKFILL, OBJECT_FEEDS
 from ktop.scrub import Secrets
 from ktop.sources.base import Emit
 from ktop.sources.live.backfill import PrometheusBackfill
+from ktop.sources.live.prometheus_queries import (
+    no_readiness,
+    readiness_over_time,
+    readiness_query,
+)
 from ktop.sources.live.scrape import failure_reason
 
 if TYPE_CHECKING:
@@ -73,8 +89,17 @@ class PrometheusHistory:
     step_s: float = DEFAULT_STEP_S
     progress: Callable[[str], None] | None = None
     secrets: Secrets = field(default_factory=Secrets, repr=False)
+    readiness_labels: tuple[str, ...] = ()
+    """Node labels whose readiness kube-state-metrics gives, read over each chunk
+    (:func:`~ktop.sources.live.prometheus_queries.readiness_labels`)."""
     error: str = ""
     """Why the rebuild stopped before ``end`` (empty when it reached it)."""
+    readiness_queries: int = 0
+    """Range queries of kube-state-metrics' readiness sent."""
+    _readiness_read: bool = False
+    """Some chunk had readiness (else the feed says why, once, at the end)."""
+    _readiness_until: float = float("-inf")
+    """The last step read: a chunk's range starts at the one before's end, read once."""
 
     @property
     def name(self) -> str:
@@ -116,7 +141,41 @@ class PrometheusHistory:
             at = min(self.start + n * self.chunk_s, self.end)
             span = at - (self.start + (n - 1) * self.chunk_s)
             events = await asyncio.to_thread(read.window_events, self.prom, at, span)
-            emit([*events, ClockTick(at)])
+            ready = await asyncio.to_thread(self.readiness, at - span, at)
+            # both in time order: one stream in time order (a tie keeps the scrape first)
+            emit([*heapq.merge(events, ready, key=lambda e: e.at), ClockTick(at)])
             if self.progress is not None:
-                self.progress(f"{n} of {chunks} chunks read ({read.queries_total} queries)")
+                queries = read.queries_total + self.readiness_queries
+                self.progress(f"{n} of {chunks} chunks read ({queries} queries)")
+        if self.readiness_labels and not self._readiness_read:
+            why = no_readiness(self.readiness_labels, "Prometheus history")
+            emit([FeedFailed(self.end, FEED_KUBE_STATE_METRICS, why)])
         self.error = ""
+
+    def readiness(self, start: float, end: float) -> list[Event]:
+        """Readiness per label from kube-state-metrics from ``start`` to ``end`` at the
+        recording's cadence, in time order (blocking); a failed query is the feed's
+        failure (the metrics still count, and the walk goes on).
+        """
+        out: list[Event] = []
+        since = datetime.fromtimestamp(start, tz=UTC)
+        until = datetime.fromtimestamp(end, tz=UTC)
+        for label in self.readiness_labels:
+            self.readiness_queries += 1
+            try:
+                results = self.prom.custom_query_range(
+                    readiness_query(label, self.matcher), since, until, f"{self.step_s:g}s"
+                )
+            except Exception as exc:
+                why = f"kube-state-metrics readiness by {label}: "
+                why += failure_reason(exc, self.secrets)
+                return [FeedFailed(end, FEED_KUBE_STATE_METRICS, why)]
+            steps = readiness_over_time(label, results)
+            out += [
+                NodeReadinessByLabel(at, label, rows)
+                for at, rows in steps
+                if rows and at > self._readiness_until
+            ]
+        self._readiness_until = end
+        self._readiness_read = self._readiness_read or bool(out)
+        return sorted(out, key=lambda e: e.at)

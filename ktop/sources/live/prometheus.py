@@ -49,6 +49,7 @@ from ktop.sources.live.prometheus_queries import (
     day_start,
     family_query,
     given_apiservers,
+    no_readiness,
     readiness_query,
     readiness_rows,
     results_to_samples,
@@ -143,12 +144,7 @@ class PrometheusMetrics:
             if rows:
                 events.append(NodeReadinessByLabel(self.clock(), label, rows))
         if self.readiness_labels and not events:
-            reason = (
-                "no kube_node_status_condition joined with kube_node_labels in Prometheus "
-                "(kube-state-metrics absent, or its --metric-labels-allowlist lacks "
-                + ", ".join(self.readiness_labels)
-                + ")"
-            )
+            reason = no_readiness(self.readiness_labels)
             events.append(FeedFailed(self.clock(), FEED_KUBE_STATE_METRICS, reason))
         return events
 

@@ -17,6 +17,7 @@ from ktop.model.events import (
 )
 from ktop.model.slo import SLI_FAMILIES, TOTAL, Slo
 from ktop.model.wanted import HISTOGRAMS
+from ktop.sources.convert import ZONE_LABELS
 from ktop.sources.live import DEFAULT_CLUSTER_LABEL
 from ktop.sources.live.prometheus_connect import PrometheusConfigError
 from ktop.sources.live.transport import (
@@ -99,6 +100,42 @@ def readiness_query(label: str, matcher: str = "") -> str:
     cond = f'kube_node_status_condition{{condition="Ready"{matcher}}}'
     labels = f"max by (node, {lab}) (kube_node_labels{{{m}}})"
     return f"sum by ({lab}, status) ({cond} * on (node) group_left ({lab}) {labels})"
+
+
+def readiness_labels(rack_label: str) -> tuple[str, ...]:
+    """The node labels whose readiness kube-state-metrics is asked for (metrics-only mode,
+    a span rebuilt from history): the zone, and the rack label of the options.
+    """
+    return tuple(dict.fromkeys((ZONE_LABELS[-1], rack_label)))
+
+
+def no_readiness(labels: Sequence[str], where: str = "Prometheus") -> str:
+    """Why no readiness per label came from ``where``."""
+    return (
+        f"no kube_node_status_condition joined with kube_node_labels in {where} "
+        "(kube-state-metrics absent, or its --metric-labels-allowlist lacks "
+        + ", ".join(labels)
+        + ")"
+    )
+
+
+def readiness_over_time(
+    label: str, results: list[dict[str, Any]]
+) -> list[tuple[float, tuple[tuple[str, int, int], ...]]]:
+    """``(time, rows)`` at each step of a range query of :func:`readiness_query`, oldest
+    first (rows as :func:`readiness_rows`); a step whose time is not a number is left out.
+    """
+    by_time: dict[float, list[dict[str, Any]]] = {}
+    for r in results:
+        metric = r.get("metric") or {}
+        for point in r.get("values") or ():
+            try:
+                at = float(point[0])
+            except (IndexError, TypeError, ValueError):
+                continue
+            if math.isfinite(at):
+                by_time.setdefault(at, []).append({"metric": metric, "value": point})
+    return [(at, readiness_rows(label, rs)) for at, rs in sorted(by_time.items())]
 
 
 def readiness_rows(label: str, results: list[dict[str, Any]]) -> tuple[tuple[str, int, int], ...]:

@@ -68,7 +68,6 @@ from ktop.model.events import (
 )
 from ktop.scrub import Secrets
 from ktop.sources.base import Emit
-from ktop.sources.convert import ZONE_LABELS
 from ktop.sources.live.addresses import PROMETHEUS_AUTO
 from ktop.sources.live.backfill import PrometheusBackfill
 from ktop.sources.live.client import Connection, connect
@@ -101,7 +100,7 @@ from ktop.sources.live.prometheus_connect import (
     PrometheusConfigError,
     prometheus_client,
 )
-from ktop.sources.live.prometheus_queries import cluster_matcher
+from ktop.sources.live.prometheus_queries import cluster_matcher, readiness_labels
 from ktop.sources.live.reads import (
     APF_DUMP,
     APF_REQUESTS,
@@ -124,9 +123,6 @@ NOT_SERVED_REQUESTS = (
     "request dump not served (it needs Kubernetes 1.19+ with API Priority and Fairness "
     "enabled): top talkers unknown"
 )
-
-ZONE_LABEL = ZONE_LABELS[-1]
-"""The node label whose readiness per value metrics-only mode reads from kube-state-metrics."""
 
 
 class LiveSource:
@@ -321,9 +317,7 @@ class LiveSource:
 
     def _readiness_labels(self) -> tuple[str, ...]:
         """Node labels whose readiness kube-state-metrics gives (metrics-only mode)."""
-        if not self.o.metrics_only_why:
-            return ()
-        return tuple(dict.fromkeys((ZONE_LABEL, self.o.rack_label)))
+        return readiness_labels(self.o.rack_label) if self.o.metrics_only_why else ()
 
     # ---------------------------------------------------------- apiservers
 

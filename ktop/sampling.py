@@ -13,7 +13,7 @@ import argparse
 import copy
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -25,6 +25,7 @@ from ktop.model.audit_digest import AuditDigest
 from ktop.model.events import (
     FEED_PROMETHEUS,
     FEED_PROMETHEUS_BACKFILL,
+    Area,
     ClockTick,
     Event,
     FeedFailed,
@@ -66,6 +67,8 @@ class Sampled:
     source: dict[str, Any]
     errors: list[str] = field(default_factory=list)
     windows: dict[str, float | None] = field(default_factory=dict)
+    files: Mapping[Area, tuple[str, ...]] = field(default_factory=dict)
+    """A bundle's files per pane (empty for other sources): what each evidence rests on."""
 
 
 async def from_bundle(
@@ -105,7 +108,8 @@ async def from_bundle(
     errors = [secrets.scrub(e) for e in read.errors]
     published = opened.hub.publish(force=True)
     assert published is not None
-    return Sampled(replace(published, capacity=sizes), source, errors, windows)
+    files = read.files_by_area()
+    return Sampled(replace(published, capacity=sizes), source, errors, windows, files)
 
 
 def from_recording(path: str, at: str | None, secrets: Secrets) -> Sampled:

@@ -99,14 +99,15 @@ def render(sampled: Sampled, output: str) -> tuple[str, int]:
             windows=sampled.windows,
             timeline=timeline,
             audit=audit,
+            files=sampled.files,
         )
         text = json.dumps(doc, indent=2, sort_keys=False) + "\n"
     elif output == "markdown":  # names and messages come from the input: no control characters
-        md = to_markdown(report, sampled.errors, timeline, look_back, provider)
+        md = to_markdown(report, sampled.errors, timeline, look_back, provider, sampled.files)
         md += audit_markdown(audit) if audit is not None else ""
         text = printable(md, newlines=True)
     else:
-        plain = to_text(report, sampled.errors, timeline, look_back, provider)
+        plain = to_text(report, sampled.errors, timeline, look_back, provider, sampled.files)
         plain += audit_text(audit) if audit is not None else ""
         text = printable(plain, newlines=True)
     # an independent suspect and explained consequences always come with a probable cause

@@ -167,6 +167,10 @@ def test_etcd_info_gives_each_members_leader_and_size(tmp_path: Path) -> None:
     }
     assert got == expected
     assert sum(leader for leader, *_ in got.values()) == 1
+    # the etcd evidence names the etcd_info files it came from (those the case has)
+    copied = {f"etcd_info/{f.name}" for f in ETCD_INFO.glob("*.json")}
+    etcd = [e for p in doc["paths"] for e in p["evidence"] if e["pane"] == "etcd"]
+    assert etcd and all(copied <= set(e["files"]) for e in etcd), etcd[0]["files"]
 
 
 def test_a_member_that_failed_its_health_check_is_lost(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from ktop.analysis.triage.diagnosis import Headline, headline
 from ktop.analysis.triage.timeline import TimelineEvent
 from ktop.analysis.triage.types import Evidence, PathResult, Role, TriageReport
 from ktop.model.audit_digest import AuditDigest
+from ktop.model.events import Area
 from ktop.model.extractors import member_value
 from ktop.model.reading import JsonKind
 from ktop.model.signals import MEMBER_READINGS
@@ -31,7 +32,7 @@ from ktop.model.values import Val
 
 JSON_VERSION = 1
 """Changes only when a field changes meaning or disappears."""
-JSON_MINOR_VERSION = 11
+JSON_MINOR_VERSION = 12
 """Counts the additions since (1: evidence ``note``, top-level ``error``, the error document;
 2: ``headline``, ``cause``, ``independent``, the paths' ``role``, ``explained_by``, ``onset``;
 3: ``timeline``; 4: ``top_talkers``, the apiservers' ``slo`` and ``errors_5xx_per_s``;
@@ -39,7 +40,8 @@ JSON_MINOR_VERSION = 11
 7: an infinite metric value written as the string ``"+Inf"`` or ``"-Inf"`` where a number
 may be, where the report could not be made before; 8: a live source's ``look_back_s`` and
 ``look_back_from``; 9: the APF levels' ``wait_p99_reason``, and their ``wait_p99_s`` null,
-not 0, when no request waited in the window; 10: ``provider``; 11: ``audit``)."""
+not 0, when no request waited in the window; 10: ``provider``; 11: ``audit``; 12: the
+evidence's ``files``)."""
 
 
 def _f(v: Val) -> float | None:
@@ -216,7 +218,7 @@ def _trend_json(t: Trend | None) -> dict[str, Any] | None:
     }
 
 
-def _evidence_json(e: Evidence) -> dict[str, Any]:
+def _evidence_json(e: Evidence, files: Mapping[Area, Sequence[str]]) -> dict[str, Any]:
     return {
         "id": e.id,
         "title": e.title,
@@ -229,10 +231,11 @@ def _evidence_json(e: Evidence) -> dict[str, Any]:
         "pane": e.pane.value if e.pane else None,
         "signal": e.signal or None,
         "trend": _trend_json(e.trend),
+        "files": list(files.get(e.pane, ())) if e.pane is not None else [],
     }
 
 
-def _path_json(p: PathResult) -> dict[str, Any]:
+def _path_json(p: PathResult, files: Mapping[Area, Sequence[str]]) -> dict[str, Any]:
     return {
         "id": p.id,
         "title": p.title,
@@ -243,7 +246,7 @@ def _path_json(p: PathResult) -> dict[str, Any]:
         "conclusion": p.conclusion,
         "direction": p.direction,
         "trend": _trend_json(p.trend),
-        "evidence": [_evidence_json(e) for e in p.evidence],
+        "evidence": [_evidence_json(e, files) for e in p.evidence],
     }
 
 
@@ -291,9 +294,11 @@ def to_json(
     windows: Mapping[str, float | None] | None = None,
     timeline: Sequence[TimelineEvent] = (),
     audit: AuditDigest | None = None,
+    files: Mapping[Area, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """The version-1 JSON document (infinities as strings: :func:`finite_json`);
-    ``audit``: the audit logs' digest, when they were given.
+    ``audit``: the audit logs' digest, when they were given; ``files``: a bundle's files
+    per pane (each evidence names those of its pane).
     """
     line = headline(report)
     doc = {
@@ -308,7 +313,7 @@ def to_json(
         "headline": line.text(),
         "cause": _cause_json(line),
         "independent": [p.id for p in report.independent],
-        "paths": [_path_json(p) for p in report.paths],
+        "paths": [_path_json(p, files or {}) for p in report.paths],
         "timeline": timeline_json(timeline),
         "top_talkers": talkers_json(snap.apf.talkers),
         "audit": audit_json(audit),

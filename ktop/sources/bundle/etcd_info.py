@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from ktop.files import BUNDLE_FILE, read_bounded
 from ktop.model.area_etcd import ALARMS
+from ktop.model.events import Area
 from ktop.model.scrape_targets import Sample
 from ktop.sources.bundle.parts import BundleError, BundleRead
 from ktop.structured import InputRefusedError, load_json
@@ -51,7 +52,9 @@ def _load(root: Path, name: str, out: BundleRead) -> Any:
         return None
     try:
         raw = read_bounded(f, BUNDLE_FILE)
-        return load_json(raw, rel) if raw.strip() else None
+        doc = load_json(raw, rel) if raw.strip() else None
+        out.read_from(rel, (Area.ETCD,))
+        return doc
     except OSError as exc:
         out.errors.append(BundleError(rel, None, exc.strerror or str(exc)))
     except InputRefusedError as exc:

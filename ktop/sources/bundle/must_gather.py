@@ -22,7 +22,8 @@ import yaml
 
 from ktop.files import BUNDLE_FILE, read_bounded
 from ktop.model import events as ev
-from ktop.model.events import Component, Event, Target
+from ktop.model.events import Area, Component, Event, Target
+from ktop.model.model_inputs import COMPONENT_AREAS
 from ktop.sources.bundle.etcd_info import read_etcd_info
 from ktop.sources.bundle.parts import BundleError, BundleRead, relative
 from ktop.sources.openmetrics_slice import SliceError, read_slice
@@ -220,8 +221,11 @@ def _slice(root: Path, out: BundleRead) -> list[Event]:
         out.errors.append(BundleError(relative(root, found[0]), None, str(exc)))
         return []
     out.errors += [BundleError(relative(root, found[0]), None, p) for p in read.problems]
+    areas: dict[Area, None] = {}
     for e in read.events:
         if isinstance(e, ev.MetricsScraped):
             first, last, n = out.scrape_windows.get(e.target, (e.at, e.at, 0))
             out.scrape_windows[e.target] = (min(first, e.at), max(last, e.at), n + 1)
+            areas.update(dict.fromkeys(COMPONENT_AREAS[e.target.component]))
+    out.read_from(relative(root, found[0]), areas)
     return read.events

@@ -4,10 +4,11 @@ own layout, and a must-gather read as one).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from ktop.model.events import Event, Target
+from ktop.model.events import Area, Event, Target
 
 
 def relative(root: Path, path: Path) -> str:
@@ -42,8 +43,36 @@ class BundleRead:
     """Per metrics target: first and last scrape time and the number of scrapes."""
     list_sizes: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Per API file: objects and bytes of the List as kubectl printed it (full-LIST size)."""
+    files: dict[Area, dict[str, None]] = field(default_factory=dict)
+    """Per area: the files whose contents feed it (relative paths, in reading order)."""
+
+    def read_from(self, path: str, areas: Iterable[Area]) -> None:
+        """Note that the file ``path`` was read and feeds ``areas``."""
+        for area in areas:
+            self.files.setdefault(area, {})[path] = None
+
+    def files_by_area(self) -> dict[Area, tuple[str, ...]]:
+        """Per area, its files as :func:`file_groups` names them."""
+        return {area: file_groups(paths) for area, paths in self.files.items()}
 
     @property
     def window_s(self) -> float:
         """The longest span between a target's first and last scrape (0 with single scrapes)."""
         return max((b - a for a, b, _ in self.scrape_windows.values()), default=0.0)
+
+
+def file_groups(paths: Iterable[str]) -> tuple[str, ...]:
+    """``paths`` named briefly, in first-seen order: files named by their time (a number,
+    as the bundle's scrapes and dumps are), more than one in a directory with one suffix,
+    as ``dir/*.suffix (N files)``; every other file by its path.
+    """
+    groups: dict[tuple[str, str], list[str]] = {}
+    for path in paths:
+        p = PurePosixPath(path)
+        timed = p.stem.replace(".", "", 1).isdigit()
+        key = (str(p.parent), p.suffix) if timed else (path, "")
+        groups.setdefault(key, []).append(path)
+    return tuple(
+        f"{folder}/*{suffix} ({len(members)} files)" if len(members) > 1 else members[0]
+        for (folder, suffix), members in groups.items()
+    )

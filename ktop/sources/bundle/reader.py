@@ -21,8 +21,9 @@ from ktop.files import BUNDLE_FILE, FileRefusedError, read_bounded
 from ktop.model import events as ev
 from ktop.model.apf_dump import ApfDumpError, parse_priority_levels
 from ktop.model.apf_requests import ApfRequestsError, parse_requests
-from ktop.model.events import Event, Target
+from ktop.model.events import Area, Event, Target
 from ktop.model.exposition import ParsedExposition, parse_exposition, skipped_count
+from ktop.model.model_inputs import COMPONENT_AREAS, FEED_AREAS
 from ktop.model.text import MAX_CLOCK_S
 from ktop.model.wanted import FAMILIES
 from ktop.sources.base import Emit
@@ -133,6 +134,8 @@ def _read_metrics(root: Path, out: BundleRead) -> list[Event]:
                 out.errors += _scrape_errors(relative(root, f), comp_dir.name, parsed, text)
                 found.append(ev.MetricsScraped(t, target, parsed.samples, parsed.errors))
                 times.append(t)
+                if parsed.samples:
+                    out.read_from(relative(root, f), COMPONENT_AREAS[component])
             if times:
                 out.scrape_windows[target] = (min(times), max(times), len(times))
     return found
@@ -200,6 +203,7 @@ def _read_apf(root: Path, out: BundleRead, dumps: Dumps) -> list[Event]:
     for t, inst, f, body in dumps:
         try:
             found.append(ev.ApfDumpRead(t, inst, parse_priority_levels(body)))
+            out.read_from(relative(root, f), (Area.APF,))
         except ApfDumpError as exc:
             m = _LINE.match(str(exc))
             line, msg = (int(m.group(1)), m.group(2)) if m else (None, str(exc))
@@ -218,6 +222,7 @@ def _read_apf_requests(root: Path, out: BundleRead, dumps: Dumps) -> list[Event]
             out.errors.append(BundleError(relative(root, f), None, str(exc)))
             found.append(ev.ApfRequestsFailed(t, inst, f"{relative(root, f)}: {exc}"))
             continue
+        out.read_from(relative(root, f), (Area.APF,))
         if dump.skipped:
             why = f"{dump.skipped} request rows unreadable (wrong cell count or numbers)"
             out.errors.append(BundleError(relative(root, f), None, why))
@@ -407,6 +412,7 @@ def read_bundle(directory: str | Path, rack_label: str = "topology.ktop.dev/rack
         skipped: list[str] = []
         events += _api_events(name, items, at, rack_label, skipped)
         rel = source_of(name) if gathered_root is not None else f"{API_DIR}/{name}.json"
+        out.read_from(rel, dict.fromkeys(FEED_AREAS[feed] for feed in feeds))
         out.errors += [BundleError(rel, None, why) for why in skipped]
         if skipped:
             events += [

@@ -5,13 +5,14 @@ are the triage screen's too.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ktop.analysis.trends import Trend, describe
 from ktop.analysis.triage.diagnosis import explained_words, headline
 from ktop.analysis.triage.report import role_of
 from ktop.analysis.triage.timeline import KIND_WORD, TimelineEvent
-from ktop.analysis.triage.types import Capacity, Evidence, Role, TriageReport
+from ktop.analysis.triage.types import Capacity, Evidence, PathResult, Role, TriageReport
+from ktop.model.events import Area
 from ktop.model.text import fmt_sig
 from ktop.ui.render.level import SEVERITY_SYMBOL
 from ktop.ui.render.timeline import NO_EVENTS, plain_line, when
@@ -58,16 +59,28 @@ def _status(e: Evidence) -> str:
     return f"{e.status.value} (note)" if e.note else e.status.value
 
 
+Files = Mapping[Area, Sequence[str]]
+"""Per pane, the files of a bundle whose contents feed it (empty for other sources)."""
+
+
+def read_from(p: PathResult, files: Files) -> list[str]:
+    """The files the evidence of path ``p`` rests on: those of its evidence's panes."""
+    panes = {e.pane for e in p.evidence if e.pane is not None}
+    return list(dict.fromkeys(f for area in Area if area in panes for f in files.get(area, ())))
+
+
 def to_text(
     report: TriageReport,
     errors: Sequence[str] = (),
     timeline: Sequence[TimelineEvent] = (),
     look_back: str = "",
     provider: str = "",
+    files: Files | None = None,
 ) -> str:
     """Plain text: the diagnosis' line, then the cause, its consequences and any
-    independent suspect with their evidence, then the other verdicts, then the incident
-    timeline; ``look_back`` (a live one-shot's) says how much of the past was judged.
+    independent suspect with their evidence (and, for a bundle, the ``files`` it rests
+    on), then the other verdicts, then the incident timeline; ``look_back`` (a live
+    one-shot's) says how much of the past was judged.
     """
     out: list[str] = [headline(report).text(), ""]
     for p in report.paths:
@@ -86,6 +99,8 @@ def to_text(
                 out.append(f"    {first}{_mark(e)} {e.title}: {_value(e)} ({e.detail})")
                 if e.breaching and (since := _since(e.trend, report.at)):
                     out.append(f"        {since}")
+            if read := read_from(p, files or {}):
+                out.append(f"    read from: {', '.join(read)}")
     out.append("")
     out.append("timeline (oldest first):")
     now = report.at if report.at is not None else max((e.at for e in timeline), default=0.0)
@@ -114,6 +129,7 @@ def to_markdown(
     timeline: Sequence[TimelineEvent] = (),
     look_back: str = "",
     provider: str = "",
+    files: Files | None = None,
 ) -> str:
     """Markdown: the diagnosis' line, a table of the paths in its order, each non-clear
     path's evidence, then the incident timeline (and ``look_back``, as :func:`to_text`).
@@ -145,6 +161,8 @@ def to_markdown(
             f"{_md(e.detail)} |"
             for e in p.evidence
         ]
+        if read := read_from(p, files or {}):
+            out += ["", f"Read from: {_md(', '.join(read))}"]
     out += ["", "## Timeline", ""]
     now = report.at if report.at is not None else max((e.at for e in timeline), default=0.0)
     out += (

@@ -8,8 +8,6 @@ those computed here from the same timeline.
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -25,6 +23,7 @@ from ktop.sources.live.cost import CostMeter
 from ktop.sources.live.prometheus_connect import prometheus_client
 from ktop.sources.live.prometheus_queries import cluster_matcher
 from ktop.sources.prometheus_history import PrometheusHistory
+from tests.binaries import required_binary
 
 ZONE = "topology.kubernetes.io/zone"
 STEP_S = 15
@@ -37,14 +36,8 @@ READY_LIMIT_S = 60.0
 
 
 def binary(name: str) -> str:
-    """A Prometheus binary's path; in CI a missing one fails (.ci/run installs them)."""
-    found = shutil.which(name)
-    if found is None:
-        message = f"{name} is not installed (apt-get install prometheus)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return found
+    """A program of Debian's prometheus package."""
+    return required_binary(name, "prometheus")
 
 
 def status(node: str, since_start: float) -> str:

@@ -7,19 +7,17 @@ the loads, and must return what the model computes from the same loads.
 from __future__ import annotations
 
 import math
-import os
-import shutil
 import subprocess
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
 import yaml
 
 from ktop.model.area_apiservers import WATCH_LOAD, skew
 from ktop.model.limits import SKEW_FLOOR
 from ktop.model.promql import WATCH_SKEW
 from ktop.model.values import Val
+from tests.binaries import required_binary
 from tests.functional.factories import AT, apiserver
 
 LOADS = [
@@ -34,14 +32,8 @@ LOADS = [
 
 
 def promtool() -> str:
-    """promtool's path; in CI a missing promtool fails the test (.ci/run installs it)."""
-    found = shutil.which("promtool")
-    if found is None:
-        message = "promtool is not installed (apt-get install prometheus)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return found
+    """promtool's path (Debian's prometheus package)."""
+    return required_binary("promtool", "prometheus")
 
 
 def model_skew(watches: tuple[float, ...]) -> float:

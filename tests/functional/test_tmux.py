@@ -7,16 +7,15 @@ back with ``tmux capture-pane -p``, polling until the overview is drawn.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import shutil
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.binaries import required_binary
 from tests.pty_run import base_env, ktop_argv
 
 pytestmark = pytest.mark.slow
@@ -30,13 +29,7 @@ DEADLINE_S = 60.0
 
 def tmux_binary() -> str:
     """tmux's path; in CI a missing tmux fails the test (.ci/run installs it)."""
-    found = shutil.which("tmux")
-    if found is None:
-        message = "tmux is not installed (apt-get install tmux)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return found
+    return required_binary("tmux", "tmux")
 
 
 class Pane:

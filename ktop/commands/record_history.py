@@ -9,16 +9,14 @@ the recorder as its sink, until the source has walked the span.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Callable
 
 from ktop.bounds import RECORD_DURATION
-from ktop.commands.record_out import recorder, stopped, summary
+from ktop.commands.record_out import record_to_end, recorder, summary
 from ktop.compose import live_options
 from ktop.hub import Hub, HubPolicy
 from ktop.printable import printable
-from ktop.runner import EndOfSource, Signals, run_until
 from ktop.scrub import Secrets
 from ktop.sources.base import Source
 from ktop.sources.live.cost import CostMeter
@@ -87,9 +85,7 @@ def _record(
     rec = recorder(args, hub, {**info, "not_in_history": NOT_IN_HISTORY})
     if rec is None:
         return 2
-    hub.add_sink(rec)
-    result = asyncio.run(run_until(source, hub, stopped(rec), Signals(), EndOfSource()))
-    rec.stop(error() or result.reason)
+    record_to_end(source, hub, rec, error)
     return summary(rec, start, hub.now)
 
 

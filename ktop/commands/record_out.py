@@ -5,12 +5,15 @@ makes (``--max-size``, a write error), and the line that sums the file up.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
+from collections.abc import Callable
 
 from ktop.hub import Hub
 from ktop.record.redact import Redactor
 from ktop.record.session import Recorder
-from ktop.runner import Verdict
+from ktop.runner import EndOfSource, Signals, Verdict, run_until
+from ktop.sources.base import Source
 
 
 def recorder(
@@ -50,3 +53,13 @@ def summary(rec: Recorder, started: float, now: float) -> int:
 def stopped(rec: Recorder) -> Verdict:
     """The recorder's own stop (``--max-size``, a write error) as a stop condition."""
     return Verdict(lambda: None if rec.active else rec.stopped_because)
+
+
+def record_to_end(source: Source, hub: Hub, rec: Recorder, error: Callable[[], str] = str) -> None:
+    """Run ``source`` into ``hub`` with ``rec`` as its sink until the source ends, a signal
+    arrives or the recorder stops itself, then stop the recorder with the reason (the
+    source's own ``error`` first, when it has one).
+    """
+    hub.add_sink(rec)
+    result = asyncio.run(run_until(source, hub, stopped(rec), Signals(), EndOfSource()))
+    rec.stop(error() or result.reason)

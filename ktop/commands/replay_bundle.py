@@ -10,18 +10,16 @@ by ``--info``); on screen each pane that needed it says so.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ktop.commands.record_out import stopped
+from ktop.commands.record_out import record_to_end
 from ktop.hub import Hub, HubPolicy
 from ktop.printable import printable
 from ktop.record.session import Recorder
-from ktop.runner import EndOfSource, Signals, run_until
 from ktop.scrub import Secrets
 from ktop.sources.bundle.parts import BundleRead
 from ktop.sources.bundle.reader import BundleNotFoundError, read_bundle
@@ -48,11 +46,7 @@ def rebuild(read: BundleRead, directory: str, path: Path, secrets: Secrets) -> s
     hub = Hub(policy=HubPolicy(secrets))
     source = {"kind": "bundle", "context": Path(directory).name, "detail": directory}
     rec = Recorder(str(path), hub, source=source)
-    hub.add_sink(rec)
-    result = asyncio.run(
-        run_until(BundleTimeline(read), hub, stopped(rec), Signals(), EndOfSource())
-    )
-    rec.stop(result.reason)
+    record_to_end(BundleTimeline(read), hub, rec)
     return rec.status().error
 
 

@@ -190,6 +190,9 @@ OPENSHIFT = ProviderProfile(
     ),
 )
 
+AMP_PROMETHEUS = "https://aps-workspaces.REGION.amazonaws.com/workspaces/WORKSPACE_ID"
+"""An Amazon Managed Service for Prometheus workspace's query endpoint."""
+
 EKS = ProviderProfile(
     Provider.EKS,
     "Amazon EKS",
@@ -218,12 +221,15 @@ EKS = ProviderProfile(
     "read directly from inside it, else through the load-balanced endpoint (one instance "
     "per scrape: no skew)",
     "managed storage: only the apiservers' side of it is readable",
-    "Amazon Managed Service for Prometheus or CloudWatch (not readable by ktop yet)",
+    f"Amazon Managed Service for Prometheus ({AMP_PROMETHEUS}, requests signed with AWS "
+    "SigV4: --prometheus-sigv4, pip install 'ktop-tui[aws]'), or CloudWatch (not readable "
+    "by ktop)",
     (
         "kubectl apply -f docs/rbac.yaml (its ktop-components role grants get on "
         "ksh/metrics and kcm/metrics in metrics.eks.amazonaws.com; Kubernetes 1.28 and "
         "later)",
         "ktop --context CONTEXT",
+        f"ktop --context CONTEXT --prometheus {AMP_PROMETHEUS} --prometheus-sigv4",
     ),
 )
 

@@ -37,6 +37,8 @@ COMMON: list[tuple[list[str], str, Any]] = [
     (["--prometheus-token-command", "gcloud auth x"], "prometheus_token_command", "gcloud auth x"),
     (["--prometheus-header", "X-Scope-OrgID: a"], "prometheus_header", ["X-Scope-OrgID: a"]),
     (["--prometheus-offset", "30"], "prometheus_offset", 30.0),
+    (["--prometheus-sigv4"], "prometheus_sigv4", True),
+    (["--prometheus-sigv4-region", "us-east-1"], "prometheus_sigv4_region", "us-east-1"),
     (["--metrics-only"], "metrics_only", True),
     (["--cluster-label", "k8s_cluster"], "cluster_label", "k8s_cluster"),
     (["--cluster", "prod-cell-a"], "cluster", "prod-cell-a"),

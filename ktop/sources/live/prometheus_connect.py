@@ -57,6 +57,10 @@ class PrometheusAuth:
     """``NAME:VALUE`` headers sent with every request (a tenant: ``X-Scope-OrgID``)."""
     offset_s: float = 0.0
     """Queries ktop evaluates at "now" are evaluated this long before (a lagging store)."""
+    sigv4: bool = False
+    """Sign with AWS SigV4 (Amazon Managed Service for Prometheus)."""
+    sigv4_region: str | None = None
+    """Its region (default: the workspace URL's, else the AWS configuration's)."""
     username: str | None = None
     password_file: str | None = None
     ca: str | None = None
@@ -188,6 +192,8 @@ def prometheus_client(
 
     auth = auth or PrometheusAuth()
     proxied = address.startswith(K8S_SCHEME)
+    if proxied and auth.sigv4:
+        raise PrometheusConfigError("--prometheus-sigv4 signs an https:// URL, not k8s://")
     session = CountedSession(meter, DESTINATION_PROXIED if proxied else DESTINATION)
     basic: tuple[str, str] | None = None
     bearer: Callable[[], str] | None = None
@@ -208,9 +214,9 @@ def prometheus_client(
         if auth.cert:
             session.cert = (auth.cert, auth.key) if auth.key else auth.cert
         given = [auth.bearer_token_file, auth.token_command, auth.username is not None]
-        if sum(map(bool, given)) > 1:
+        if sum(map(bool, [*given, auth.sigv4])) > 1:
             raise PrometheusConfigError(
-                "give one of a token file, a token command and basic auth for Prometheus"
+                "give one of a token file, a token command, basic auth and SigV4 for Prometheus"
             )
         if auth.bearer_token_file:
             bearer = _file_token(auth.bearer_token_file, secrets)
@@ -225,6 +231,13 @@ def prometheus_client(
     _headers(session.headers, auth.headers, secrets)
     session.offset_s = auth.offset_s
     client_auth: Any = basic if basic is not None else (bearer_auth(bearer) if bearer else None)
+    if auth.sigv4:
+        from ktop.sources.live.prometheus_sigv4 import SigV4Error, sigv4_auth  # noqa: PLC0415
+
+        try:
+            client_auth = sigv4_auth(url, auth.sigv4_region, secrets)
+        except SigV4Error as exc:
+            raise PrometheusConfigError(str(exc)) from None
     return PrometheusConnect(
         url=url,
         session=session,

@@ -3,8 +3,9 @@ them the command line, ``config.toml``'s keys, the live options' list and the cl
 :class:`~ktop.sources.live.prometheus_connect.PrometheusAuth`.
 
 Managed and global stores each need one more thing than a URL: Google's and Azure's a
-token that is refreshed (``--prometheus-token-command``), Mimir's and Cortex's a tenant
-header (``--prometheus-header``), VictoriaMetrics' a query lag (``--prometheus-offset``).
+token that is refreshed (``--prometheus-token-command``), Amazon's requests signed with
+SigV4 (``--prometheus-sigv4``), Mimir's and Cortex's a tenant header
+(``--prometheus-header``), VictoriaMetrics' a query lag (``--prometheus-offset``).
 docs/providers.md shows each.
 """
 
@@ -101,6 +102,22 @@ PROMETHEUS_FLAGS: tuple[PrometheusFlag, ...] = (
         type=bounded_float(bounds.PROMETHEUS_OFFSET),
     ),
     PrometheusFlag(
+        "--prometheus-sigv4",
+        False,
+        None,
+        "sign Prometheus requests with AWS SigV4 (Amazon Managed Service for Prometheus), "
+        "with the AWS credential chain (environment, profile, SSO, instance or pod role); "
+        "needs pip install 'ktop-tui[aws]'",
+        switch=True,
+    ),
+    PrometheusFlag(
+        "--prometheus-sigv4-region",
+        None,
+        "REGION",
+        "the region SigV4 signs for (default: the workspace URL's "
+        "aps-workspaces.REGION.amazonaws.com, else AWS_REGION or the profile's)",
+    ),
+    PrometheusFlag(
         "--prometheus-user", None, "USER", "basic-auth user for Prometheus (not with a token)"
     ),
     PrometheusFlag("--prometheus-password-file", None, "FILE", "its password"),
@@ -144,6 +161,8 @@ def prometheus_auth(args: argparse.Namespace) -> PrometheusAuth:
         token_command=tuple(shlex.split(command)) if command else (),
         headers=tuple(opt("prometheus_header") or ()),
         offset_s=float(opt("prometheus_offset") or 0.0),
+        sigv4=bool(opt("prometheus_sigv4")),
+        sigv4_region=opt("prometheus_sigv4_region"),
         username=opt("prometheus_user"),
         password_file=opt("prometheus_password_file"),
         ca=opt("prometheus_ca"),

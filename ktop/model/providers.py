@@ -174,19 +174,22 @@ OPENSHIFT = ProviderProfile(
             Component.ETCD,
             "OpenShift's etcd serves metrics only to clients with etcd's own client "
             "certificate, which the pod proxy cannot present",
-            "read etcd from the cluster monitoring stack (--prometheus with the "
-            "thanos-querier route and your token) or give --etcd-metrics",
+            "read etcd from the cluster monitoring stack (--prometheus auto: its "
+            "thanos-querier route, with your token) or give --etcd-metrics",
         ),
     },
     "each instance from the default/kubernetes EndpointSlices (the kube-apiserver static "
     "pods in openshift-kube-apiserver)",
     "etcd static pods in openshift-etcd; their metrics need etcd's client certificate",
-    "the cluster monitoring stack: the thanos-querier route in openshift-monitoring, "
-    "with your own token (--prometheus https://ROUTE --prometheus-token-file FILE)",
+    "the cluster monitoring stack: --prometheus auto finds the thanos-querier route in "
+    "openshift-monitoring and sends it your kubeconfig's token (a user with "
+    "cluster-monitoring-view; --prometheus-ca with the ingress CA unless the router's "
+    "certificate is publicly trusted)",
     (
         "oc apply -f docs/rbac.yaml (pods and pods/proxy in the openshift-kube-* "
-        "namespaces for the scheduler and controller-manager panes)",
-        "ktop --context CONTEXT --prometheus https://THANOS_ROUTE --prometheus-token-file FILE",
+        "namespaces for the scheduler and controller-manager panes; get on the "
+        "thanos-querier route)",
+        "ktop --context CONTEXT --prometheus auto --prometheus-ca INGRESS_CA.pem",
     ),
 )
 

@@ -47,7 +47,7 @@ OVER_THE_LIMIT = {
 list only shrinks: lower an entry when its module shrinks, remove it when the module
 drops to the limit (the test says so), never add one."""
 
-KTOP_LINE_BUDGET = 55_000
+KTOP_LINE_BUDGET = 55_080
 """The most lines all of ktop/'s Python may have (``find ktop -name '*.py' | xargs cat | wc
 -l``). 46,517 when the architecture issue began; the hardening of recordings, secrets and
 input (bounded parsers, the record directory, redaction, escaping, option checks) and the
@@ -85,7 +85,9 @@ range queries per chunk, one reason text shared with the live poll: 87): 54,776;
 bundle's files named by each finding (noted per pane as the readers read, grouped, in
 the JSON and text, its section of the generated bundle doc: 79): 54,855; one body for a
 source recorded to its end (3); SigV4 for Amazon Managed Service for Prometheus (the
-signer, its two options, the EKS profile's command: 135): 54,993.
+signer, its two options, the EKS profile's command: 135): 54,993; OpenShift's Thanos
+Querier found by --prometheus auto and sent the kubeconfig's token, an untrusted
+certificate named (84): 55,077.
 Registries replace tables, so ktop/ should shrink: when it has, lower this to the new
 count plus about 100 lines. Raised only by a feature's own new code, never for a
 refactoring."""

@@ -7,7 +7,14 @@ from typing import Any
 from ktop.scrub import Secrets
 from ktop.sources.convert import ObjectError, mapping, sequence, text
 from ktop.sources.live.client import connect
-from ktop.sources.live.reads import ENDPOINT_SLICES, FLOW_SCHEMAS, PRIORITY_LEVELS, SERVICES
+from ktop.sources.live.errors import ApiError
+from ktop.sources.live.reads import (
+    ENDPOINT_SLICES,
+    FLOW_SCHEMAS,
+    PRIORITY_LEVELS,
+    SERVICES,
+    THANOS_QUERIER_ROUTE,
+)
 from ktop.sources.live.transport import KubeTransport
 
 PROMETHEUS_SERVICES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -135,3 +142,31 @@ async def find_prometheus(t: KubeTransport) -> str:
         if found:
             return found
     return ""
+
+
+def route_url(route: Any) -> str:
+    """The base URL of an OpenShift Route (``https://HOST`` with TLS, else http; its
+    ``path``, ``/api`` for Thanos Querier, is the prefix the router lets through, under
+    which Prometheus' API already lies), or empty when it has no host or a field has the
+    wrong type.
+    """
+    try:
+        spec = mapping(route, "spec")
+        host = text(spec, "host")
+        tls = spec.get("tls")
+    except ObjectError:
+        return ""
+    return f"{'https' if tls else 'http'}://{host}" if host else ""
+
+
+async def find_openshift_querier(t: KubeTransport) -> str:
+    """The URL of OpenShift's Thanos Querier (its ``thanos-querier`` Route in
+    ``openshift-monitoring``), or empty where there is none or it cannot be read (not
+    OpenShift, or no ``get`` on routes: the Services are looked at next).
+    """
+    try:
+        return route_url((await t.get(THANOS_QUERIER_ROUTE)).json())
+    except ApiError as e:
+        if e.status in (403, 404):
+            return ""
+        raise

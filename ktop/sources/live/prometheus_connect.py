@@ -142,6 +142,22 @@ def _file_token(path: str, secrets: Secrets) -> Callable[[], str]:
     return header
 
 
+NO_KUBE_TOKEN = (
+    "the kubeconfig's credentials are not a bearer token (a client certificate?), and "
+    "Thanos Querier's proxy takes only a token: give --prometheus-token-file with a "
+    "token of a user allowed to read metrics (cluster-monitoring-view; 'oc whoami -t')"
+)
+
+
+def _kube_token(kube: KubeAccess | None) -> Callable[[], str]:
+    """The kubeconfig's ``Authorization`` value, at each request (refreshed as the
+    apiserver's is); :class:`PrometheusConfigError` when it has no bearer token.
+    """
+    if kube is None or not kube.token():
+        raise PrometheusConfigError(NO_KUBE_TOKEN)
+    return kube.token
+
+
 def _token_command(argv: tuple[str, ...], secrets: Secrets) -> TokenCommand:
     """The command's token source; refused now when the command cannot be found."""
     from ktop.sources.live.token_command import OPTION, TokenCommand  # noqa: PLC0415
@@ -169,6 +185,7 @@ def prometheus_client(
     *,
     auth: PrometheusAuth | None = None,
     kube: KubeAccess | None = None,
+    kube_bearer: bool = False,
     timeout_s: float = 10.0,
     secrets: Secrets,
 ) -> PrometheusConnect:
@@ -179,7 +196,9 @@ def prometheus_client(
     is counted by ``meter`` under ``prometheus`` (``prometheus via apiserver`` through the
     service proxy); the library's own retries are off
     (a hidden retry would be an uncounted request: ktop retries at its next poll). The
-    credentials read from files are recorded in the session's ``secrets``.
+    credentials read from files are recorded in the session's ``secrets``. With
+    ``kube_bearer`` (OpenShift's Thanos Querier, which authenticates the cluster's users)
+    and no credential of its own, a URL is sent ``kube``'s bearer token.
     """
     # Imported here: a session without Prometheus never loads requests (see the docstring).
     from prometheus_api_client import PrometheusConnect  # noqa: PLC0415
@@ -223,6 +242,8 @@ def prometheus_client(
         if auth.token_command:
             command = _token_command(auth.token_command, secrets)
             bearer, session.on_refused = command.header, command.refused
+        if kube_bearer and not any([*given, auth.sigv4]):
+            bearer = _kube_token(kube)
         if auth.username is not None:
             password = ""
             if auth.password_file:

@@ -139,9 +139,19 @@ EKS_METRICS = (
 """EKS's scheduler and controller-manager metrics, served by its apiservers."""
 SERVICES = "/api/v1/services"
 """Listed (by label) when asked to find Prometheus."""
+THANOS_QUERIER_ROUTE = (
+    "/apis/route.openshift.io/v1/namespaces/openshift-monitoring/routes/thanos-querier"
+)
+"""OpenShift's monitoring stack's query endpoint, read when asked to find Prometheus."""
 SERVICE_PROXY = "/api/v1/namespaces/{namespace}/services/{service}/proxy"
 """Prometheus through the apiserver's service proxy (``k8s://namespace/service:port``)."""
-OPTIONAL_GETS: tuple[str, ...] = (POD_PROXY, SYSTEM_LEASE, SERVICE_PROXY, *EKS_METRICS)
+OPTIONAL_GETS: tuple[str, ...] = (
+    POD_PROXY,
+    SYSTEM_LEASE,
+    SERVICE_PROXY,
+    *EKS_METRICS,
+    THANOS_QUERIER_ROUTE,
+)
 OPTIONAL_LISTS: tuple[str, ...] = (SYSTEM_PODS, SERVICES)
 
 _PATH = re.compile(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from collections.abc import Awaitable, Callable, Collection
 
 from ktop.model.apf_dump import ApfDumpError, parse_priority_levels
@@ -35,11 +36,20 @@ Fetch = Callable[[], Awaitable[bytes | None]]
 """Reads an endpoint's body; raises on failure; None means "skip this round"."""
 
 
+_UNTRUSTED = re.compile(r"certificate verify failed: ([^(')]+)")
+"""An untrusted server certificate, as Python's ssl module words it (a wrapped error, as
+requests' connection errors, puts it after a long URL)."""
+
+
 def failure_reason(exc: BaseException, secrets: Secrets) -> str:
     """A short, specific reason for a failed read (at most one line), scrubbed with
     ``secrets`` (the session's) before it is cut, so that no known value is cut in two.
     """
-    text = secrets.scrub(exc).strip().replace("\n", " ")[:MAX_REASON_CHARS]
+    whole = secrets.scrub(exc).strip().replace("\n", " ")
+    if (m := _UNTRUSTED.search(whole)) is not None:  # said first: a wrapped one ends with it
+        why = m.group(1).strip()
+        return f"TLS: certificate verify failed: {why} (give its CA)"[:MAX_REASON_CHARS]
+    text = whole[:MAX_REASON_CHARS]
     name = type(exc).__name__
     if isinstance(exc, TimeoutError) and not text:
         return "timed out"

@@ -77,6 +77,7 @@ from ktop.sources.live.discovery import (
     PROMETHEUS_HINT,
     apf_object_names,
     apiserver_endpoints,
+    find_openshift_querier,
     find_prometheus,
 )
 from ktop.sources.live.errors import ApiError
@@ -265,9 +266,12 @@ class LiveSource:
 
     async def _prometheus(self, t: KubeTransport | None, emit: Emit) -> None:
         address = self.o.prometheus or ""
+        openshift = False  # OpenShift's Thanos Querier found: sent the kubeconfig's token
         if address == PROMETHEUS_AUTO and t is not None:
             try:
-                address = await find_prometheus(t)
+                address = await find_openshift_querier(t)
+                openshift = bool(address)
+                address = address or await find_prometheus(t)
             except ApiError as e:
                 raise RuntimeError(f"finding Prometheus: {e}") from e
             if not address:
@@ -279,8 +283,9 @@ class LiveSource:
         try:
             kube = self.kube_access() if self.conn is not None else None
             client = prometheus_client(
-                address, self.meter, auth=self.o.prometheus_auth, kube=kube, secrets=self.secrets
-            )
+                address, self.meter, auth=self.o.prometheus_auth, kube=kube,
+                kube_bearer=openshift, secrets=self.secrets,
+            )  # fmt: skip
             matcher = cluster_matcher(self.o.cluster_label, self.o.cluster)
         except (PrometheusConfigError, OSError) as e:
             # A wrong address or an unreadable credential file: retrying will not help.

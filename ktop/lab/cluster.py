@@ -29,15 +29,19 @@ from ktop.lab.control_plane import (
     kubeadm_endpoints,
     node_of,
 )
+from ktop.lab.openshift_monitoring import serve_monitoring_route
 from ktop.lab.pki import write_pki
 from ktop.lab.util import LabError, free_ports, http_get, http_ok, tail, wait_for
 
 EKS_METRICS_PORT = 10443
 """Where the lab's EKS metrics API backend listens, on its last control-plane host."""
+THANOS_QUERIER_PORT = 10444
+"""Where the lab's Thanos Querier stand-in listens (OpenShift layout), on that host."""
 
 #: stop order: load generators and clients first, storage last
 STOP_ORDER_PREFIXES = (
     "eks-metrics",
+    "thanos-querier",
     "prometheus",
     "kwok-",
     "kube-scheduler",
@@ -269,6 +273,8 @@ class Lab:
             self._start_eks_metrics(sched, kcm)
         if cfg.prometheus:
             self._wait(prom.name, lambda: http_ok(f"{prom.url}/-/ready"), 60)
+            if cfg.openshift_layout:
+                self._start_thanos_querier(prom.url)
         _log("waiting for all nodes Ready")
         wait_for(
             lambda: asyncio.run(self._all_ready()),
@@ -335,6 +341,31 @@ class Lab:
                 await kube.register_eks_metrics(api, host, EKS_METRICS_PORT, ca)
 
         asyncio.run(register())
+
+    def _start_thanos_querier(self, prometheus: str) -> None:
+        """OpenShift's query endpoint: the auth proxy in front of the lab's Prometheus on
+        the last control-plane host, its Route and the view role
+        (``ktop/lab/thanos_querier.py``, ``ktop/lab/openshift_monitoring.py``).
+        """
+        host, pki = self.hosts[-1], self.layout.pki
+        address = f"{host}:{THANOS_QUERIER_PORT}"
+        argv = [
+            sys.executable, "-m", "ktop.lab.thanos_querier", f"--listen={address}",
+            f"--cert={pki / 'extension.crt'}", f"--key={pki / 'extension.key'}",
+            f"--prometheus={prometheus}", f"--apiserver={self.info['apiservers'][0]['url']}",
+            f"--token-file={self.dir / 'admin.token'}",
+        ]  # fmt: skip
+        self._spawn("thanos-querier", argv)
+        # answers 401 without a token once it serves
+        self._wait("thanos-querier", lambda: http_get(f"https://{address}/api/v1/query")[0], 30)
+
+        async def publish() -> None:
+            async with kube.api_client(self.layout.kubeconfig) as api:
+                await serve_monitoring_route(api, address)
+
+        asyncio.run(publish())
+        log = procs.component(self.dir, "thanos-querier")["log"]
+        self.info["thanos_querier"] = {"url": f"https://{address}", "log": str(log)}
 
     # -- helpers -------------------------------------------------------------------------
     def _on_host(self, host: str, argv: list[str], *, restart: bool = False) -> list[str]:

@@ -22,6 +22,9 @@ scheduler backlog.
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -29,13 +32,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kubernetes_asyncio import client
 
-from ktop.lab import Lab, inject, recover, resolve_target
+from ktop.lab import Lab, inject, kube, recover, resolve_target
+from ktop.lab.openshift_monitoring import VIEW_ROLE
 from ktop.model.events import Component
 from ktop.model.providers import EKS, OPENSHIFT, NotExposed, ProviderProfile
+from ktop.sampling import LOOK_BACK_PROMETHEUS
 from tests.e2e.cadence import steps
 from tests.e2e.helpers import KUBEADM_GROUP, e2e_lab_config, running_lab
-from tests.e2e.live import account
+from tests.e2e.live import SA_NAMESPACE, account
 from tests.e2e.test_triage_truth import COMPONENTS_ROLE, TRIAGE_LIMIT_S, one_shot
 
 XDIST_GROUP = KUBEADM_GROUP
@@ -116,3 +122,50 @@ def test_a_scheduler_backlog_is_named(provider_lab: tuple[str, Lab, Path]) -> No
             assert time.monotonic() < ends, doc["headline"]
     finally:
         asyncio.run(recover("scheduler-backlog", target))
+
+
+async def _may_view_metrics(lab: Lab, account_name: str) -> None:
+    """Bind the account to ``cluster-monitoring-view``, as an OpenShift admin would."""
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": f"{account_name}-{VIEW_ROLE}"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": VIEW_ROLE},
+        "subjects": [{"kind": "ServiceAccount", "name": account_name,
+                      "namespace": SA_NAMESPACE}],
+    }  # fmt: skip
+    async with kube.api_client(lab.layout.kubeconfig) as api:
+        rbac = client.RbacAuthorizationV1Api(api)
+        await kube.created(rbac.create_cluster_role_binding(kube.body(binding)))
+
+
+def test_openshift_metrics_from_the_thanos_querier_that_auto_finds(
+    provider_lab: tuple[str, Lab, Path],
+) -> None:
+    """``--prometheus auto`` finds the thanos-querier Route and sends it the user's own
+    token: the proxy's reviews pass for a user with cluster-monitoring-view, the look-back
+    comes from Prometheus, and etcd, which OpenShift does not expose to the pod proxy, is
+    read from the monitoring stack.
+    """
+    name, lab, kubeconfig = provider_lab
+    if name != "openshift":
+        pytest.skip("OpenShift's monitoring stack")
+    querier = lab.info["thanos_querier"]
+    asyncio.run(_may_view_metrics(lab, f"ktop-{name}"))
+    argv = [
+        sys.executable, "-m", "ktop", "--kubeconfig", str(kubeconfig), "triage",
+        "--prometheus", "auto", "--prometheus-ca", str(lab.layout.pki / "ca.crt"),
+        "--output", "json",
+    ]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=TRIAGE_LIMIT_S)
+    assert done.stdout, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["source"]["look_back_from"] == LOOK_BACK_PROMETHEUS, doc["source"]
+    has_leader = evidence(doc, "etcd.has_leader")
+    assert has_leader["status"] == "ok", has_leader
+    # every query went through the proxy, as this account, and none was refused
+    lines = Path(querier["log"]).read_text().splitlines()
+    ours = [ln for ln in lines if ln.endswith(f":ktop-{name}")]
+    assert ours and all(ln.startswith("200 ") for ln in ours), lines[-5:]
+    assert any(" /api/v1/query_range " in ln for ln in ours), ours[:5]

@@ -246,33 +246,38 @@ async def create_control_plane(
             )
 
 
-OPENSHIFT_CONFIG_CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "clusterversions.config.openshift.io"},
-    "spec": {
-        "group": "config.openshift.io",
-        "scope": "Cluster",
-        "names": {
-            "plural": "clusterversions",
-            "singular": "clusterversion",
-            "kind": "ClusterVersion",
+def schemaless_crd(group: str, kind: str, plural: str, scope: str) -> dict[str, Any]:
+    """A CustomResourceDefinition of ``kind`` in ``group`` (v1) that keeps any field: an
+    OpenShift kind the lab's apiservers serve as OpenShift's do, without its schema.
+    """
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": scope,
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        }
+                    },
+                }
+            ],
         },
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": True,
-                    }
-                },
-            }
-        ],
-    },
-}
+    }
+
+
+OPENSHIFT_CONFIG_CRD = schemaless_crd(
+    "config.openshift.io", "ClusterVersion", "clusterversions", "Cluster"
+)
 """OpenShift's ClusterVersion, a CRD there too: with it the apiservers list the
 ``config.openshift.io`` group, as an OpenShift cluster's do."""
 

@@ -11,7 +11,7 @@ import asyncio
 
 from kubernetes_asyncio import client
 
-from ktop.lab.kube import body, created
+from ktop.lab.kube import body, created, schemaless_crd
 from ktop.lab.util import LabError
 
 NAMESPACE = "openshift-monitoring"
@@ -19,29 +19,7 @@ ROUTE_NAME = "thanos-querier"
 VIEW_ROLE = "cluster-monitoring-view"
 """The ClusterRole OpenShift grants for reading cluster metrics."""
 
-ROUTE_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "routes.route.openshift.io"},
-    "spec": {
-        "group": "route.openshift.io",
-        "scope": "Namespaced",
-        "names": {"plural": "routes", "singular": "route", "kind": "Route"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": True,
-                    }
-                },
-            }
-        ],
-    },
-}
+ROUTE_CRD = schemaless_crd("route.openshift.io", "Route", "routes", "Namespaced")
 
 
 def route(host: str) -> dict[str, object]:

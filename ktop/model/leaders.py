@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ktop.model.events import Component
 from ktop.model.series import TargetSeries
+from ktop.model.series_window import IDENTITY
 from ktop.model.values import Val
 
 LEADER_METRIC = "leader_election_master_status"
@@ -30,6 +31,9 @@ class LeaderStatus:
     """Per scraped instance, the gauge (1 leading, 0 standby), unknown when not exposed."""
     reason: str = ""
     """Why nothing is known (no instance scraped, every scrape failed)."""
+    starts: tuple[tuple[str, float | None], ...] = ()
+    """Per scraped instance, its process' start time (``process_start_time_seconds``),
+    None when not exposed: a restart (a fail-over's cold standby) needs no history."""
 
     @property
     def leaders(self) -> tuple[str, ...]:
@@ -49,6 +53,7 @@ def build_leader(
 ) -> LeaderStatus:
     """A component's leader status from its targets' series and scrape health."""
     rows: list[tuple[str, Val]] = []
+    starts = tuple((i, s.gauge(IDENTITY).value) for i, s in sorted(series.items()))
     for inst in sorted(set(series) | set(health)):
         error = health.get(inst, (None, ""))[1]
         s = series.get(inst)
@@ -61,4 +66,4 @@ def build_leader(
             )
     if not rows:
         return LeaderStatus(component, (), f"no {component.value} metrics read")
-    return LeaderStatus(component, tuple(rows))
+    return LeaderStatus(component, tuple(rows), starts=starts)

@@ -47,7 +47,7 @@ OVER_THE_LIMIT = {
 list only shrinks: lower an entry when its module shrinks, remove it when the module
 drops to the limit (the test says so), never add one."""
 
-KTOP_LINE_BUDGET = 55_310
+KTOP_LINE_BUDGET = 55_370
 """The most lines all of ktop/'s Python may have (``find ktop -name '*.py' | xargs cat | wc
 -l``). 46,517 when the architecture issue began; the hardening of recordings, secrets and
 input (bounded parsers, the record directory, redaction, escaping, option checks) and the
@@ -88,7 +88,9 @@ source recorded to its end (3); SigV4 for Amazon Managed Service for Prometheus 
 signer, its two options, the EKS profile's command: 135): 54,993; OpenShift's Thanos
 Querier found by --prometheus auto and sent the kubeconfig's token, an untrusted
 certificate named (84): 55,077; the lab's OpenShift monitoring endpoint (the auth proxy,
-the Route and its CRD, one CRD builder for both of the lab's, the view role: 227): 55,304.
+the Route and its CRD, one CRD builder for both of the lab's, the view role: 227):
+55,304; the scheduler's and controller-manager's restarts on the HA path (their start
+times kept with their leader status, two evidence specs and readers: 61): 55,365.
 Registries replace tables, so ktop/ should shrink: when it has, lower this to the new
 count plus about 100 lines. Raised only by a feature's own new code, never for a
 refactoring."""

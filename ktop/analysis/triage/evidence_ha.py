@@ -12,6 +12,7 @@ from ktop.analysis.findings import Severity
 from ktop.analysis.triage.evidence import Context, EvidenceReading, Reader, graded, unknown
 from ktop.analysis.triage.evidence_etcd import lost_members, quorum_state
 from ktop.analysis.triage.evidence_specs import EvidenceSpec
+from ktop.analysis.triage.restarts import recent_restart
 from ktop.model.events import LOAD_BALANCED, Component
 from ktop.model.leaders import LeaderStatus
 from ktop.model.values import Val
@@ -88,6 +89,23 @@ def leader_reading(spec: EvidenceSpec, status: LeaderStatus) -> EvidenceReading:
     return graded(spec, Val.of(0), f"none of {len(known)} {name} instances leads")
 
 
+def _restart(ctx: Context, component: Component) -> EvidenceReading:
+    status = next((s for s in ctx.snap.leaders if s.component is component), None)
+    if status is None or status.reason:
+        return unknown(status.reason if status else f"no {component.value} metrics read")
+    return recent_restart(ctx, list(status.starts), f"{component.value} instances")
+
+
+def ha_scheduler_restart(ctx: Context, _: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``ha.scheduler_restart``."""
+    return _restart(ctx, Component.SCHEDULER)
+
+
+def ha_controller_manager_restart(ctx: Context, _: EvidenceSpec) -> EvidenceReading:
+    """Evidence ``ha.controller_manager_restart``."""
+    return _restart(ctx, Component.CONTROLLER_MANAGER)
+
+
 def ha_scheduler(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``ha.scheduler_leader``."""
     return _leader(ctx, spec, Component.SCHEDULER)
@@ -103,5 +121,7 @@ HA_READERS: dict[str, Reader] = {
     "ha.etcd_quorum": ha_etcd,
     "ha.scheduler_leader": ha_scheduler,
     "ha.controller_manager_leader": ha_controller_manager,
+    "ha.scheduler_restart": ha_scheduler_restart,
+    "ha.controller_manager_restart": ha_controller_manager_restart,
 }
 """Evidence ID -> reader, for the HA path (``ha.standby_sync`` is in the main table)."""

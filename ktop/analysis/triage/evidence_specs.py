@@ -402,6 +402,31 @@ HA_CONTROLLER_MANAGER = EvidenceSpec(
     Area.NODES,
     c.HA_LEADERS,
 )
+_RESTART_COMPUTED = (
+    "snapshot time - the latest start time of the instances scraped; a warning when that "
+    "start is within the look-back, the first start in it its onset (a standby that took "
+    "over cold lists everything at the worst moment)"
+)
+HA_SCHEDULER_RESTART = EvidenceSpec(
+    "ha.scheduler_restart",
+    "Most recent scheduler restart",
+    "process_start_time_seconds per scheduler instance scraped",
+    _RESTART_COMPUTED,
+    "s",
+    Area.SCHEDULER,
+    first_line=False,
+    suspect_at=None,
+)
+HA_CONTROLLER_MANAGER_RESTART = EvidenceSpec(
+    "ha.controller_manager_restart",
+    "Most recent controller-manager restart",
+    "process_start_time_seconds per controller-manager instance scraped",
+    _RESTART_COMPUTED,
+    "s",
+    Area.NODES,
+    first_line=False,
+    suspect_at=None,
+)
 HA_STANDBY = EvidenceSpec(
     "ha.standby_sync",
     "Standby scheduler / controller-manager readiness",

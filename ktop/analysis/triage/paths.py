@@ -32,8 +32,10 @@ from ktop.analysis.triage.evidence_specs import (
     DNS,
     HA_APISERVERS,
     HA_CONTROLLER_MANAGER,
+    HA_CONTROLLER_MANAGER_RESTART,
     HA_ETCD,
     HA_SCHEDULER,
+    HA_SCHEDULER_RESTART,
     HA_STANDBY,
     HEARTBEAT_SHARE,
     NODE_REGISTRATION,
@@ -282,7 +284,16 @@ PATHS: tuple[PathSpec, ...] = (
         "HA",
         "HA readiness is not control-loop readiness",
         "a standby that holds the lease is not ready",
-        (HA_APISERVERS, HA_ETCD, ETCD_LEADER, HA_SCHEDULER, HA_CONTROLLER_MANAGER, HA_STANDBY),
+        (
+            HA_APISERVERS,
+            HA_ETCD,
+            ETCD_LEADER,
+            HA_SCHEDULER,
+            HA_CONTROLLER_MANAGER,
+            HA_SCHEDULER_RESTART,
+            HA_CONTROLLER_MANAGER_RESTART,
+            HA_STANDBY,
+        ),
         "suspect when etcd has lost quorum or its leader, or no instance of the scheduler or "
         "controller-manager leads; a single apiserver or an etcd without a spare member is a "
         "warning. Whether a standby's informers have synced cannot be seen from outside: "

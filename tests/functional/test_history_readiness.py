@@ -20,8 +20,9 @@ from ktop.model.events import Event, FeedFailed, NodeReadinessByLabel
 from ktop.model.feeds import FEED_KUBE_STATE_METRICS
 from ktop.scrub import Secrets
 from ktop.sources.live.cost import CostMeter
+from ktop.sources.live.options import LiveOptions
 from ktop.sources.live.prometheus_connect import prometheus_client
-from ktop.sources.live.prometheus_queries import cluster_matcher
+from ktop.sources.live.prometheus_queries import cluster_matcher, readiness_labels
 from ktop.sources.prometheus_history import PrometheusHistory
 from tests.binaries import required_binary
 
@@ -31,6 +32,7 @@ NODES = {"n1": "zone-a", "n2": "zone-a", "n3": "zone-a", "n4": "zone-b", "n5": "
 SPAN_S = 20 * 60
 DOWN = (8 * 60, 14 * 60)
 """Seconds after the first sample during which zone-b's nodes are not Ready (Unknown)."""
+DEFAULT_RACK = LiveOptions().rack_label
 READY_LIMIT_S = 60.0
 """Prometheus answers /-/ready within this (it loads two hand-made blocks)."""
 
@@ -172,3 +174,27 @@ def test_without_kube_state_metrics_the_feed_says_why(prometheus: tuple[str, int
         e for e in events if isinstance(e, FeedFailed) and e.feed == FEED_KUBE_STATE_METRICS
     ]
     assert "example.com/rack" in failed.reason and "Prometheus history" in failed.reason
+
+
+def test_the_rebuilds_cost_is_what_the_docs_say(prometheus: tuple[str, int]) -> None:
+    """Queries a rebuild sends, counted by the cost meter: once for the baseline, then per
+    chunk (one and two chunks read, the difference per chunk); docs/cost.md states them."""
+    url, t0 = prometheus
+
+    def queries(chunks: int) -> int:
+        meter = CostMeter()
+        client = prometheus_client(url, meter, secrets=Secrets())
+        start = t0 + 60
+        history = PrometheusHistory(
+            client, url, start, start + chunks * 300, chunk_s=300, step_s=STEP_S,
+            readiness_labels=readiness_labels(DEFAULT_RACK),
+        )  # fmt: skip
+        asyncio.run(history.run(lambda _: None))
+        assert history.error == ""
+        return meter.requests_by_destination["prometheus"]
+
+    one, two = queries(1), queries(2)
+    per_chunk = two - one
+    cost = (Path(__file__).resolve().parents[2] / "docs" / "cost.md").read_text()
+    assert f"**{one - per_chunk} queries once** for the baseline" in cost
+    assert f"**{per_chunk} queries per five-minute chunk**" in cost

@@ -219,7 +219,7 @@ def test_the_json_names_the_cause_each_consequence_s_explainer_and_onsets() -> N
     from tests.unit.snapshots import healthy
 
     doc = to_json(report, healthy(), source={"kind": "test"})
-    assert (doc["version"], doc["minor_version"]) == (1, 11)
+    assert (doc["version"], doc["minor_version"]) == (1, 12)
     assert doc["cause"]["id"] == "ETCD" and doc["cause"]["onset"] == T0
     assert doc["cause"]["explains"] == ["API-WRITE"]
     assert doc["independent"] == ["P4"]

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import math
-
 from rich.text import Text
 
 from ktop.analysis.trends import Direction, Trend, compact, since_words
 from ktop.analysis.triage.diagnosis import Headline, explained_words
 from ktop.analysis.triage.diagnosis import headline as diagnosis_headline
 from ktop.analysis.triage.report import role_of
-from ktop.analysis.triage.types import Evidence, PathResult, Role, Status, TriageReport, Verdict
-from ktop.model.text import fmt_sig, truncate
+from ktop.analysis.triage.types import PathResult, Role, Status, TriageReport, Verdict
+from ktop.model.text import truncate
 from ktop.ui.render.findings import DIRECTION_STYLE, styled_trend
 from ktop.ui.render.level import STYLE, SYMBOL, Level
-from ktop.ui.render.triage_text import ROLE_MARK, ROLE_WORD
+from ktop.ui.render.triage_text import ROLE_MARK, ROLE_WORD, evidence_value
 from ktop.ui.render.view import Column, Row, TableSpec
 
 SINCE_WIDTH = 16
@@ -38,17 +36,6 @@ STATUS_LEVEL = {
     Status.UNKNOWN: Level.UNKNOWN,
     Status.OK: Level.OK,
 }
-
-
-def _value(e: Evidence) -> str:
-    if e.value is None:
-        return "?"
-    unit = {"count": "", "ratio": "", "": ""}.get(e.unit, f" {e.unit}")
-    if not math.isfinite(e.value):
-        return fmt_sig(e.value) + unit
-    if e.unit == "ratio":
-        return f"{e.value * 100:.0f} %"
-    return f"{e.value:.3g}{unit}"
 
 
 def since_cell(t: Trend | None) -> Text:
@@ -142,7 +129,7 @@ def evidence_table(path: PathResult) -> TableSpec:
                 (
                     Text(f"{SYMBOL[level]} {e.status.value}", style=STYLE[level]),
                     Text(("* " if e.first_line else "  ") + e.title),
-                    Text(_value(e), justify="right"),
+                    Text(evidence_value(e), justify="right"),
                     since_cell(e.trend if e.breaching else None),
                     Text(e.pane.value if e.pane else "-", style="dim"),
                     Text(e.detail),

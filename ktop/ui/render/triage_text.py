@@ -5,6 +5,7 @@ are the triage screen's too.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from ktop.analysis.trends import Trend, describe
@@ -18,10 +19,15 @@ from ktop.ui.render.level import SEVERITY_SYMBOL
 from ktop.ui.render.timeline import NO_EVENTS, plain_line, when
 
 
-def _value(e: Evidence) -> str:
+def evidence_value(e: Evidence) -> str:
+    """An evidence's value as every triage view writes it: ``?`` when unknown, a ratio as
+    a percentage, a number to four significant digits with its unit (``∞`` as any other).
+    """
     if e.value is None:
         return "?"
-    unit = "" if e.unit in ("count", "") else f" {e.unit}"
+    unit = "" if e.unit in ("count", "ratio", "") else f" {e.unit}"
+    if e.unit == "ratio" and math.isfinite(e.value):
+        return f"{e.value * 100:.0f} %"
     return f"{fmt_sig(e.value)}{unit}"
 
 
@@ -96,7 +102,7 @@ def to_text(
         if p.verdict.value == "suspect":
             for e in p.evidence:
                 first = "*" if e.first_line else " "
-                out.append(f"    {first}{_mark(e)} {e.title}: {_value(e)} ({e.detail})")
+                out.append(f"    {first}{_mark(e)} {e.title}: {evidence_value(e)} ({e.detail})")
                 if e.breaching and (since := _since(e.trend, report.at)):
                     out.append(f"        {since}")
             if read := read_from(p, files or {}):
@@ -157,7 +163,8 @@ def to_markdown(
         out += ["| evidence | status | value | since | detail |", "|---|---|---|---|---|"]
         out += [
             f"| {_md(e.title)}{' (first line)' if e.first_line else ''} | {_status(e)} | "
-            f"{_md(_value(e))} | {_md(_since(e.trend, report.at) if e.breaching else '')} | "
+            f"{_md(evidence_value(e))} | "
+            f"{_md(_since(e.trend, report.at) if e.breaching else '')} | "
             f"{_md(e.detail)} |"
             for e in p.evidence
         ]

@@ -61,6 +61,9 @@ TWO_SCRAPES_S = steps(1) + cycles(2, KTOP_SCRAPE_S)
 """From the start of sampling: every target's first scrape, then two more intervals."""
 WINDOW_S = TWO_SCRAPES_S
 """The window of a triage that samples a state (no scenario runs during it)."""
+HISTORY_LIMIT_S = deadline(PROCESS_START_S, 60.0)
+"""``ktop record --from-prometheus`` of a few minutes of the lab, or ``ktop triage
+--recording`` of it: start, then a query per family and chunk of one small lab's samples."""
 RATE_WINDOW_S = 30
 """The window of Prometheus' request rate the healthy lab's balance is judged on."""
 
@@ -395,14 +398,17 @@ def test_apf_saturation_makes_api_429_suspect(lab: Lab, kubeconfig: Path) -> Non
     assert rows and max(r["rejected_per_s"] or 0 for r in rows) > 0
 
 
-def test_apiserver_skew_makes_skew_suspect(lab: Lab, kubeconfig: Path) -> None:
+def test_apiserver_skew_makes_skew_suspect(lab: Lab, kubeconfig: Path, tmp_path: Path) -> None:
     """A triage sampling across apiserver-b's restart and the load left on apiserver-a
     makes SKEW suspect, with the watch skew past its critical limit, the restart in its
-    evidence and in the timeline at the start time Prometheus scraped.
+    evidence and in the timeline at the start time Prometheus scraped; afterwards, with
+    ktop not watching, the span rebuilt from Prometheus history makes SKEW suspect at the
+    moment the live triage ended (the load still held).
 
     Slow: triage samples a fixed window of two scrapes, the stop and the restarted
     apiserver's ready limit (157 s), longer than the 90 s limit by itself; the load is
-    held that long again after the restart, so that it outlasts the window.
+    held that long again after the restart, so that it outlasts the window; then the
+    rebuild from history and its triage (two processes, a few seconds each).
     """
     # The scenario restarts apiserver-b and, as the clients that failed over would, holds
     # watches and requests on apiserver-a: sample across it (b stopped, then ready again
@@ -410,9 +416,11 @@ def test_apiserver_skew_makes_skew_suspect(lab: Lab, kubeconfig: Path) -> None:
     window_s = TWO_SCRAPES_S + COMPONENT_STOP_S + APISERVER_READY_LIMIT_S
     proc = _start_triage(lab, kubeconfig, window_s)
     _first_round(proc)
+    began = time.time()
     with ThreadPoolExecutor(1) as pool:  # triage's output is read while the load holds
         injected = pool.submit(_inject, lab, "apiserver-skew", duration_s=window_s)
         _, doc = _finish(proc, window_s)
+        held_at = time.time()
         result = injected.result()
     skew = next(p for p in doc["paths"] if p["id"] == "SKEW")
     assert skew["verdict"] == "suspect", skew
@@ -437,19 +445,25 @@ def test_apiserver_skew_makes_skew_suspect(lab: Lab, kubeconfig: Path) -> None:
     restarted_at = max(started.values())
     restarts = [e for e in doc["timeline"] if e["kind"] == "restart"]
     assert any(abs(e["at"] - restarted_at) < 1.0 for e in restarts), (restarted_at, restarts)
+    # after the fact: the watches and requests per instance, as Prometheus kept them
+    rebuilt = _from_history(lab, began - 60, tmp_path / "skew.ktrec", at=held_at)
+    assert "SKEW" in _suspects(rebuilt), _verdicts(rebuilt)
 
 
-def test_etcd_leader_loss_makes_etcd_suspect(lab: Lab, kubeconfig: Path) -> None:
+def test_etcd_leader_loss_makes_etcd_suspect(lab: Lab, kubeconfig: Path, tmp_path: Path) -> None:
     """A triage sampling across the etcd leader's loss makes ETCD suspect, with the
-    election in the timeline.
+    election in the timeline; afterwards, with ktop not watching, the same span rebuilt
+    from Prometheus history makes ETCD suspect too.
 
     Slow: triage samples a fixed window of two scrapes and the election's limit (87 s);
-    with the process's start and the old leader's restart afterwards, over 90 s.
+    with the process's start and the old leader's restart afterwards, over 90 s; then the
+    rebuild from history and its triage (two processes, a few seconds each).
     """
     # sampling goes on through the election (within the scenario's limit) and two scrapes
     window_s = TWO_SCRAPES_S + ETCD_ELECTION_LIMIT_S
     proc = _start_triage(lab, kubeconfig, window_s)
     _first_round(proc)
+    began = time.time()
     result = _inject(lab, "etcd-leader-loss")
     try:
         _, doc = _finish(proc, window_s)
@@ -460,6 +474,41 @@ def test_etcd_leader_loss_makes_etcd_suspect(lab: Lab, kubeconfig: Path) -> None
     # members saw no leader
     leader = [e for e in doc["timeline"] if e["kind"] == "leader"]
     assert any(e["text"] in ("became the etcd leader", "no etcd leader") for e in leader), leader
+    # after the fact: the members' leader changes, as Prometheus kept them
+    rebuilt = _from_history(lab, began - 60, tmp_path / "leader-loss.ktrec")
+    assert "ETCD" in _suspects(rebuilt), _verdicts(rebuilt)
+    assert rebuilt["source"]["kind"] == "recording"
+
+
+def _from_history(lab: Lab, start: float, out: Path, at: float | None = None) -> dict[str, Any]:
+    """``ktop record --from-prometheus`` from ``start`` to now (once the last scrapes are
+    in Prometheus), then ``ktop triage --recording`` at ``at`` (default its end): the
+    report."""
+    end = time.time()
+    poll(
+        lambda: promql(lab, f"max(timestamp(up)) >= {end:.3f}") or None,
+        timeout_s=deadline(lab_cadence(lab).in_prometheus_s),
+        what="the span's last scrapes in Prometheus",
+        every_s=1.0,
+    )
+    argv = [
+        sys.executable, "-m", "ktop", "record", "-o", str(out),
+        "--from-prometheus", str(lab.info["prometheus_url"]),
+        "--start", f"{start:.0f}", "--end", f"{end:.0f}",
+    ]  # fmt: skip
+    done = subprocess.run(
+        argv, capture_output=True, text=True, check=False, timeout=HISTORY_LIMIT_S,
+        env={**os.environ, "KUBECONFIG": os.devnull},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    when = [] if at is None else ["--at", f"{at:.0f}"]
+    triaged = subprocess.run(
+        [sys.executable, "-m", "ktop", "triage", "--recording", str(out), *when,
+         "--output", "json"],
+        capture_output=True, text=True, check=False, timeout=HISTORY_LIMIT_S,
+    )  # fmt: skip
+    assert triaged.returncode in (0, 1), triaged.stderr
+    return dict(json.loads(triaged.stdout))
 
 
 def test_zone_outage_makes_p4_suspect_and_names_the_zone(lab: Lab, kubeconfig: Path) -> None:

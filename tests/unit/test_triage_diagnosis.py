@@ -231,4 +231,5 @@ def test_the_json_names_the_cause_each_consequence_s_explainer_and_onsets() -> N
     assert by_id["API-WRITE"]["onset"] == T0 + 5
     assert by_id["P4"]["role"] == "independent" and by_id["P4"]["onset"] is None
     err = error_json("nope", {})
-    assert err["cause"] is None and err["independent"] == [] and err["minor_version"] == 11
+    assert err["cause"] is None and err["independent"] == []
+    assert err["minor_version"] == doc["minor_version"]

@@ -15,12 +15,12 @@ authentication and RBAC::
 
 from __future__ import annotations
 
-import argparse
-import ssl
 from collections.abc import Sequence
 
 import aiohttp
 from aiohttp import web
+
+from ktop.lab.util import serve, server_parser
 
 GROUP = "metrics.eks.amazonaws.com"
 VERSION = "v1"
@@ -75,18 +75,11 @@ def app(upstreams: dict[str, str]) -> web.Application:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Serve until killed."""
-    p = argparse.ArgumentParser(prog="python -m ktop.lab.eks_metrics")
-    p.add_argument("--listen", required=True, help="HOST:PORT")
-    p.add_argument("--cert", required=True)
-    p.add_argument("--key", required=True)
+    p = server_parser("python -m ktop.lab.eks_metrics")
     p.add_argument("--scheduler", required=True, help="the scheduler's /metrics URL")
     p.add_argument("--controller-manager", required=True, help="its /metrics URL")
     args = p.parse_args(argv)
-    host, _, port = args.listen.rpartition(":")
-    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    tls.load_cert_chain(args.cert, args.key)
-    upstreams = {"ksh": args.scheduler, "kcm": args.controller_manager}
-    web.run_app(app(upstreams), host=host, port=int(port), ssl_context=tls, print=None)
+    serve(app({"ksh": args.scheduler, "kcm": args.controller_manager}), args)
 
 
 if __name__ == "__main__":

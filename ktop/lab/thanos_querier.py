@@ -16,8 +16,6 @@ standard output (``<status> <method> <path> <user>``)::
 
 from __future__ import annotations
 
-import argparse
-import ssl
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +23,8 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
+
+from ktop.lab.util import serve, server_parser
 
 ALLOWED = {"verb": "get", "resource": "namespaces"}
 """What a user must be allowed, as OpenShift's proxy asks (``--openshift-delegate-urls``)."""
@@ -95,21 +95,14 @@ def _said(request: web.Request, status: int, user: str) -> web.Response:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Serve until killed."""
-    p = argparse.ArgumentParser(prog="python -m ktop.lab.thanos_querier")
-    p.add_argument("--listen", required=True, help="HOST:PORT")
-    p.add_argument("--cert", required=True)
-    p.add_argument("--key", required=True)
+    p = server_parser("python -m ktop.lab.thanos_querier")
     p.add_argument("--prometheus", required=True, help="the lab Prometheus' URL")
     p.add_argument("--apiserver", required=True, help="an apiserver's URL (the reviews)")
     p.add_argument("--token-file", required=True, help="a token allowed to create reviews")
     args = p.parse_args(argv)
-    host, _, port = args.listen.rpartition(":")
-    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    tls.load_cert_chain(args.cert, args.key)
     token = Path(args.token_file).read_text(encoding="utf-8").strip()
-    server = app(args.prometheus.rstrip("/"), args.apiserver.rstrip("/"), token)
     print(f"serving on {args.listen}", file=sys.stderr, flush=True)
-    web.run_app(server, host=host, port=int(port), ssl_context=tls, print=None)
+    serve(app(args.prometheus.rstrip("/"), args.apiserver.rstrip("/"), token), args)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import socket
 import ssl
@@ -10,6 +11,8 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from aiohttp import web
 
 T = TypeVar("T")
 
@@ -111,3 +114,19 @@ def tail(path: str, lines: int = 30) -> str:
             return "".join(fh.readlines()[-lines:])
     except OSError as exc:
         return f"(cannot read {path}: {exc})"
+
+
+def server_parser(prog: str) -> argparse.ArgumentParser:
+    """Options of the lab's small HTTPS servers (EKS's metrics API, OpenShift's query proxy)."""
+    p = argparse.ArgumentParser(prog=prog)
+    for name, what in (("--listen", "HOST:PORT"), ("--cert", "FILE"), ("--key", "FILE")):
+        p.add_argument(name, required=True, help=what)
+    return p
+
+
+def serve(server: web.Application, args: argparse.Namespace) -> None:
+    """Serve ``server`` over TLS at ``--listen`` with ``--cert`` and ``--key``, until killed."""
+    host, _, port = args.listen.rpartition(":")
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(args.cert, args.key)
+    web.run_app(server, host=host, port=int(port), ssl_context=tls, print=None)

@@ -97,7 +97,8 @@ class PrometheusHistory:
     readiness_queries: int = 0
     """Range queries of kube-state-metrics' readiness sent."""
     _readiness_read: bool = False
-    """Some chunk had readiness (else the feed says why, once, at the end)."""
+    """Some chunk had readiness, or a query of it failed (else the feed says, once, at
+    the end, that Prometheus holds none)."""
     _readiness_until: float = float("-inf")
     """The last step read: a chunk's range starts at the one before's end, read once."""
 
@@ -155,9 +156,10 @@ class PrometheusHistory:
     def readiness(self, start: float, end: float) -> list[Event]:
         """Readiness per label from kube-state-metrics from ``start`` to ``end`` at the
         recording's cadence, in time order (blocking); a failed query is the feed's
-        failure (the metrics still count, and the walk goes on).
+        failure (the other labels and the metrics still count, and the walk goes on).
         """
         out: list[Event] = []
+        failed: list[Event] = []
         since = datetime.fromtimestamp(start, tz=UTC)
         until = datetime.fromtimestamp(end, tz=UTC)
         for label in self.readiness_labels:
@@ -167,9 +169,10 @@ class PrometheusHistory:
                     readiness_query(label, self.matcher), since, until, f"{self.step_s:g}s"
                 )
             except Exception as exc:
-                why = f"kube-state-metrics readiness by {label}: "
-                why += failure_reason(exc, self.secrets)
-                return [FeedFailed(end, FEED_KUBE_STATE_METRICS, why)]
+                why = failure_reason(exc, self.secrets)
+                why = f"kube-state-metrics readiness by {label}: {why}"
+                failed.append(FeedFailed(end, FEED_KUBE_STATE_METRICS, why))
+                continue
             steps = readiness_over_time(label, results)
             out += [
                 NodeReadinessByLabel(at, label, rows)
@@ -177,5 +180,5 @@ class PrometheusHistory:
                 if rows and at > self._readiness_until
             ]
         self._readiness_until = end
-        self._readiness_read = self._readiness_read or bool(out)
-        return sorted(out, key=lambda e: e.at)
+        self._readiness_read = self._readiness_read or bool(out) or bool(failed)
+        return [*sorted(out, key=lambda e: e.at), *failed]

@@ -198,3 +198,27 @@ def test_the_rebuilds_cost_is_what_the_docs_say(prometheus: tuple[str, int]) -> 
     cost = (Path(__file__).resolve().parents[2] / "docs" / "cost.md").read_text()
     assert f"**{one - per_chunk} queries once** for the baseline" in cost
     assert f"**{per_chunk} queries per five-minute chunk**" in cost
+
+
+def test_a_failed_label_loses_only_itself(prometheus: tuple[str, int]) -> None:
+    """The rack label's query refused (a Prometheus that times it out): the zone's rows,
+    read from the real Prometheus, are kept, and the failure names the rack label."""
+    url, t0 = prometheus
+    real = prometheus_client(url, CostMeter(), secrets=Secrets())
+    rack = "example.com/rack"
+
+    class RefusesTheRack:
+        def custom_query_range(self, query: str, *args: object) -> object:
+            if "label_example_com_rack" in query:
+                raise TimeoutError("query timed out")
+            return real.custom_query_range(query, *args)
+
+    history = PrometheusHistory(
+        RefusesTheRack(), url, t0 + 60, t0 + 360, step_s=STEP_S,
+        readiness_labels=(ZONE, rack),
+    )  # fmt: skip
+    events = history.readiness(t0 + 60, t0 + 360)
+    ready = [e for e in events if isinstance(e, NodeReadinessByLabel)]
+    assert ready and all(e.label == ZONE and e.rows == expected(t0, e.at) for e in ready)
+    (failed,) = [e for e in events if isinstance(e, FeedFailed)]
+    assert failed.feed == FEED_KUBE_STATE_METRICS and rack in failed.reason

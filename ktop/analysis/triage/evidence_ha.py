@@ -59,11 +59,10 @@ def ha_etcd(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     return graded(spec, Val.of(low), detail)
 
 
-def _leader(ctx: Context, spec: EvidenceSpec, component: Component) -> EvidenceReading:
-    status = next((s for s in ctx.snap.leaders if s.component is component), None)
-    if status is None:
-        return unknown(f"no {component.value} metrics read")
-    return leader_reading(spec, status)
+def _status(ctx: Context, component: Component) -> LeaderStatus:
+    """The component's leader status; one that says why nothing is known when absent."""
+    found = next((s for s in ctx.snap.leaders if s.component is component), None)
+    return found or LeaderStatus(component, (), f"no {component.value} metrics read")
 
 
 def leader_reading(spec: EvidenceSpec, status: LeaderStatus) -> EvidenceReading:
@@ -90,9 +89,9 @@ def leader_reading(spec: EvidenceSpec, status: LeaderStatus) -> EvidenceReading:
 
 
 def _restart(ctx: Context, component: Component) -> EvidenceReading:
-    status = next((s for s in ctx.snap.leaders if s.component is component), None)
-    if status is None or status.reason:
-        return unknown(status.reason if status else f"no {component.value} metrics read")
+    status = _status(ctx, component)
+    if status.reason:
+        return unknown(status.reason)
     return recent_restart(ctx, list(status.starts), f"{component.value} instances")
 
 
@@ -108,12 +107,12 @@ def ha_controller_manager_restart(ctx: Context, _: EvidenceSpec) -> EvidenceRead
 
 def ha_scheduler(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``ha.scheduler_leader``."""
-    return _leader(ctx, spec, Component.SCHEDULER)
+    return leader_reading(spec, _status(ctx, Component.SCHEDULER))
 
 
 def ha_controller_manager(ctx: Context, spec: EvidenceSpec) -> EvidenceReading:
     """Evidence ``ha.controller_manager_leader``."""
-    return _leader(ctx, spec, Component.CONTROLLER_MANAGER)
+    return leader_reading(spec, _status(ctx, Component.CONTROLLER_MANAGER))
 
 
 HA_READERS: dict[str, Reader] = {

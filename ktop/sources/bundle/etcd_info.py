@@ -53,7 +53,8 @@ def _load(root: Path, name: str, out: BundleRead) -> Any:
     try:
         raw = read_bounded(f, BUNDLE_FILE)
         doc = load_json(raw, rel) if raw.strip() else None
-        out.read_from(rel, (Area.ETCD,))
+        if doc is not None:
+            out.read_from(rel, (Area.ETCD,))
         return doc
     except OSError as exc:
         out.errors.append(BundleError(rel, None, exc.strerror or str(exc)))

@@ -8,7 +8,7 @@ also refreshes expiring ones. Imported only when a client is built with
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import requests
@@ -67,7 +67,7 @@ class SigV4(requests.auth.AuthBase):
         return r
 
 
-def sigv4_auth(url: str, region: str | None, secrets: Secrets) -> Any:
+def sigv4_auth(url: str, region: str | None, secrets: Secrets) -> SigV4:
     """The signer for ``url``: ``region`` if given, else the workspace URL's, else the AWS
     configuration's; :class:`SigV4Error` when botocore, a region or credentials
     are missing.
